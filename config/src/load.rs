@@ -1,0 +1,87 @@
+//! Reading a configuration file (TOML or JSON, chosen by extension).
+
+use crate::ArrayConfig;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{path}: unknown extension (expected .toml or .json)")]
+    Extension { path: PathBuf },
+    #[error("{field} = {value} is out of range (allowed: {allowed})")]
+    OutOfRange {
+        field: String,
+        value: String,
+        allowed: String,
+    },
+}
+
+/// Parses a configuration from text; `json` selects the format.
+pub fn parse_config(text: &str, json: bool, path: &Path) -> Result<ArrayConfig, ConfigError> {
+    let cfg: ArrayConfig = if json {
+        serde_json::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?
+    } else {
+        toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?
+    };
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+/// Loads and validates a `.toml` or `.json` configuration file.
+pub fn load_config(path: &Path) -> Result<ArrayConfig, ConfigError> {
+    let json = match path.extension().and_then(|e| e.to_str()) {
+        Some("toml") => false,
+        Some("json") => true,
+        _ => {
+            return Err(ConfigError::Extension {
+                path: path.to_path_buf(),
+            })
+        }
+    };
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_config(&text, json, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_and_json_agree() {
+        let cfg = ArrayConfig::default_16x16();
+        let t = parse_config(&cfg.to_toml(), false, Path::new("x.toml")).unwrap();
+        let j = serde_json::to_string(&cfg).unwrap();
+        let j = parse_config(&j, true, Path::new("x.json")).unwrap();
+        assert_eq!(t, cfg);
+        assert_eq!(j, cfg);
+    }
+
+    #[test]
+    fn narrow_accumulator_is_rejected_with_needed_width() {
+        let mut cfg = ArrayConfig::default_16x16();
+        cfg.format.acc_bits = 24;
+        let e = cfg.validate().unwrap_err().to_string();
+        assert!(e.contains("format.acc_bits") && e.contains("32"), "{e}");
+    }
+
+    #[test]
+    fn unknown_field_is_rejected() {
+        let text = ArrayConfig::default_16x16().to_toml() + "\nbogus = 1\n";
+        assert!(parse_config(&text, false, Path::new("x.toml")).is_err());
+    }
+}
