@@ -47,7 +47,14 @@ pub fn requantize(acc: i64, frac_bits: u32, in_bits: u32, acc_bits: u32) -> i64 
 }
 
 /// SGD step of one weight: `sat(w - round_shift(dw, F + lr_shift), DW)`.
-pub fn sgd_update(w: i64, dw: i64, frac_bits: u32, lr_shift: u32, in_bits: u32, acc_bits: u32) -> i64 {
+pub fn sgd_update(
+    w: i64,
+    dw: i64,
+    frac_bits: u32,
+    lr_shift: u32,
+    in_bits: u32,
+    acc_bits: u32,
+) -> i64 {
     sat(w - round_shift(dw, frac_bits + lr_shift, acc_bits), in_bits)
 }
 
@@ -57,7 +64,10 @@ pub fn from_f64(x: f64, frac_bits: u32, in_bits: u32) -> i64 {
         return 0;
     }
     let scaled = (x * (1u64 << frac_bits) as f64 + 0.5).floor();
-    sat(scaled.clamp(i64::MIN as f64, i64::MAX as f64) as i64, in_bits)
+    sat(
+        scaled.clamp(i64::MIN as f64, i64::MAX as f64) as i64,
+        in_bits,
+    )
 }
 
 /// Data value to real.

@@ -1,0 +1,19 @@
+//! Cycle-accurate model of the sysgrad training array.
+//!
+//! * [`array`]: the registers of `sa_top` and one clock edge ([`Array::step`]).
+//! * [`driver`]: tile operations (load, forward, backward, drain, update)
+//!   turned into per-cycle port stimulus, with counters and recording.
+//! * [`gemm`]: layer-sized products tiled onto the array.
+//! * [`reference`]: the same arithmetic without cycles, for checking.
+
+pub mod array;
+pub mod driver;
+pub mod gemm;
+pub mod mode;
+pub mod reference;
+pub mod stats;
+
+pub use array::{Array, CycleInput, CycleOutput};
+pub use driver::{DriveError, Driver, Recording};
+pub use mode::Mode;
+pub use stats::{Counters, Phase, Stats};

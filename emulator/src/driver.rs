@@ -1,0 +1,312 @@
+//! Tile-level operations on the array: each one turns a small matrix
+//! operation into the exact per-cycle inputs of `sa_top` (the same stimulus
+//! the co-simulation feeds the RTL), clocks the model and picks the results
+//! off the output ports at the cycles `docs/ARCHITECTURE.md` names.
+//!
+//! A tile is at most `cols` x `rows` in W orientation (M x K); smaller tiles
+//! are padded with zeros. Matrices are `i64` holding data or accumulator
+//! values of the configured widths.
+
+use crate::array::{Array, CycleInput, CycleOutput};
+use crate::mode::Mode;
+use crate::stats::{Phase, Stats};
+use ndarray::{Array2, ArrayView2};
+use sysgrad_config::{fixed, ArrayConfig};
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum DriveError {
+    #[error("{what} tile is {got_r}x{got_c}, larger than the array allows ({max_r}x{max_c})")]
+    TileTooLarge {
+        what: &'static str,
+        got_r: usize,
+        got_c: usize,
+        max_r: usize,
+        max_c: usize,
+    },
+    #[error("{what} has {got} columns, expected {expected} (the same N for every stream)")]
+    StreamLength {
+        what: &'static str,
+        got: usize,
+        expected: usize,
+    },
+    #[error("{what} holds {value}, which does not fit in {bits}-bit signed data")]
+    ValueRange {
+        what: &'static str,
+        value: i64,
+        bits: u32,
+    },
+    #[error(
+        "the interleaved backward pass needs an array configured with backward = \"interleaved\""
+    )]
+    NotInterleaved,
+    #[error("lr_shift {0} does not fit the 6-bit lr_shift port (0..=63)")]
+    LrShift(u32),
+    #[error("a stream needs at least one column (N >= 1)")]
+    EmptyStream,
+}
+
+/// Everything that crossed the array's ports, cycle by cycle; what the
+/// co-simulation replays on the RTL and compares against.
+#[derive(Debug, Clone, Default)]
+pub struct Recording {
+    pub inputs: Vec<CycleInput>,
+    /// `outputs[t]` is what the ports showed while `inputs[t]` was applied.
+    pub outputs: Vec<CycleOutput>,
+    /// Optional full register snapshot before each edge (for VCD and
+    /// register-level comparison).
+    pub snapshots: Option<Vec<Array>>,
+}
+
+/// Owns the array model, its counters and an optional recording.
+pub struct Driver {
+    pub array: Array,
+    pub stats: Stats,
+    pub recording: Option<Recording>,
+    cycle: u64,
+    /// M x K of the weight tile in the PEs (for counting useful MACs).
+    loaded: (usize, usize),
+}
+
+impl Driver {
+    pub fn new(cfg: ArrayConfig) -> Self {
+        Driver {
+            array: Array::new(cfg),
+            stats: Stats::default(),
+            recording: None,
+            cycle: 0,
+            loaded: (0, 0),
+        }
+    }
+
+    /// A driver that records every cycle's inputs and outputs
+    /// (and, with `snapshots`, every register).
+    pub fn recording(cfg: ArrayConfig, snapshots: bool) -> Self {
+        let mut d = Driver::new(cfg);
+        d.recording = Some(Recording {
+            snapshots: snapshots.then(Vec::new),
+            ..Recording::default()
+        });
+        d
+    }
+
+    pub fn cfg(&self) -> ArrayConfig {
+        self.array.cfg
+    }
+
+    /// Cycles clocked since construction.
+    pub fn cycle(&self) -> u64 {
+        self.cycle
+    }
+
+    /// One cycle: observe the ports, apply `inp` on the clock edge.
+    pub fn clock(&mut self, inp: CycleInput, phase: Phase) -> CycleOutput {
+        let out = self.array.outputs();
+        if let Some(rec) = &mut self.recording {
+            if let Some(s) = &mut rec.snapshots {
+                s.push(self.array.clone());
+            }
+            rec.outputs.push(out.clone());
+            self.array.step(&inp);
+            rec.inputs.push(inp);
+        } else {
+            self.array.step(&inp);
+        }
+        self.stats.phase_mut(phase).cycles += 1;
+        self.cycle += 1;
+        out
+    }
+
+    fn check_tile(
+        &self,
+        what: &'static str,
+        t: &ArrayView2<i64>,
+        max_r: usize,
+        max_c: usize,
+    ) -> Result<(), DriveError> {
+        let (got_r, got_c) = t.dim();
+        if got_r > max_r || got_c > max_c {
+            return Err(DriveError::TileTooLarge {
+                what,
+                got_r,
+                got_c,
+                max_r,
+                max_c,
+            });
+        }
+        let bits = self.cfg().format.in_bits;
+        if let Some(&value) = t.iter().find(|v| !fixed::fits(**v, bits)) {
+            return Err(DriveError::ValueRange { what, value, bits });
+        }
+        Ok(())
+    }
+
+    /// Shifts `w` (M' x K', M' <= cols, K' <= rows, zero-padded) into the
+    /// PEs in `rows` LOAD cycles. Returns the weights that were in the array
+    /// before (cols x rows, W orientation), which leave through `w_out`.
+    pub fn load(&mut self, w: ArrayView2<i64>) -> Result<Array2<i64>, DriveError> {
+        let (r, c) = (self.array.rows(), self.array.cols());
+        self.check_tile("W", &w, c, r)?;
+        let (m, k) = w.dim();
+        let mut old = Array2::zeros((c, r));
+        for step in 0..r {
+            let row = r - 1 - step;
+            let mut inp = CycleInput::zeros(&self.cfg(), Mode::Load);
+            for j in 0..m {
+                if row < k {
+                    inp.w[j] = w[[j, row]];
+                }
+            }
+            let out = self.clock(inp, Phase::Load);
+            for j in 0..c {
+                old[[j, row]] = out.w[j];
+            }
+        }
+        self.stats.phase_mut(Phase::Load).w_reads += (m * k) as u64;
+        self.loaded = (m, k);
+        Ok(old)
+    }
+
+    /// Number of cycles of one streaming pass of `n` columns.
+    pub fn pass_cycles(&self, n: usize) -> usize {
+        n + self.array.rows() + self.array.cols() - 1
+    }
+
+    /// Streams x (K' x N) through the loaded weights: returns the raw
+    /// accumulator result Y (cols x N) of `W_tile * x`.
+    pub fn forward(&mut self, x: ArrayView2<i64>) -> Result<Array2<i64>, DriveError> {
+        let (r, c) = (self.array.rows(), self.array.cols());
+        self.check_tile("X", &x, r, usize::MAX)?;
+        let n = x.ncols();
+        if n == 0 {
+            return Err(DriveError::EmptyStream);
+        }
+        let (lat, len) = (r + c, self.pass_cycles(n));
+        let mut y = Array2::zeros((c, n));
+        for t in 0..len {
+            let mut inp = CycleInput::zeros(&self.cfg(), Mode::Fwd);
+            if t < n {
+                for i in 0..x.nrows() {
+                    inp.x[i] = x[[i, t]];
+                }
+            }
+            let out = self.clock(inp, Phase::Forward);
+            if t >= lat {
+                y.column_mut(t - lat).assign(&ndarray::Array1::from(out.y));
+            }
+        }
+        let out = self.array.outputs();
+        y.column_mut(n - 1).assign(&ndarray::Array1::from(out.y));
+        let (m, k) = self.loaded;
+        let st = self.stats.phase_mut(Phase::Forward);
+        st.x_reads += x.len() as u64;
+        st.macs += (m * k * n) as u64;
+        Ok(y)
+    }
+
+    /// One backward pass in `mode` (BwdDx, BwdDw or BwdIl). `dy` is M' x N
+    /// (M' <= cols); `x` (K' x N) is needed for the dW modes. Returns dX
+    /// (rows x N, raw accumulator) for the dX modes. dW accumulates in the
+    /// PEs until [`Driver::drain`] or [`Driver::update`].
+    pub fn backward(
+        &mut self,
+        mode: Mode,
+        dy: ArrayView2<i64>,
+        x: Option<ArrayView2<i64>>,
+    ) -> Result<Option<Array2<i64>>, DriveError> {
+        let (r, c) = (self.array.rows(), self.array.cols());
+        let phase = match mode {
+            Mode::BwdDx => Phase::BackwardDx,
+            Mode::BwdDw => Phase::BackwardDw,
+            Mode::BwdIl if self.cfg().interleaved() => Phase::BackwardInterleaved,
+            Mode::BwdIl => return Err(DriveError::NotInterleaved),
+            _ => unreachable!("backward() takes a backward mode"),
+        };
+        self.check_tile("dY", &dy, c, usize::MAX)?;
+        let n = dy.ncols();
+        if n == 0 {
+            return Err(DriveError::EmptyStream);
+        }
+        let x = if mode.computes_dw() {
+            let x = x.expect("dW modes stream x");
+            self.check_tile("X", &x, r, usize::MAX)?;
+            if x.ncols() != n {
+                return Err(DriveError::StreamLength {
+                    what: "X",
+                    got: x.ncols(),
+                    expected: n,
+                });
+            }
+            Some(x)
+        } else {
+            None
+        };
+        let (lat, len) = (r + c, self.pass_cycles(n));
+        let mut dx = Array2::zeros((r, n));
+        for t in 0..len {
+            let mut inp = CycleInput::zeros(&self.cfg(), mode);
+            if t < n {
+                for j in 0..dy.nrows() {
+                    inp.dy[j] = dy[[j, t]];
+                }
+                inp.dy_valid = true;
+                if let Some(x) = &x {
+                    for i in 0..x.nrows() {
+                        inp.x[i] = x[[i, t]];
+                    }
+                }
+            }
+            let out = self.clock(inp, phase);
+            if t >= lat {
+                dx.column_mut(t - lat)
+                    .assign(&ndarray::Array1::from(out.dx));
+            }
+        }
+        let out = self.array.outputs();
+        dx.column_mut(n - 1).assign(&ndarray::Array1::from(out.dx));
+
+        let (m, k) = self.loaded;
+        let st = self.stats.phase_mut(phase);
+        st.dy_reads += dy.len() as u64;
+        if mode.computes_dx() {
+            st.macs += (m * k * n) as u64;
+        }
+        if let Some(x) = &x {
+            st.x_reads += x.len() as u64;
+            st.macs += (m * k * n) as u64;
+        }
+        Ok(mode.computes_dx().then_some(dx))
+    }
+
+    /// Shifts the accumulated dW out (cols x rows, W orientation) in `cols`
+    /// DRAIN cycles, leaving every `dw` at 0.
+    pub fn drain(&mut self) -> Array2<i64> {
+        let (r, c) = (self.array.rows(), self.array.cols());
+        let mut dw = Array2::zeros((c, r));
+        for k in 0..c {
+            let out = self.clock(CycleInput::zeros(&self.cfg(), Mode::Drain), Phase::Drain);
+            for i in 0..r {
+                dw[[c - 1 - k, i]] = out.dw[i];
+            }
+        }
+        self.stats.phase_mut(Phase::Drain).dw_writes += (r * c) as u64;
+        dw
+    }
+
+    /// One UPDATE cycle: `w -= 2^-lr_shift * dw` in every PE, `dw` cleared.
+    pub fn update(&mut self, lr_shift: u32) -> Result<(), DriveError> {
+        if lr_shift >= 1 << sysgrad_config::LR_SHIFT_BITS {
+            return Err(DriveError::LrShift(lr_shift));
+        }
+        let mut inp = CycleInput::zeros(&self.cfg(), Mode::Update);
+        inp.lr_shift = lr_shift;
+        self.clock(inp, Phase::Update);
+        Ok(())
+    }
+
+    /// `n` IDLE cycles.
+    pub fn idle(&mut self, n: usize) {
+        for _ in 0..n {
+            self.clock(CycleInput::zeros(&self.cfg(), Mode::Idle), Phase::Idle);
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! Cycle, MAC and memory-access counters, kept per phase of training.
+
+use serde::Serialize;
+use std::ops::AddAssign;
+
+/// What the array is doing; every cycle is charged to exactly one phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Shifting a weight tile in (and the previous one out).
+    Load,
+    Forward,
+    /// Sequential baseline: the dX pass.
+    BackwardDx,
+    /// Sequential baseline: the dW pass (re-streams dY).
+    BackwardDw,
+    /// Interleaved: one pass computing dX and dW.
+    BackwardInterleaved,
+    /// Shifting dW out of the PEs.
+    Drain,
+    Update,
+    Idle,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 8] = [
+        Phase::Load,
+        Phase::Forward,
+        Phase::BackwardDx,
+        Phase::BackwardDw,
+        Phase::BackwardInterleaved,
+        Phase::Drain,
+        Phase::Update,
+        Phase::Idle,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Load => "load",
+            Phase::Forward => "forward",
+            Phase::BackwardDx => "backward_dx",
+            Phase::BackwardDw => "backward_dw",
+            Phase::BackwardInterleaved => "backward_interleaved",
+            Phase::Drain => "drain",
+            Phase::Update => "update",
+            Phase::Idle => "idle",
+        }
+    }
+
+    fn index(self) -> usize {
+        Phase::ALL.iter().position(|p| *p == self).unwrap()
+    }
+}
+
+/// Counters of one phase. Reads and writes count data words moved between
+/// the array and its on-chip buffers (padding of partial tiles excluded);
+/// `acc_*` are the read-modify-write of partial sums across tiles.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counters {
+    pub cycles: u64,
+    /// Useful multiply-accumulates (padding excluded).
+    pub macs: u64,
+    pub w_reads: u64,
+    pub x_reads: u64,
+    pub dy_reads: u64,
+    pub w_writes: u64,
+    pub y_writes: u64,
+    pub dx_writes: u64,
+    pub dw_writes: u64,
+    pub acc_reads: u64,
+    pub acc_writes: u64,
+}
+
+impl Counters {
+    pub fn reads(&self) -> u64 {
+        self.w_reads + self.x_reads + self.dy_reads + self.acc_reads
+    }
+    pub fn writes(&self) -> u64 {
+        self.w_writes + self.y_writes + self.dx_writes + self.dw_writes + self.acc_writes
+    }
+    /// All buffer accesses, reads plus writes.
+    pub fn accesses(&self) -> u64 {
+        self.reads() + self.writes()
+    }
+}
+
+impl AddAssign for Counters {
+    fn add_assign(&mut self, o: Counters) {
+        self.cycles += o.cycles;
+        self.macs += o.macs;
+        self.w_reads += o.w_reads;
+        self.x_reads += o.x_reads;
+        self.dy_reads += o.dy_reads;
+        self.w_writes += o.w_writes;
+        self.y_writes += o.y_writes;
+        self.dx_writes += o.dx_writes;
+        self.dw_writes += o.dw_writes;
+        self.acc_reads += o.acc_reads;
+        self.acc_writes += o.acc_writes;
+    }
+}
+
+/// Counters for every phase.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    per_phase: [Counters; 8],
+}
+
+impl Stats {
+    pub fn phase(&self, p: Phase) -> &Counters {
+        &self.per_phase[p.index()]
+    }
+    pub fn phase_mut(&mut self, p: Phase) -> &mut Counters {
+        &mut self.per_phase[p.index()]
+    }
+    pub fn total(&self) -> Counters {
+        let mut t = Counters::default();
+        for c in &self.per_phase {
+            t += *c;
+        }
+        t
+    }
+    /// The backward phases together (dX, dW, interleaved, drain, update).
+    pub fn backward(&self) -> Counters {
+        let mut t = Counters::default();
+        for p in [
+            Phase::BackwardDx,
+            Phase::BackwardDw,
+            Phase::BackwardInterleaved,
+            Phase::Drain,
+            Phase::Update,
+        ] {
+            t += *self.phase(p);
+        }
+        t
+    }
+    /// PE utilisation: useful MACs over (cycles x PEs) of the given counters.
+    pub fn utilization(c: &Counters, pes: usize) -> f64 {
+        if c.cycles == 0 {
+            0.0
+        } else {
+            c.macs as f64 / (c.cycles as f64 * pes as f64)
+        }
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (Phase, &Counters)> {
+        Phase::ALL.iter().map(|p| (*p, self.phase(*p)))
+    }
+}
+
+impl AddAssign<&Stats> for Stats {
+    fn add_assign(&mut self, o: &Stats) {
+        for (a, b) in self.per_phase.iter_mut().zip(o.per_phase.iter()) {
+            *a += *b;
+        }
+    }
+}
