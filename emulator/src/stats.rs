@@ -154,3 +154,30 @@ impl AddAssign<&Stats> for Stats {
         }
     }
 }
+
+/// A Markdown table of the per-phase counters of several runs side by side
+/// (phases with no cycles in any run are left out), with a total row.
+pub fn markdown_table(runs: &[(&str, &Stats)], pes: usize) -> String {
+    use std::fmt::Write;
+    let mut s = String::from("| run | phase | cycles | MACs | utilization | reads | writes |\n|---|---|---:|---:|---:|---:|---:|\n");
+    for (name, st) in runs {
+        let rows = st
+            .iter()
+            .filter(|(_, c)| c.cycles > 0)
+            .map(|(p, c)| (p.name(), *c))
+            .chain(std::iter::once(("total", st.total())));
+        for (phase, c) in rows {
+            writeln!(
+                s,
+                "| {name} | {phase} | {} | {} | {:.1}% | {} | {} |",
+                c.cycles,
+                c.macs,
+                100.0 * Stats::utilization(&c, pes),
+                c.reads(),
+                c.writes()
+            )
+            .unwrap();
+        }
+    }
+    s
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the simulators and synthesis tool sysgrad uses (Debian packages).
+set -euo pipefail
+need=()
+for tool in verilator iverilog yosys; do
+  command -v "$tool" >/dev/null 2>&1 || need+=("$tool")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update
+  $SUDO apt-get install -y verilator iverilog yosys
+fi
+verilator --version
+iverilog -V 2>&1 | head -n 1
+yosys -V

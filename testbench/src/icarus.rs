@@ -1,0 +1,85 @@
+//! Icarus Verilog as a second opinion: a generated Verilog testbench reads
+//! the same stimulus file and writes the same port trace as the Verilator
+//! harness.
+
+use crate::tools::{run, ToolError};
+use std::path::Path;
+use std::process::Command;
+use sysgrad_config::ArrayConfig;
+
+/// The Verilog testbench for `cfg` (sizes are fixed at generation time).
+pub fn testbench(cfg: &ArrayConfig) -> String {
+    let (r, c) = (cfg.rows(), cfg.cols());
+    let (dw, aw) = (cfg.format.in_bits, cfg.format.acc_bits);
+    format!(
+        r#"// Icarus harness for sa_top ({tag}); see testbench/cpp/tb_sa_top.cpp for the protocol.
+`timescale 1ns/1ps
+module tb;
+  localparam R = {r}, C = {c}, DW = {dw}, AW = {aw};
+  reg clk = 0, rst = 1, dy_valid = 0;
+  reg [3:0] mode = 0;
+  reg [5:0] lr_shift = 0;
+  reg [R*DW-1:0] x_in = 0;
+  reg [C*DW-1:0] w_in = 0, dy_in = 0;
+  wire [C*AW-1:0] y_out;
+  wire [R*AW-1:0] dx_out, dw_out;
+  wire [C*DW-1:0] w_out;
+  sa_top dut (.clk(clk), .rst(rst), .mode(mode), .lr_shift(lr_shift), .x_in(x_in),
+    .w_in(w_in), .dy_in(dy_in), .dy_valid(dy_valid), .y_out(y_out), .dx_out(dx_out),
+    .dw_out(dw_out), .w_out(w_out));
+
+  reg [8*1024-1:0] stim_path, out_path, magic;
+  integer fd, fo, code, k, version, hr, hc, hdw, haw;
+  reg [63:0] v, m, l, dv;
+  initial begin
+    if (!$value$plusargs("stim=%s", stim_path) || !$value$plusargs("out=%s", out_path)) begin
+      $display("usage: vvp tb +stim=FILE +out=FILE"); $finish;
+    end
+    fd = $fopen(stim_path, "r");
+    fo = $fopen(out_path, "w");
+    code = $fscanf(fd, "%s %d %d %d %d %d", magic, version, hr, hc, hdw, haw);
+    if (code != 6 || hr != R || hc != C || hdw != DW || haw != AW) begin
+      $display("stimulus header does not match this testbench"); $finish;
+    end
+    #1 clk = 1; #1 clk = 0; rst = 0;
+    while ($fscanf(fd, "%h %h %h", m, l, dv) == 3) begin
+      mode = m[3:0]; lr_shift = l[5:0]; dy_valid = dv[0];
+      for (k = 0; k < R; k = k + 1) begin code = $fscanf(fd, "%h", v); x_in[k*DW +: DW] = v[DW-1:0]; end
+      for (k = 0; k < C; k = k + 1) begin code = $fscanf(fd, "%h", v); w_in[k*DW +: DW] = v[DW-1:0]; end
+      for (k = 0; k < C; k = k + 1) begin code = $fscanf(fd, "%h", v); dy_in[k*DW +: DW] = v[DW-1:0]; end
+      #1;
+      for (k = 0; k < C; k = k + 1) $fwrite(fo, " %h", y_out[k*AW +: AW]);
+      for (k = 0; k < R; k = k + 1) $fwrite(fo, " %h", dx_out[k*AW +: AW]);
+      for (k = 0; k < R; k = k + 1) $fwrite(fo, " %h", dw_out[k*AW +: AW]);
+      for (k = 0; k < C; k = k + 1) $fwrite(fo, " %h", w_out[k*DW +: DW]);
+      $fwrite(fo, "\n");
+      clk = 1; #1 clk = 0;
+    end
+    $fclose(fo);
+    $finish;
+  end
+endmodule
+"#,
+        tag = cfg.tag()
+    )
+}
+
+/// Compiles and runs the Icarus testbench on `stimulus`; returns the port trace text.
+pub fn run_icarus(cfg: &ArrayConfig, stimulus: &str, work: &Path) -> Result<String, ToolError> {
+    std::fs::create_dir_all(work)?;
+    let mut cmd = Command::new("iverilog");
+    cmd.args(["-g2012", "-o", "tb.vvp", "-s", "tb"]);
+    for f in sysgrad_hdl::generate(cfg) {
+        std::fs::write(work.join(&f.name), &f.text)?;
+        cmd.arg(&f.name);
+    }
+    std::fs::write(work.join("tb.v"), testbench(cfg))?;
+    cmd.arg("tb.v");
+    run(&mut cmd, work)?;
+    std::fs::write(work.join("stimulus.txt"), stimulus)?;
+    run(
+        Command::new("vvp").args(["-n", "tb.vvp", "+stim=stimulus.txt", "+out=ports_icarus.txt"]),
+        work,
+    )?;
+    Ok(std::fs::read_to_string(work.join("ports_icarus.txt"))?)
+}

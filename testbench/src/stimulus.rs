@@ -1,0 +1,85 @@
+//! The text formats shared with the HDL harnesses: a stimulus file (one line
+//! of input ports per cycle) and a port trace (one line of output ports per
+//! cycle). Values are lane-wise hex of the two's-complement bits.
+
+use sysgrad_config::ArrayConfig;
+use sysgrad_emulator::{CycleInput, CycleOutput};
+
+/// The low `bits` of `v`, as an unsigned number.
+pub fn to_bits(v: i64, bits: u32) -> u64 {
+    (v as u64) & (u64::MAX >> (64 - bits))
+}
+
+/// Sign-extends the low `bits` of `u`.
+pub fn from_bits(u: u64, bits: u32) -> i64 {
+    ((u << (64 - bits)) as i64) >> (64 - bits)
+}
+
+pub const MAGIC: &str = "sysgrad-stimulus 1";
+
+/// Renders the stimulus for `inputs` (header + one line per cycle).
+pub fn render(cfg: &ArrayConfig, inputs: &[CycleInput]) -> String {
+    use std::fmt::Write;
+    let f = cfg.format;
+    let mut s = format!(
+        "{MAGIC} {} {} {} {}\n",
+        cfg.rows(),
+        cfg.cols(),
+        f.in_bits,
+        f.acc_bits
+    );
+    for inp in inputs {
+        write!(s, "{:x} {:x} {:x}", inp.mode.code(), inp.lr_shift, inp.dy_valid as u8).unwrap();
+        for v in inp.x.iter().chain(&inp.w).chain(&inp.dy) {
+            write!(s, " {:x}", to_bits(*v, f.in_bits)).unwrap();
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// Parses a port trace written by a harness.
+pub fn parse_ports(cfg: &ArrayConfig, text: &str) -> Result<Vec<CycleOutput>, String> {
+    let (r, c) = (cfg.rows(), cfg.cols());
+    let (dw, aw) = (cfg.format.in_bits, cfg.format.acc_bits);
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(t, line)| {
+            let vals: Vec<u64> = line
+                .split_whitespace()
+                .map(|h| u64::from_str_radix(h, 16))
+                .collect::<Result<_, _>>()
+                .map_err(|e| format!("port trace line {}: {e}", t + 1))?;
+            if vals.len() != 2 * c + 2 * r {
+                return Err(format!(
+                    "port trace line {}: {} values, expected {}",
+                    t + 1,
+                    vals.len(),
+                    2 * c + 2 * r
+                ));
+            }
+            let lanes = |from: usize, n: usize, bits| vals[from..from + n].iter().map(|u| from_bits(*u, bits)).collect();
+            Ok(CycleOutput {
+                y: lanes(0, c, aw),
+                dx: lanes(c, r, aw),
+                dw: lanes(c + r, r, aw),
+                w: lanes(c + 2 * r, c, dw),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn bits_round_trip(bits in 2u32..=63, v in any::<i64>()) {
+            let v = sysgrad_config::fixed::sat(v, bits);
+            prop_assert_eq!(from_bits(to_bits(v, bits), bits), v);
+        }
+    }
+}

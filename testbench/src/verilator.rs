@@ -1,0 +1,114 @@
+//! Building and running the Verilator model of `sa_top`.
+//!
+//! Builds are cached under `<cache>/<config tag>-<hash>/`, keyed by a hash
+//! of the Verilog, the C++ harness, the build flags and the Verilator
+//! version, so a changed generator always rebuilds and an unchanged one
+//! never does. A build happens in a scratch folder renamed into place, so
+//! tests building the same model at once do not trip over each other.
+
+use crate::tools::{fnv1a, run, ToolError};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use sysgrad_config::ArrayConfig;
+
+pub const HARNESS: &str = include_str!("../cpp/tb_sa_top.cpp");
+
+/// Options of a Verilator build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// Compile in VCD tracing (needed for register-level comparison).
+    pub trace: bool,
+    /// `--threads N` of the model (1 = single-threaded).
+    pub threads: u32,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions { trace: true, threads: 1 }
+    }
+}
+
+/// Where co-simulation builds and runs live: `$SYSGRAD_COSIM_DIR`, or
+/// `target/cosim` of the workspace.
+pub fn cache_root() -> PathBuf {
+    std::env::var_os("SYSGRAD_COSIM_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/cosim"))
+}
+
+/// A built Verilator simulator of one configuration.
+#[derive(Debug, Clone)]
+pub struct VerilatorModel {
+    pub exe: PathBuf,
+    pub cfg: ArrayConfig,
+}
+
+fn verilator_version() -> Result<String, ToolError> {
+    let out = run(Command::new("verilator").arg("--version"), Path::new("."))?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Generates the RTL for `cfg` and builds (or reuses) its simulator.
+pub fn build(cfg: &ArrayConfig, opts: BuildOptions) -> Result<VerilatorModel, ToolError> {
+    let files = sysgrad_hdl::generate(cfg);
+    let version = verilator_version()?;
+    let flags = format!("trace={} threads={}", opts.trace, opts.threads);
+    let mut parts: Vec<&[u8]> = vec![HARNESS.as_bytes(), version.as_bytes(), flags.as_bytes()];
+    for f in &files {
+        parts.push(f.name.as_bytes());
+        parts.push(f.text.as_bytes());
+    }
+    let key = format!("{}-{:016x}", cfg.tag(), fnv1a(&parts));
+    let root = cache_root();
+    let dir = root.join(&key);
+    let exe = dir.join("obj/Vsa_top");
+    if exe.exists() {
+        return Ok(VerilatorModel { exe, cfg: *cfg });
+    }
+
+    std::fs::create_dir_all(&root)?;
+    let scratch = root.join(format!("{key}.tmp{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch)?;
+    let mut cmd = Command::new("verilator");
+    cmd.args(["--cc", "--exe", "--build", "-O3", "-j", "2", "-Wno-fatal"])
+        .args(["--top-module", sysgrad_hdl::top_name(), "-Mdir", "obj", "-o", "Vsa_top"])
+        .args(["-CFLAGS", "-O1"]);
+    if opts.trace {
+        cmd.arg("--trace");
+    }
+    if opts.threads > 1 {
+        cmd.args(["--threads", &opts.threads.to_string()]);
+    }
+    for f in &files {
+        std::fs::write(scratch.join(&f.name), &f.text)?;
+        cmd.arg(&f.name);
+    }
+    std::fs::write(scratch.join("tb_sa_top.cpp"), HARNESS)?;
+    cmd.arg("tb_sa_top.cpp");
+    run(&mut cmd, &scratch)?;
+    // Another process may have finished the same build first; either copy is good.
+    if std::fs::rename(&scratch, &dir).is_err() {
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+    Ok(VerilatorModel { exe, cfg: *cfg })
+}
+
+impl VerilatorModel {
+    /// Runs `stimulus` (text) in `work`; returns the port trace text and,
+    /// with `vcd`, the path of the waveform.
+    pub fn run(&self, stimulus: &str, work: &Path, vcd: bool) -> Result<(String, Option<PathBuf>), ToolError> {
+        std::fs::create_dir_all(work)?;
+        let stim = work.join("stimulus.txt");
+        let ports = work.join("ports_verilator.txt");
+        std::fs::write(&stim, stimulus)?;
+        let mut cmd = Command::new(&self.exe);
+        cmd.arg(&stim).arg(&ports);
+        let wave = vcd.then(|| work.join("verilator.vcd"));
+        if let Some(w) = &wave {
+            cmd.arg(w);
+        }
+        run(&mut cmd, work)?;
+        Ok((std::fs::read_to_string(&ports)?, wave))
+    }
+}
