@@ -9,7 +9,11 @@ use std::process::ExitCode;
 use sysgrad_config::{load_config, ArrayConfig};
 
 #[derive(Parser)]
-#[command(name = "sysgrad", version, about = "Gradient-interleaved systolic training array: generate, emulate, co-simulate")]
+#[command(
+    name = "sysgrad",
+    version,
+    about = "Gradient-interleaved systolic training array: generate, emulate, co-simulate"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -69,7 +73,15 @@ fn main() -> ExitCode {
     let res = match cli.cmd {
         Cmd::Gen { config, out } => config.load().and_then(|cfg| gen(&cfg, &out)),
         Cmd::Emulate(args) => emulate::run(&args),
-        Cmd::Cosim { config, seed, runs, sim, work } => config.load().and_then(|cfg| cosim(&cfg, seed, runs, &sim, &work)),
+        Cmd::Cosim {
+            config,
+            seed,
+            runs,
+            sim,
+            work,
+        } => config
+            .load()
+            .and_then(|cfg| cosim(&cfg, seed, runs, &sim, &work)),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
@@ -81,19 +93,30 @@ fn main() -> ExitCode {
 }
 
 fn gen(cfg: &ArrayConfig, out: &std::path::Path) -> Result<(), String> {
-    let files = sysgrad_hdl::write_all(cfg, out).map_err(|e| format!("writing {}: {e}", out.display()))?;
+    let files =
+        sysgrad_hdl::write_all(cfg, out).map_err(|e| format!("writing {}: {e}", out.display()))?;
     for f in files {
         println!("wrote {}", f.display());
     }
     Ok(())
 }
 
-fn cosim(cfg: &ArrayConfig, seed: u64, runs: u64, sim: &str, work: &std::path::Path) -> Result<(), String> {
+fn cosim(
+    cfg: &ArrayConfig,
+    seed: u64,
+    runs: u64,
+    sim: &str,
+    work: &std::path::Path,
+) -> Result<(), String> {
     use sysgrad_testbench::{scenario, Simulator};
     let sim = match sim {
         "verilator" => Simulator::Verilator,
         "icarus" => Simulator::Icarus,
-        other => return Err(format!("unknown simulator `{other}` (expected verilator or icarus)")),
+        other => {
+            return Err(format!(
+                "unknown simulator `{other}` (expected verilator or icarus)"
+            ))
+        }
     };
     for s in seed..seed + runs {
         let (rec, what) = scenario::training_step(cfg, s, sim == Simulator::Verilator);

@@ -1,1 +1,68 @@
+//! Verilog generator for the sysgrad training array.
+//!
+//! Data flows config -> IR ([`ir`]) -> Verilog text ([`emit`]). There is one
+//! module per kind (`sa_pe`, `sa_skew`, `sa_top`), parameterized, with the
+//! mesh built by generate loops; only `sa_top`'s parameter defaults depend
+//! on the configuration. The behaviour is specified in
+//! `docs/ARCHITECTURE.md`, which the emulator implements too.
 
+pub mod emit;
+pub mod ir;
+mod names;
+mod pe;
+mod skew;
+mod top;
+
+pub use names::{delay_banks, delay_reg_name, output_reg_name, DelayBank};
+
+use std::io;
+use std::path::{Path, PathBuf};
+use sysgrad_config::ArrayConfig;
+
+/// One generated file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerilogFile {
+    pub name: String,
+    pub text: String,
+}
+
+/// The name of the top module.
+pub fn top_name() -> &'static str {
+    "sa_top"
+}
+
+/// The IR of every module of `cfg`, leaves first.
+pub fn modules(cfg: &ArrayConfig) -> Vec<ir::Module> {
+    vec![pe::module(), skew::module(), top::module(cfg)]
+}
+
+/// The Verilog files of `cfg` (deterministic: same config, same bytes).
+pub fn generate(cfg: &ArrayConfig) -> Vec<VerilogFile> {
+    modules(cfg)
+        .iter()
+        .map(|m| VerilogFile {
+            name: format!("{}.v", m.name),
+            text: emit::module(m),
+        })
+        .collect()
+}
+
+/// Writes the files of `cfg` into `dir`, each atomically (temporary file,
+/// then rename), so an interrupted run never leaves a half-written file.
+pub fn write_all(cfg: &ArrayConfig, dir: &Path) -> io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let mut written = Vec::new();
+    for f in generate(cfg) {
+        let path = dir.join(&f.name);
+        let tmp = dir.join(format!(".{}.tmp", f.name));
+        std::fs::write(&tmp, &f.text)?;
+        std::fs::rename(&tmp, &path)?;
+        written.push(path);
+    }
+    let cfg_path = dir.join("config.toml");
+    let tmp = dir.join(".config.toml.tmp");
+    std::fs::write(&tmp, cfg.to_toml())?;
+    std::fs::rename(&tmp, &cfg_path)?;
+    written.push(cfg_path);
+    Ok(written)
+}

@@ -25,7 +25,12 @@ impl fmt::Display for Mismatch {
 /// Compares two port traces; `Err` names the first mismatch.
 pub fn ports(expected: &[CycleOutput], got: &[CycleOutput]) -> Result<(), Mismatch> {
     for (t, (e, g)) in expected.iter().zip(got).enumerate() {
-        let fields = [("y_out", &e.y, &g.y), ("dx_out", &e.dx, &g.dx), ("dw_out", &e.dw, &g.dw), ("w_out", &e.w, &g.w)];
+        let fields = [
+            ("y_out", &e.y, &g.y),
+            ("dx_out", &e.dx, &g.dx),
+            ("dw_out", &e.dw, &g.dw),
+            ("w_out", &e.w, &g.w),
+        ];
         for (name, ev, gv) in fields {
             if let Some(lane) = (0..ev.len()).find(|&k| ev[k] != gv[k]) {
                 return Err(Mismatch {

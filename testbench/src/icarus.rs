@@ -67,6 +67,7 @@ endmodule
 /// Compiles and runs the Icarus testbench on `stimulus`; returns the port trace text.
 pub fn run_icarus(cfg: &ArrayConfig, stimulus: &str, work: &Path) -> Result<String, ToolError> {
     std::fs::create_dir_all(work)?;
+    let work = &work.canonicalize()?;
     let mut cmd = Command::new("iverilog");
     cmd.args(["-g2012", "-o", "tb.vvp", "-s", "tb"]);
     for f in sysgrad_hdl::generate(cfg) {
@@ -78,7 +79,12 @@ pub fn run_icarus(cfg: &ArrayConfig, stimulus: &str, work: &Path) -> Result<Stri
     run(&mut cmd, work)?;
     std::fs::write(work.join("stimulus.txt"), stimulus)?;
     run(
-        Command::new("vvp").args(["-n", "tb.vvp", "+stim=stimulus.txt", "+out=ports_icarus.txt"]),
+        Command::new("vvp").args([
+            "-n",
+            "tb.vvp",
+            "+stim=stimulus.txt",
+            "+out=ports_icarus.txt",
+        ]),
         work,
     )?;
     Ok(std::fs::read_to_string(work.join("ports_icarus.txt"))?)

@@ -12,6 +12,7 @@ pub mod icarus;
 pub mod registers;
 pub mod scenario;
 pub mod stimulus;
+pub mod synth;
 pub mod tools;
 pub mod vcd;
 pub mod verilator;
@@ -52,7 +53,12 @@ pub struct CosimReport {
 /// Replays `rec` on the RTL of `cfg` with `sim` in folder `work` and
 /// compares every cycle. With `rec.snapshots` and Verilator, registers are
 /// compared too.
-pub fn run(cfg: &ArrayConfig, rec: &Recording, sim: Simulator, work: &Path) -> Result<CosimReport, CosimError> {
+pub fn run(
+    cfg: &ArrayConfig,
+    rec: &Recording,
+    sim: Simulator,
+    work: &Path,
+) -> Result<CosimReport, CosimError> {
     let stim = stimulus::render(cfg, &rec.inputs);
     let want_vcd = rec.snapshots.is_some() && sim == Simulator::Verilator;
     let (text, vcd) = match sim {
@@ -63,10 +69,11 @@ pub fn run(cfg: &ArrayConfig, rec: &Recording, sim: Simulator, work: &Path) -> R
         Simulator::Icarus => (icarus::run_icarus(cfg, &stim, work)?, None),
     };
     let got = stimulus::parse_ports(cfg, &text).map_err(CosimError::Trace)?;
-    compare::ports(&rec.outputs, &got).map_err(CosimError::Mismatch)?;
+    // Registers first: a register mismatch names the PE where things went wrong.
     let mut register_samples = 0;
     if let (Some(snaps), Some(vcd)) = (&rec.snapshots, vcd) {
-        let wave = vcd::Waveform::parse(&std::fs::read_to_string(&vcd)?).map_err(CosimError::Trace)?;
+        let wave =
+            vcd::Waveform::parse(&std::fs::read_to_string(&vcd)?).map_err(CosimError::Trace)?;
         register_samples = registers::compare(&wave, snaps).map_err(|e| match e {
             registers::RegError::Missing(m) => CosimError::Trace(m),
             registers::RegError::Mismatch(m) => CosimError::Mismatch(m),
@@ -74,6 +81,7 @@ pub fn run(cfg: &ArrayConfig, rec: &Recording, sim: Simulator, work: &Path) -> R
         // Waveforms are large; keep them only when something failed.
         let _ = std::fs::remove_file(&vcd);
     }
+    compare::ports(&rec.outputs, &got).map_err(CosimError::Mismatch)?;
     Ok(CosimReport {
         cycles: rec.inputs.len(),
         register_samples,

@@ -45,10 +45,16 @@ fn registers(a: &Array) -> Vec<Reg> {
         }
     }
     for j in 0..c {
-        add(sysgrad_hdl::output_reg_name("y", j), Box::new(move |a| a.y_q[j]));
+        add(
+            sysgrad_hdl::output_reg_name(&a.cfg, "y", j),
+            Box::new(move |a| a.y_q[j]),
+        );
     }
     for i in 0..r {
-        add(sysgrad_hdl::output_reg_name("dx", i), Box::new(move |a| a.dx_q[i]));
+        add(
+            sysgrad_hdl::output_reg_name(&a.cfg, "dx", i),
+            Box::new(move |a| a.dx_q[i]),
+        );
     }
     regs
 }
@@ -61,7 +67,10 @@ fn delay_value(a: &Array, bank: sysgrad_hdl::DelayBank, lane: usize, stage: usiz
             let (v, d) = a.dy_skew.lane(lane)[stage];
             let bits = a.cfg.format.in_bits;
             // The RTL stores {valid, dy} in one register of DW+1 bits.
-            crate::stimulus::from_bits(((v as u64) << bits) | crate::stimulus::to_bits(d, bits), bits + 1)
+            crate::stimulus::from_bits(
+                ((v as u64) << bits) | crate::stimulus::to_bits(d, bits),
+                bits + 1,
+            )
         }
         YDeskew => a.y_deskew.lane(lane)[stage],
         DxDeskew => a.dx_deskew.lane(lane)[stage],
@@ -70,7 +79,9 @@ fn delay_value(a: &Array, bank: sysgrad_hdl::DelayBank, lane: usize, stage: usiz
 
 /// Compares every register in every cycle; returns the number of samples.
 pub fn compare(wave: &Waveform, snapshots: &[Array]) -> Result<usize, RegError> {
-    let Some(first) = snapshots.first() else { return Ok(0) };
+    let Some(first) = snapshots.first() else {
+        return Ok(0);
+    };
     // VCD names below sa_top, e.g. "g_row[0].g_col[1].u_pe.w".
     let index: HashMap<&str, &str> = wave
         .names()

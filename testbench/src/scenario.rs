@@ -50,15 +50,33 @@ pub fn training_step(cfg: &ArrayConfig, seed: u64, snapshots: bool) -> (Recordin
     let k = rng.range(1, 2 * r) as usize;
     let n = rng.range(1, 6) as usize;
     let bits = cfg.format.in_bits;
-    let (w, x, dy) = (rng.matrix(m, k, bits), rng.matrix(k, n, bits), rng.matrix(m, n, bits));
+    let (w, x, dy) = (
+        rng.matrix(m, k, bits),
+        rng.matrix(k, n, bits),
+        rng.matrix(m, n, bits),
+    );
     let lr_shift = rng.range(0, 20) as u32;
 
     let mut drv = Driver::recording(*cfg, snapshots);
-    let run = |drv: &mut Driver| -> Result<(), sysgrad_emulator::DriveError> {
+    let mut run = |drv: &mut Driver| -> Result<(), sysgrad_emulator::DriveError> {
         gemm::forward(drv, w.view(), x.view())?;
-        gemm::backward(drv, cfg.array.backward, w.view(), x.view(), dy.view(), DwSink::Update { lr_shift })?;
+        gemm::backward(
+            drv,
+            cfg.array.backward,
+            w.view(),
+            x.view(),
+            dy.view(),
+            DwSink::Update { lr_shift },
+        )?;
         drv.idle(2);
-        gemm::backward(drv, Backward::Sequential, w.view(), x.view(), dy.view(), DwSink::Drain)?;
+        gemm::backward(
+            drv,
+            Backward::Sequential,
+            w.view(),
+            x.view(),
+            dy.view(),
+            DwSink::Drain,
+        )?;
         // Mode 5 with live data: computes on an interleaved array, holds on a sequential one.
         for t in 0..3 {
             let mut inp = CycleInput::zeros(cfg, Mode::BwdIl);

@@ -29,7 +29,14 @@ pub fn render(cfg: &ArrayConfig, inputs: &[CycleInput]) -> String {
         f.acc_bits
     );
     for inp in inputs {
-        write!(s, "{:x} {:x} {:x}", inp.mode.code(), inp.lr_shift, inp.dy_valid as u8).unwrap();
+        write!(
+            s,
+            "{:x} {:x} {:x}",
+            inp.mode.code(),
+            inp.lr_shift,
+            inp.dy_valid as u8
+        )
+        .unwrap();
         for v in inp.x.iter().chain(&inp.w).chain(&inp.dy) {
             write!(s, " {:x}", to_bits(*v, f.in_bits)).unwrap();
         }
@@ -59,7 +66,12 @@ pub fn parse_ports(cfg: &ArrayConfig, text: &str) -> Result<Vec<CycleOutput>, St
                     2 * c + 2 * r
                 ));
             }
-            let lanes = |from: usize, n: usize, bits| vals[from..from + n].iter().map(|u| from_bits(*u, bits)).collect();
+            let lanes = |from: usize, n: usize, bits| {
+                vals[from..from + n]
+                    .iter()
+                    .map(|u| from_bits(*u, bits))
+                    .collect()
+            };
             Ok(CycleOutput {
                 y: lanes(0, c, aw),
                 dx: lanes(c, r, aw),

@@ -29,15 +29,26 @@ impl Waveform {
                 }
                 "$var" => {
                     let _kind = tokens.next();
-                    let width: u32 = tokens.next().ok_or("truncated $var")?.parse().map_err(|e| format!("$var width: {e}"))?;
+                    let width: u32 = tokens
+                        .next()
+                        .ok_or("truncated $var")?
+                        .parse()
+                        .map_err(|e| format!("$var width: {e}"))?;
                     let id = tokens.next().ok_or("truncated $var")?.to_string();
                     let name = tokens.next().ok_or("truncated $var")?;
+                    // An optional bit range follows the name; skip to $end.
+                    for t in tokens.by_ref() {
+                        if t == "$end" {
+                            break;
+                        }
+                    }
                     let mut full = scope.join(".");
                     full.push('.');
                     full.push_str(name);
                     wf.vars.insert(full, (id, width));
                 }
-                "$comment" | "$date" | "$version" | "$timescale" | "$end" | "$enddefinitions" | "$dumpvars" | "$dumpall" | "$dumpon" | "$dumpoff" => {
+                "$comment" | "$date" | "$version" | "$timescale" | "$end" | "$enddefinitions"
+                | "$dumpvars" | "$dumpall" | "$dumpon" | "$dumpoff" => {
                     if matches!(tok, "$comment" | "$date" | "$version" | "$timescale") {
                         for t in tokens.by_ref() {
                             if t == "$end" {
@@ -47,16 +58,25 @@ impl Waveform {
                     }
                 }
                 _ if tok.starts_with('#') => {
-                    time = tok[1..].parse().map_err(|e| format!("bad time {tok}: {e}"))?;
+                    time = tok[1..]
+                        .parse()
+                        .map_err(|e| format!("bad time {tok}: {e}"))?;
                 }
                 _ if tok.starts_with('b') || tok.starts_with('B') => {
                     let id = tokens.next().ok_or("vector change without id")?;
                     let bits = &tok[1..];
+                    if bits.len() > 64 {
+                        continue; // wide buses are not registers; only registers are sampled
+                    }
                     if bits.contains(['x', 'X', 'z', 'Z']) {
                         return Err(format!("{id} has an unknown value ({bits}) at time {time}"));
                     }
-                    let v = u64::from_str_radix(bits, 2).map_err(|e| format!("value {tok}: {e}"))?;
-                    wf.changes.entry(id.to_string()).or_default().push((time, v));
+                    let v =
+                        u64::from_str_radix(bits, 2).map_err(|e| format!("value {tok}: {e}"))?;
+                    wf.changes
+                        .entry(id.to_string())
+                        .or_default()
+                        .push((time, v));
                 }
                 _ => {
                     let (v, id) = tok.split_at(1);
@@ -65,7 +85,10 @@ impl Waveform {
                         "1" => 1,
                         _ => return Err(format!("unsupported value change {tok} at time {time}")),
                     };
-                    wf.changes.entry(id.to_string()).or_default().push((time, v));
+                    wf.changes
+                        .entry(id.to_string())
+                        .or_default()
+                        .push((time, v));
                 }
             }
         }
@@ -80,7 +103,10 @@ impl Waveform {
     /// The first variable whose name ends with `suffix` (after a `.`).
     pub fn find(&self, suffix: &str) -> Option<&str> {
         let dotted = format!(".{suffix}");
-        self.vars.keys().find(|k| k.ends_with(&dotted)).map(|s| s.as_str())
+        self.vars
+            .keys()
+            .find(|k| k.ends_with(&dotted))
+            .map(|s| s.as_str())
     }
 
     /// The signed value of `name` at `time` (the last change at or before it).
@@ -89,6 +115,10 @@ impl Waveform {
         let ch = self.changes.get(id)?;
         let idx = ch.partition_point(|(t, _)| *t <= time);
         let raw = if idx == 0 { 0 } else { ch[idx - 1].1 };
-        Some(if *width == 1 { raw as i64 } else { crate::stimulus::from_bits(raw, *width) })
+        Some(if *width == 1 {
+            raw as i64
+        } else {
+            crate::stimulus::from_bits(raw, *width)
+        })
     }
 }

@@ -24,7 +24,10 @@ pub struct BuildOptions {
 
 impl Default for BuildOptions {
     fn default() -> Self {
-        BuildOptions { trace: true, threads: 1 }
+        BuildOptions {
+            trace: true,
+            threads: 1,
+        }
     }
 }
 
@@ -72,7 +75,14 @@ pub fn build(cfg: &ArrayConfig, opts: BuildOptions) -> Result<VerilatorModel, To
     std::fs::create_dir_all(&scratch)?;
     let mut cmd = Command::new("verilator");
     cmd.args(["--cc", "--exe", "--build", "-O3", "-j", "2", "-Wno-fatal"])
-        .args(["--top-module", sysgrad_hdl::top_name(), "-Mdir", "obj", "-o", "Vsa_top"])
+        .args([
+            "--top-module",
+            sysgrad_hdl::top_name(),
+            "-Mdir",
+            "obj",
+            "-o",
+            "Vsa_top",
+        ])
         .args(["-CFLAGS", "-O1"]);
     if opts.trace {
         cmd.arg("--trace");
@@ -97,8 +107,14 @@ pub fn build(cfg: &ArrayConfig, opts: BuildOptions) -> Result<VerilatorModel, To
 impl VerilatorModel {
     /// Runs `stimulus` (text) in `work`; returns the port trace text and,
     /// with `vcd`, the path of the waveform.
-    pub fn run(&self, stimulus: &str, work: &Path, vcd: bool) -> Result<(String, Option<PathBuf>), ToolError> {
+    pub fn run(
+        &self,
+        stimulus: &str,
+        work: &Path,
+        vcd: bool,
+    ) -> Result<(String, Option<PathBuf>), ToolError> {
         std::fs::create_dir_all(work)?;
+        let work = &work.canonicalize()?;
         let stim = work.join("stimulus.txt");
         let ports = work.join("ports_verilator.txt");
         std::fs::write(&stim, stimulus)?;
