@@ -134,12 +134,35 @@ impl Stats {
         }
         t
     }
-    /// PE utilisation: useful MACs over (cycles x PEs) of the given counters.
+    /// Multiply-accumulate slots a PE offers per cycle in `phase`: an
+    /// interleaved pass uses both multipliers of the PE, every other phase one.
+    pub fn mac_slots(phase: Phase) -> u64 {
+        if phase == Phase::BackwardInterleaved {
+            2
+        } else {
+            1
+        }
+    }
+    /// Useful MACs over (cycles x PEs) of the given counters: one MAC slot
+    /// per PE and cycle (see [`Stats::phase_utilization`] for two-multiplier passes).
     pub fn utilization(c: &Counters, pes: usize) -> f64 {
         if c.cycles == 0 {
             0.0
         } else {
             c.macs as f64 / (c.cycles as f64 * pes as f64)
+        }
+    }
+    /// Utilisation of `phase` (or of the whole run for `None`): useful MACs
+    /// over the MAC slots of the cycles spent.
+    pub fn phase_utilization(&self, phase: Option<Phase>, pes: usize) -> f64 {
+        let (macs, slots) = self
+            .iter()
+            .filter(|(p, _)| phase.is_none_or(|q| q == *p))
+            .fold((0, 0), |(m, s), (p, c)| (m + c.macs, s + c.cycles * Stats::mac_slots(p) * pes as u64));
+        if slots == 0 {
+            0.0
+        } else {
+            macs as f64 / slots as f64
         }
     }
     pub fn iter(&self) -> impl Iterator<Item = (Phase, &Counters)> {
@@ -164,15 +187,15 @@ pub fn markdown_table(runs: &[(&str, &Stats)], pes: usize) -> String {
         let rows = st
             .iter()
             .filter(|(_, c)| c.cycles > 0)
-            .map(|(p, c)| (p.name(), *c))
-            .chain(std::iter::once(("total", st.total())));
-        for (phase, c) in rows {
+            .map(|(p, c)| (p.name(), *c, st.phase_utilization(Some(p), pes)))
+            .chain(std::iter::once(("total", st.total(), st.phase_utilization(None, pes))));
+        for (phase, c, util) in rows {
             writeln!(
                 s,
                 "| {name} | {phase} | {} | {} | {:.1}% | {} | {} |",
                 c.cycles,
                 c.macs,
-                100.0 * Stats::utilization(&c, pes),
+                100.0 * util,
                 c.reads(),
                 c.writes()
             )
