@@ -7,7 +7,10 @@
 //! and `step` allocates nothing.
 
 use crate::mode::Mode;
-use sysgrad_config::{fixed, ArrayConfig};
+use sysgrad_config::{fixed, ArrayConfig, MAX_DIM};
+
+/// A row of zeros: `psv_in` of row 0.
+const ZEROS: [i64; MAX_DIM] = [0; MAX_DIM];
 
 /// The inputs of `sa_top` for one cycle. Lane vectors are indexed by row
 /// (`x`) or column (`w`, `dy`).
@@ -84,12 +87,21 @@ impl<T: Copy + Default> DelayLines<T> {
         }
     }
 
-    /// One clock edge: every register takes its predecessor's value.
-    fn shift(&mut self, k: usize, input: T) {
-        let (s, e) = (self.starts[k], self.starts[k + 1]);
-        if e > s {
-            self.regs.copy_within(s..e - 1, s + 1);
-            self.regs[s] = input;
+    /// One clock edge of every lane: one block move of the whole bank
+    /// (the register crossing into the next lane is overwritten right
+    /// after by that lane's input), then each lane's input. Read the
+    /// outputs first.
+    fn shift_all(&mut self, input: impl Fn(usize) -> T) {
+        let n = self.regs.len();
+        if n == 0 {
+            return;
+        }
+        self.regs.copy_within(0..n - 1, 1);
+        for k in 0..self.lanes() {
+            let (s, e) = (self.starts[k], self.starts[k + 1]);
+            if e > s {
+                self.regs[s] = input(k);
+            }
         }
     }
 }
@@ -160,6 +172,12 @@ impl Array {
     }
 
     /// One rising clock edge with `inp` applied.
+    ///
+    /// Every PE computes from the register values before the edge: the
+    /// arithmetic of a mode reads the neighbours' old rows first, and the
+    /// shifting registers (`x` east, `d`/`dv` south, `w` south, `dw` east)
+    /// move afterwards, each as one block copy. One loop per mode, over
+    /// whole rows, so the mode and edge tests are out of the PE loop.
     pub fn step(&mut self, inp: &CycleInput) {
         let (r, c) = (self.rows(), self.cols());
         debug_assert_eq!((inp.x.len(), inp.w.len(), inp.dy.len()), (r, c, c));
@@ -167,85 +185,133 @@ impl Array {
         let aw = f.acc_bits;
 
         // Output side first: it samples the PE registers before they change.
-        for j in 0..c {
-            let bottom = self.psv[(r - 1) * c + j];
-            self.y_q[j] = self.y_deskew.output(j, bottom);
-            self.y_deskew.shift(j, bottom);
+        let bottom = &self.psv[(r - 1) * c..];
+        for (j, (q, &b)) in self.y_q.iter_mut().zip(bottom).enumerate() {
+            *q = self.y_deskew.output(j, b);
         }
+        self.y_deskew.shift_all(|j| bottom[j]);
+        let psh = &self.psh;
         for i in 0..r {
-            let east = self.psh[i * c + c - 1];
-            self.dx_q[i] = self.dx_deskew.output(i, east);
-            self.dx_deskew.shift(i, east);
+            self.dx_q[i] = self.dx_deskew.output(i, psh[i * c + c - 1]);
         }
+        self.dx_deskew.shift_all(|i| psh[i * c + c - 1]);
 
-        // The mesh, south-east corner first, so that every neighbour read
-        // below still holds its value from before this edge.
         let mode = match inp.mode {
             Mode::BwdIl if !self.cfg.interleaved() => Mode::Idle,
             m => m,
         };
-        for i in (0..r).rev() {
-            for j in (0..c).rev() {
-                let k = i * c + j;
-                let x_in = if j == 0 {
-                    self.x_skew.output(i, inp.x[i])
-                } else {
-                    self.x[k - 1]
-                };
-                let (d_in, dv_in) = if i == 0 {
+        match mode {
+            Mode::Idle => {}
+            Mode::Load => {
+                self.w.copy_within(0..(r - 1) * c, c);
+                self.w[..c].copy_from_slice(&inp.w);
+            }
+            Mode::Fwd => {
+                let x_west = self.x_west(inp);
+                let (lo, hi) = (fixed::min_of(aw), fixed::max_of(aw));
+                // Bottom row first: row i reads row i-1 before it changes.
+                for i in (0..r).rev() {
+                    let (above, rest) = self.psv.split_at_mut(i * c);
+                    let psv = &mut rest[..c];
+                    let w = &self.w[i * c..(i + 1) * c];
+                    let x = &self.x[i * c..(i + 1) * c];
+                    let above = if i == 0 {
+                        &ZEROS[..c]
+                    } else {
+                        &above[(i - 1) * c..]
+                    };
+                    psv[0] = (above[0] + w[0] * x_west[i]).clamp(lo, hi);
+                    let east = psv[1..].iter_mut().zip(&above[1..c]).zip(&w[1..]);
+                    for (((psv, &above), &w), &x_in) in east.zip(&x[..c - 1]) {
+                        *psv = (above + w * x_in).clamp(lo, hi);
+                    }
+                }
+                self.shift_x_east(&x_west[..r]);
+            }
+            Mode::BwdDx | Mode::BwdDw | Mode::BwdIl => {
+                let x_west = self.x_west(inp);
+                let (mut d_north, mut dv_north) = ([0i64; MAX_DIM], [false; MAX_DIM]);
+                for j in 0..c {
                     let (v, d) = self.dy_skew.output(j, (inp.dy_valid, inp.dy[j]));
-                    (d, v)
-                } else {
-                    (self.d[k - c], self.dv[k - c])
-                };
-                match mode {
-                    Mode::Idle => {}
-                    Mode::Load => {
-                        self.w[k] = if i == 0 { inp.w[j] } else { self.w[k - c] };
-                    }
-                    Mode::Fwd => {
-                        let psv_in = if i == 0 { 0 } else { self.psv[k - c] };
-                        self.psv[k] = fixed::acc_add(psv_in, self.w[k] * x_in, aw);
-                        self.x[k] = x_in;
-                    }
-                    Mode::BwdDx | Mode::BwdDw | Mode::BwdIl => {
-                        if mode.computes_dx() {
-                            let psh_in = if j == 0 { 0 } else { self.psh[k - 1] };
-                            self.psh[k] = fixed::acc_add(psh_in, self.w[k] * d_in, aw);
+                    (d_north[j], dv_north[j]) = (d, v);
+                }
+                let (lo, hi) = (fixed::min_of(aw), fixed::max_of(aw));
+                for (i, &x_edge) in x_west[..r].iter().enumerate() {
+                    let row = i * c..(i + 1) * c;
+                    let (d_in, dv_in) = if i == 0 {
+                        (&d_north[..c], &dv_north[..c])
+                    } else {
+                        let above = (i - 1) * c..i * c;
+                        (&self.d[above.clone()], &self.dv[above])
+                    };
+                    let w = &self.w[row.clone()];
+                    if mode.computes_dx() {
+                        // psh moves east: carry the west neighbour's old value.
+                        let mut west = 0;
+                        for ((psh, &w), &d) in self.psh[row.clone()].iter_mut().zip(w).zip(d_in) {
+                            let old = *psh;
+                            *psh = (west + w * d).clamp(lo, hi);
+                            west = old;
                         }
-                        if mode.computes_dw() {
-                            if dv_in {
-                                self.dw[k] = fixed::acc_add(self.dw[k], d_in * x_in, aw);
-                            }
-                            self.x[k] = x_in;
+                    }
+                    if mode.computes_dw() {
+                        let x = &self.x[row.clone()];
+                        let dw = &mut self.dw[row.clone()];
+                        // x_in is the west neighbour's old x (the skew at j = 0);
+                        // an invalid dy adds 0, which leaves an in-range dw as is.
+                        let acc = |dw: &mut i64, d: i64, dv: bool, x_in: i64| {
+                            let p = if dv { d * x_in } else { 0 };
+                            *dw = (*dw + p).clamp(lo, hi);
+                        };
+                        acc(&mut dw[0], d_in[0], dv_in[0], x_edge);
+                        let east = dw[1..].iter_mut().zip(&d_in[1..]).zip(&dv_in[1..]);
+                        for (((dw, &d), &dv), &x_in) in east.zip(&x[..c - 1]) {
+                            acc(dw, d, dv, x_in);
                         }
-                        self.d[k] = d_in;
-                        self.dv[k] = dv_in;
                     }
-                    Mode::Update => {
-                        self.w[k] = fixed::sgd_update(
-                            self.w[k],
-                            self.dw[k],
-                            f.frac_bits,
-                            inp.lr_shift,
-                            f.in_bits,
-                            aw,
-                        );
-                        self.dw[k] = 0;
-                    }
-                    Mode::Drain => {
-                        self.dw[k] = if j == 0 { 0 } else { self.dw[k - 1] };
-                    }
+                }
+                if mode.computes_dw() {
+                    self.shift_x_east(&x_west[..r]);
+                }
+                self.d.copy_within(0..(r - 1) * c, c);
+                self.d[..c].copy_from_slice(&d_north[..c]);
+                self.dv.copy_within(0..(r - 1) * c, c);
+                self.dv[..c].copy_from_slice(&dv_north[..c]);
+            }
+            Mode::Update => {
+                for (w, dw) in self.w.iter_mut().zip(self.dw.iter_mut()) {
+                    *w = fixed::sgd_update(*w, *dw, f.frac_bits, inp.lr_shift, f.in_bits, aw);
+                    *dw = 0;
+                }
+            }
+            Mode::Drain => {
+                for row in self.dw.chunks_exact_mut(c) {
+                    row.copy_within(0..c - 1, 1);
+                    row[0] = 0;
                 }
             }
         }
 
         // Input skews last: the PEs above consumed their old outputs.
-        for i in 0..r {
-            self.x_skew.shift(i, inp.x[i]);
+        self.x_skew.shift_all(|i| inp.x[i]);
+        self.dy_skew.shift_all(|j| (inp.dy_valid, inp.dy[j]));
+    }
+
+    /// What the x skew presents at the west edge of each row this cycle.
+    fn x_west(&self, inp: &CycleInput) -> [i64; MAX_DIM] {
+        let mut west = [0; MAX_DIM];
+        for (i, v) in west.iter_mut().enumerate().take(self.rows()) {
+            *v = self.x_skew.output(i, inp.x[i]);
         }
-        for j in 0..c {
-            self.dy_skew.shift(j, (inp.dy_valid, inp.dy[j]));
+        west
+    }
+
+    /// `x <= x_in` in every PE: each row moves one PE east.
+    fn shift_x_east(&mut self, west: &[i64]) {
+        let c = self.cols();
+        for (row, &v) in self.x.chunks_exact_mut(c).zip(west) {
+            row.copy_within(0..c - 1, 1);
+            row[0] = v;
         }
     }
 }

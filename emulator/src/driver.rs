@@ -288,7 +288,8 @@ impl Driver {
                 dw[[c - 1 - k, i]] = out.dw[i];
             }
         }
-        self.stats.phase_mut(Phase::Drain).dw_writes += (r * c) as u64;
+        let (m, k) = self.loaded;
+        self.stats.phase_mut(Phase::Drain).dw_writes += (m * k) as u64;
         dw
     }
 

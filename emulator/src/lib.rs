@@ -5,13 +5,19 @@
 //!   turned into per-cycle port stimulus, with counters and recording.
 //! * [`gemm`]: layer-sized products tiled onto the array.
 //! * [`reference`]: the same arithmetic without cycles, for checking.
+//! * [`fast`]: the same results and counters computed per tile without
+//!   stepping cycles, behind the [`fast::Engine`] trait shared with the
+//!   cycle-accurate path.
+//! * [`sweep`]: design-space sweeps over array sizes, widths and schedules.
 
 pub mod array;
 pub mod driver;
+pub mod fast;
 pub mod gemm;
 pub mod mode;
 pub mod reference;
 pub mod stats;
+pub mod sweep;
 
 pub use array::{Array, CycleInput, CycleOutput};
 pub use driver::{DriveError, Driver, Recording};

@@ -158,7 +158,9 @@ impl Stats {
         let (macs, slots) = self
             .iter()
             .filter(|(p, _)| phase.is_none_or(|q| q == *p))
-            .fold((0, 0), |(m, s), (p, c)| (m + c.macs, s + c.cycles * Stats::mac_slots(p) * pes as u64));
+            .fold((0, 0), |(m, s), (p, c)| {
+                (m + c.macs, s + c.cycles * Stats::mac_slots(p) * pes as u64)
+            });
         if slots == 0 {
             0.0
         } else {
@@ -188,7 +190,11 @@ pub fn markdown_table(runs: &[(&str, &Stats)], pes: usize) -> String {
             .iter()
             .filter(|(_, c)| c.cycles > 0)
             .map(|(p, c)| (p.name(), *c, st.phase_utilization(Some(p), pes)))
-            .chain(std::iter::once(("total", st.total(), st.phase_utilization(None, pes))));
+            .chain(std::iter::once((
+                "total",
+                st.total(),
+                st.phase_utilization(None, pes),
+            )));
         for (phase, c, util) in rows {
             writeln!(
                 s,
