@@ -7,12 +7,32 @@ use std::process::Command;
 use sysgrad_config::{ArrayConfig, Backward, NumberFormat};
 
 fn require_tool(tool: &str, package: &str) {
-    let ok = Command::new(tool).arg("-V").output().is_ok() || Command::new(tool).arg("--version").output().is_ok();
-    assert!(ok, "`{tool}` is not installed: apt-get install {package} (or run scripts/setup.sh)");
+    let ok = Command::new(tool).arg("-V").output().is_ok()
+        || Command::new(tool).arg("--version").output().is_ok();
+    assert!(
+        ok,
+        "`{tool}` is not installed: apt-get install {package} (or run scripts/setup.sh)"
+    );
 }
 
-fn cfg(r: usize, c: usize, b: Backward, in_bits: u32, acc_bits: u32, frac_bits: u32) -> ArrayConfig {
-    let cfg = ArrayConfig::new(r, c, b, NumberFormat { in_bits, acc_bits, frac_bits });
+fn cfg(
+    r: usize,
+    c: usize,
+    b: Backward,
+    in_bits: u32,
+    acc_bits: u32,
+    frac_bits: u32,
+) -> ArrayConfig {
+    let cfg = ArrayConfig::new(
+        r,
+        c,
+        b,
+        NumberFormat {
+            in_bits,
+            acc_bits,
+            frac_bits,
+        },
+    );
     cfg.validate().unwrap();
     cfg
 }
@@ -32,12 +52,19 @@ fn configs() -> Vec<ArrayConfig> {
 
 fn write(cfg: &ArrayConfig, dir: &Path) -> Vec<String> {
     sysgrad_hdl::write_all(cfg, dir).unwrap();
-    sysgrad_hdl::generate(cfg).into_iter().map(|f| f.name).collect()
+    sysgrad_hdl::generate(cfg)
+        .into_iter()
+        .map(|f| f.name)
+        .collect()
 }
 
 fn run(cmd: &mut Command, dir: &Path) -> String {
     let out = cmd.current_dir(dir).output().expect("tool runs");
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(out.status.success(), "{cmd:?} failed:\n{text}");
     text
 }
@@ -49,10 +76,16 @@ fn verilator_lint_is_clean() {
         let dir = tempfile::tempdir().unwrap();
         let files = write(&cfg, dir.path());
         let out = run(
-            Command::new("verilator").args(["--lint-only", "-Wall", "--top-module", "sa_top"]).args(&files),
+            Command::new("verilator")
+                .args(["--lint-only", "-Wall", "--top-module", "sa_top"])
+                .args(&files),
             dir.path(),
         );
-        assert!(!out.contains("%Warning"), "{}: lint warnings:\n{out}", cfg.tag());
+        assert!(
+            !out.contains("%Warning"),
+            "{}: lint warnings:\n{out}",
+            cfg.tag()
+        );
     }
 }
 
@@ -63,27 +96,44 @@ fn icarus_compiles_without_warnings() {
         let dir = tempfile::tempdir().unwrap();
         let files = write(&cfg, dir.path());
         let out = run(
-            Command::new("iverilog").args(["-g2012", "-Wall", "-o", "a.vvp", "-s", "sa_top"]).args(&files),
+            Command::new("iverilog")
+                .args(["-g2012", "-Wall", "-o", "a.vvp", "-s", "sa_top"])
+                .args(&files),
             dir.path(),
         );
-        assert!(out.trim().is_empty(), "{}: iverilog said:\n{out}", cfg.tag());
+        assert!(
+            out.trim().is_empty(),
+            "{}: iverilog said:\n{out}",
+            cfg.tag()
+        );
     }
 }
 
 #[test]
 fn yosys_synthesises_4x4_and_16x16() {
     require_tool("yosys", "yosys");
-    for cfg in [cfg(4, 4, Backward::Interleaved, 8, 24, 4), ArrayConfig::default_16x16()] {
+    for cfg in [
+        cfg(4, 4, Backward::Interleaved, 8, 24, 4),
+        ArrayConfig::default_16x16(),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let files = write(&cfg, dir.path());
         let script = format!("read_verilog {}; synth -top sa_top; stat", files.join(" "));
-        let out = run(Command::new("yosys").args(["-q", "-p", &script, "-l", "y.log"]), dir.path());
+        let out = run(
+            Command::new("yosys").args(["-q", "-p", &script, "-l", "y.log"]),
+            dir.path(),
+        );
         let log = std::fs::read_to_string(dir.path().join("y.log")).unwrap();
         assert!(!out.contains("ERROR"), "{out}");
         // Every PE survives synthesis (nothing optimised away as constant).
         let pes = cfg.rows() * cfg.cols();
-        let pe_line = |l: &&str| l.contains("sa_pe") && l.split_whitespace().last() == Some(&pes.to_string());
-        assert!(log.lines().any(|l| pe_line(&l)), "{}: {pes} PEs not found in\n{log}", cfg.tag());
+        let pe_line =
+            |l: &&str| l.contains("sa_pe") && l.split_whitespace().last() == Some(&pes.to_string());
+        assert!(
+            log.lines().any(|l| pe_line(&l)),
+            "{}: {pes} PEs not found in\n{log}",
+            cfg.tag()
+        );
     }
 }
 

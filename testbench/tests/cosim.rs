@@ -8,7 +8,9 @@ use sysgrad_config::{ArrayConfig, Backward, NumberFormat};
 use sysgrad_testbench::{scenario, tools, Simulator};
 
 fn work(name: &str) -> PathBuf {
-    sysgrad_testbench::verilator::cache_root().join("tests").join(name)
+    sysgrad_testbench::verilator::cache_root()
+        .join("tests")
+        .join(name)
 }
 
 fn check(cfg: &ArrayConfig, seed: u64, sim: Simulator) {
@@ -26,7 +28,9 @@ fn check(cfg: &ArrayConfig, seed: u64, sim: Simulator) {
 }
 
 fn load(name: &str) -> ArrayConfig {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../configs").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../configs")
+        .join(name);
     sysgrad_config::load_config(&path).unwrap()
 }
 
@@ -52,16 +56,39 @@ fn icarus_agrees_too() {
 
 #[test]
 fn a_missing_simulator_is_a_clear_error() {
-    let e = tools::require("verilator-that-does-not-exist").unwrap_err().to_string();
+    let e = tools::require("verilator-that-does-not-exist")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("not found") && e.contains("install"), "{e}");
 }
 
 fn random_config() -> impl Strategy<Value = ArrayConfig> {
-    (1usize..=6, 1usize..=6, any::<bool>(), 4u32..=16, 0u32..=16, any::<u32>()).prop_map(|(r, c, il, dw, extra, f)| {
-        let aw = (2 * dw + extra).clamp(16, 48).max(2 * dw);
-        let b = if il { Backward::Interleaved } else { Backward::Sequential };
-        ArrayConfig::new(r, c, b, NumberFormat { in_bits: dw, acc_bits: aw, frac_bits: f % dw })
-    })
+    (
+        1usize..=6,
+        1usize..=6,
+        any::<bool>(),
+        4u32..=16,
+        0u32..=16,
+        any::<u32>(),
+    )
+        .prop_map(|(r, c, il, dw, extra, f)| {
+            let aw = (2 * dw + extra).clamp(16, 48).max(2 * dw);
+            let b = if il {
+                Backward::Interleaved
+            } else {
+                Backward::Sequential
+            };
+            ArrayConfig::new(
+                r,
+                c,
+                b,
+                NumberFormat {
+                    in_bits: dw,
+                    acc_bits: aw,
+                    frac_bits: f % dw,
+                },
+            )
+        })
 }
 
 proptest! {
