@@ -2,6 +2,8 @@
 //! co-simulation and the synthesis reports.
 
 mod emulate;
+mod sweep;
+mod synth;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -48,6 +50,10 @@ enum Cmd {
     /// Run one training step (forward, backward, update) of a random layer on
     /// the emulator, interleaved and sequential, and report the counters.
     Emulate(emulate::EmulateArgs),
+    /// Design-space sweep over array sizes, widths and schedules (fast exact mode).
+    Sweep(sweep::SweepArgs),
+    /// Yosys resource reports (Xilinx 7-series, iCE40), interleaved vs sequential PEs.
+    Synth(synth::SynthArgs),
     /// Run the RTL and the emulator on the same random training step and
     /// compare them every cycle.
     Cosim {
@@ -73,6 +79,8 @@ fn main() -> ExitCode {
     let res = match cli.cmd {
         Cmd::Gen { config, out } => config.load().and_then(|cfg| gen(&cfg, &out)),
         Cmd::Emulate(args) => emulate::run(&args),
+        Cmd::Sweep(args) => sweep::run(&args),
+        Cmd::Synth(args) => synth::run(&args),
         Cmd::Cosim {
             config,
             seed,
@@ -90,6 +98,16 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename, so a
+/// failed run never leaves a half-written report behind.
+pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), String> {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    std::fs::write(&tmp, bytes)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
 fn gen(cfg: &ArrayConfig, out: &std::path::Path) -> Result<(), String> {

@@ -3,10 +3,11 @@
 // the Rust emulator uses (testbench/src/stimulus.rs). Optional VCD for the
 // register-level comparison.
 //
-//   Vsa_top <stimulus.txt> <ports.txt> [trace.vcd]
+//   Vsa_top <stimulus.txt> <ports.txt | -> [trace.vcd]
 //
 // Cycle t: inputs of line t applied with clk low, outputs sampled, then one
 // rising edge. VCD time 10t is the pre-edge sample, 10t+5 the edge.
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -84,9 +85,12 @@ int main(int argc, char** argv) {
         std::cerr << "usage: " << argv[0] << " stimulus.txt ports.txt [trace.vcd]\n";
         return 2;
     }
+    // A port-trace path of "-" skips sampling the outputs (for timing runs).
+    const bool keep_ports = std::string(argv[2]) != "-";
     std::ifstream stim(argv[1]);
-    std::ofstream out(argv[2]);
-    if (!stim || !out) {
+    std::ofstream out;
+    if (keep_ports) out.open(argv[2]);
+    if (!stim || (keep_ports && !out)) {
         std::cerr << "cannot open stimulus or output file\n";
         return 2;
     }
@@ -123,42 +127,60 @@ int main(int argc, char** argv) {
     top->rst = 0;
     top->eval();
 
+    // Parse everything first so that the timed loop is simulation only.
+    struct Cycle {
+        unsigned mode, lr, dyv;
+        Words x, w, dy;
+    };
+    std::vector<Cycle> cycles;
     std::string line;
     std::getline(stim, line);  // rest of the header line
-    uint64_t t = 0;
     while (std::getline(stim, line)) {
         if (line.empty()) continue;
         std::istringstream in(line);
-        unsigned mode = 0, lr = 0, dyv = 0;
-        in >> std::hex >> mode >> lr >> dyv;
+        Cycle c{};
+        in >> std::hex >> c.mode >> c.lr >> c.dyv;
         auto x = read_lanes(in, R);
         auto w = read_lanes(in, C);
         auto dy = read_lanes(in, C);
         if (!in) {
-            std::cerr << "stimulus line " << t + 2 << " is malformed\n";
+            std::cerr << "stimulus line " << cycles.size() + 2 << " is malformed\n";
             return 2;
         }
-        top->mode = mode;
-        top->lr_shift = lr;
-        top->dy_valid = dyv;
-        put(top->x_in, pack(x, DW));
-        put(top->w_in, pack(w, DW));
-        put(top->dy_in, pack(dy, DW));
+        c.x = pack(x, DW);
+        c.w = pack(w, DW);
+        c.dy = pack(dy, DW);
+        cycles.push_back(std::move(c));
+    }
+
+    const auto start = std::chrono::steady_clock::now();
+    uint64_t t = 0;
+    for (const Cycle& c : cycles) {
+        top->mode = c.mode;
+        top->lr_shift = c.lr;
+        top->dy_valid = c.dyv;
+        put(top->x_in, c.x);
+        put(top->w_in, c.w);
+        put(top->dy_in, c.dy);
         top->clk = 0;
         top->eval();
         dump(10 * t);
 
-        write_lanes(out, unpack(get(top->y_out), C, AW));
-        write_lanes(out, unpack(get(top->dx_out), R, AW));
-        write_lanes(out, unpack(get(top->dw_out), R, AW));
-        write_lanes(out, unpack(get(top->w_out), C, DW));
-        out << '\n';
+        if (keep_ports) {
+            write_lanes(out, unpack(get(top->y_out), C, AW));
+            write_lanes(out, unpack(get(top->dx_out), R, AW));
+            write_lanes(out, unpack(get(top->dw_out), R, AW));
+            write_lanes(out, unpack(get(top->w_out), C, DW));
+            out << '\n';
+        }
 
         top->clk = 1;
         top->eval();
         dump(10 * t + 5);
         ++t;
     }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cerr << "sim_seconds " << secs << " cycles " << t << "\n";
     top->final();
 #if VM_TRACE
     if (vcd) vcd->close();

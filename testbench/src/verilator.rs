@@ -20,13 +20,28 @@ pub struct BuildOptions {
     pub trace: bool,
     /// `--threads N` of the model (1 = single-threaded).
     pub threads: u32,
+    /// Optimise the C++ for speed (-O2) rather than for build time (-O1).
+    pub fast_cxx: bool,
 }
 
 impl Default for BuildOptions {
+    /// Co-simulation: VCD tracing, one thread, quick C++ build.
     fn default() -> Self {
         BuildOptions {
             trace: true,
             threads: 1,
+            fast_cxx: false,
+        }
+    }
+}
+
+impl BuildOptions {
+    /// Benchmarking: no tracing, optimised C++, `threads` model threads.
+    pub fn speed(threads: u32) -> Self {
+        BuildOptions {
+            trace: false,
+            threads,
+            fast_cxx: true,
         }
     }
 }
@@ -55,7 +70,7 @@ fn verilator_version() -> Result<String, ToolError> {
 pub fn build(cfg: &ArrayConfig, opts: BuildOptions) -> Result<VerilatorModel, ToolError> {
     let files = sysgrad_hdl::generate(cfg);
     let version = verilator_version()?;
-    let flags = format!("trace={} threads={}", opts.trace, opts.threads);
+    let flags = format!("{opts:?}");
     let mut parts: Vec<&[u8]> = vec![HARNESS.as_bytes(), version.as_bytes(), flags.as_bytes()];
     for f in &files {
         parts.push(f.name.as_bytes());
@@ -83,7 +98,7 @@ pub fn build(cfg: &ArrayConfig, opts: BuildOptions) -> Result<VerilatorModel, To
             "-o",
             "Vsa_top",
         ])
-        .args(["-CFLAGS", "-O1"]);
+        .args(["-CFLAGS", if opts.fast_cxx { "-O2" } else { "-O1" }]);
     if opts.trace {
         cmd.arg("--trace");
     }
@@ -126,5 +141,24 @@ impl VerilatorModel {
         }
         run(&mut cmd, work)?;
         Ok((std::fs::read_to_string(&ports)?, wave))
+    }
+
+    /// Runs `stimulus` without sampling the outputs and returns the seconds
+    /// the harness spent in its simulation loop (parsing excluded).
+    pub fn run_timed(&self, stimulus: &str, work: &Path) -> Result<f64, ToolError> {
+        std::fs::create_dir_all(work)?;
+        let stim = work.canonicalize()?.join("stimulus.txt");
+        std::fs::write(&stim, stimulus)?;
+        let out = run(Command::new(&self.exe).arg(&stim).arg("-"), work)?;
+        let err = String::from_utf8_lossy(&out.stderr);
+        err.split_whitespace()
+            .skip_while(|w| *w != "sim_seconds")
+            .nth(1)
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| ToolError::Failed {
+                command: format!("{:?}", self.exe),
+                status: "no sim_seconds line".into(),
+                stderr: err.to_string(),
+            })
     }
 }
