@@ -27,13 +27,11 @@ impl Out {
     }
 }
 
+/// `[w-1:0] ` for a width `w`, empty for a single bit.
 fn range(w: &Width) -> String {
     match &w.0 {
         None => String::new(),
-        Some(w) => match w.parse::<u32>() {
-            Ok(n) => format!("[{}:0] ", n - 1),
-            Err(_) => format!("[{w}-1:0] "),
-        },
+        Some(w) => format!("[{}:0] ", tight(&minus_one(w))),
     }
 }
 
@@ -55,10 +53,10 @@ fn net(n: &Net) -> String {
     };
     let mut s = decl(kind, n.signed, &n.width, &n.name);
     if let Some(a) = &n.array {
-        write!(s, " [0:{a}-1]").unwrap();
+        write!(s, " [0:{}]", tight(&minus_one(a))).unwrap();
     }
     if let Some(e) = &n.init {
-        write!(s, " = {}", e.0).unwrap();
+        write!(s, " = {e}").unwrap();
     }
     s.push(';');
     s
@@ -79,11 +77,11 @@ fn block(o: &mut Out, head: &str, body: &[Stmt]) {
 
 fn stmt(o: &mut Out, s: &Stmt) {
     match s {
-        Stmt::NonBlocking(l, r) => o.line(&format!("{l} <= {};", r.0)),
-        Stmt::Blocking(l, r) => o.line(&format!("{l} = {};", r.0)),
+        Stmt::NonBlocking(l, r) => o.line(&format!("{l} <= {r};")),
+        Stmt::Blocking(l, r) => o.line(&format!("{l} = {r};")),
         Stmt::Comment(c) => o.line(&format!("// {c}")),
         Stmt::If { cond, then, els } => {
-            block(o, &format!("if ({})", cond.0), then);
+            block(o, &format!("if ({cond})"), then);
             if !els.is_empty() {
                 // `end else begin` reads better than a separate line.
                 o.text
@@ -94,9 +92,10 @@ fn stmt(o: &mut Out, s: &Stmt) {
             }
         }
         Stmt::Case { sel, arms, default } => {
-            o.line(&format!("case ({})", sel.0));
+            o.line(&format!("case ({sel})"));
             o.indented(|o| {
                 for (labels, body) in arms {
+                    let labels: Vec<String> = labels.iter().map(Expr::to_string).collect();
                     block(o, &format!("{}:", labels.join(", ")), body);
                 }
                 if default.is_empty() {
@@ -139,10 +138,10 @@ fn item(o: &mut Out, it: &Item) {
             }
         }
         Item::Localparam { name, width, value } => {
-            o.line(&format!("localparam {}{name} = {};", range(width), value.0));
+            o.line(&format!("localparam {}{name} = {value};", range(width)));
         }
         Item::Net(n) => o.line(&net(n)),
-        Item::Assign(l, r) => o.line(&format!("assign {} = {};", l.0, r.0)),
+        Item::Assign(l, r) => o.line(&format!("assign {l} = {r};")),
         Item::Clocked(body) => {
             o.line("always @(posedge clk) begin");
             o.indented(|o| stmts(o, body));
@@ -175,7 +174,7 @@ fn item(o: &mut Out, it: &Item) {
                 let p: Vec<String> = inst
                     .params
                     .iter()
-                    .map(|(n, e)| format!(".{n}({})", e.0))
+                    .map(|(n, e)| format!(".{n}({})", tight(e)))
                     .collect();
                 format!(" #({})", p.join(", "))
             };
@@ -183,11 +182,8 @@ fn item(o: &mut Out, it: &Item) {
             o.indented(|o| {
                 let n = inst.conns.len();
                 for (k, (port, e)) in inst.conns.iter().enumerate() {
-                    o.line(&format!(
-                        ".{port}({}){}",
-                        e.0,
-                        if k + 1 < n { "," } else { "" }
-                    ));
+                    let comma = if k + 1 < n { "," } else { "" };
+                    o.line(&format!(".{port}({e}){comma}"));
                 }
             });
             o.line(");");
@@ -200,7 +196,7 @@ fn item(o: &mut Out, it: &Item) {
         } => {
             o.line(&format!(
                 "for ({var} = 0; {var} < {}; {var} = {var} + 1) begin : {label}",
-                count.0
+                tight(count)
             ));
             o.indented(|o| items(o, body));
             o.line("end");
@@ -211,7 +207,7 @@ fn item(o: &mut Out, it: &Item) {
             then,
             els,
         } => {
-            o.line(&format!("if ({}) begin : {label}", cond.0));
+            o.line(&format!("if ({cond}) begin : {label}"));
             o.indented(|o| items(o, then));
             if els.is_empty() {
                 o.line("end");
@@ -220,16 +216,6 @@ fn item(o: &mut Out, it: &Item) {
                 o.indented(|o| items(o, els));
                 o.line("end");
             }
-        }
-        Item::LintOff {
-            rule,
-            why,
-            items: inner,
-        } => {
-            o.line(&format!("// {why}"));
-            o.line(&format!("/* verilator lint_off {rule} */"));
-            items(o, inner);
-            o.line(&format!("/* verilator lint_on {rule} */"));
         }
     }
 }
@@ -241,7 +227,7 @@ pub fn module(m: &Module) -> String {
         depth: 0,
     };
     for d in &m.doc {
-        o.line(&format!("// {d}").trim_end().to_string());
+        o.line(format!("// {d}").trim_end());
     }
     o.line("// Generated by sysgrad-hdl; do not edit. Contract: docs/ARCHITECTURE.md");
     o.line("`default_nettype none");

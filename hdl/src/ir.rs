@@ -2,48 +2,19 @@
 //! builds and [`crate::emit`] prints. It covers what the array needs and no
 //! more: parameters, ports, nets, continuous assigns, clocked processes with
 //! `if`/`case`, functions, instances and generate loops/conditionals.
-//! Expressions are Verilog text ([`Expr`]): widths are parameter
-//! expressions, so a typed expression tree would only re-spell them.
+//! Expressions, widths included, are [`Expr`] trees.
 
-/// A Verilog expression, kept as source text.
+pub use crate::expr::*;
+
+/// The width of a net or port; `None` is a single bit (no range).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Expr(pub String);
-
-impl Expr {
-    pub fn new(s: impl Into<String>) -> Self {
-        Expr(s.into())
-    }
-    /// `{n{1'b0}}`: an all-zero value `n` bits wide (a parameter expression).
-    pub fn zeros(n: &str) -> Self {
-        Expr(format!("{{{n}{{1'b0}}}}"))
-    }
-    /// `v[k*W +: W]`: lane `k` of a packed bus of `W`-bit lanes.
-    pub fn lane(v: &str, k: &str, w: &str) -> Self {
-        Expr(format!("{v}[({k})*({w}) +: {w}]"))
-    }
-}
-
-impl From<&str> for Expr {
-    fn from(s: &str) -> Self {
-        Expr(s.to_string())
-    }
-}
-
-impl From<String> for Expr {
-    fn from(s: String) -> Self {
-        Expr(s)
-    }
-}
-
-/// A bit range `[msb:0]` given by its width; `None` is a single bit.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Width(pub Option<String>);
+pub struct Width(pub Option<Expr>);
 
 impl Width {
     pub fn bit() -> Self {
         Width(None)
     }
-    pub fn of(w: impl Into<String>) -> Self {
+    pub fn of(w: impl Into<Expr>) -> Self {
         Width(Some(w.into()))
     }
 }
@@ -66,6 +37,7 @@ pub struct Port {
 pub struct Param {
     pub name: String,
     pub default: i64,
+    /// Shown as a trailing comment.
     pub doc: String,
 }
 
@@ -82,7 +54,7 @@ pub struct Net {
     pub name: String,
     pub width: Width,
     pub signed: bool,
-    pub array: Option<String>,
+    pub array: Option<Expr>,
     /// For wires: a declaration assignment (`wire x = ...;`).
     pub init: Option<Expr>,
 }
@@ -91,18 +63,18 @@ pub struct Net {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stmt {
     /// `lhs <= rhs;`
-    NonBlocking(String, Expr),
+    NonBlocking(Expr, Expr),
     /// `lhs = rhs;` (functions only)
-    Blocking(String, Expr),
+    Blocking(Expr, Expr),
     If {
         cond: Expr,
         then: Vec<Stmt>,
         els: Vec<Stmt>,
     },
-    /// `case (sel)`; each arm lists its labels; `default` may be empty.
+    /// `case (sel)`; each arm lists its labels; an empty `default` holds.
     Case {
         sel: Expr,
-        arms: Vec<(Vec<String>, Vec<Stmt>)>,
+        arms: Vec<(Vec<Expr>, Vec<Stmt>)>,
         default: Vec<Stmt>,
     },
     Comment(String),
@@ -156,12 +128,6 @@ pub enum Item {
         label: String,
         then: Vec<Item>,
         els: Vec<Item>,
-    },
-    /// Verilator lint control around `items`, with the reason.
-    LintOff {
-        rule: String,
-        why: String,
-        items: Vec<Item>,
     },
 }
 
@@ -233,7 +199,8 @@ impl Net {
         self.signed = true;
         self
     }
-    pub fn array(mut self, n: &str) -> Self {
+    /// Makes this an unpacked array of `n` elements.
+    pub fn array(mut self, n: impl Into<Expr>) -> Self {
         self.array = Some(n.into());
         self
     }
@@ -246,14 +213,64 @@ impl Net {
     }
 }
 
+pub fn localparam(name: &str, width: Width, value: impl Into<Expr>) -> Item {
+    Item::Localparam {
+        name: name.into(),
+        width,
+        value: value.into(),
+    }
+}
+
 pub fn assign(lhs: impl Into<Expr>, rhs: impl Into<Expr>) -> Item {
     Item::Assign(lhs.into(), rhs.into())
 }
 
-pub fn nb(lhs: &str, rhs: impl Into<Expr>) -> Stmt {
+pub fn nb(lhs: impl Into<Expr>, rhs: impl Into<Expr>) -> Stmt {
     Stmt::NonBlocking(lhs.into(), rhs.into())
+}
+
+pub fn blocking(lhs: impl Into<Expr>, rhs: impl Into<Expr>) -> Stmt {
+    Stmt::Blocking(lhs.into(), rhs.into())
+}
+
+pub fn if_else(cond: impl Into<Expr>, then: Vec<Stmt>, els: Vec<Stmt>) -> Stmt {
+    Stmt::If {
+        cond: cond.into(),
+        then,
+        els,
+    }
 }
 
 pub fn conn(port: &str, e: impl Into<Expr>) -> (String, Expr) {
     (port.into(), e.into())
+}
+
+pub fn gen_for(var: &str, count: impl Into<Expr>, label: &str, body: Vec<Item>) -> Item {
+    Item::GenFor {
+        var: var.into(),
+        count: count.into(),
+        label: label.into(),
+        body,
+    }
+}
+
+pub fn gen_if(cond: impl Into<Expr>, label: &str, then: Vec<Item>, els: Vec<Item>) -> Item {
+    Item::GenIf {
+        cond: cond.into(),
+        label: label.into(),
+        then,
+        els,
+    }
+}
+
+/// A register `q` that loads `next` every cycle and clears on reset.
+pub fn plain_register(q: &str, width: Width, next: impl Into<Expr>) -> Vec<Item> {
+    let zero = match &width.0 {
+        Some(w) => zeros(w.clone()),
+        None => lit(1, 0),
+    };
+    vec![
+        reg(q, width).item(),
+        Item::Clocked(vec![if_else("rst", vec![nb(q, zero)], vec![nb(q, next)])]),
+    ]
 }

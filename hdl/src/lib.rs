@@ -1,12 +1,15 @@
 //! Verilog generator for the sysgrad training array.
 //!
-//! Data flows config -> IR ([`ir`]) -> Verilog text ([`emit`]). There is one
-//! module per kind (`sa_pe`, `sa_skew`, `sa_top`), parameterized, with the
-//! mesh built by generate loops; only `sa_top`'s parameter defaults depend
-//! on the configuration. The behaviour is specified in
-//! `docs/ARCHITECTURE.md`, which the emulator implements too.
+//! Data flows config -> IR ([`ir`], expressions in [`expr`]) -> Verilog text
+//! ([`emit`]). There is one module per kind (`sa_pe`, `sa_skew`, `sa_top`),
+//! parameterized, with the mesh built by generate loops; only `sa_top`'s
+//! parameter defaults depend on the configuration. The behaviour is
+//! specified in `docs/ARCHITECTURE.md`, which the emulator implements too;
+//! [`delay_reg_name`] and [`output_reg_name`] give the hierarchical names
+//! of the registers outside the PEs for register-level co-simulation.
 
 pub mod emit;
+pub mod expr;
 pub mod ir;
 mod names;
 mod pe;
@@ -54,15 +57,22 @@ pub fn write_all(cfg: &ArrayConfig, dir: &Path) -> io::Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     for f in generate(cfg) {
         let path = dir.join(&f.name);
-        let tmp = dir.join(format!(".{}.tmp", f.name));
-        std::fs::write(&tmp, &f.text)?;
-        std::fs::rename(&tmp, &path)?;
+        write_atomically(&path, &f.text)?;
         written.push(path);
     }
     let cfg_path = dir.join("config.toml");
-    let tmp = dir.join(".config.toml.tmp");
-    std::fs::write(&tmp, cfg.to_toml())?;
-    std::fs::rename(&tmp, &cfg_path)?;
+    write_atomically(&cfg_path, &cfg.to_toml())?;
     written.push(cfg_path);
     Ok(written)
+}
+
+/// Writes a temporary file beside `path` (same file system, so the rename
+/// is atomic), named after this process so concurrent writers do not clash.
+fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
+    let name = path.file_name().expect("a file path").to_string_lossy();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
 }

@@ -5,6 +5,7 @@
 //! one shared multiplier (the sequential baseline).
 
 use crate::ir::*;
+use sysgrad_config::LR_SHIFT_BITS;
 
 /// Mode codes, as in `docs/ARCHITECTURE.md` and `sysgrad_emulator::Mode`.
 pub const MODES: [(&str, u8); 7] = [
@@ -17,197 +18,261 @@ pub const MODES: [(&str, u8); 7] = [
     ("M_DRAIN", 7),
 ];
 
-fn w(s: &str) -> Width {
-    Width::of(s)
+fn acc_w() -> Expr {
+    id("AW")
+}
+
+fn data_w() -> Expr {
+    id("DW")
+}
+
+/// `{v[AW-1], v}`: an accumulator value sign-extended by one bit.
+fn widen(v: &Expr) -> Expr {
+    cat([v.at(acc_w() - 1), v.clone()])
 }
 
 /// `sat_add(a, b)`: `a + b` formed in AW+1 bits, clamped to AW bits.
 fn sat_add() -> Item {
+    let (a, b, s) = (id("a"), id("b"), id("s"));
+    let top = s.at(acc_w());
     Item::Function(Function {
         name: "sat_add".into(),
-        width: w("AW"),
+        width: Width::of(acc_w()),
         signed: true,
-        inputs: vec![("a".into(), w("AW"), true), ("b".into(), w("AW"), true)],
-        locals: vec![reg("s", w("AW+1")).signed()],
+        inputs: vec![
+            ("a".into(), Width::of(acc_w()), true),
+            ("b".into(), Width::of(acc_w()), true),
+        ],
+        locals: vec![reg("s", Width::of(acc_w() + 1)).signed()],
         body: vec![
-            Stmt::Blocking("s".into(), "{a[AW-1], a} + {b[AW-1], b}".into()),
-            Stmt::If {
-                cond: "s[AW] != s[AW-1]".into(),
-                then: vec![Stmt::Blocking(
-                    "sat_add".into(),
-                    "{s[AW], {(AW-1){~s[AW]}}}".into(),
-                )],
-                els: vec![Stmt::Blocking("sat_add".into(), "s[AW-1:0]".into())],
-            },
+            blocking(s.clone(), widen(&a) + widen(&b)),
+            Stmt::Comment("Overflowed iff the top two bits differ.".into()),
+            if_else(
+                top.clone().differs(s.at(acc_w() - 1)),
+                vec![blocking("sat_add", clamp_value(top, acc_w()))],
+                vec![blocking("sat_add", s.bits(acc_w() - 1, 0))],
+            ),
         ],
     })
+}
+
+/// The exact 2*DW-bit product `m` sign-extended to AW bits. The sign is
+/// repeated AW-2*DW+1 times over the low 2*DW-1 bits so that the
+/// replication count is never 0 (AW may equal 2*DW).
+fn extend_product(m: &str) -> Expr {
+    let m = id(m);
+    let n = 2 * data_w();
+    cat([
+        repeat(acc_w() - n.clone() + 1, m.at(n.clone() - 1)),
+        m.bits(n - 2, 0),
+    ])
+}
+
+/// A signed wire of `width` bits driven by `e`.
+fn signed_wire(name: &str, width: Expr, e: Expr) -> Item {
+    wire(name, Width::of(width)).signed().init(e).item()
 }
 
 /// The multipliers: products sign-extended to AW bits for the dX/forward
 /// sum (`p_dx`) and the dW accumulation (`p_dw`).
 fn multipliers() -> Vec<Item> {
-    let extend = |m: &str| format!("{{{{(AW-2*DW+1){{{m}[2*DW-1]}}}}, {m}[2*DW-2:0]}}");
+    let mode_is = |m: &str| id("mode").equals(m);
+    let product = || 2 * data_w();
     vec![
         Item::Comment(
             "Products are exact (2*DW bits); sign-extend them to the accumulator width.".into(),
         ),
-        wire("p_dx", w("AW")).signed().item(),
-        wire("p_dw", w("AW")).signed().item(),
-        Item::GenIf {
-            cond: "INTERLEAVED != 0".into(),
-            label: "g_mul".into(),
-            then: vec![
-                wire("dx_op", w("DW"))
-                    .signed()
-                    .init("(mode == M_FWD) ? x_in : d_in")
-                    .item(),
-                wire("m_dx", w("2*DW")).signed().init("w * dx_op").item(),
-                wire("m_dw", w("2*DW")).signed().init("d_in * x_in").item(),
-                assign("p_dx", extend("m_dx")),
-                assign("p_dw", extend("m_dw")),
+        wire("p_dx", Width::of(acc_w())).signed().item(),
+        wire("p_dw", Width::of(acc_w())).signed().item(),
+        gen_if(
+            id("INTERLEAVED").differs(0),
+            "g_mul",
+            vec![
+                signed_wire("dx_op", data_w(), cond(mode_is("M_FWD"), "x_in", "d_in")),
+                signed_wire("m_dx", product(), id("w") * "dx_op"),
+                signed_wire("m_dw", product(), id("d_in") * "x_in"),
+                assign("p_dx", extend_product("m_dx")),
+                assign("p_dw", extend_product("m_dw")),
             ],
-            els: vec![
+            vec![
                 Item::Comment("One multiplier, its operands chosen by mode.".into()),
-                wire("op_a", w("DW"))
-                    .signed()
-                    .init("(mode == M_BWD_DW) ? d_in : w")
-                    .item(),
-                wire("op_b", w("DW"))
-                    .signed()
-                    .init("(mode == M_BWD_DX) ? d_in : x_in")
-                    .item(),
-                wire("m_one", w("2*DW")).signed().init("op_a * op_b").item(),
-                assign("p_dx", extend("m_one")),
-                assign("p_dw", extend("m_one")),
+                signed_wire("op_a", data_w(), cond(mode_is("M_BWD_DW"), "d_in", "w")),
+                signed_wire("op_b", data_w(), cond(mode_is("M_BWD_DX"), "d_in", "x_in")),
+                signed_wire("m_one", product(), id("op_a") * "op_b"),
+                assign("p_dx", extend_product("m_one")),
+                assign("p_dw", extend_product("m_one")),
             ],
-        },
+        ),
     ]
 }
 
 /// The SGD step `w - round_shift(dw, FRAC + lr_shift)`, saturated to DW bits.
 fn sgd_update() -> Vec<Item> {
+    let (shamt, w, dw) = (id("shamt"), id("w"), id("dw"));
+    let (dw_step, w_diff) = (id("dw_step"), id("w_diff"));
+    // Shift amounts reach FRAC + 63 < 128: 7 bits.
+    let w7 = || Width::of(7);
+    let round = (call("$signed", [widen(&dw)]) + call("$signed", [id("half")])).ashr(shamt.clone());
+    let high = w_diff.bits(acc_w() + 1, data_w() - 1);
+    let high_bits = || acc_w() + 3 - data_w();
     vec![
-        Item::Comment("SGD: round half up at shift FRAC+lr_shift (0 for shifts >= AW), then saturate.".into()),
-        Item::Localparam { name: "FRAC7".into(), width: w("7"), value: "FRAC[6:0]".into() },
-        Item::Localparam { name: "AW7".into(), width: w("7"), value: "AW[6:0]".into() },
-        wire("shamt", w("7")).init("FRAC7 + {1'b0, lr_shift}").item(),
-        wire("one", w("AW+1")).init("{{AW{1'b0}}, 1'b1}").item(),
-        wire("half", w("AW+1")).init("(shamt == 7'd0) ? {(AW+1){1'b0}} : (one << (shamt - 7'd1))").item(),
-        wire("dw_round", w("AW+1")).signed().init("($signed({dw[AW-1], dw}) + $signed(half)) >>> shamt").item(),
-        wire("dw_step", w("AW+1")).signed().init("(shamt >= AW7) ? {(AW+1){1'b0}} : dw_round").item(),
-        wire("w_diff", w("AW+2")).signed().init("{{(AW+2-DW){w[DW-1]}}, w} - {dw_step[AW], dw_step}").item(),
-        wire("w_fits", Width::bit())
-            .init("(w_diff[AW+1:DW-1] == {(AW+3-DW){1'b0}}) || (w_diff[AW+1:DW-1] == {(AW+3-DW){1'b1}})")
+        Item::Comment(
+            "SGD: round half up at shift FRAC+lr_shift (0 for shifts >= AW), then saturate.".into(),
+        ),
+        localparam("FRAC7", w7(), id("FRAC").bits(6, 0)),
+        localparam("AW7", w7(), acc_w().bits(6, 0)),
+        wire("shamt", w7())
+            .init(id("FRAC7") + cat([lit(1, 0), id("lr_shift")]))
             .item(),
-        wire("w_next", w("DW")).signed().init("w_fits ? w_diff[DW-1:0] : {w_diff[AW+1], {(DW-1){~w_diff[AW+1]}}}").item(),
+        wire("one", Width::of(acc_w() + 1))
+            .init(cat([zeros(acc_w()), lit(1, 1)]))
+            .item(),
+        wire("half", Width::of(acc_w() + 1))
+            .init(cond(
+                shamt.clone().equals(lit(7, 0)),
+                zeros(acc_w() + 1),
+                id("one") << (shamt.clone() - lit(7, 1)),
+            ))
+            .item(),
+        Item::Comment("The rounding sum cannot overflow AW+1 bits.".into()),
+        signed_wire("dw_round", acc_w() + 1, round),
+        signed_wire(
+            "dw_step",
+            acc_w() + 1,
+            cond(shamt.at_least("AW7"), zeros(acc_w() + 1), "dw_round"),
+        ),
+        Item::Comment(
+            "The difference is exact in AW+2 bits; it fits DW bits iff bits AW+1..DW-1 agree."
+                .into(),
+        ),
+        signed_wire(
+            "w_diff",
+            acc_w() + 2,
+            cat([repeat(acc_w() + 2 - data_w(), w.at(data_w() - 1)), w])
+                - cat([dw_step.at(acc_w()), dw_step]),
+        ),
+        wire("w_fits", Width::bit())
+            .init(
+                high.clone()
+                    .equals(zeros(high_bits()))
+                    .or(high.equals(ones(high_bits()))),
+            )
+            .item(),
+        signed_wire(
+            "w_next",
+            data_w(),
+            cond(
+                "w_fits",
+                w_diff.bits(data_w() - 1, 0),
+                clamp_value(w_diff.at(acc_w() + 1), data_w()),
+            ),
+        ),
     ]
 }
 
 fn registers() -> Item {
-    let dx = || {
-        vec![
-            nb("d", "d_in"),
-            nb("dv", "dv_in"),
-            nb("psh", "sat_add(psh_in, p_dx)"),
-        ]
-    };
+    let acc = |r: &str, p: &str| nb(r, call("sat_add", [id(&format!("{r}_in")), id(p)]));
+    let dx = || vec![nb("d", "d_in"), nb("dv", "dv_in"), acc("psh", "p_dx")];
     let dw = || {
         vec![
             nb("d", "d_in"),
             nb("dv", "dv_in"),
             nb("x", "x_in"),
-            Stmt::If {
-                cond: "dv_in".into(),
-                then: vec![nb("dw", "sat_add(dw, p_dw)")],
-                els: vec![],
-            },
+            if_else(
+                "dv_in",
+                vec![nb("dw", call("sat_add", [id("dw"), id("p_dw")]))],
+                vec![],
+            ),
         ]
     };
     let mut il = dx();
     il.extend(dw().into_iter().skip(2));
-    let reset = ["w", "x", "d", "psv", "psh", "dw"]
+    let mut reset: Vec<Stmt> = ["w", "x", "d"]
         .iter()
-        .map(|r| {
-            nb(
-                r,
-                Expr::zeros(if matches!(*r, "w" | "x" | "d") {
-                    "DW"
-                } else {
-                    "AW"
-                }),
-            )
-        })
-        .chain([nb("dv", "1'b0")])
+        .map(|r| nb(*r, zeros(data_w())))
         .collect();
-    Item::Clocked(vec![Stmt::If {
-        cond: "rst".into(),
-        then: reset,
-        els: vec![Stmt::Case {
-            sel: "mode".into(),
+    reset.extend(["psv", "psh", "dw"].iter().map(|r| nb(*r, zeros(acc_w()))));
+    reset.push(nb("dv", lit(1, 0)));
+    let arm = |m: &str, body: Vec<Stmt>| (vec![id(m)], body);
+    Item::Clocked(vec![if_else(
+        "rst",
+        reset,
+        vec![Stmt::Case {
+            sel: id("mode"),
             arms: vec![
-                (vec!["M_LOAD".into()], vec![nb("w", "w_in")]),
-                (
-                    vec!["M_FWD".into()],
-                    vec![nb("x", "x_in"), nb("psv", "sat_add(psv_in, p_dx)")],
+                arm("M_LOAD", vec![nb("w", "w_in")]),
+                arm("M_FWD", vec![nb("x", "x_in"), acc("psv", "p_dx")]),
+                arm("M_BWD_DX", dx()),
+                arm("M_BWD_DW", dw()),
+                arm(
+                    "M_BWD_IL",
+                    vec![if_else(id("INTERLEAVED").differs(0), il, vec![])],
                 ),
-                (vec!["M_BWD_DX".into()], dx()),
-                (vec!["M_BWD_DW".into()], dw()),
-                (
-                    vec!["M_BWD_IL".into()],
-                    vec![Stmt::If {
-                        cond: "INTERLEAVED != 0".into(),
-                        then: il,
-                        els: vec![],
-                    }],
+                arm(
+                    "M_UPDATE",
+                    vec![nb("w", "w_next"), nb("dw", zeros(acc_w()))],
                 ),
-                (
-                    vec!["M_UPDATE".into()],
-                    vec![nb("w", "w_next"), nb("dw", Expr::zeros("AW"))],
-                ),
-                (vec!["M_DRAIN".into()], vec![nb("dw", "dw_in")]),
+                arm("M_DRAIN", vec![nb("dw", "dw_in")]),
             ],
             default: vec![],
         }],
-    }])
+    )])
+}
+
+/// The PE's state, also its outputs (`<name>_out`) and neighbour inputs
+/// (`<name>_in`): name, width, signed. Only the valid bit is unsigned.
+fn state() -> [(&'static str, Width, bool); 7] {
+    [
+        ("w", Width::of(data_w()), true),
+        ("x", Width::of(data_w()), true),
+        ("d", Width::of(data_w()), true),
+        ("dv", Width::bit(), false),
+        ("psv", Width::of(acc_w()), true),
+        ("psh", Width::of(acc_w()), true),
+        ("dw", Width::of(acc_w()), true),
+    ]
 }
 
 pub fn module() -> Module {
-    let dw = || w("DW");
-    let aw = || w("AW");
     let mut items: Vec<Item> = MODES
         .iter()
-        .map(|(n, c)| Item::Localparam {
-            name: n.to_string(),
-            width: w("4"),
-            value: format!("4'd{c}").into(),
-        })
+        .map(|(n, c)| localparam(n, Width::of(4), lit(4, u64::from(*c))))
         .collect();
-    items.push(reg("w", dw()).signed().item());
-    items.push(reg("x", dw()).signed().item());
-    items.push(reg("d", dw()).signed().item());
-    items.push(reg("dv", Width::bit()).item());
-    items.push(reg("psv", aw()).signed().item());
-    items.push(reg("psh", aw()).signed().item());
-    items.push(reg("dw", aw()).signed().item());
+    for (r, width, signed) in state() {
+        items.push(
+            Net {
+                signed,
+                ..reg(r, width)
+            }
+            .item(),
+        );
+    }
     items.push(sat_add());
     items.extend(multipliers());
     items.extend(sgd_update());
     items.push(registers());
-    for (o, r) in [
-        ("w_out", "w"),
-        ("x_out", "x"),
-        ("d_out", "d"),
-        ("dv_out", "dv"),
-        ("psv_out", "psv"),
-        ("psh_out", "psh"),
-        ("dw_out", "dw"),
-    ] {
-        items.push(assign(o, r));
+    for (r, ..) in state() {
+        items.push(assign(id(&format!("{r}_out")), id(r)));
+    }
+    let mut ports = vec![
+        input("clk", Width::bit()),
+        input("rst", Width::bit()),
+        input("mode", Width::of(4)),
+        input("lr_shift", Width::of(LR_SHIFT_BITS)),
+    ];
+    for (dir, suffix) in [(input as fn(&str, Width) -> Port, "_in"), (output, "_out")] {
+        for (r, width, signed) in state() {
+            ports.push(Port {
+                signed,
+                ..dir(&format!("{r}{suffix}"), width)
+            });
+        }
     }
     Module {
         name: "sa_pe".into(),
         doc: vec![
-            "sa_pe: one processing element of the training array.".into(),
+            "sa_pe: one processing element of the training array; it implements the mode table."
+                .into(),
             "Weight-stationary forward and dX, output-stationary dW, in-place SGD update.".into(),
         ],
         params: vec![
@@ -220,26 +285,7 @@ pub fn module() -> Module {
                 "1: two multipliers (dX and dW in one pass); 0: one",
             ),
         ],
-        ports: vec![
-            input("clk", Width::bit()),
-            input("rst", Width::bit()),
-            input("mode", w("4")),
-            input("lr_shift", w("6")),
-            input("w_in", dw()).signed(),
-            input("x_in", dw()).signed(),
-            input("d_in", dw()).signed(),
-            input("dv_in", Width::bit()),
-            input("psv_in", aw()).signed(),
-            input("psh_in", aw()).signed(),
-            input("dw_in", aw()).signed(),
-            output("w_out", dw()).signed(),
-            output("x_out", dw()).signed(),
-            output("d_out", dw()).signed(),
-            output("dv_out", Width::bit()),
-            output("psv_out", aw()).signed(),
-            output("psh_out", aw()).signed(),
-            output("dw_out", aw()).signed(),
-        ],
+        ports,
         genvars: vec![],
         items,
     }

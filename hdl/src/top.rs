@@ -1,23 +1,35 @@
-//! `sa_top`: the R x C mesh of `sa_pe` with its input skews and output
-//! deskews. Neighbour nets are arrays indexed `i*C + j` by the PE that
-//! drives them; the edges of the mesh are wired here by generate-if.
+//! `sa_top`: the R x C mesh of `sa_pe` with its input skews, output
+//! deskews and output registers. Neighbour nets are arrays indexed `i*C+j`
+//! by the PE that drives them; the edges of the mesh are wired here by
+//! generate-if. PE(i,j) is `g_row[i].g_col[j].u_pe`.
 
 use crate::ir::*;
-use sysgrad_config::ArrayConfig;
+use sysgrad_config::{ArrayConfig, LR_SHIFT_BITS};
 
-fn w(s: &str) -> Width {
-    Width::of(s)
+/// `e + k` for any sign of `k`, printing `e-1` rather than `e+-1`.
+fn offset(e: Expr, k: i64) -> Expr {
+    match k {
+        0 => e,
+        k if k > 0 => e + k,
+        k => e - (-k),
+    }
 }
 
-fn skew(name: &str, lanes: &str, width: &str, deskew: u8, extra: u8, d: &str, q: &str) -> Item {
-    Item::Instance(Instance {
+/// Index of PE(i+di, j+dj) in the mesh net arrays: `(i+di)*C + j+dj`.
+fn cell(di: i64, dj: i64) -> Expr {
+    offset(offset(id("i"), di) * "C" + "j", dj)
+}
+
+/// A skew or deskew bank of `lanes` lanes. With one lane it has no
+/// registers (and would leave clk/rst unused), so it is a wire instead.
+fn bank(name: &str, lanes: &str, width: Expr, deskew: bool, d: &str, q: &str) -> Item {
+    let inst = Item::Instance(Instance {
         module: "sa_skew".into(),
-        name: name.into(),
+        name: format!("u_{name}"),
         params: vec![
-            ("LANES".into(), lanes.into()),
-            ("W".into(), width.into()),
-            ("DESKEW".into(), deskew.to_string().into()),
-            ("EXTRA".into(), extra.to_string().into()),
+            ("LANES".into(), id(lanes)),
+            ("W".into(), width),
+            ("DESKEW".into(), int(deskew as i64)),
         ],
         conns: vec![
             conn("clk", "clk"),
@@ -25,49 +37,55 @@ fn skew(name: &str, lanes: &str, width: &str, deskew: u8, extra: u8, d: &str, q:
             conn("d", d),
             conn("q", q),
         ],
-    })
-}
-
-/// An input skew; with one lane it has no registers and is just a wire.
-fn input_skew(lanes: &str, name: &str, width: &str, d: &str, q: &str) -> Item {
-    Item::GenIf {
-        cond: format!("{lanes} > 1").into(),
-        label: format!("g_{}", &name[2..]),
-        then: vec![skew(name, lanes, width, 0, 0, d, q)],
-        els: vec![assign(q, d)],
-    }
+    });
+    gen_if(
+        id(lanes).greater(1),
+        &format!("g_{name}"),
+        vec![inst],
+        vec![assign(q, d)],
+    )
 }
 
 /// The PE at (i, j) with its west and north edge rules.
 fn pe_cell() -> Vec<Item> {
-    let here = "i*C+j";
-    let west = |net: &str, edge: Expr| Item::GenIf {
-        cond: "j == 0".into(),
-        label: format!("g_w_{net}"),
-        then: vec![assign(format!("{net}_i"), edge)],
-        els: vec![assign(format!("{net}_i"), format!("{net}_o[i*C+j-1]"))],
+    let west = |net: &str, edge: Expr| {
+        gen_if(
+            id("j").equals(0),
+            &format!("g_w_{net}"),
+            vec![assign(id(&format!("{net}_i")), edge)],
+            vec![assign(
+                id(&format!("{net}_i")),
+                id(&format!("{net}_o")).at(cell(0, -1)),
+            )],
+        )
     };
-    let north = |net: &str, edge: Expr| Item::GenIf {
-        cond: "i == 0".into(),
-        label: format!("g_n_{net}"),
-        then: vec![assign(format!("{net}_i"), edge)],
-        els: vec![assign(format!("{net}_i"), format!("{net}_o[(i-1)*C+j]"))],
+    let north = |net: &str, edge: Expr| {
+        gen_if(
+            id("i").equals(0),
+            &format!("g_n_{net}"),
+            vec![assign(id(&format!("{net}_i")), edge)],
+            vec![assign(
+                id(&format!("{net}_i")),
+                id(&format!("{net}_o")).at(cell(-1, 0)),
+            )],
+        )
     };
+    let (j, dy_lane) = (id("j"), id("DW") + 1);
     let mut items = vec![
-        wire("x_i", w("DW")).item(),
-        wire("w_i", w("DW")).item(),
-        wire("d_i", w("DW")).item(),
+        wire("x_i", Width::of("DW")).item(),
+        wire("w_i", Width::of("DW")).item(),
+        wire("d_i", Width::of("DW")).item(),
         wire("dv_i", Width::bit()).item(),
-        wire("psv_i", w("AW")).item(),
-        wire("psh_i", w("AW")).item(),
-        wire("dw_i", w("AW")).item(),
-        west("x", Expr::lane("x_sk", "i", "DW")),
-        west("psh", Expr::zeros("AW")),
-        west("dw", Expr::zeros("AW")),
-        north("w", Expr::lane("w_in", "j", "DW")),
-        north("d", Expr::new("dy_sk[j*(DW+1) +: DW]")),
-        north("dv", Expr::new("dy_sk[j*(DW+1) + DW]")),
-        north("psv", Expr::zeros("AW")),
+        wire("psv_i", Width::of("AW")).item(),
+        wire("psh_i", Width::of("AW")).item(),
+        wire("dw_i", Width::of("AW")).item(),
+        west("x", id("x_sk").lane("i", "DW")),
+        west("psh", zeros("AW")),
+        west("dw", zeros("AW")),
+        north("w", id("w_in").lane("j", "DW")),
+        north("d", id("dy_sk").part(j.clone() * dy_lane.clone(), "DW")),
+        north("dv", id("dy_sk").at(j * dy_lane + "DW")),
+        north("psv", zeros("AW")),
     ];
     let mut conns = vec![
         conn("clk", "clk"),
@@ -75,121 +93,167 @@ fn pe_cell() -> Vec<Item> {
         conn("mode", "mode"),
         conn("lr_shift", "lr_shift"),
     ];
-    for n in ["w", "x", "d", "dv", "psv", "psh", "dw"] {
-        conns.push(conn(&format!("{n}_in"), format!("{n}_i")));
+    let nets = ["w", "x", "d", "dv", "psv", "psh", "dw"];
+    for n in nets {
+        conns.push(conn(&format!("{n}_in"), id(&format!("{n}_i"))));
     }
-    for n in ["w", "x", "d", "dv", "psv", "psh", "dw"] {
-        conns.push(conn(&format!("{n}_out"), format!("{n}_o[{here}]")));
+    for n in nets {
+        conns.push(conn(
+            &format!("{n}_out"),
+            id(&format!("{n}_o")).at(cell(0, 0)),
+        ));
     }
     items.push(Item::Instance(Instance {
         module: "sa_pe".into(),
         name: "u_pe".into(),
         params: ["DW", "AW", "FRAC", "INTERLEAVED"]
             .iter()
-            .map(|p| (p.to_string(), Expr::from(*p)))
+            .map(|p| (p.to_string(), id(p)))
             .collect(),
         conns,
     }));
     items
 }
 
+/// Output registers `<reg>` in `g_<reg-stem>_out[k]`, loading lane k of
+/// `src` every cycle and driving lane k of the output port `out`.
+fn output_registers(var: &str, lanes: &str, reg: &str, src: &str, out: &str) -> Item {
+    let mut body = plain_register(reg, Width::of("AW"), id(src).lane(var, "AW"));
+    body.push(assign(id(out).lane(var, "AW"), reg));
+    let stem = reg.trim_end_matches("_q");
+    gen_for(var, lanes, &format!("g_{stem}_out"), body)
+}
+
+fn mesh_net(name: &str, width: Width) -> Item {
+    wire(name, width).array(id("R") * "C").item()
+}
+
+fn items() -> Vec<Item> {
+    let (i, j) = (|| id("i"), || id("j"));
+    let south = || id("R") - 1;
+    let east = || i() * "C" + "C" - 1;
+    vec![
+        Item::Comment(
+            "Input skews: row i of x and column j of {dy_valid, dy} are delayed by i and j cycles."
+                .into(),
+        ),
+        wire("x_sk", Width::of(id("R") * "DW")).item(),
+        wire("dy_cat", Width::of(id("C") * (id("DW") + 1))).item(),
+        wire("dy_sk", Width::of(id("C") * (id("DW") + 1))).item(),
+        gen_for(
+            "j",
+            "C",
+            "g_dy_cat",
+            vec![assign(
+                id("dy_cat").lane("j", id("DW") + 1),
+                cat([id("dy_valid"), id("dy_in").lane("j", "DW")]),
+            )],
+        ),
+        bank("xskew", "R", id("DW"), false, "x_in", "x_sk"),
+        bank("dyskew", "C", id("DW") + 1, false, "dy_cat", "dy_sk"),
+        Item::Comment("Mesh nets, driven by PE(i,j) at index i*C+j.".into()),
+        mesh_net("w_o", Width::of("DW")),
+        mesh_net("x_o", Width::of("DW")),
+        mesh_net("d_o", Width::of("DW")),
+        mesh_net("dv_o", Width::bit()),
+        mesh_net("psv_o", Width::of("AW")),
+        mesh_net("psh_o", Width::of("AW")),
+        mesh_net("dw_o", Width::of("AW")),
+        gen_for(
+            "i",
+            "R",
+            "g_row",
+            vec![gen_for("j", "C", "g_col", pe_cell())],
+        ),
+        Item::Comment(
+            "South and east edges. x leaves the east edge and d/dv the south edge".into(),
+        ),
+        Item::Comment("unread: the *_unused wires (Verilator's --unused-regexp) say so.".into()),
+        wire("y_south", Width::of(id("C") * "AW")).item(),
+        wire("dx_east", Width::of(id("R") * "AW")).item(),
+        gen_for(
+            "j",
+            "C",
+            "g_south",
+            vec![
+                assign(
+                    id("y_south").lane("j", "AW"),
+                    id("psv_o").at(south() * "C" + j()),
+                ),
+                assign(
+                    id("w_out").lane("j", "DW"),
+                    id("w_o").at(south() * "C" + j()),
+                ),
+                wire("d_unused", Width::of("DW"))
+                    .init(id("d_o").at(south() * "C" + j()))
+                    .item(),
+                wire("dv_unused", Width::bit())
+                    .init(id("dv_o").at(south() * "C" + j()))
+                    .item(),
+            ],
+        ),
+        gen_for(
+            "i",
+            "R",
+            "g_east",
+            vec![
+                assign(id("dx_east").lane("i", "AW"), id("psh_o").at(east())),
+                assign(id("dw_out").lane("i", "AW"), id("dw_o").at(east())),
+                wire("x_unused", Width::of("DW"))
+                    .init(id("x_o").at(east()))
+                    .item(),
+            ],
+        ),
+        Item::Comment(
+            "Output deskews: column j of y waits C-1-j cycles, row i of dX R-1-i,".into(),
+        ),
+        Item::Comment("then every lane has its output register (y_q, dx_q).".into()),
+        wire("y_dsk", Width::of(id("C") * "AW")).item(),
+        wire("dx_dsk", Width::of(id("R") * "AW")).item(),
+        bank("ydeskew", "C", id("AW"), true, "y_south", "y_dsk"),
+        bank("dxdeskew", "R", id("AW"), true, "dx_east", "dx_dsk"),
+        output_registers("j", "C", "y_q", "y_dsk", "y_out"),
+        output_registers("i", "R", "dx_q", "dx_dsk", "dx_out"),
+    ]
+}
+
 pub fn module(cfg: &ArrayConfig) -> Module {
     let f = cfg.format;
-    let mesh_nets = vec![
-        wire("x_o", w("DW")).array("R*C").item(),
-        wire("d_o", w("DW")).array("R*C").item(),
-        wire("dv_o", Width::bit()).array("R*C").item(),
-    ];
-    let items = vec![
-        Item::Comment("Input skews: row i of x and column j of {dy_valid, dy} are delayed by i and j cycles.".into()),
-        wire("x_sk", w("R*DW")).item(),
-        wire("dy_cat", w("C*(DW+1)")).item(),
-        wire("dy_sk", w("C*(DW+1)")).item(),
-        Item::GenFor {
-            var: "j".into(),
-            count: "C".into(),
-            label: "g_dy_cat".into(),
-            body: vec![assign("dy_cat[j*(DW+1) +: DW+1]", "{dy_valid, dy_in[j*DW +: DW]}")],
-        },
-        input_skew("R", "u_xskew", "DW", "x_in", "x_sk"),
-        input_skew("C", "u_dyskew", "DW+1", "dy_cat", "dy_sk"),
-        Item::Comment("Mesh nets, driven by PE(i,j) at index i*C+j.".into()),
-        wire("w_o", w("DW")).array("R*C").item(),
-        wire("psv_o", w("AW")).array("R*C").item(),
-        wire("psh_o", w("AW")).array("R*C").item(),
-        wire("dw_o", w("AW")).array("R*C").item(),
-        Item::LintOff {
-            rule: "UNUSEDSIGNAL".into(),
-            why: "x leaves the east edge and d/dv the south edge of the mesh unused.".into(),
-            items: mesh_nets,
-        },
-        Item::GenFor {
-            var: "i".into(),
-            count: "R".into(),
-            label: "g_row".into(),
-            body: vec![Item::GenFor { var: "j".into(), count: "C".into(), label: "g_col".into(), body: pe_cell() }],
-        },
-        Item::Comment("Output deskews: column j of y waits C-1-j cycles, row i of dX R-1-i, then an output register.".into()),
-        wire("y_raw", w("C*AW")).item(),
-        wire("dx_raw", w("R*AW")).item(),
-        Item::GenFor {
-            var: "j".into(),
-            count: "C".into(),
-            label: "g_south".into(),
-            body: vec![
-                assign(Expr::lane("y_raw", "j", "AW"), "psv_o[(R-1)*C+j]"),
-                assign(Expr::lane("w_out", "j", "DW"), "w_o[(R-1)*C+j]"),
-            ],
-        },
-        Item::GenFor {
-            var: "i".into(),
-            count: "R".into(),
-            label: "g_east".into(),
-            body: vec![
-                assign(Expr::lane("dx_raw", "i", "AW"), "psh_o[i*C+C-1]"),
-                assign(Expr::lane("dw_out", "i", "AW"), "dw_o[i*C+C-1]"),
-            ],
-        },
-        skew("u_ydeskew", "C", "AW", 1, 1, "y_raw", "y_out"),
-        skew("u_dxdeskew", "R", "AW", 1, 1, "dx_raw", "dx_out"),
-    ];
     Module {
         name: "sa_top".into(),
         doc: vec![
-            format!(
-                "sa_top: {}x{} gradient-interleaving systolic training array with skew/deskew.",
-                cfg.rows(),
-                cfg.cols()
-            ),
+            "sa_top: R x C systolic training array (gradient interleaving) with input skews,"
+                .into(),
+            "output deskews and output registers. PE(i,j) is g_row[i].g_col[j].u_pe.".into(),
             "Modes: 0 IDLE, 1 LOAD, 2 FWD, 3 BWD_DX, 4 BWD_DW, 5 BWD_IL, 6 UPDATE, 7 DRAIN.".into(),
         ],
         params: vec![
             param("R", cfg.rows() as i64, "PE rows (reduction dimension K)"),
             param("C", cfg.cols() as i64, "PE columns (output dimension M)"),
-            param("DW", f.in_bits as i64, "data width"),
-            param("AW", f.acc_bits as i64, "accumulator width"),
-            param("FRAC", f.frac_bits as i64, "fractional bits of data"),
+            param("DW", f.in_bits.into(), "data width"),
+            param("AW", f.acc_bits.into(), "accumulator width"),
+            param("FRAC", f.frac_bits.into(), "fractional bits of data"),
             param(
                 "INTERLEAVED",
-                cfg.interleaved() as i64,
+                cfg.interleaved().into(),
                 "1: interleaved backward PEs",
             ),
         ],
         ports: vec![
             input("clk", Width::bit()),
             input("rst", Width::bit()),
-            input("mode", w("4")),
-            input("lr_shift", w("6")),
-            input("x_in", w("R*DW")),
-            input("w_in", w("C*DW")),
-            input("dy_in", w("C*DW")),
+            input("mode", Width::of(4)),
+            input("lr_shift", Width::of(LR_SHIFT_BITS)),
+            input("x_in", Width::of(id("R") * "DW")),
+            input("w_in", Width::of(id("C") * "DW")),
+            input("dy_in", Width::of(id("C") * "DW")),
             input("dy_valid", Width::bit()),
-            output("y_out", w("C*AW")),
-            output("dx_out", w("R*AW")),
-            output("dw_out", w("R*AW")),
-            output("w_out", w("C*DW")),
+            output("y_out", Width::of(id("C") * "AW")),
+            output("dx_out", Width::of(id("R") * "AW")),
+            output("dw_out", Width::of(id("R") * "AW")),
+            output("w_out", Width::of(id("C") * "DW")),
         ],
         genvars: vec!["i".into(), "j".into()],
-        items,
+        items: items(),
     }
 }

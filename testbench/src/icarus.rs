@@ -66,11 +66,21 @@ endmodule
 
 /// Compiles and runs the Icarus testbench on `stimulus`; returns the port trace text.
 pub fn run_icarus(cfg: &ArrayConfig, stimulus: &str, work: &Path) -> Result<String, ToolError> {
+    run_icarus_files(cfg, &sysgrad_hdl::generate(cfg), stimulus, work)
+}
+
+/// [`run_icarus`] on the given Verilog files.
+pub fn run_icarus_files(
+    cfg: &ArrayConfig,
+    files: &[sysgrad_hdl::VerilogFile],
+    stimulus: &str,
+    work: &Path,
+) -> Result<String, ToolError> {
     std::fs::create_dir_all(work)?;
     let work = &work.canonicalize()?;
     let mut cmd = Command::new("iverilog");
     cmd.args(["-g2012", "-o", "tb.vvp", "-s", "tb"]);
-    for f in sysgrad_hdl::generate(cfg) {
+    for f in files {
         std::fs::write(work.join(&f.name), &f.text)?;
         cmd.arg(&f.name);
     }

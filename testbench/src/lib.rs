@@ -11,6 +11,7 @@ pub mod compare;
 pub mod icarus;
 pub mod registers;
 pub mod scenario;
+pub mod soak;
 pub mod stimulus;
 pub mod synth;
 pub mod tools;
@@ -59,14 +60,26 @@ pub fn run(
     sim: Simulator,
     work: &Path,
 ) -> Result<CosimReport, CosimError> {
+    run_files(cfg, &sysgrad_hdl::generate(cfg), rec, sim, work)
+}
+
+/// [`run`] on the given Verilog files instead of the generator's output
+/// (used to check that injected faults are caught).
+pub fn run_files(
+    cfg: &ArrayConfig,
+    files: &[sysgrad_hdl::VerilogFile],
+    rec: &Recording,
+    sim: Simulator,
+    work: &Path,
+) -> Result<CosimReport, CosimError> {
     let stim = stimulus::render(cfg, &rec.inputs);
     let want_vcd = rec.snapshots.is_some() && sim == Simulator::Verilator;
     let (text, vcd) = match sim {
         Simulator::Verilator => {
-            let model = verilator::build(cfg, verilator::BuildOptions::default())?;
+            let model = verilator::build_files(cfg, files, verilator::BuildOptions::default())?;
             model.run(&stim, work, want_vcd)?
         }
-        Simulator::Icarus => (icarus::run_icarus(cfg, &stim, work)?, None),
+        Simulator::Icarus => (icarus::run_icarus_files(cfg, files, &stim, work)?, None),
     };
     let got = stimulus::parse_ports(cfg, &text).map_err(CosimError::Trace)?;
     // Registers first: a register mismatch names the PE where things went wrong.

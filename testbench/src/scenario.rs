@@ -41,21 +41,58 @@ impl Rng {
     }
 }
 
-/// Runs the scenario on the emulator, recording ports (and registers with
-/// `snapshots`). Returns the recording and a one-line description.
+/// The shape of one scenario: layer M x K x N, learning-rate shift, and the
+/// seed of its data. Drawn from a seed by [`Spec::from_seed`]; shrinkable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spec {
+    pub m: usize,
+    pub k: usize,
+    pub n: usize,
+    pub lr_shift: u32,
+    pub seed: u64,
+}
+
+impl std::fmt::Display for Spec {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(
+            f,
+            "layer M={} K={} N={} lr_shift {} (data seed {})",
+            self.m, self.k, self.n, self.lr_shift, self.seed
+        )
+    }
+}
+
+impl Spec {
+    /// A layer of up to two tiles in each dimension and a batch of 1..=6.
+    pub fn from_seed(cfg: &ArrayConfig, seed: u64) -> Spec {
+        let mut rng = Rng::new(seed);
+        let (r, c) = (cfg.rows() as i64, cfg.cols() as i64);
+        Spec {
+            m: rng.range(1, 2 * c) as usize,
+            k: rng.range(1, 2 * r) as usize,
+            n: rng.range(1, 6) as usize,
+            lr_shift: rng.range(0, 20) as u32,
+            seed,
+        }
+    }
+}
+
+/// Runs the scenario of `seed` on the emulator, recording ports (and
+/// registers with `snapshots`). Returns the recording and a description.
 pub fn training_step(cfg: &ArrayConfig, seed: u64, snapshots: bool) -> (Recording, String) {
-    let mut rng = Rng::new(seed);
-    let (r, c) = (cfg.rows() as i64, cfg.cols() as i64);
-    let m = rng.range(1, 2 * c) as usize;
-    let k = rng.range(1, 2 * r) as usize;
-    let n = rng.range(1, 6) as usize;
+    run_spec(cfg, &Spec::from_seed(cfg, seed), snapshots)
+}
+
+/// Runs the scenario `spec` on the emulator (see [`training_step`]).
+pub fn run_spec(cfg: &ArrayConfig, spec: &Spec, snapshots: bool) -> (Recording, String) {
+    let mut rng = Rng::new(spec.seed.rotate_left(17) ^ 0xda7a);
+    let (m, k, n, lr_shift) = (spec.m, spec.k, spec.n, spec.lr_shift);
     let bits = cfg.format.in_bits;
     let (w, x, dy) = (
         rng.matrix(m, k, bits),
         rng.matrix(k, n, bits),
         rng.matrix(m, n, bits),
     );
-    let lr_shift = rng.range(0, 20) as u32;
 
     let mut drv = Driver::recording(*cfg, snapshots);
     let mut run = |drv: &mut Driver| -> Result<(), sysgrad_emulator::DriveError> {
@@ -89,9 +126,6 @@ pub fn training_step(cfg: &ArrayConfig, seed: u64, snapshots: bool) -> (Recordin
         Ok(())
     };
     run(&mut drv).expect("scenario inputs are in range by construction");
-    let what = format!(
-        "seed {seed}: layer M={m} K={k} N={n}, lr_shift {lr_shift}, {} cycles",
-        drv.cycle()
-    );
+    let what = format!("{spec}, {} cycles", drv.cycle());
     (drv.recording.take().unwrap(), what)
 }

@@ -10,6 +10,7 @@ use crate::tools::{fnv1a, run, ToolError};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use sysgrad_config::ArrayConfig;
+use sysgrad_hdl::VerilogFile;
 
 pub const HARNESS: &str = include_str!("../cpp/tb_sa_top.cpp");
 
@@ -68,11 +69,20 @@ fn verilator_version() -> Result<String, ToolError> {
 
 /// Generates the RTL for `cfg` and builds (or reuses) its simulator.
 pub fn build(cfg: &ArrayConfig, opts: BuildOptions) -> Result<VerilatorModel, ToolError> {
-    let files = sysgrad_hdl::generate(cfg);
+    build_files(cfg, &sysgrad_hdl::generate(cfg), opts)
+}
+
+/// Builds (or reuses) a simulator of the given Verilog files, e.g. RTL
+/// with a fault injected on purpose.
+pub fn build_files(
+    cfg: &ArrayConfig,
+    files: &[VerilogFile],
+    opts: BuildOptions,
+) -> Result<VerilatorModel, ToolError> {
     let version = verilator_version()?;
     let flags = format!("{opts:?}");
     let mut parts: Vec<&[u8]> = vec![HARNESS.as_bytes(), version.as_bytes(), flags.as_bytes()];
-    for f in &files {
+    for f in files {
         parts.push(f.name.as_bytes());
         parts.push(f.text.as_bytes());
     }
@@ -105,7 +115,7 @@ pub fn build(cfg: &ArrayConfig, opts: BuildOptions) -> Result<VerilatorModel, To
     if opts.threads > 1 {
         cmd.args(["--threads", &opts.threads.to_string()]);
     }
-    for f in &files {
+    for f in files {
         std::fs::write(scratch.join(&f.name), &f.text)?;
         cmd.arg(&f.name);
     }

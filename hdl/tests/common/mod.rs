@@ -1,0 +1,50 @@
+//! Helpers shared by the tool-running tests.
+
+use std::path::Path;
+use std::process::Command;
+use sysgrad_config::{ArrayConfig, Backward, NumberFormat};
+
+/// Fails (never skips) when `tool` is missing, naming the Debian package.
+pub fn require_tool(tool: &str) {
+    let package = match tool {
+        "iverilog" | "vvp" => "iverilog",
+        other => other,
+    };
+    let found = Command::new(tool).arg("-V").output().is_ok();
+    assert!(
+        found,
+        "`{tool}` is not installed: apt-get install {package} (or run scripts/setup.sh)"
+    );
+}
+
+pub fn cfg(r: usize, c: usize, b: Backward, in_bits: u32, acc_bits: u32, frac: u32) -> ArrayConfig {
+    let format = NumberFormat {
+        in_bits,
+        acc_bits,
+        frac_bits: frac,
+    };
+    let cfg = ArrayConfig::new(r, c, b, format);
+    cfg.validate().unwrap();
+    cfg
+}
+
+/// Writes the Verilog of `cfg` into `dir` and returns the file names.
+pub fn write(cfg: &ArrayConfig, dir: &Path) -> Vec<String> {
+    sysgrad_hdl::write_all(cfg, dir).unwrap();
+    sysgrad_hdl::generate(cfg)
+        .into_iter()
+        .map(|f| f.name)
+        .collect()
+}
+
+/// Runs `cmd` in `dir`, asserts success, returns stdout and stderr together.
+pub fn run(cmd: &mut Command, dir: &Path) -> String {
+    let out = cmd.current_dir(dir).output().expect("tool runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{cmd:?} failed:\n{text}");
+    text
+}

@@ -1,0 +1,128 @@
+//! Randomised co-simulation soak: random configurations and seeds for a
+//! bounded time, each case reproducible from its printed seed, and a failing
+//! case shrunk to a smaller layer before it is reported.
+
+use crate::scenario::{self, Rng, Spec};
+use crate::Simulator;
+use std::time::{Duration, Instant};
+use sysgrad_config::{ArrayConfig, Backward, NumberFormat};
+
+/// A random valid configuration from `seed` (sizes up to `max_dim`).
+pub fn random_config(seed: u64, max_dim: usize) -> ArrayConfig {
+    let mut rng = Rng::new(seed ^ 0x5eed_c0f1_9000_0000);
+    let r = rng.range(1, max_dim as i64) as usize;
+    let c = rng.range(1, max_dim as i64) as usize;
+    let in_bits = rng.range(4, 16) as u32;
+    let acc_bits = rng.range((2 * in_bits).max(16) as i64, 48) as u32;
+    let frac_bits = rng.range(0, in_bits as i64 - 1) as u32;
+    let b = if rng.next_u64() % 2 == 0 {
+        Backward::Interleaved
+    } else {
+        Backward::Sequential
+    };
+    ArrayConfig::new(
+        r,
+        c,
+        b,
+        NumberFormat {
+            in_bits,
+            acc_bits,
+            frac_bits,
+        },
+    )
+}
+
+/// One failing case, shrunk.
+#[derive(Debug)]
+pub struct Failure {
+    pub cfg: ArrayConfig,
+    pub spec: Spec,
+    pub error: String,
+}
+
+fn fails(cfg: &ArrayConfig, spec: &Spec, sim: Simulator, work: &std::path::Path) -> Option<String> {
+    let (rec, _) = scenario::run_spec(cfg, spec, sim == Simulator::Verilator);
+    crate::run(cfg, &rec, sim, work)
+        .err()
+        .map(|e| e.to_string())
+}
+
+/// Shrinks a failing spec: halves, then decrements, each layer dimension
+/// while `fails` still reports an error; returns the smallest failing spec
+/// and its error.
+pub fn shrink(
+    mut spec: Spec,
+    mut error: String,
+    mut fails: impl FnMut(&Spec) -> Option<String>,
+) -> (Spec, String) {
+    loop {
+        let smaller = [
+            Spec {
+                m: spec.m / 2,
+                ..spec
+            },
+            Spec {
+                k: spec.k / 2,
+                ..spec
+            },
+            Spec {
+                n: spec.n / 2,
+                ..spec
+            },
+            Spec {
+                m: spec.m - 1,
+                ..spec
+            },
+            Spec {
+                k: spec.k - 1,
+                ..spec
+            },
+            Spec {
+                n: spec.n - 1,
+                ..spec
+            },
+        ];
+        let next = smaller
+            .into_iter()
+            .filter(|s| s.m >= 1 && s.k >= 1 && s.n >= 1 && *s != spec)
+            .find_map(|s| fails(&s).map(|e| (s, e)));
+        match next {
+            Some((s, e)) => (spec, error) = (s, e),
+            None => return (spec, error),
+        }
+    }
+}
+
+/// Runs random cases for `budget`; returns how many passed, or the first
+/// failure (shrunk). `log` receives one line per case.
+pub fn soak(
+    first_seed: u64,
+    budget: Duration,
+    max_dim: usize,
+    work: &std::path::Path,
+    mut log: impl FnMut(&str),
+) -> Result<usize, Failure> {
+    let start = Instant::now();
+    let mut seed = first_seed;
+    let mut passed = 0;
+    while start.elapsed() < budget {
+        let cfg = random_config(seed, max_dim);
+        let spec = Spec::from_seed(&cfg, seed);
+        match fails(&cfg, &spec, Simulator::Verilator, work) {
+            None => {
+                passed += 1;
+                log(&format!("seed {seed}: {} {spec} ok", cfg.tag()));
+            }
+            Some(e) => {
+                log(&format!(
+                    "seed {seed}: {} {spec} FAILED: {e}; shrinking",
+                    cfg.tag()
+                ));
+                let (spec, error) = shrink(spec, e, |s| fails(&cfg, s, Simulator::Verilator, work));
+                return Err(Failure { cfg, spec, error });
+            }
+        }
+        seed += 1;
+    }
+    Ok(passed)
+}
