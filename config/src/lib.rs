@@ -52,12 +52,66 @@ pub struct NumberFormat {
     pub frac_bits: u32,
 }
 
+/// Depths of the accelerator's on-chip buffers, in buffer words. A buffer
+/// word is one *line*: one data value per lane (per bank), all lanes at the
+/// same address (see `docs/COMMANDS.md`). The section is optional and every
+/// field has a default, so configs written before it existed stay valid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BufferDepths {
+    /// Weight buffer: `cols` lanes of `in_bits`.
+    pub weights: usize,
+    /// Activation buffer (X): `rows` lanes of `in_bits`.
+    pub activations: usize,
+    /// Gradient buffer (dY): `cols` lanes of `in_bits`.
+    pub gradients: usize,
+    /// Accumulator buffer (Y, dX, dW): `max(rows, cols)` lanes of `acc_bits`.
+    pub accumulators: usize,
+}
+
+/// Default depth of every buffer.
+pub const DEFAULT_BUFFER_DEPTH: usize = 4096;
+/// Commands carry 16-bit line addresses, so no buffer can be deeper.
+pub const MAX_BUFFER_DEPTH: usize = 1 << 16;
+
+impl Default for BufferDepths {
+    fn default() -> Self {
+        BufferDepths {
+            weights: DEFAULT_BUFFER_DEPTH,
+            activations: DEFAULT_BUFFER_DEPTH,
+            gradients: DEFAULT_BUFFER_DEPTH,
+            accumulators: DEFAULT_BUFFER_DEPTH,
+        }
+    }
+}
+
+impl BufferDepths {
+    /// Whether every depth is the default (then the section is not written
+    /// out, which keeps serialised configs of older files byte-identical).
+    pub fn is_default(&self) -> bool {
+        *self == BufferDepths::default()
+    }
+
+    /// `(field name, depth)` of each buffer, in a fixed order.
+    pub fn fields(&self) -> [(&'static str, usize); 4] {
+        [
+            ("buffers.weights", self.weights),
+            ("buffers.activations", self.activations),
+            ("buffers.gradients", self.gradients),
+            ("buffers.accumulators", self.accumulators),
+        ]
+    }
+}
+
 /// The whole configuration, as read from TOML or JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ArrayConfig {
     pub array: ArrayShape,
     pub format: NumberFormat,
+    /// Optional `[buffers]` section; defaults when absent.
+    #[serde(default, skip_serializing_if = "BufferDepths::is_default")]
+    pub buffers: BufferDepths,
 }
 
 pub const MAX_DIM: usize = 64;
@@ -75,6 +129,7 @@ impl ArrayConfig {
                 backward,
             },
             format,
+            buffers: BufferDepths::default(),
         }
     }
 
@@ -150,6 +205,15 @@ impl ArrayConfig {
                 format!("0..={} (less than in_bits)", f.in_bits - 1),
             );
         }
+        for (field, depth) in self.buffers.fields() {
+            if !(1..=MAX_BUFFER_DEPTH).contains(&depth) {
+                return bad(
+                    field,
+                    depth.to_string(),
+                    format!("1..={MAX_BUFFER_DEPTH} lines (commands carry 16-bit addresses)"),
+                );
+            }
+        }
         Ok(())
     }
 
@@ -171,5 +235,53 @@ impl ArrayConfig {
 
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("config serialises")
+    }
+}
+
+#[cfg(test)]
+mod buffer_tests {
+    use super::*;
+    use crate::load::parse_config;
+    use std::path::Path;
+
+    const OLD: &str = "[array]\nrows = 4\ncols = 4\nbackward = \"sequential\"\n[format]\nin_bits = 8\nacc_bits = 16\nfrac_bits = 0\n";
+
+    #[test]
+    fn configs_without_buffers_get_defaults_and_serialise_unchanged() {
+        let cfg = parse_config(OLD, false, Path::new("x.toml")).unwrap();
+        assert!(cfg.buffers.is_default());
+        assert!(!cfg.to_toml().contains("buffers"));
+        let json = r#"{"array":{"rows":4,"cols":4,"backward":"sequential"},"format":{"in_bits":8,"acc_bits":16,"frac_bits":0}}"#;
+        assert_eq!(parse_config(json, true, Path::new("x.json")).unwrap(), cfg);
+    }
+
+    #[test]
+    fn partial_buffers_section_fills_in_defaults_and_round_trips() {
+        let text = format!("{OLD}[buffers]\nweights = 100\naccumulators = 65536\n");
+        let cfg = parse_config(&text, false, Path::new("x.toml")).unwrap();
+        assert_eq!(cfg.buffers.weights, 100);
+        assert_eq!(cfg.buffers.accumulators, MAX_BUFFER_DEPTH);
+        assert_eq!(cfg.buffers.activations, DEFAULT_BUFFER_DEPTH);
+        let again = parse_config(&cfg.to_toml(), false, Path::new("x.toml")).unwrap();
+        assert_eq!(again, cfg);
+    }
+
+    #[test]
+    fn bad_depths_are_refused_naming_the_field() {
+        for (line, field) in [
+            ("weights = 0", "buffers.weights"),
+            ("gradients = 65537", "buffers.gradients"),
+        ] {
+            let text = format!("{OLD}[buffers]\n{line}\n");
+            let e = parse_config(&text, false, Path::new("x.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(field) && e.contains("1..=65536"), "{e}");
+        }
+        let text = format!("{OLD}[buffers]\nweight = 10\n");
+        let e = parse_config(&text, false, Path::new("x.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("weight"), "{e}");
     }
 }

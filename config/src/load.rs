@@ -85,3 +85,56 @@ mod tests {
         assert!(parse_config(&text, false, Path::new("x.toml")).is_err());
     }
 }
+
+#[cfg(test)]
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// Any text, valid or not, gives a config or an error: never a panic,
+        /// and a config that comes back has passed validation.
+        #[test]
+        fn arbitrary_text_never_panics(text in ".{0,200}", json in any::<bool>()) {
+            if let Ok(cfg) = parse_config(&text, json, Path::new("fuzz")) {
+                prop_assert!(cfg.validate().is_ok());
+            }
+        }
+
+        /// Mutated valid configs: every field at arbitrary values is either
+        /// accepted in range or refused naming that field.
+        #[test]
+        fn every_field_is_range_checked(
+            rows in 0usize..200, cols in 0usize..200,
+            in_bits in 0u32..70, acc_bits in 0u32..70, frac_bits in 0u32..70,
+        ) {
+            let text = format!(
+                "[array]\nrows = {rows}\ncols = {cols}\nbackward = \"sequential\"\n[format]\nin_bits = {in_bits}\nacc_bits = {acc_bits}\nfrac_bits = {frac_bits}\n"
+            );
+            match parse_config(&text, false, Path::new("fuzz.toml")) {
+                Ok(cfg) => {
+                    prop_assert!((1..=crate::MAX_DIM).contains(&cfg.rows()));
+                    prop_assert!(cfg.format.acc_bits >= 2 * cfg.format.in_bits);
+                    prop_assert!(cfg.format.frac_bits < cfg.format.in_bits);
+                }
+                Err(e) => {
+                    let msg = e.to_string();
+                    prop_assert!(msg.contains("array.") || msg.contains("format."), "{}", msg);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn negative_and_fractional_values_are_parse_errors() {
+        for bad in ["rows = -1", "rows = 2.5", "rows = \"4\""] {
+            let text = format!("[array]\n{bad}\ncols = 4\nbackward = \"sequential\"\n[format]\nin_bits = 8\nacc_bits = 16\nfrac_bits = 0\n");
+            let e = parse_config(&text, false, Path::new("x.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("x.toml") && e.contains("rows"), "{e}");
+        }
+    }
+}

@@ -8,6 +8,7 @@
 //! [`delay_reg_name`] and [`output_reg_name`] give the hierarchical names
 //! of the registers outside the PEs for register-level co-simulation.
 
+mod buffer;
 pub mod emit;
 pub mod expr;
 pub mod ir;
@@ -36,7 +37,12 @@ pub fn top_name() -> &'static str {
 
 /// The IR of every module of `cfg`, leaves first.
 pub fn modules(cfg: &ArrayConfig) -> Vec<ir::Module> {
-    vec![pe::module(), skew::module(), top::module(cfg)]
+    vec![
+        pe::module(),
+        skew::module(),
+        buffer::module(),
+        top::module(cfg),
+    ]
 }
 
 /// The Verilog files of `cfg` (deterministic: same config, same bytes).

@@ -106,7 +106,7 @@ fn generation_is_deterministic_and_parameterised() {
     let b = sysgrad_hdl::generate(&ArrayConfig::default_16x16());
     assert_eq!(a, b);
     let names: Vec<&str> = a.iter().map(|f| f.name.as_str()).collect();
-    assert_eq!(names, ["sa_pe.v", "sa_skew.v", "sa_top.v"]);
+    assert_eq!(names, ["sa_pe.v", "sa_skew.v", "sa_buffer.v", "sa_top.v"]);
     // Only sa_top's parameter defaults depend on the configuration.
     let small = sysgrad_hdl::generate(&configs()[4]);
     for (x, y) in a.iter().zip(&small) {
@@ -133,4 +133,45 @@ fn every_module_has_a_header_and_no_lint_pragmas() {
             f.name
         );
     }
+}
+
+/// The buffer bank is inferred as block RAM on both FPGA families, and is
+/// lint-clean as a top of its own.
+#[test]
+fn buffer_infers_block_ram() {
+    require_tool("yosys");
+    require_tool("verilator");
+    let dir = tempfile::tempdir().unwrap();
+    let files = write(&ArrayConfig::default_16x16(), dir.path());
+    assert!(files.iter().any(|f| f == "sa_buffer.v"));
+    let lint = run(
+        Command::new("verilator").args([
+            "--lint-only",
+            "-Wall",
+            "--top-module",
+            "sa_buffer",
+            "sa_buffer.v",
+        ]),
+        dir.path(),
+    );
+    assert!(!lint.contains("%Warning"), "{lint}");
+    for (synth, bram) in [("synth_xilinx", "RAMB18E1"), ("synth_ice40", "SB_RAM40_4K")] {
+        let script = format!("read_verilog sa_buffer.v; chparam -set W 16 -set DEPTH 1024 -set ABITS 10 sa_buffer; {synth} -top sa_buffer; stat");
+        let log = run(Command::new("yosys").args(["-p", &script]), dir.path());
+        let cells = stat_count(&log, bram);
+        assert!(cells >= 1, "{synth}: no {bram} inferred:\n{log}");
+    }
+}
+
+/// The count of `cell` in the last `stat` table of a Yosys log.
+fn stat_count(log: &str, cell: &str) -> u64 {
+    log.lines()
+        .rev()
+        .find_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some(cell))
+                .then(|| w.next().and_then(|n| n.parse().ok()))
+                .flatten()
+        })
+        .unwrap_or(0)
 }
