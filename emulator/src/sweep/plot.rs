@@ -1,20 +1,19 @@
-//! An SVG of a sweep (plotters): PE utilisation of the whole
-//! training step (all layers together) for each array size, one line per
-//! backward schedule. Data width does not change cycles, so only the first
-//! width of each (size, schedule) is drawn. Utilisation is useful MACs over
-//! MAC slots, as in [`crate::Stats::utilization`].
+//! An SVG of a sweep (plotters): cycles of the whole training step (all
+//! layers together, forward + backward + update) for each array size, one
+//! line per backward schedule, so the gain of interleaving is visible at a
+//! glance. Data width does not change cycles, so only the first width of
+//! each (size, schedule) is drawn.
 
 use super::SweepRow;
-use crate::stats::Phase;
 use plotters::prelude::*;
 use std::io::{self, Write};
 use sysgrad_config::Backward;
 
-/// One schedule's utilisation per array size (None: no rows for it).
+/// One schedule's cycles per array size (None: no rows for it).
 type Line = (Backward, Vec<Option<f64>>);
 
-/// Utilisation over all layers of each (size, schedule): sum of MACs over
-/// sum of MAC slots, in the order sizes first appear.
+/// Cycles over all layers of each (size, schedule), in the order sizes
+/// first appear.
 fn series(rows: &[SweepRow]) -> (Vec<(usize, usize)>, Vec<Line>) {
     let mut sizes: Vec<(usize, usize)> = Vec::new();
     let mut schedules: Vec<Backward> = Vec::new();
@@ -34,14 +33,14 @@ fn series(rows: &[SweepRow]) -> (Vec<(usize, usize)>, Vec<Line>) {
             let points = sizes
                 .iter()
                 .map(|&size| {
-                    let (macs, slots) = rows
+                    let points: Vec<u64> = rows
                         .iter()
                         .filter(|r| (r.cfg.rows(), r.cfg.cols()) == size)
                         .filter(|r| r.cfg.array.backward == s)
                         .filter(|r| Some(r.cfg.format.in_bits) == first_bits)
-                        .map(|r| r.macs_and_slots(&Phase::ALL))
-                        .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-                    (slots > 0).then(|| macs as f64 / slots as f64)
+                        .map(|r| r.stats.total().cycles)
+                        .collect();
+                    (!points.is_empty()).then(|| points.iter().sum::<u64>() as f64)
                 })
                 .collect();
             (s, points)
@@ -50,7 +49,7 @@ fn series(rows: &[SweepRow]) -> (Vec<(usize, usize)>, Vec<Line>) {
     (sizes, lines)
 }
 
-/// Writes the utilisation plot of `rows` as an SVG document.
+/// Writes the cycles plot of `rows` as an SVG document.
 pub fn write_svg(rows: &[SweepRow], mut out: impl Write) -> io::Result<()> {
     let mut svg = String::new();
     draw(rows, &mut svg).map_err(|e| io::Error::other(e.to_string()))?;
@@ -59,20 +58,21 @@ pub fn write_svg(rows: &[SweepRow], mut out: impl Write) -> io::Result<()> {
 
 fn draw(rows: &[SweepRow], svg: &mut String) -> Result<(), Box<dyn std::error::Error>> {
     let (sizes, lines) = series(rows);
-    // The y range: whole halves, at least 0..100%.
+    // Millions of cycles, from 0 to just above the largest point.
     let top = lines
         .iter()
         .flat_map(|(_, p)| p.iter().flatten())
-        .fold(1.0f64, |a, &u| a.max((u * 2.0).ceil() / 2.0));
+        .fold(1e-6f64, |a, &u| a.max(u / 1e6))
+        * 1.1;
     let root = SVGBackend::with_string(svg, (640, 400)).into_drawing_area();
     root.fill(&WHITE)?;
     let last = sizes.len().saturating_sub(1).max(1);
     let mut chart = ChartBuilder::on(&root)
-        .caption("PE utilisation of a training step", ("sans-serif", 16))
+        .caption("Cycles of a training step", ("sans-serif", 16))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(56)
-        .build_cartesian_2d(0..last, 0.0..top * 100.0)?;
+        .build_cartesian_2d(0..last, 0.0..top)?;
     let label = |i: &usize| {
         sizes
             .get(*i)
@@ -84,14 +84,14 @@ fn draw(rows: &[SweepRow], svg: &mut String) -> Result<(), Box<dyn std::error::E
         .x_labels(sizes.len())
         .x_label_formatter(&label)
         .x_desc("array (rows x cols)")
-        .y_desc("utilisation (%)")
+        .y_desc("million cycles")
         .draw()?;
     for (n, (schedule, points)) in lines.iter().enumerate() {
         let colour = Palette99::pick(n).to_rgba();
         let line = points
             .iter()
             .enumerate()
-            .filter_map(|(i, u)| u.map(|u| (i, 100.0 * u)));
+            .filter_map(|(i, c)| c.map(|c| (i, c / 1e6)));
         chart
             .draw_series(LineSeries::new(line, colour.stroke_width(2)))?
             .label(schedule.name())
