@@ -4,6 +4,7 @@
 mod emulate;
 mod sweep;
 mod synth;
+mod train;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -54,6 +55,9 @@ enum Cmd {
     Sweep(sweep::SweepArgs),
     /// Yosys resource reports (Xilinx 7-series, iCE40), interleaved vs sequential PEs.
     Synth(synth::SynthArgs),
+    /// Train a model (MLP, CNN, SNN) on the digits data set on the emulator
+    /// next to an f32 reference, or count a SCALE-Sim topology's training cycles.
+    Train(train::TrainArgs),
     /// Run the RTL and the emulator on the same random training step and
     /// compare them every cycle.
     Cosim {
@@ -81,6 +85,7 @@ fn main() -> ExitCode {
         Cmd::Emulate(args) => emulate::run(&args),
         Cmd::Sweep(args) => sweep::run(&args),
         Cmd::Synth(args) => synth::run(&args),
+        Cmd::Train(args) => train::run(&args),
         Cmd::Cosim {
             config,
             seed,
@@ -148,4 +153,57 @@ fn cosim(
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod cli_fuzz {
+    use super::*;
+    use clap::Parser;
+    use proptest::prelude::*;
+
+    fn word() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("gen".to_string()),
+            Just("emulate".to_string()),
+            Just("sweep".to_string()),
+            Just("--config".to_string()),
+            Just("--m".to_string()),
+            Just("--sizes".to_string()),
+            Just("--layers".to_string()),
+            Just("0".to_string()),
+            Just("-1".to_string()),
+            Just("99999999999999999999".to_string()),
+            Just("4x0".to_string()),
+            Just("a:1x2".to_string()),
+            "[ -~]{0,12}",
+        ]
+    }
+
+    proptest! {
+        /// Arbitrary argument lists parse or are refused by clap; never a panic.
+        #[test]
+        fn arguments_never_panic_the_parser(args in proptest::collection::vec(word(), 0..6)) {
+            let _ = Cli::try_parse_from(std::iter::once("sysgrad".to_string()).chain(args));
+        }
+    }
+
+    #[test]
+    fn bad_inputs_are_errors_with_reasons() {
+        let missing = ConfigArg {
+            config: Some("does/not/exist.toml".into()),
+        };
+        assert!(missing.load().unwrap_err().contains("cannot read"));
+        let ext = ConfigArg {
+            config: Some("config.yaml".into()),
+        };
+        assert!(ext.load().unwrap_err().contains("extension"));
+        let cli = Cli::try_parse_from(["sysgrad", "emulate", "--m", "0"]).unwrap();
+        let Cmd::Emulate(args) = cli.cmd else {
+            panic!()
+        };
+        assert!(emulate::run(&args).unwrap_err().contains("at least 1"));
+        let cli = Cli::try_parse_from(["sysgrad", "sweep", "--sizes", "4x0"]).unwrap();
+        let Cmd::Sweep(args) = cli.cmd else { panic!() };
+        assert!(sweep::run(&args).unwrap_err().contains("positive"));
+    }
 }

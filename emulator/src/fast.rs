@@ -18,31 +18,10 @@ pub mod ledger;
 pub use engine::{Engine, EngineKind, FastEngine};
 
 use crate::driver::DriveError;
-use crate::gemm::{BackwardResult, DwSink};
+use crate::gemm::{self, check_inner, BackwardResult, DwSink};
 use crate::stats::Stats;
 use ndarray::{Array2, ArrayView2};
 use sysgrad_config::{fixed, ArrayConfig, Backward};
-
-/// `gemm`'s check that the inner dimensions of a product agree.
-fn check_inner(what: &'static str, got: usize, expected: usize) -> Result<(), DriveError> {
-    if got != expected {
-        return Err(DriveError::StreamLength {
-            what,
-            got,
-            expected,
-        });
-    }
-    Ok(())
-}
-
-fn check_lr_shift(sink: DwSink) -> Result<(), DriveError> {
-    match sink {
-        DwSink::Update { lr_shift } if lr_shift >= 1 << sysgrad_config::LR_SHIFT_BITS => {
-            Err(DriveError::LrShift(lr_shift))
-        }
-        _ => Ok(()),
-    }
-}
 
 /// `Y = W X` (W: M x K, X: K x N) as raw accumulators, M x N: what
 /// [`crate::gemm::forward`] returns, with the same counters added to `stats`.
@@ -83,10 +62,7 @@ pub fn backward(
 ) -> Result<BackwardResult, DriveError> {
     let (m, k) = w.dim();
     let n = x.ncols();
-    check_inner("X rows", x.nrows(), k)?;
-    check_inner("dY rows", dy.nrows(), m)?;
-    check_inner("dY columns", dy.ncols(), n)?;
-    check_lr_shift(sink)?;
+    gemm::check_backward(w, x, dy, sink)?;
     let f = cfg.format;
     let ops = ledger::Views {
         w: w.view(),
@@ -138,6 +114,6 @@ pub fn count_backward(
     (m, k, n): (usize, usize, usize),
     sink: DwSink,
 ) -> Result<(), DriveError> {
-    check_lr_shift(sink)?;
+    gemm::check_lr_shift(sink)?;
     ledger::backward(stats, cfg, schedule, (m, k, n), sink, &ledger::Shapes)
 }

@@ -32,7 +32,11 @@ pub fn tiles(n: usize, step: usize) -> impl Iterator<Item = (usize, usize)> {
     (0..n).step_by(step).map(move |s| (s, step.min(n - s)))
 }
 
-fn check_inner(what: &'static str, got: usize, expected: usize) -> Result<(), DriveError> {
+pub(crate) fn check_inner(
+    what: &'static str,
+    got: usize,
+    expected: usize,
+) -> Result<(), DriveError> {
     if got != expected {
         return Err(DriveError::StreamLength {
             what,
@@ -92,6 +96,30 @@ pub fn forward(
     Ok(y)
 }
 
+/// The checks a backward pass makes before it touches the array: the inner
+/// dimensions agree and the learning-rate shift fits its port.
+pub(crate) fn check_backward(
+    w: ArrayView2<i64>,
+    x: ArrayView2<i64>,
+    dy: ArrayView2<i64>,
+    sink: DwSink,
+) -> Result<(), DriveError> {
+    check_inner("X rows", x.nrows(), w.ncols())?;
+    check_inner("dY rows", dy.nrows(), w.nrows())?;
+    check_inner("dY columns", dy.ncols(), x.ncols())?;
+    check_lr_shift(sink)
+}
+
+/// The learning-rate shift of an update must fit the 6-bit `lr_shift` port.
+pub(crate) fn check_lr_shift(sink: DwSink) -> Result<(), DriveError> {
+    match sink {
+        DwSink::Update { lr_shift } if lr_shift >= 1 << sysgrad_config::LR_SHIFT_BITS => {
+            Err(DriveError::LrShift(lr_shift))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The backward pass of `Y = W X` given dY (M x N): dX, and dW drained or
 /// applied in place. `schedule` picks interleaved or the sequential baseline.
 pub fn backward(
@@ -105,14 +133,7 @@ pub fn backward(
     let (r, c) = (drv.array.rows(), drv.array.cols());
     let (m, k) = w.dim();
     let n = x.ncols();
-    check_inner("X rows", x.nrows(), k)?;
-    check_inner("dY rows", dy.nrows(), m)?;
-    check_inner("dY columns", dy.ncols(), n)?;
-    if let DwSink::Update { lr_shift } = sink {
-        if lr_shift >= 1 << sysgrad_config::LR_SHIFT_BITS {
-            return Err(DriveError::LrShift(lr_shift));
-        }
-    }
+    check_backward(w, x, dy, sink)?;
     let mut dx = Array2::zeros((k, n));
     let mut dw = matches!(sink, DwSink::Drain).then(|| Array2::zeros((m, k)));
     let mut w_new = matches!(sink, DwSink::Update { .. }).then(|| Array2::zeros((m, k)));

@@ -15,7 +15,7 @@ pub fn random_config(seed: u64, max_dim: usize) -> ArrayConfig {
     let in_bits = rng.range(4, 16) as u32;
     let acc_bits = rng.range((2 * in_bits).max(16) as i64, 48) as u32;
     let frac_bits = rng.range(0, in_bits as i64 - 1) as u32;
-    let b = if rng.next_u64() % 2 == 0 {
+    let b = if rng.next_u64().is_multiple_of(2) {
         Backward::Interleaved
     } else {
         Backward::Sequential
@@ -101,7 +101,7 @@ pub fn soak(
     max_dim: usize,
     work: &std::path::Path,
     mut log: impl FnMut(&str),
-) -> Result<usize, Failure> {
+) -> Result<usize, Box<Failure>> {
     let start = Instant::now();
     let mut seed = first_seed;
     let mut passed = 0;
@@ -119,7 +119,7 @@ pub fn soak(
                     cfg.tag()
                 ));
                 let (spec, error) = shrink(spec, e, |s| fails(&cfg, s, Simulator::Verilator, work));
-                return Err(Failure { cfg, spec, error });
+                return Err(Box::new(Failure { cfg, spec, error }));
             }
         }
         seed += 1;

@@ -1,0 +1,259 @@
+//! `sysgrad train`: train a model (MLP, CNN, SNN) on the digits data set
+//! with every matrix product on the emulated array, next to an f32
+//! reference; or count the training cycles of a SCALE-Sim topology,
+//! interleaved vs sequential.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use sysgrad_emulator::gemm::DwSink;
+use sysgrad_workloads::report::TrainingSummary;
+use sysgrad_workloads::scalesim::{self, report::TopologySummary, Exactness};
+use sysgrad_workloads::{data, model, report, train};
+
+#[derive(clap::Args)]
+pub struct TrainArgs {
+    /// Model file (.toml or .json), e.g. workloads/models/mlp.toml.
+    #[arg(
+        long,
+        required_unless_present = "topology",
+        conflicts_with = "topology"
+    )]
+    model: Option<PathBuf>,
+    /// SCALE-Sim topology CSV (convolution or `Layer, M, N, K,` form): count
+    /// forward and training cycles per layer instead of training.
+    #[arg(long, requires = "scalesim_config")]
+    topology: Option<PathBuf>,
+    /// SCALE-Sim .cfg giving the array size (with --topology).
+    #[arg(long)]
+    scalesim_config: Option<PathBuf>,
+    /// Output folder [default: target/train/<model or topology name>].
+    #[arg(long, short)]
+    out: Option<PathBuf>,
+    /// Override the model's number of epochs.
+    #[arg(long)]
+    epochs: Option<usize>,
+    /// Epochs whose backward passes also run on a sequential array (the
+    /// baseline for the comparison; its counters are data-independent).
+    #[arg(long, default_value_t = 1)]
+    sequential_epochs: usize,
+    /// Train on the first N training samples only.
+    #[arg(long)]
+    max_train: Option<usize>,
+    /// Test on the first N test samples only.
+    #[arg(long)]
+    max_test: Option<usize>,
+    /// Digits CSV (optionally .gz) instead of the model's data path.
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+    /// Topology: samples per step, folded into the stream length N.
+    #[arg(long, default_value_t = 1)]
+    batch: usize,
+    /// Topology: where dW goes, `update` (in place, lr 2^-8) or `drain`.
+    #[arg(long, default_value = "update")]
+    dw_sink: String,
+    /// Topology: step every tile cycle by cycle instead of one
+    /// representative tile per tile shape (slow on big layers).
+    #[arg(long)]
+    exact: bool,
+}
+
+fn out_dir(a: &TrainArgs, name: &str) -> PathBuf {
+    a.out
+        .clone()
+        .unwrap_or_else(|| Path::new("target/train").join(name))
+}
+
+pub fn run(a: &TrainArgs) -> Result<(), String> {
+    match (&a.model, &a.topology) {
+        (Some(m), _) => run_model(a, m),
+        (None, Some(t)) => run_topology(a, t),
+        (None, None) => Err("give --model or --topology".into()),
+    }
+}
+
+fn run_model(a: &TrainArgs, path: &Path) -> Result<(), String> {
+    let mut m = model::load_model(path).map_err(|e| e.to_string())?;
+    if let Some(d) = &a.data {
+        m.data_path = d.clone();
+    }
+    let samples = data::load(&m.data_path).map_err(|e| e.to_string())?;
+    let t = m.spec.training;
+    let split = data::split(&samples, t.test_fraction, t.seed).map_err(|e| e.to_string())?;
+    let opts = train::TrainOptions {
+        epochs: a.epochs,
+        sequential_epochs: a.sequential_epochs,
+        max_train: a.max_train,
+        max_test: a.max_test,
+        progress: !a.quiet,
+        ..train::TrainOptions::default()
+    };
+    let start = Instant::now();
+    let run = train::train(&m, &split, &opts).map_err(|e| e.to_string())?;
+    let out = out_dir(a, &m.spec.name);
+    let s = report::write_training_report(&run, &out).map_err(|e| e.to_string())?;
+    print_training(&s, start.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn print_training(s: &TrainingSummary, wall: f64) {
+    println!(
+        "# {} on {} ({} train / {} test samples, {} epochs)\n",
+        s.model, s.array, s.train_samples, s.test_samples, s.epochs
+    );
+    println!(
+        "test accuracy: fixed point (emulator) {:.2}%, f32 reference {:.2}% (gap {:+.2} points)",
+        100.0 * s.fixed.test_accuracy,
+        100.0 * s.float.test_accuracy,
+        s.accuracy_gap_points
+    );
+    println!(
+        "final train loss: fixed {:.4}, f32 {:.4}",
+        s.fixed.train_loss, s.float.train_loss
+    );
+    println!(
+        "time: {:.1} s fixed point, {:.2} s f32, {:.1} s wall; {} array cycles in training, {} in evaluation\n",
+        s.fixed_seconds, s.float_seconds, wall, s.all_epochs_training.cycles, s.all_epochs_eval.cycles
+    );
+    println!(
+        "per layer, epoch {} (cycles; ratio = sequential / interleaved):\n",
+        s.counters_epoch
+    );
+    println!("| layer | GEMM MxKxN | forward | backward IL | backward SEQ | bwd ratio | train ratio | accesses ratio | util fwd | util bwd IL | util bwd SEQ |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for l in &s.layers {
+        let seq = l.backward_sequential;
+        let r = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        let cell = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+        println!(
+            "| {} | {}x{}x{} | {} | {} | {} | {} | {} | {} | {:.1}% | {:.1}% | {} |",
+            l.name,
+            l.gemm.m,
+            l.gemm.k,
+            l.gemm.n,
+            l.forward.cycles,
+            l.backward_interleaved.cycles,
+            cell(seq.map(|b| b.cycles.to_string())),
+            cell(seq.map(|b| format!("{:.2}x", r(b.cycles, l.backward_interleaved.cycles)))),
+            cell(
+                l.training_sequential()
+                    .map(|t| format!("{:.2}x", r(t.cycles, l.training_interleaved().cycles)))
+            ),
+            cell(l.training_sequential().map(|t| format!(
+                "{:.2}x",
+                r(t.accesses(), l.training_interleaved().accesses())
+            ))),
+            100.0 * l.utilization_forward,
+            100.0 * l.utilization_backward_interleaved,
+            cell(
+                l.utilization_backward_sequential
+                    .map(|u| format!("{:.1}%", 100.0 * u))
+            ),
+        );
+    }
+    if let Some(n) = &s.network {
+        println!(
+            "\nwhole network, one epoch: training {} cycles interleaved vs {} sequential ({:.2}x, {:.1}% fewer); backward {:.2}x; buffer accesses {:.2}x fewer",
+            n.training_cycles_interleaved,
+            n.training_cycles_sequential,
+            n.training_cycle_ratio,
+            100.0 * (1.0 - 1.0 / n.training_cycle_ratio.max(f64::MIN_POSITIVE)),
+            n.backward_cycle_ratio,
+            n.training_access_ratio
+        );
+    }
+    if s.activity
+        .iter()
+        .any(|a| a.spiking_input || a.fixed.neuron_steps > 0)
+    {
+        println!("\nsparsity (fixed point, all epochs):");
+        for a in &s.activity {
+            if a.fixed.neuron_steps > 0 {
+                println!(
+                    "  {}: spike rate {:.1}% (f32 {:.1}%)",
+                    a.name,
+                    100.0 * a.fixed_spike_rate,
+                    100.0 * a.float_spike_rate
+                );
+            } else {
+                println!(
+                    "  {}: input {:.1}% zeros{}, {} of {} forward MACs accumulate-only; dY {:.1}% zeros (f32 {:.1}%)",
+                    a.name,
+                    100.0 * a.fixed_input_sparsity,
+                    if a.spiking_input { " (spikes)" } else { "" },
+                    a.fixed.accumulate_only_macs,
+                    a.fixed.macs,
+                    100.0 * a.fixed_gradient_sparsity,
+                    100.0 * a.float_gradient_sparsity
+                );
+            }
+        }
+    }
+    println!("\nwrote:");
+    for f in &s.files {
+        println!("  {}", f.display());
+    }
+}
+
+fn run_topology(a: &TrainArgs, path: &Path) -> Result<(), String> {
+    let cfg_path = a
+        .scalesim_config
+        .as_ref()
+        .ok_or("--topology needs --scalesim-config")?;
+    let topo = scalesim::load_topology(path).map_err(|e| e.to_string())?;
+    let sc = scalesim::load_config(cfg_path).map_err(|e| e.to_string())?;
+    let sink = match a.dw_sink.as_str() {
+        "update" => DwSink::Update { lr_shift: 8 },
+        "drain" => DwSink::Drain,
+        other => return Err(format!("--dw-sink `{other}` (allowed: update, drain)")),
+    };
+    let how = if a.exact {
+        Exactness::Stepped
+    } else {
+        Exactness::RepresentativeTiles
+    };
+    let start = Instant::now();
+    let run = scalesim::run_topology(&topo, &sc, a.batch, sink, how).map_err(|e| e.to_string())?;
+    let out = out_dir(a, &format!("{}_{}", topo.name, run.cfg.tag()));
+    let s = scalesim::report::write_topology_report(&run, &out).map_err(|e| e.to_string())?;
+    print_topology(&s, start.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn print_topology(s: &TopologySummary, wall: f64) {
+    println!(
+        "# {} on {} (config {}, dataflow in config: {}), batch {}, dW {} ({:.2} s)\n",
+        s.topology, s.array, s.run_name, s.dataflow_in_config, s.batch, s.dw_sink, wall
+    );
+    println!("| layer | FC | GEMM MxKxN | forward cycles | training IL | training SEQ | ratio | reduction | util fwd | mapping eff |");
+    println!("|---|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    for l in &s.layers {
+        let (i, q) = (
+            l.training_interleaved.total_cycles,
+            l.training_sequential.total_cycles,
+        );
+        println!(
+            "| {} | {} | {}x{}x{} | {} | {} | {} | {:.2}x | {:.1}% | {:.1}% | {:.1}% |",
+            l.name,
+            if l.fully_connected { "yes" } else { "" },
+            l.m,
+            l.k,
+            l.n,
+            l.forward.total_cycles,
+            i,
+            q,
+            q as f64 / i as f64,
+            100.0 * (1.0 - i as f64 / q as f64),
+            l.forward.overall_util,
+            l.forward.mapping_efficiency
+        );
+    }
+    println!();
+    print!("{}", scalesim::report::comparison_markdown(s));
+    println!("\nwrote:");
+    for f in &s.files {
+        println!("  {}", f.display());
+    }
+}

@@ -1,0 +1,222 @@
+//! Fixed point on the emulated array: every matrix product is run cycle by
+//! cycle through `sysgrad_emulator::gemm`, element-wise work is done on the
+//! host with the rounding rules of `sysgrad_config::fixed`.
+
+use super::{Arith, Site, Step};
+use crate::error::{Result, WorkloadError};
+use ndarray::{Array2, ArrayView2};
+use std::collections::BTreeMap;
+use sysgrad_config::{fixed, ArrayConfig, Backward};
+use sysgrad_emulator::gemm::{self, BackwardResult, DwSink};
+use sysgrad_emulator::{Driver, Stats};
+
+/// What a product's cycles were spent on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bucket {
+    /// Training forward pass.
+    Forward,
+    /// Training backward pass (dX, dW, update or drain).
+    Backward,
+    /// Forward passes that only evaluate accuracy.
+    Eval,
+}
+
+/// The counters of every product, per layer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ledger {
+    /// The array that trains (interleaved backward).
+    pub interleaved: BTreeMap<(usize, Bucket), Stats>,
+    /// The sequential baseline run on the same backward operands, when
+    /// enabled (the forward pass is the same on both arrays).
+    pub sequential_backward: BTreeMap<usize, Stats>,
+}
+
+impl Ledger {
+    pub fn add(&mut self, other: &Ledger) {
+        for (k, s) in &other.interleaved {
+            *self.interleaved.entry(*k).or_default() += s;
+        }
+        for (k, s) in &other.sequential_backward {
+            *self.sequential_backward.entry(*k).or_default() += s;
+        }
+    }
+
+    pub fn get(&self, layer: usize, bucket: Bucket) -> Stats {
+        self.interleaved
+            .get(&(layer, bucket))
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+pub struct FixedArith {
+    pub cfg: ArrayConfig,
+    pub step: Step,
+    driver: Driver,
+    /// A sequential-schedule array fed the same backward operands, to count
+    /// what the baseline would take and to check it computes the same bits.
+    shadow: Option<Driver>,
+    ledger: Ledger,
+    /// The momentum factor in data format.
+    momentum: Option<i64>,
+}
+
+impl FixedArith {
+    pub fn new(cfg: ArrayConfig, step: Step) -> Self {
+        let mut cfg = cfg;
+        cfg.array.backward = Backward::Interleaved;
+        let f = cfg.format;
+        FixedArith {
+            cfg,
+            step,
+            driver: Driver::new(cfg),
+            shadow: None,
+            ledger: Ledger::default(),
+            momentum: step
+                .momentum
+                .map(|m| fixed::from_f64(m, f.frac_bits, f.in_bits)),
+        }
+    }
+
+    /// Runs the sequential baseline beside every backward pass while `on`.
+    pub fn set_shadow_sequential(&mut self, on: bool) {
+        self.shadow = on.then(|| {
+            let mut cfg = self.cfg;
+            cfg.array.backward = Backward::Sequential;
+            Driver::new(cfg)
+        });
+    }
+
+    /// The counters since the last call.
+    pub fn take_ledger(&mut self) -> Ledger {
+        std::mem::take(&mut self.ledger)
+    }
+
+    fn charge(&mut self, layer: usize, bucket: Bucket) {
+        let s = std::mem::take(&mut self.driver.stats);
+        *self.ledger.interleaved.entry((layer, bucket)).or_default() += &s;
+    }
+
+    fn run_backward(
+        drv: &mut Driver,
+        schedule: Backward,
+        layer: usize,
+        w: ArrayView2<i64>,
+        x: ArrayView2<i64>,
+        dy: ArrayView2<i64>,
+        sink: DwSink,
+    ) -> Result<BackwardResult> {
+        gemm::backward(drv, schedule, w, x, dy, sink).map_err(|source| WorkloadError::Array {
+            layer,
+            what: "backward",
+            source,
+        })
+    }
+}
+
+impl Arith for FixedArith {
+    type V = i64;
+
+    fn quantize(&self, x: f64) -> i64 {
+        let f = self.cfg.format;
+        fixed::from_f64(x, f.frac_bits, f.in_bits)
+    }
+    fn real(&self, v: i64) -> f64 {
+        fixed::to_f64(v, self.cfg.format.frac_bits)
+    }
+    fn requantize(&self, acc: i64) -> i64 {
+        let f = self.cfg.format;
+        fixed::requantize(acc, f.frac_bits, f.in_bits, f.acc_bits)
+    }
+    fn acc_add(&self, a: i64, b: i64) -> i64 {
+        fixed::acc_add(a, b, self.cfg.format.acc_bits)
+    }
+    fn add(&self, a: i64, b: i64) -> i64 {
+        fixed::sat(a + b, self.cfg.format.in_bits)
+    }
+    fn sub(&self, a: i64, b: i64) -> i64 {
+        fixed::sat(a - b, self.cfg.format.in_bits)
+    }
+    fn mul(&self, a: i64, b: i64) -> i64 {
+        // The product has 2F fractional bits, like an accumulator.
+        self.requantize(a * b)
+    }
+
+    fn matmul(
+        &mut self,
+        site: Site,
+        w: ArrayView2<i64>,
+        x: ArrayView2<i64>,
+    ) -> Result<Array2<i64>> {
+        let y = gemm::forward(&mut self.driver, w, x).map_err(|source| WorkloadError::Array {
+            layer: site.layer,
+            what: "forward",
+            source,
+        })?;
+        let bucket = if site.training {
+            Bucket::Forward
+        } else {
+            Bucket::Eval
+        };
+        self.charge(site.layer, bucket);
+        Ok(y)
+    }
+
+    fn backward(
+        &mut self,
+        layer: usize,
+        w: &mut Array2<i64>,
+        velocity: Option<&mut Array2<i64>>,
+        x: ArrayView2<i64>,
+        dy: ArrayView2<i64>,
+    ) -> Result<Array2<i64>> {
+        // Plain SGD updates the weights inside the PEs; momentum needs dW on
+        // the host, so it is drained instead.
+        let sink = match (self.momentum, &velocity) {
+            (Some(_), Some(_)) => DwSink::Drain,
+            _ => DwSink::Update {
+                lr_shift: self.step.lr_shift,
+            },
+        };
+        let res = Self::run_backward(
+            &mut self.driver,
+            Backward::Interleaved,
+            layer,
+            w.view(),
+            x,
+            dy,
+            sink,
+        )?;
+        self.charge(layer, Bucket::Backward);
+        if let Some(shadow) = &mut self.shadow {
+            let seq =
+                Self::run_backward(shadow, Backward::Sequential, layer, w.view(), x, dy, sink)?;
+            let s = std::mem::take(&mut shadow.stats);
+            *self.ledger.sequential_backward.entry(layer).or_default() += &s;
+            if seq.dx != res.dx {
+                return Err(WorkloadError::ScheduleMismatch { layer, what: "dX" });
+            }
+            if seq.dw != res.dw || seq.w != res.w {
+                return Err(WorkloadError::ScheduleMismatch { layer, what: "dW" });
+            }
+        }
+        let f = self.cfg.format;
+        match (res.w, res.dw, self.momentum, velocity) {
+            (Some(w_new), _, _, _) => *w = w_new,
+            (None, Some(dw), Some(mu), Some(v)) => {
+                // v and dW are accumulators (2F fractional bits); mu is data.
+                let aw = f.acc_bits;
+                v.zip_mut_with(&dw, |v, d| {
+                    let decayed = fixed::round_shift(mu * *v, f.frac_bits, aw + f.in_bits);
+                    *v = fixed::acc_add(fixed::sat(decayed, aw), *d, aw);
+                });
+                w.zip_mut_with(v, |w, v| {
+                    *w = fixed::sgd_update(*w, *v, f.frac_bits, self.step.lr_shift, f.in_bits, aw)
+                });
+            }
+            _ => unreachable!("the sink decides which result gemm::backward returns"),
+        }
+        Ok(res.dx)
+    }
+}

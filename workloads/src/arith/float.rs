@@ -1,0 +1,73 @@
+//! The f32 reference: the same network in plain floating point.
+
+use super::{Arith, Site, Step};
+use crate::error::Result;
+use ndarray::{Array2, ArrayView2};
+
+#[derive(Debug, Clone)]
+pub struct FloatArith {
+    pub step: Step,
+}
+
+impl FloatArith {
+    pub fn new(step: Step) -> Self {
+        FloatArith { step }
+    }
+}
+
+impl Arith for FloatArith {
+    type V = f32;
+
+    fn quantize(&self, x: f64) -> f32 {
+        x as f32
+    }
+    fn real(&self, v: f32) -> f64 {
+        v as f64
+    }
+    fn requantize(&self, acc: f32) -> f32 {
+        acc
+    }
+    fn acc_add(&self, a: f32, b: f32) -> f32 {
+        a + b
+    }
+    fn add(&self, a: f32, b: f32) -> f32 {
+        a + b
+    }
+    fn sub(&self, a: f32, b: f32) -> f32 {
+        a - b
+    }
+    fn mul(&self, a: f32, b: f32) -> f32 {
+        a * b
+    }
+
+    fn matmul(
+        &mut self,
+        _site: Site,
+        w: ArrayView2<f32>,
+        x: ArrayView2<f32>,
+    ) -> Result<Array2<f32>> {
+        Ok(w.dot(&x))
+    }
+
+    fn backward(
+        &mut self,
+        _layer: usize,
+        w: &mut Array2<f32>,
+        velocity: Option<&mut Array2<f32>>,
+        x: ArrayView2<f32>,
+        dy: ArrayView2<f32>,
+    ) -> Result<Array2<f32>> {
+        let dx = w.t().dot(&dy);
+        let dw = dy.dot(&x.t());
+        let lr = (-(self.step.lr_shift as f64)).exp2() as f32;
+        match (self.step.momentum, velocity) {
+            (Some(mu), Some(v)) => {
+                let mu = mu as f32;
+                v.zip_mut_with(&dw, |v, d| *v = mu * *v + d);
+                w.zip_mut_with(v, |w, v| *w -= lr * v);
+            }
+            _ => w.zip_mut_with(&dw, |w, d| *w -= lr * d),
+        }
+        Ok(dx)
+    }
+}

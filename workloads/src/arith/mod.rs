@@ -1,0 +1,80 @@
+//! The number systems the same network is trained in.
+//!
+//! [`Arith`] is everything a layer needs from its numbers: element-wise
+//! operations done on the host and the matrix products. [`FixedArith`] runs
+//! every product on the cycle-accurate array and rounds like the hardware;
+//! [`FloatArith`] is the f32 reference. The layers are written once, generic
+//! over `Arith`, so the two networks cannot drift apart in structure.
+
+mod fixed;
+mod float;
+
+pub use fixed::{Bucket, FixedArith, Ledger};
+pub use float::FloatArith;
+
+use crate::error::Result;
+use ndarray::{Array2, ArrayView2};
+
+/// Which layer a matrix product belongs to, and why it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Site {
+    pub layer: usize,
+    /// `true` for the training forward pass, `false` for evaluation.
+    pub training: bool,
+}
+
+/// Numbers of one kind. Data values and accumulators share the type `V`;
+/// for fixed point they differ in scale (F vs 2F fractional bits) and
+/// [`Arith::requantize`] moves from one to the other.
+pub trait Arith {
+    type V: Copy + Default + PartialOrd + PartialEq + std::fmt::Debug + Send + Sync + 'static;
+
+    fn zero(&self) -> Self::V {
+        Self::V::default()
+    }
+    /// A real number in data format (rounded half up and saturated in fixed point).
+    fn quantize(&self, x: f64) -> Self::V;
+    /// A data value as a real number.
+    fn real(&self, v: Self::V) -> f64;
+    /// Accumulator to data (identity in float).
+    fn requantize(&self, acc: Self::V) -> Self::V;
+    /// Accumulator + accumulator, saturating in fixed point.
+    fn acc_add(&self, a: Self::V, b: Self::V) -> Self::V;
+    /// Data + data, saturating in fixed point.
+    fn add(&self, a: Self::V, b: Self::V) -> Self::V;
+    /// Data - data, saturating in fixed point.
+    fn sub(&self, a: Self::V, b: Self::V) -> Self::V;
+    /// Data * data rounded to data.
+    fn mul(&self, a: Self::V, b: Self::V) -> Self::V;
+
+    /// `W X` as accumulators (W: M x K, X: K x N).
+    fn matmul(
+        &mut self,
+        site: Site,
+        w: ArrayView2<Self::V>,
+        x: ArrayView2<Self::V>,
+    ) -> Result<Array2<Self::V>>;
+
+    /// The backward pass of `Y = W X` given dY: returns dX = W^T dY as
+    /// accumulators and applies the optimizer step to `w` (and `velocity`,
+    /// with momentum).
+    fn backward(
+        &mut self,
+        layer: usize,
+        w: &mut Array2<Self::V>,
+        velocity: Option<&mut Array2<Self::V>>,
+        x: ArrayView2<Self::V>,
+        dy: ArrayView2<Self::V>,
+    ) -> Result<Array2<Self::V>>;
+}
+
+/// The optimizer step both number systems apply.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Step {
+    /// `W -= 2^-lr_shift * dW` (dW summed over the batch, scaled by the
+    /// loss-gradient scale).
+    pub lr_shift: u32,
+    /// `v = momentum * v + dW`, then `W -= 2^-lr_shift * v`; `None` for
+    /// plain SGD in the array.
+    pub momentum: Option<f64>,
+}

@@ -1,0 +1,84 @@
+//! The one error type of the crate: every failure a user can cause (a bad
+//! model file, a malformed topology, an array that rejects an operand) comes
+//! back as a value with enough context to fix it, never as a panic.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A file that does not parse; `message` names the line and field.
+    #[error("{path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    /// A field that parses but is outside what the workload supports.
+    #[error("{field} = {value} is out of range (allowed: {allowed})")]
+    OutOfRange {
+        field: String,
+        value: String,
+        allowed: String,
+    },
+    /// A model whose layers do not fit together.
+    #[error("{field}: {message}")]
+    Model { field: String, message: String },
+    #[error("data set {path}: line {line}: {message}")]
+    Data {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    /// The emulated array refused an operand (should not happen for a
+    /// validated model: every value is requantized before it is streamed).
+    #[error("layer {layer} ({what}): array error: {source}")]
+    Array {
+        layer: usize,
+        what: &'static str,
+        source: sysgrad_emulator::DriveError,
+    },
+    /// The sequential shadow run computed a different result than the
+    /// interleaved one (the two schedules must agree bit for bit).
+    #[error("layer {layer}: interleaved and sequential backward passes disagree ({what})")]
+    ScheduleMismatch { layer: usize, what: &'static str },
+    #[error("writing {path}: {message}")]
+    Output { path: PathBuf, message: String },
+}
+
+impl WorkloadError {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        WorkloadError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub fn out_of_range(
+        field: impl Into<String>,
+        value: impl ToString,
+        allowed: impl Into<String>,
+    ) -> Self {
+        WorkloadError::OutOfRange {
+            field: field.into(),
+            value: value.to_string(),
+            allowed: allowed.into(),
+        }
+    }
+
+    pub fn model(field: impl Into<String>, message: impl Into<String>) -> Self {
+        WorkloadError::Model {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    pub fn output(path: impl Into<PathBuf>, message: impl ToString) -> Self {
+        WorkloadError::Output {
+            path: path.into(),
+            message: message.to_string(),
+        }
+    }
+}
+
+pub type Result<T, E = WorkloadError> = std::result::Result<T, E>;

@@ -1,0 +1,22 @@
+//! Real training workloads on the sysgrad emulator.
+//!
+//! * [`model`]: model files (TOML/JSON) and their checks.
+//! * [`data`]: the digits data set and its seeded split.
+//! * [`arith`]: fixed point on the cycle-accurate array, and f32.
+//! * [`net`]: the layers, written once over [`arith::Arith`].
+//! * [`train`]: both networks trained side by side on the same batches.
+//! * [`report`]: per-layer counters, CSV/JSON and SVG plots.
+//! * [`scalesim`]: SCALE-Sim topologies and configs, COMPUTE_REPORT-style output.
+
+pub mod arith;
+pub mod data;
+pub mod error;
+pub mod model;
+pub mod net;
+pub mod report;
+pub mod rng;
+pub mod scalesim;
+pub mod train;
+
+pub use data::DIGITS;
+pub use error::{Result, WorkloadError};

@@ -1,0 +1,222 @@
+//! The model description as written in a TOML or JSON file. Every section
+//! rejects unknown fields so that a typo is an error, not a silent default.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use sysgrad_config::NumberFormat;
+
+/// A model. Files are read as `ModelSpec<LayerTable>` (flat layer tables,
+/// so that errors keep their position) and then converted, layer by layer,
+/// with the layer's index in any error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec<L = LayerSpec> {
+    pub name: String,
+    #[serde(default)]
+    pub array: ArraySpec,
+    pub format: NumberFormat,
+    #[serde(default)]
+    pub input: InputSpec,
+    pub layers: Vec<L>,
+    pub optimizer: OptimizerSpec,
+    pub training: TrainingSpec,
+    #[serde(default)]
+    pub data: DataSpec,
+}
+
+/// The PE mesh the model trains on. The backward schedule is not a field:
+/// training always runs interleaved and the sequential schedule is run
+/// beside it for the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArraySpec {
+    pub rows: usize,
+    pub cols: usize,
+}
+
+impl Default for ArraySpec {
+    fn default() -> Self {
+        ArraySpec { rows: 16, cols: 16 }
+    }
+}
+
+/// How pixels become the network's input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Encoding {
+    /// The pixel value (0..16 scaled to [0, 1]) at every time step.
+    Analog,
+    /// Rate code: at each time step a pixel spikes (value 1) with
+    /// probability pixel/16, else 0.
+    Rate,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputSpec {
+    pub encoding: Encoding,
+    /// Time steps T; 1 for the non-spiking models.
+    pub time_steps: usize,
+}
+
+impl Default for InputSpec {
+    fn default() -> Self {
+        InputSpec {
+            encoding: Encoding::Analog,
+            time_steps: 1,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reset {
+    /// `mem -= threshold` after a spike (snnTorch "subtract").
+    Subtract,
+    /// `mem = 0` after a spike (snnTorch "zero").
+    Zero,
+}
+
+/// What a LIF layer passes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LifOutput {
+    /// The spike train (0 or 1 per step).
+    Spikes,
+    /// The membrane potential: a readout layer whose membrane is the
+    /// per-step logit (as in snnTorch's tutorials); it still spikes and
+    /// resets internally.
+    Membrane,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Surrogate {
+    /// d spike / d mem = 1 / (1 + slope |mem - thr|)^2
+    FastSigmoid,
+    /// d spike / d mem = (slope / 2) / (1 + (pi slope (mem - thr) / 2)^2)
+    Arctan,
+}
+
+impl<L> ModelSpec<L> {
+    /// The same model with every layer converted by `f(index, layer)`.
+    pub fn try_map_layers<M, E>(
+        self,
+        f: impl Fn(usize, L) -> Result<M, E>,
+    ) -> Result<ModelSpec<M>, E> {
+        let layers = self
+            .layers
+            .into_iter()
+            .enumerate()
+            .map(|(i, l)| f(i, l))
+            .collect::<Result<_, _>>()?;
+        Ok(ModelSpec {
+            name: self.name,
+            array: self.array,
+            format: self.format,
+            input: self.input,
+            layers,
+            optimizer: self.optimizer,
+            training: self.training,
+            data: self.data,
+        })
+    }
+}
+
+/// One `[[layers]]` table. The file form is a flat table (see
+/// [`super::layer_table`]) so that a bad value is reported at its own line;
+/// this enum is what the rest of the crate uses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    try_from = "super::layer_table::LayerTable",
+    into = "super::layer_table::LayerTable"
+)]
+pub enum LayerSpec {
+    /// Fully connected, with bias: y = W x + b.
+    Dense {
+        units: usize,
+    },
+    /// 2-D convolution with bias, square kernel, lowered to GEMM by im2col.
+    /// `stride` defaults to 1, `padding` to 0.
+    Conv2d {
+        filters: usize,
+        kernel: usize,
+        stride: usize,
+        padding: usize,
+    },
+    Relu,
+    /// `stride` defaults to `size` (non-overlapping windows).
+    MaxPool {
+        size: usize,
+        stride: Option<usize>,
+    },
+    Flatten,
+    /// Leaky integrate-and-fire neurons (see `net::lif`). Defaults: reset
+    /// subtract, fast-sigmoid surrogate, slope 25, spike output.
+    Lif {
+        beta: f64,
+        threshold: f64,
+        reset: Reset,
+        surrogate: Surrogate,
+        slope: f64,
+        output: LifOutput,
+    },
+}
+
+impl LayerSpec {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LayerSpec::Dense { .. } => "dense",
+            LayerSpec::Conv2d { .. } => "conv2d",
+            LayerSpec::Relu => "relu",
+            LayerSpec::MaxPool { .. } => "max_pool",
+            LayerSpec::Flatten => "flatten",
+            LayerSpec::Lif { .. } => "lif",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OptimizerKind {
+    /// `W -= 2^-lr_shift dW` in the PEs (DwSink::Update).
+    Sgd,
+    /// dW drained to the host, `v = momentum v + dW; W -= 2^-lr_shift v`.
+    Momentum,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OptimizerSpec {
+    pub kind: OptimizerKind,
+    /// Learning rate 2^-lr_shift applied to the summed, scaled gradient.
+    pub lr_shift: u32,
+    /// The loss gradient is scaled by 2^grad_scale_shift before it enters
+    /// the array (see the crate docs on gradient scaling).
+    pub grad_scale_shift: u32,
+    /// Only with `kind = "momentum"`.
+    pub momentum: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainingSpec {
+    pub epochs: usize,
+    pub batch_size: usize,
+    pub seed: u64,
+    /// Share of the data set held out for testing.
+    #[serde(default = "default_test_fraction")]
+    pub test_fraction: f64,
+}
+
+fn default_test_fraction() -> f64 {
+    0.2
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataSpec {
+    /// The digits CSV (optionally gzip'ed), relative to the model file;
+    /// the copy shipped in `workloads/data/` when omitted.
+    pub path: Option<PathBuf>,
+}

@@ -1,0 +1,252 @@
+//! Range checks and shape inference: a model that passes here can be built
+//! and trained without any further checks (and so without panics).
+
+use super::spec::*;
+use crate::error::{Result, WorkloadError};
+use crate::DIGITS;
+use sysgrad_config::{ArrayConfig, Backward};
+
+/// Feature-map shape of one sample: channels x height x width. Dense
+/// activations are `features x 1 x 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Shape {
+    pub c: usize,
+    pub h: usize,
+    pub w: usize,
+}
+
+impl Shape {
+    pub fn size(&self) -> usize {
+        self.c * self.h * self.w
+    }
+    pub fn is_flat(&self) -> bool {
+        self.h == 1 && self.w == 1
+    }
+}
+
+impl std::fmt::Display for Shape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}x{}", self.c, self.h, self.w)
+    }
+}
+
+pub const MAX_UNITS: usize = 4096;
+pub const MAX_TIME_STEPS: usize = 256;
+pub const MAX_EPOCHS: usize = 10_000;
+pub const MAX_BATCH: usize = 1024;
+
+fn check_range<T: PartialOrd + std::fmt::Display + Copy>(
+    field: &str,
+    v: T,
+    lo: T,
+    hi: T,
+) -> Result<()> {
+    if v < lo || v > hi {
+        return Err(WorkloadError::out_of_range(
+            field,
+            v,
+            format!("{lo}..={hi}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The array the model trains on (always built interleaved).
+pub fn array_config(spec: &ModelSpec) -> Result<ArrayConfig> {
+    let cfg = ArrayConfig::new(
+        spec.array.rows,
+        spec.array.cols,
+        Backward::Interleaved,
+        spec.format,
+    );
+    cfg.validate().map_err(|e| match e {
+        sysgrad_config::ConfigError::OutOfRange {
+            field,
+            value,
+            allowed,
+        } => WorkloadError::OutOfRange {
+            field,
+            value,
+            allowed,
+        },
+        other => WorkloadError::model("array", other.to_string()),
+    })?;
+    Ok(cfg)
+}
+
+/// Checks every field and returns the input shape of each layer followed by
+/// the output shape of the last one.
+pub fn validate(spec: &ModelSpec) -> Result<Vec<Shape>> {
+    if spec.name.trim().is_empty() {
+        return Err(WorkloadError::model("name", "must not be empty"));
+    }
+    let cfg = array_config(spec)?;
+    check_range("input.time_steps", spec.input.time_steps, 1, MAX_TIME_STEPS)?;
+    if spec.layers.is_empty() {
+        return Err(WorkloadError::model(
+            "layers",
+            "a model needs at least one layer",
+        ));
+    }
+    let mut shapes = vec![DIGITS.input];
+    for (i, layer) in spec.layers.iter().enumerate() {
+        let next = layer_output(i, layer, *shapes.last().unwrap(), &cfg)?;
+        shapes.push(next);
+    }
+    let out = *shapes.last().unwrap();
+    if out
+        != (Shape {
+            c: DIGITS.classes,
+            h: 1,
+            w: 1,
+        })
+    {
+        return Err(WorkloadError::model(
+            format!("layers[{}]", spec.layers.len() - 1),
+            format!(
+                "the last layer must produce {} values (one per digit) as a flat vector, it produces {out}",
+                DIGITS.classes
+            ),
+        ));
+    }
+    validate_optimizer(&spec.optimizer, &cfg)?;
+    validate_training(&spec.training)?;
+    Ok(shapes)
+}
+
+fn layer_output(i: usize, layer: &LayerSpec, s: Shape, cfg: &ArrayConfig) -> Result<Shape> {
+    let field = |f: &str| format!("layers[{i}] ({}).{f}", layer.kind());
+    match *layer {
+        LayerSpec::Dense { units } => {
+            check_range(&field("units"), units, 1, MAX_UNITS)?;
+            if !s.is_flat() {
+                return Err(WorkloadError::model(
+                    format!("layers[{i}] (dense)"),
+                    format!("needs a flat input but gets {s}; add a flatten layer before it"),
+                ));
+            }
+            Ok(Shape {
+                c: units,
+                h: 1,
+                w: 1,
+            })
+        }
+        LayerSpec::Conv2d {
+            filters,
+            kernel,
+            stride,
+            padding,
+        } => {
+            check_range(&field("filters"), filters, 1, MAX_UNITS)?;
+            let span = s.h.min(s.w);
+            check_range(&field("padding"), padding, 0, 8)?;
+            check_range(&field("kernel"), kernel, 1, span + 2 * padding)?;
+            check_range(&field("stride"), stride, 1, kernel.max(1))?;
+            if padding >= kernel {
+                return Err(WorkloadError::out_of_range(
+                    field("padding"),
+                    padding,
+                    format!("0..={} (less than the kernel)", kernel - 1),
+                ));
+            }
+            let out = |n: usize| (n + 2 * padding - kernel) / stride + 1;
+            Ok(Shape {
+                c: filters,
+                h: out(s.h),
+                w: out(s.w),
+            })
+        }
+        LayerSpec::Relu => Ok(s),
+        LayerSpec::Flatten => Ok(Shape {
+            c: s.size(),
+            h: 1,
+            w: 1,
+        }),
+        LayerSpec::MaxPool { size, stride } => {
+            check_range(&field("size"), size, 1, s.h.min(s.w))?;
+            let stride = stride.unwrap_or(size);
+            check_range(&field("stride"), stride, 1, size)?;
+            let out = |n: usize| (n - size) / stride + 1;
+            Ok(Shape {
+                c: s.c,
+                h: out(s.h),
+                w: out(s.w),
+            })
+        }
+        LayerSpec::Lif {
+            beta,
+            threshold,
+            slope,
+            ..
+        } => {
+            let f = cfg.format;
+            let lsb = 1.0 / (1u64 << f.frac_bits) as f64;
+            let max = sysgrad_config::fixed::max_of(f.in_bits) as f64 * lsb;
+            if !(beta > 0.0 && beta <= 1.0) {
+                return Err(WorkloadError::out_of_range(field("beta"), beta, "(0, 1]"));
+            }
+            if !(threshold >= lsb && threshold <= max / 2.0) {
+                return Err(WorkloadError::out_of_range(
+                    field("threshold"),
+                    threshold,
+                    format!(
+                        "{lsb}..={} (representable, with room for the membrane above it)",
+                        max / 2.0
+                    ),
+                ));
+            }
+            if !(slope > 0.0 && slope <= 1000.0) {
+                return Err(WorkloadError::out_of_range(
+                    field("slope"),
+                    slope,
+                    "(0, 1000]",
+                ));
+            }
+            Ok(s)
+        }
+    }
+}
+
+fn validate_optimizer(o: &OptimizerSpec, cfg: &ArrayConfig) -> Result<()> {
+    let f = cfg.format;
+    // W -= round_shift(dW, F + lr_shift): a shift of AW or more rounds every
+    // gradient to zero, and the port is 6 bits wide.
+    let max_lr = (f.acc_bits - f.frac_bits - 1).min((1 << sysgrad_config::LR_SHIFT_BITS) - 1);
+    check_range("optimizer.lr_shift", o.lr_shift, 0, max_lr)?;
+    // |softmax - onehot| <= 1, so the scaled loss gradient is at most 2^s
+    // and must stay inside the data range 2^(in_bits - 1 - F).
+    let max_scale = (f.in_bits - 1 - f.frac_bits).saturating_sub(1);
+    check_range(
+        "optimizer.grad_scale_shift",
+        o.grad_scale_shift,
+        0,
+        max_scale,
+    )?;
+    match (o.kind, o.momentum) {
+        (OptimizerKind::Momentum, None) => Err(WorkloadError::model(
+            "optimizer.momentum",
+            "is required with kind = \"momentum\"",
+        )),
+        (OptimizerKind::Momentum, Some(m)) if !(0.0..1.0).contains(&m) => Err(
+            WorkloadError::out_of_range("optimizer.momentum", m, "[0, 1)"),
+        ),
+        (OptimizerKind::Sgd, Some(_)) => Err(WorkloadError::model(
+            "optimizer.momentum",
+            "is only used with kind = \"momentum\" (plain SGD updates the weights in the array)",
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn validate_training(t: &TrainingSpec) -> Result<()> {
+    check_range("training.epochs", t.epochs, 1, MAX_EPOCHS)?;
+    check_range("training.batch_size", t.batch_size, 1, MAX_BATCH)?;
+    if !(0.05..=0.5).contains(&t.test_fraction) {
+        return Err(WorkloadError::out_of_range(
+            "training.test_fraction",
+            t.test_fraction,
+            "0.05..=0.5",
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,176 @@
+//! 2-D convolution lowered to one GEMM by im2col: the `(C*k*k + 1) x
+//! (N*Ho*Wo)` patch matrix (plus the bias row of ones) is streamed through
+//! the `Co x (C*k*k + 1)` weights. The backward pass is one interleaved
+//! product on the same operands (dX of the patch matrix and dW together);
+//! the host scatters dX back onto the image (col2im) in accumulator
+//! precision and requantizes once.
+
+use super::activity::Activity;
+use super::dense::{missing_forward, requantize_all, with_bias_row};
+use super::tensor::Tensor;
+use crate::arith::{Arith, Site};
+use crate::error::Result;
+use ndarray::{s, Array2, Array4, ArrayView2};
+
+/// Sizes of one convolution (square kernel, same stride and padding on both axes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct ConvGeom {
+    pub c_in: usize,
+    pub h: usize,
+    pub w: usize,
+    pub kernel: usize,
+    pub stride: usize,
+    pub padding: usize,
+}
+
+impl ConvGeom {
+    pub fn out_h(&self) -> usize {
+        (self.h + 2 * self.padding - self.kernel) / self.stride + 1
+    }
+    pub fn out_w(&self) -> usize {
+        (self.w + 2 * self.padding - self.kernel) / self.stride + 1
+    }
+    /// Rows of the patch matrix (without the bias row).
+    pub fn patch_len(&self) -> usize {
+        self.c_in * self.kernel * self.kernel
+    }
+
+    /// Input pixel `(y, x)` read by kernel tap `(i, j)` at output `(oy, ox)`,
+    /// or `None` in the zero padding.
+    fn source(&self, oy: usize, ox: usize, i: usize, j: usize) -> Option<(usize, usize)> {
+        let y = (oy * self.stride + i).checked_sub(self.padding)?;
+        let x = (ox * self.stride + j).checked_sub(self.padding)?;
+        (y < self.h && x < self.w).then_some((y, x))
+    }
+}
+
+/// The patch matrix of `x` (C, N, H, W): row `(c*k + i)*k + j`, column
+/// `(n*Ho + oy)*Wo + ox`.
+pub fn im2col<V: Copy>(g: &ConvGeom, x: &Tensor<V>, zero: V) -> Array2<V> {
+    let n = x.dim().1;
+    let (ho, wo, k) = (g.out_h(), g.out_w(), g.kernel);
+    let mut cols = Array2::from_elem((g.patch_len(), n * ho * wo), zero);
+    for c in 0..g.c_in {
+        for i in 0..k {
+            for j in 0..k {
+                let row = (c * k + i) * k + j;
+                for b in 0..n {
+                    for oy in 0..ho {
+                        for ox in 0..wo {
+                            if let Some((y, xx)) = g.source(oy, ox, i, j) {
+                                cols[[row, (b * ho + oy) * wo + ox]] = x[[c, b, y, xx]];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    cols
+}
+
+/// Adds every patch-matrix entry back onto the pixel it came from.
+pub fn col2im<V: Copy>(
+    g: &ConvGeom,
+    cols: ArrayView2<V>,
+    n: usize,
+    zero: V,
+    add: impl Fn(V, V) -> V,
+) -> Tensor<V> {
+    let (ho, wo, k) = (g.out_h(), g.out_w(), g.kernel);
+    let mut x = Array4::from_elem((g.c_in, n, g.h, g.w), zero);
+    for c in 0..g.c_in {
+        for i in 0..k {
+            for j in 0..k {
+                let row = (c * k + i) * k + j;
+                for b in 0..n {
+                    for oy in 0..ho {
+                        for ox in 0..wo {
+                            if let Some((y, xx)) = g.source(oy, ox, i, j) {
+                                let v = cols[[row, (b * ho + oy) * wo + ox]];
+                                x[[c, b, y, xx]] = add(x[[c, b, y, xx]], v);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    x
+}
+
+#[derive(Debug, Clone)]
+pub struct Conv2d<V> {
+    pub geom: ConvGeom,
+    /// Co x (C*k*k + 1): one filter per row, then its bias.
+    pub w: Array2<V>,
+    pub velocity: Option<Array2<V>>,
+    pub activity: Activity,
+    cache: Option<(Array2<V>, usize)>,
+}
+
+impl<V: Copy + PartialEq + Default> Conv2d<V> {
+    pub fn new(geom: ConvGeom, w: Array2<V>, momentum: bool) -> Self {
+        Conv2d {
+            geom,
+            velocity: momentum.then(|| Array2::default(w.dim())),
+            w,
+            activity: Activity::default(),
+            cache: None,
+        }
+    }
+
+    pub fn forward<A: Arith<V = V>>(
+        &mut self,
+        ar: &mut A,
+        site: Site,
+        x: &Tensor<V>,
+    ) -> Result<Tensor<V>> {
+        let n = x.dim().1;
+        let patches = im2col(&self.geom, x, ar.zero());
+        let cols = with_bias_row(ar, patches.view());
+        let acc = ar.matmul(site, self.w.view(), cols.view())?;
+        let y = requantize_all(ar, acc.view());
+        if site.training {
+            let (zero, one) = (ar.zero(), ar.quantize(1.0));
+            self.activity
+                .count_inputs(patches.iter().copied(), zero, one, self.w.nrows());
+            self.cache = Some((cols, n));
+        }
+        let (co, ho, wo) = (self.w.nrows(), self.geom.out_h(), self.geom.out_w());
+        Ok(y.into_shape_with_order((co, n, ho, wo))
+            .expect("Co x (N*Ho*Wo) is (Co, N, Ho, Wo) in standard layout"))
+    }
+
+    /// dX of the input image (`None` when `need_dx` is false, e.g. for the
+    /// first layer; the array computes it anyway, the host skips col2im).
+    pub fn backward<A: Arith<V = V>>(
+        &mut self,
+        ar: &mut A,
+        layer: usize,
+        dy: &Tensor<V>,
+        need_dx: bool,
+    ) -> Result<Option<Tensor<V>>> {
+        let (cols, n) = self.cache.take().ok_or_else(|| missing_forward(layer))?;
+        let co = dy.dim().0;
+        let dym = dy
+            .view()
+            .into_shape_with_order((co, dy.len() / co))
+            .expect("(Co, N, Ho, Wo) is Co x (N*Ho*Wo)");
+        self.activity
+            .count_gradients(dym.iter().copied(), ar.zero());
+        let dcols = ar.backward(layer, &mut self.w, self.velocity.as_mut(), cols.view(), dym)?;
+        if !need_dx {
+            return Ok(None);
+        }
+        let p = self.geom.patch_len();
+        let acc = col2im(
+            &self.geom,
+            dcols.slice(s![..p, ..]),
+            n,
+            ar.zero(),
+            |a, b| ar.acc_add(a, b),
+        );
+        Ok(Some(requantize_all(ar, acc.view())))
+    }
+}

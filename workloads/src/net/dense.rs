@@ -1,0 +1,92 @@
+//! Fully connected layer `y = W x + b` on the array. The bias is the last
+//! column of W and meets a constant-1 row appended to X, so the bias, its
+//! gradient and its update all go through the PEs like any weight.
+
+use super::activity::Activity;
+use super::tensor::{as_matrix, from_matrix, Tensor};
+use crate::arith::{Arith, Site};
+use crate::error::{Result, WorkloadError};
+use ndarray::{s, Array2, ArrayView2};
+
+/// X with a row of ones below it (`K+1 x N`).
+pub fn with_bias_row<A: Arith>(ar: &A, x: ArrayView2<A::V>) -> Array2<A::V> {
+    let (k, n) = x.dim();
+    let one = ar.quantize(1.0);
+    let mut out = Array2::from_elem((k + 1, n), one);
+    out.slice_mut(s![..k, ..]).assign(&x);
+    out
+}
+
+/// Accumulators to data, element-wise.
+pub fn requantize_all<A: Arith, D: ndarray::Dimension>(
+    ar: &A,
+    acc: ndarray::ArrayView<A::V, D>,
+) -> ndarray::Array<A::V, D> {
+    acc.mapv(|a| ar.requantize(a))
+}
+
+pub(crate) fn missing_forward(layer: usize) -> WorkloadError {
+    WorkloadError::model(
+        format!("layers[{layer}]"),
+        "backward pass without a training forward pass",
+    )
+}
+
+#[derive(Debug, Clone)]
+pub struct Dense<V> {
+    /// M x (K+1): weights, then the bias column.
+    pub w: Array2<V>,
+    pub velocity: Option<Array2<V>>,
+    pub activity: Activity,
+    x_aug: Option<Array2<V>>,
+}
+
+impl<V: Copy + PartialEq + Default> Dense<V> {
+    pub fn new(w: Array2<V>, momentum: bool) -> Self {
+        Dense {
+            velocity: momentum.then(|| Array2::default(w.dim())),
+            w,
+            activity: Activity::default(),
+            x_aug: None,
+        }
+    }
+
+    pub fn forward<A: Arith<V = V>>(
+        &mut self,
+        ar: &mut A,
+        site: Site,
+        x: &Tensor<V>,
+    ) -> Result<Tensor<V>> {
+        let xm = as_matrix(x);
+        let x_aug = with_bias_row(ar, xm);
+        let acc = ar.matmul(site, self.w.view(), x_aug.view())?;
+        if site.training {
+            let (zero, one) = (ar.zero(), ar.quantize(1.0));
+            self.activity
+                .count_inputs(xm.iter().copied(), zero, one, self.w.nrows());
+            self.x_aug = Some(x_aug);
+        }
+        Ok(from_matrix(requantize_all(ar, acc.view())))
+    }
+
+    pub fn backward<A: Arith<V = V>>(
+        &mut self,
+        ar: &mut A,
+        layer: usize,
+        dy: &Tensor<V>,
+    ) -> Result<Tensor<V>> {
+        let x_aug = self.x_aug.take().ok_or_else(|| missing_forward(layer))?;
+        let dym = as_matrix(dy);
+        self.activity
+            .count_gradients(dym.iter().copied(), ar.zero());
+        let dx = ar.backward(
+            layer,
+            &mut self.w,
+            self.velocity.as_mut(),
+            x_aug.view(),
+            dym,
+        )?;
+        let k = x_aug.nrows() - 1;
+        Ok(from_matrix(requantize_all(ar, dx.slice(s![..k, ..]))))
+    }
+}

@@ -1,0 +1,223 @@
+//! The network, written once over [`Arith`] and instantiated in fixed point
+//! on the array and in f32.
+
+pub mod activity;
+pub mod conv;
+pub mod dense;
+pub mod lif;
+pub mod loss;
+pub mod pool;
+pub mod tensor;
+
+pub use activity::Activity;
+pub use conv::{Conv2d, ConvGeom};
+pub use dense::Dense;
+pub use lif::{Lif, LifParams};
+pub use loss::BatchResult;
+pub use pool::{MaxPool, Relu};
+pub use tensor::Tensor;
+
+use crate::arith::{Arith, Site};
+use crate::error::Result;
+use crate::model::{LayerSpec, Model, OptimizerKind};
+use crate::rng::Rng;
+use ndarray::{Array2, Array4};
+use sysgrad_config::fixed;
+
+pub enum Layer<V> {
+    Dense(Dense<V>),
+    Conv2d(Conv2d<V>),
+    Relu(Relu),
+    MaxPool(MaxPool),
+    /// Remembers the input dims for the backward pass.
+    Flatten(Option<pool::Dims4>),
+    Lif(Lif<V>),
+}
+
+impl<V> Layer<V> {
+    pub fn activity(&self) -> Option<Activity> {
+        match self {
+            Layer::Dense(d) => Some(d.activity),
+            Layer::Conv2d(c) => Some(c.activity),
+            Layer::Lif(l) => Some(Activity {
+                neuron_steps: l.neuron_steps,
+                spikes: l.spikes,
+                ..Activity::default()
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// Initial weights (W | bias column) of every layer that has them, drawn
+/// He-uniform from the model's seed and rounded to the data format's grid,
+/// so that the fixed-point and float networks start from the same values.
+pub fn initial_weights(model: &Model) -> Vec<Option<Array2<f64>>> {
+    let mut rng = Rng::derive(model.spec.training.seed, "init");
+    let f = model.cfg.format;
+    let grid = |v: f64| fixed::to_f64(fixed::from_f64(v, f.frac_bits, f.in_bits), f.frac_bits);
+    model
+        .spec
+        .layers
+        .iter()
+        .zip(&model.shapes)
+        .map(|(layer, input)| {
+            let (m, k) = match *layer {
+                LayerSpec::Dense { units } => (units, input.size()),
+                LayerSpec::Conv2d {
+                    filters, kernel, ..
+                } => (filters, input.c * kernel * kernel),
+                _ => return None,
+            };
+            let bound = (6.0 / k as f64).sqrt();
+            // The bias column starts at zero.
+            Some(Array2::from_shape_fn((m, k + 1), |(_, j)| {
+                if j < k {
+                    grid(rng.symmetric(bound))
+                } else {
+                    0.0
+                }
+            }))
+        })
+        .collect()
+}
+
+pub struct Network<A: Arith> {
+    pub arith: A,
+    pub layers: Vec<Layer<A::V>>,
+    pub time_steps: usize,
+    pub grad_scale_shift: u32,
+}
+
+impl<A: Arith> Network<A> {
+    pub fn new(model: &Model, arith: A, init: &[Option<Array2<f64>>]) -> Self {
+        let momentum = model.spec.optimizer.kind == OptimizerKind::Momentum;
+        let layers = model
+            .spec
+            .layers
+            .iter()
+            .zip(&model.shapes)
+            .zip(init)
+            .map(|((spec, input), w)| {
+                let w = || {
+                    w.as_ref()
+                        .expect("weights for every dense/conv layer")
+                        .mapv(|v| arith.quantize(v))
+                };
+                match *spec {
+                    LayerSpec::Dense { .. } => Layer::Dense(Dense::new(w(), momentum)),
+                    LayerSpec::Conv2d {
+                        kernel,
+                        stride,
+                        padding,
+                        ..
+                    } => {
+                        let geom = ConvGeom {
+                            c_in: input.c,
+                            h: input.h,
+                            w: input.w,
+                            kernel,
+                            stride,
+                            padding,
+                        };
+                        Layer::Conv2d(Conv2d::new(geom, w(), momentum))
+                    }
+                    LayerSpec::Relu => Layer::Relu(Relu::default()),
+                    LayerSpec::MaxPool { size, stride } => {
+                        Layer::MaxPool(MaxPool::new(size, stride.unwrap_or(size)))
+                    }
+                    LayerSpec::Flatten => Layer::Flatten(None),
+                    LayerSpec::Lif {
+                        beta,
+                        threshold,
+                        reset,
+                        surrogate,
+                        slope,
+                        output,
+                    } => Layer::Lif(Lif::new(LifParams {
+                        beta,
+                        threshold,
+                        reset,
+                        surrogate,
+                        slope,
+                        output,
+                    })),
+                }
+            })
+            .collect();
+        Network {
+            arith,
+            layers,
+            time_steps: model.spec.input.time_steps,
+            grad_scale_shift: model.spec.optimizer.grad_scale_shift,
+        }
+    }
+
+    /// The input tensor in this network's number format.
+    pub fn input(&self, real: &Array4<f64>) -> Tensor<A::V> {
+        real.mapv(|v| self.arith.quantize(v))
+    }
+
+    pub fn forward(&mut self, x: Tensor<A::V>, training: bool) -> Result<Tensor<A::V>> {
+        let steps = self.time_steps;
+        let mut x = x;
+        for (i, layer) in self.layers.iter_mut().enumerate() {
+            let site = Site { layer: i, training };
+            let ar = &mut self.arith;
+            x = match layer {
+                Layer::Dense(d) => d.forward(ar, site, &x)?,
+                Layer::Conv2d(c) => c.forward(ar, site, &x)?,
+                Layer::Relu(r) => r.forward(ar, &x, training),
+                Layer::MaxPool(p) => p.forward::<A>(&x, training),
+                Layer::Flatten(dims) => {
+                    *dims = Some(x.dim());
+                    tensor::flatten(&x)
+                }
+                Layer::Lif(l) => l.forward(ar, &x, steps, training),
+            };
+        }
+        Ok(x)
+    }
+
+    /// Backpropagates `dy` (gradient of the output) and applies the
+    /// optimizer step to every weight.
+    pub fn backward(&mut self, dy: Tensor<A::V>) -> Result<()> {
+        let steps = self.time_steps;
+        let mut g = dy;
+        for (i, layer) in self.layers.iter_mut().enumerate().rev() {
+            let ar = &mut self.arith;
+            let missing = || dense::missing_forward(i);
+            g = match layer {
+                Layer::Dense(d) => d.backward(ar, i, &g)?,
+                Layer::Conv2d(c) => match c.backward(ar, i, &g, i > 0)? {
+                    Some(dx) => dx,
+                    None => return Ok(()),
+                },
+                Layer::Relu(r) => r.backward(ar, &g).ok_or_else(missing)?,
+                Layer::MaxPool(p) => p.backward(ar, &g).ok_or_else(missing)?,
+                Layer::Flatten(dims) => tensor::unflatten(&g, dims.ok_or_else(missing)?),
+                Layer::Lif(l) => l.backward(ar, &g, steps).ok_or_else(missing)?,
+            };
+        }
+        Ok(())
+    }
+
+    /// One training step on a batch: forward, loss, backward, update.
+    pub fn train_step(&mut self, x: Tensor<A::V>, labels: &[u8]) -> Result<BatchResult> {
+        let out = self.forward(x, true)?;
+        let (res, dy) = loss::softmax_xent(
+            &self.arith,
+            &out,
+            labels,
+            self.time_steps,
+            self.grad_scale_shift,
+        );
+        self.backward(dy)?;
+        Ok(res)
+    }
+
+    pub fn evaluate(&mut self, x: Tensor<A::V>, labels: &[u8]) -> Result<BatchResult> {
+        let out = self.forward(x, false)?;
+        Ok(loss::score(&self.arith, &out, labels, self.time_steps))
+    }
+}

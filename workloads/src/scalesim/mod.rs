@@ -1,0 +1,104 @@
+//! SCALE-Sim inputs (topology CSVs and `.cfg` files) run on the sysgrad
+//! array: every layer's forward pass and its training pass (forward + dX +
+//! dW), with the backward interleaved and sequential, written as
+//! SCALE-Sim-style reports.
+
+pub mod config;
+pub mod count;
+pub mod report;
+pub mod topology;
+
+pub use config::{load_config, parse_config, ScaleConfig};
+pub use count::{Exactness, LayerCost, TileCounter};
+pub use topology::{load_topology, parse_topology, Gemm, TopoForm, TopoLayer, Topology};
+
+use crate::error::{Result, WorkloadError};
+use sysgrad_config::{ArrayConfig, Backward, NumberFormat};
+use sysgrad_emulator::gemm::DwSink;
+
+/// The sysgrad array a SCALE-Sim config describes. Counters do not depend
+/// on the number format, so the default Q7.8 / 40-bit one is used.
+pub fn array_for(sc: &ScaleConfig) -> Result<ArrayConfig> {
+    let cfg = ArrayConfig::new(
+        sc.array_height,
+        sc.array_width,
+        Backward::Interleaved,
+        NumberFormat {
+            in_bits: 16,
+            acc_bits: 40,
+            frac_bits: 8,
+        },
+    );
+    if let Err(sysgrad_config::ConfigError::OutOfRange {
+        field,
+        value,
+        allowed,
+    }) = cfg.validate()
+    {
+        let name = if field == "array.rows" {
+            "ArrayHeight"
+        } else {
+            "ArrayWidth"
+        };
+        return Err(WorkloadError::OutOfRange {
+            field: format!("[architecture_presets] {name} ({field})"),
+            value,
+            allowed: format!("{allowed}, the sizes the sysgrad array supports"),
+        });
+    }
+    Ok(cfg)
+}
+
+#[derive(Debug, Clone)]
+pub struct LayerRun {
+    pub layer: TopoLayer,
+    /// The product with the batch folded into N.
+    pub gemm: Gemm,
+    pub cost: LayerCost,
+}
+
+#[derive(Debug, Clone)]
+pub struct TopologyRun {
+    pub topology: Topology,
+    pub config: ScaleConfig,
+    pub cfg: ArrayConfig,
+    pub batch: usize,
+    pub sink: DwSink,
+    pub layers: Vec<LayerRun>,
+}
+
+/// Counts every layer of `topo` on the array of `sc`.
+pub fn run_topology(
+    topo: &Topology,
+    sc: &ScaleConfig,
+    batch: usize,
+    sink: DwSink,
+    how: Exactness,
+) -> Result<TopologyRun> {
+    let cfg = array_for(sc)?;
+    if batch == 0 {
+        return Err(WorkloadError::out_of_range("batch", 0, "1 or more"));
+    }
+    let mut counter = TileCounter::new(cfg);
+    let layers = topo
+        .layers
+        .iter()
+        .map(|l| {
+            let gemm = l.batched(batch);
+            let cost = count::layer_cost(&mut counter, gemm, sink, how)?;
+            Ok(LayerRun {
+                layer: l.clone(),
+                gemm,
+                cost,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(TopologyRun {
+        topology: topo.clone(),
+        config: sc.clone(),
+        cfg,
+        batch,
+        sink,
+        layers,
+    })
+}
