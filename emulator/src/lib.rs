@@ -8,8 +8,11 @@
 //! * [`fast`]: the same results and counters computed per tile without
 //!   stepping cycles, behind the [`fast::Engine`] trait shared with the
 //!   cycle-accurate path.
+//! * [`accel`]: buffers, command stream and controller around the array
+//!   (`docs/COMMANDS.md`).
 //! * [`sweep`]: design-space sweeps over array sizes, widths and schedules.
 
+pub mod accel;
 pub mod array;
 pub mod driver;
 pub mod fast;

@@ -1,0 +1,147 @@
+//! On-chip buffers. A buffer is `lanes` banks of `sa_buffer` sharing one
+//! line address: line `a`, lane `l` is word `a * lanes + l`. The controller
+//! moves whole or partial lines (lanes `0..n`) in one cycle, so a tile
+//! never needs two accesses to one bank in a cycle.
+
+use sysgrad_config::{fixed, ArrayConfig};
+
+/// The four buffers around the array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BufferId {
+    /// W tiles, `cols` lanes of data.
+    Weights,
+    /// X, `rows` lanes of data.
+    Activations,
+    /// dY, `cols` lanes of data.
+    Gradients,
+    /// Y, dX and dW, `max(rows, cols)` lanes of accumulators.
+    Accumulators,
+}
+
+impl BufferId {
+    pub const ALL: [BufferId; 4] = [
+        BufferId::Weights,
+        BufferId::Activations,
+        BufferId::Gradients,
+        BufferId::Accumulators,
+    ];
+}
+
+/// A host access outside the buffer or with a value its words cannot hold.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostError {
+    #[error("line {line}, lane {lane} is outside a buffer of {depth} lines x {lanes} lanes")]
+    OutOfRange {
+        line: usize,
+        lane: usize,
+        depth: usize,
+        lanes: usize,
+    },
+    #[error("{value} does not fit in a {bits}-bit buffer word")]
+    ValueRange { value: i64, bits: u32 },
+}
+
+/// One buffer: its words and how many the controller read and wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Buffer {
+    words: Vec<i64>,
+    lanes: usize,
+    /// Signed width of a word; every stored value fits (the controller only
+    /// writes saturated values, the host is checked), so the array's
+    /// operand range checks can never fail halfway through a command.
+    bits: u32,
+    reads: u64,
+    writes: u64,
+}
+
+impl Buffer {
+    pub fn new(depth: usize, lanes: usize, bits: u32) -> Self {
+        Buffer {
+            words: vec![0; depth * lanes],
+            lanes,
+            bits,
+            reads: 0,
+            writes: 0,
+        }
+    }
+
+    /// The buffer `id` of an accelerator with configuration `cfg`.
+    pub fn for_config(cfg: &ArrayConfig, id: BufferId) -> Self {
+        let (b, f) = (&cfg.buffers, &cfg.format);
+        let (r, c) = (cfg.rows(), cfg.cols());
+        match id {
+            BufferId::Weights => Buffer::new(b.weights, c, f.in_bits),
+            BufferId::Activations => Buffer::new(b.activations, r, f.in_bits),
+            BufferId::Gradients => Buffer::new(b.gradients, c, f.in_bits),
+            BufferId::Accumulators => Buffer::new(b.accumulators, r.max(c), f.acc_bits),
+        }
+    }
+
+    pub fn depth(&self) -> usize {
+        self.words.len() / self.lanes
+    }
+    pub fn lanes(&self) -> usize {
+        self.lanes
+    }
+    pub fn bits(&self) -> u32 {
+        self.bits
+    }
+    /// Words the controller read / wrote (host accesses are not counted).
+    pub fn reads(&self) -> u64 {
+        self.reads
+    }
+    pub fn writes(&self) -> u64 {
+        self.writes
+    }
+
+    /// Whether lines `addr..addr + len` exist (computed without wrap-around).
+    pub fn holds(&self, addr: usize, len: usize) -> bool {
+        addr + len <= self.depth()
+    }
+
+    /// Controller read of lanes `0..n` of `line`.
+    pub(crate) fn read(&mut self, line: usize, n: usize) -> &[i64] {
+        self.reads += n as u64;
+        let s = line * self.lanes;
+        &self.words[s..s + n]
+    }
+
+    /// Controller write of lanes `0..values.len()` of `line`; other lanes keep
+    /// their value (per-bank write enables).
+    pub(crate) fn write(&mut self, line: usize, values: &[i64]) {
+        debug_assert!(values.iter().all(|v| fixed::fits(*v, self.bits)));
+        self.writes += values.len() as u64;
+        let s = line * self.lanes;
+        self.words[s..s + values.len()].copy_from_slice(values);
+    }
+
+    fn index(&self, line: usize, lane: usize) -> Result<usize, HostError> {
+        if line >= self.depth() || lane >= self.lanes {
+            return Err(HostError::OutOfRange {
+                line,
+                lane,
+                depth: self.depth(),
+                lanes: self.lanes,
+            });
+        }
+        Ok(line * self.lanes + lane)
+    }
+
+    /// Host read (not counted).
+    pub fn get(&self, line: usize, lane: usize) -> Result<i64, HostError> {
+        Ok(self.words[self.index(line, lane)?])
+    }
+
+    /// Host write (not counted), refused if `value` does not fit a word.
+    pub fn set(&mut self, line: usize, lane: usize, value: i64) -> Result<(), HostError> {
+        if !fixed::fits(value, self.bits) {
+            return Err(HostError::ValueRange {
+                value,
+                bits: self.bits,
+            });
+        }
+        let i = self.index(line, lane)?;
+        self.words[i] = value;
+        Ok(())
+    }
+}

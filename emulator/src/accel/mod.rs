@@ -1,0 +1,26 @@
+//! The accelerator around the array: four on-chip buffers, a command
+//! stream and the controller that runs it on the cycle-accurate driver.
+//! `docs/COMMANDS.md` is the contract the RTL controller will follow.
+//!
+//! * [`command`]: [`Command`] <-> 64-bit command words.
+//! * [`buffer`]: banked buffers with access counters.
+//! * [`layout`]: how matrices map to buffer lines.
+//! * [`machine`]: the [`Accelerator`] (checks, then executes, each command).
+//! * [`compile`]: programs for an FC layer in `gemm`'s tile order.
+//! * [`error`]: the error codes a bad command stops the controller with.
+
+pub mod buffer;
+pub mod command;
+pub mod compile;
+pub mod error;
+pub mod layout;
+pub mod machine;
+pub mod stats;
+
+pub use buffer::{Buffer, BufferId, HostError};
+pub use command::{encode_program, BackwardMode, Command, DataBuffer};
+pub use compile::{compile_backward, compile_forward, compile_layer, CompileError, FcLayer};
+pub use error::{ErrorCode, Fault};
+pub use layout::Blocked;
+pub use machine::{Accelerator, Resident, State};
+pub use stats::{CommandCounters, ControlStats};

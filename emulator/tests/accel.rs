@@ -1,0 +1,334 @@
+//! The accelerator's command stream against `gemm` and the reference: an FC
+//! layer larger than the array (100 x 70, N = 16 on 8 x 8), compiled to
+//! commands, must give the same bits, the same array stimulus (apart from
+//! the controller's IDLE cycles) and the same per-phase counters. Bad
+//! commands must stop the controller with their code and change nothing.
+
+use ndarray::Array2;
+use sysgrad_config::{fixed, ArrayConfig, Backward, NumberFormat};
+use sysgrad_emulator::accel::*;
+use sysgrad_emulator::gemm::{self, DwSink};
+use sysgrad_emulator::{reference, Driver, Mode, Phase};
+
+fn cfg(backward: Backward) -> ArrayConfig {
+    ArrayConfig::new(
+        8,
+        8,
+        backward,
+        NumberFormat {
+            in_bits: 8,
+            acc_bits: 20,
+            frac_bits: 4,
+        },
+    )
+}
+
+/// Deterministic data with the format's extremes mixed in (so saturation
+/// in the 20-bit accumulators is exercised).
+fn matrix(rows: usize, cols: usize, bits: u32, seed: u64) -> Array2<i64> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    Array2::from_shape_fn((rows, cols), |_| {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        match (s >> 60) % 8 {
+            0 => fixed::min_of(bits),
+            1 => fixed::max_of(bits),
+            _ => fixed::sat(((s >> 20) as i64 % 256) - 128, bits),
+        }
+    })
+}
+
+struct Case {
+    cfg: ArrayConfig,
+    layer: FcLayer,
+    w: Array2<i64>,
+    x: Array2<i64>,
+    dy: Array2<i64>,
+}
+
+fn case(backward: Backward) -> Case {
+    let cfg = cfg(backward);
+    let (m, k, n) = (100, 70, 16);
+    let b = cfg.format.in_bits;
+    Case {
+        cfg,
+        layer: FcLayer::new(&cfg, m, k, n),
+        w: matrix(m, k, b, 1),
+        x: matrix(k, n, b, 2),
+        dy: matrix(m, n, b, 3),
+    }
+}
+
+fn accelerator(c: &Case) -> Accelerator {
+    let mut acc = Accelerator::with_driver(Driver::recording(c.cfg, false));
+    let l = &c.layer;
+    l.w.store(acc.buffer_mut(BufferId::Weights), c.w.view())
+        .unwrap();
+    l.x.store(acc.buffer_mut(BufferId::Activations), c.x.view())
+        .unwrap();
+    l.dy.store(acc.buffer_mut(BufferId::Gradients), c.dy.view())
+        .unwrap();
+    acc
+}
+
+/// The non-IDLE cycles' inputs: what the array did, without the controller.
+fn array_stimulus(d: &Driver) -> Vec<sysgrad_emulator::CycleInput> {
+    let rec = d.recording.as_ref().unwrap();
+    rec.inputs
+        .iter()
+        .filter(|i| i.mode != Mode::Idle)
+        .cloned()
+        .collect()
+}
+
+fn check_step(schedule: Backward, array: Backward, sink: DwSink) {
+    let c = case(array);
+    let mut acc = accelerator(&c);
+    let prog = compile_layer(&c.cfg, &c.layer, schedule, sink).unwrap();
+    let words = encode_program(&prog);
+    acc.run(&words).unwrap();
+    assert_eq!(acc.state(), State::Halted);
+
+    let mut drv = Driver::recording(c.cfg, false);
+    let y = gemm::forward(&mut drv, c.w.view(), c.x.view()).unwrap();
+    let bw = gemm::backward(
+        &mut drv,
+        schedule,
+        c.w.view(),
+        c.x.view(),
+        c.dy.view(),
+        sink,
+    )
+    .unwrap();
+
+    let l = &c.layer;
+    let accbuf = acc.buffer(BufferId::Accumulators);
+    assert_eq!(l.y.load(accbuf).unwrap(), y);
+    assert_eq!(y, reference::forward(&c.cfg, c.w.view(), c.x.view()));
+    assert_eq!(l.dx.load(accbuf).unwrap(), bw.dx);
+    assert_eq!(bw.dx, reference::dx(&c.cfg, c.w.view(), c.dy.view()));
+    let dw_ref = reference::dw(&c.cfg, c.dy.view(), c.x.view());
+    match sink {
+        DwSink::Drain => {
+            assert_eq!(l.dw_t.load(accbuf).unwrap().t(), bw.dw.unwrap());
+            assert_eq!(l.dw_t.load(accbuf).unwrap().t(), dw_ref);
+            // No UPDATE: the weights stay as they were.
+            assert_eq!(l.w.load(acc.buffer(BufferId::Weights)).unwrap(), c.w);
+        }
+        DwSink::Update { lr_shift } => {
+            let w_new = l.w.load(acc.buffer(BufferId::Weights)).unwrap();
+            assert_eq!(w_new, bw.w.unwrap());
+            assert_eq!(
+                w_new,
+                reference::sgd(&c.cfg, c.w.view(), dw_ref.view(), lr_shift)
+            );
+        }
+    }
+
+    // Same array stimulus, same per-phase counters; only IDLE cycles added.
+    assert_eq!(array_stimulus(&acc.driver), array_stimulus(&drv));
+    for p in Phase::ALL.into_iter().filter(|p| *p != Phase::Idle) {
+        assert_eq!(
+            acc.driver.stats.phase(p),
+            drv.stats.phase(p),
+            "{}",
+            p.name()
+        );
+    }
+    // Controller overhead: one IDLE cycle per command word, nothing else.
+    assert_eq!(acc.control.decode_cycles, words.len() as u64);
+    assert_eq!(acc.idle_cycles(), words.len() as u64);
+    assert_eq!(acc.busy_cycles(), drv.stats.total().cycles);
+    assert_eq!(acc.control.commands(), prog.len() as u64);
+    let per_cmd: u64 = acc.control.per_command.values().map(|c| c.cycles).sum();
+    assert_eq!(per_cmd, acc.driver.cycle());
+
+    // The buffers' own counters agree with the per-operand phase counters.
+    let t = acc.driver.stats.total();
+    let buf = |id| acc.buffer(id);
+    assert_eq!(buf(BufferId::Weights).reads(), t.w_reads);
+    assert_eq!(buf(BufferId::Weights).writes(), t.w_writes);
+    assert_eq!(buf(BufferId::Activations).reads(), t.x_reads);
+    assert_eq!(buf(BufferId::Gradients).reads(), t.dy_reads);
+    let acc_writes = t.y_writes + t.dx_writes + t.dw_writes + t.acc_writes;
+    assert_eq!(buf(BufferId::Accumulators).writes(), acc_writes);
+    assert_eq!(buf(BufferId::Accumulators).reads(), t.acc_reads);
+}
+
+#[test]
+fn interleaved_step_with_update_matches_gemm() {
+    check_step(
+        Backward::Interleaved,
+        Backward::Interleaved,
+        DwSink::Update { lr_shift: 3 },
+    );
+}
+
+#[test]
+fn sequential_step_with_update_matches_gemm() {
+    check_step(
+        Backward::Sequential,
+        Backward::Sequential,
+        DwSink::Update { lr_shift: 0 },
+    );
+}
+
+#[test]
+fn drained_gradients_match_gemm_in_both_schedules() {
+    check_step(Backward::Interleaved, Backward::Interleaved, DwSink::Drain);
+    check_step(Backward::Sequential, Backward::Interleaved, DwSink::Drain);
+}
+
+#[test]
+fn requant_turns_y_into_the_next_layers_x() {
+    let c = case(Backward::Interleaved);
+    let mut acc = accelerator(&c);
+    let l = c.layer;
+    let next_x = Blocked {
+        base: l.x.end(),
+        rows: l.m,
+        cols: l.n,
+        lanes: c.cfg.rows(),
+    };
+    let mut prog = compile_forward(&c.cfg, &l).unwrap();
+    prog.push(Command::Requant {
+        src: l.y.base as u16,
+        dst: DataBuffer::Activations,
+        dst_addr: next_x.base as u16,
+        count: l.y.lines() as u16,
+    });
+    prog.push(Command::Sync);
+    prog.push(Command::Halt);
+    acc.run(&encode_program(&prog)).unwrap();
+    let y = reference::forward(&c.cfg, c.w.view(), c.x.view());
+    assert_eq!(
+        next_x.load(acc.buffer(BufferId::Activations)).unwrap(),
+        reference::requantize(&c.cfg, y.view())
+    );
+    assert_eq!(acc.control.requant_cycles, l.y.lines() as u64);
+    assert_eq!(acc.control.syncs, 1);
+    assert_eq!(acc.idle_cycles(), prog.len() as u64 + l.y.lines() as u64);
+}
+
+/// Runs `bad` after a good prefix and checks the fault and that the bad
+/// command changed nothing (buffers, array, resident tile).
+fn expect_fault(cfg: ArrayConfig, prefix: &[Command], bad: &[u64], code: ErrorCode) {
+    let mut acc = Accelerator::new(cfg);
+    for line in 0..4 {
+        acc.buffer_mut(BufferId::Weights).set(line, 0, 3).unwrap();
+    }
+    let mut words = encode_program(prefix);
+    let pc = words.len();
+    words.extend_from_slice(bad);
+    let ok = encode_program(&[prefix, &[Command::Halt]].concat());
+    let mut before = Accelerator::new(cfg);
+    for line in 0..4 {
+        before
+            .buffer_mut(BufferId::Weights)
+            .set(line, 0, 3)
+            .unwrap();
+    }
+    before.run(&ok).unwrap();
+
+    let fault = acc.run(&words).unwrap_err();
+    assert_eq!(fault.code, code, "{fault}");
+    assert_eq!(fault.pc, pc, "{fault}");
+    assert_eq!(acc.state(), State::Faulted(fault));
+    for id in BufferId::ALL {
+        let (a, b) = (acc.buffer(id), before.buffer(id));
+        for line in 0..a.depth().min(8) {
+            for lane in 0..a.lanes() {
+                assert_eq!(a.get(line, lane), b.get(line, lane));
+            }
+        }
+    }
+    assert_eq!(acc.resident(), before.resident());
+    assert_eq!(acc.driver.array.outputs(), before.driver.array.outputs());
+    let array_cycles = |a: &Accelerator| a.busy_cycles();
+    assert_eq!(array_cycles(&acc), array_cycles(&before));
+}
+
+#[test]
+fn bad_commands_stop_with_their_error_code_and_change_nothing() {
+    let mut small = cfg(Backward::Sequential);
+    small.buffers.weights = 16;
+    small.buffers.accumulators = 16;
+    let load = |addr, m, k| Command::LoadW { addr, m, k };
+    let fwd = |n, y_addr| Command::Forward {
+        x_addr: 0,
+        y_addr,
+        n,
+        accumulate: false,
+    };
+    let bwd = |mode| Command::Backward {
+        mode,
+        dy_addr: 0,
+        x_addr: 0,
+        dx_addr: 0,
+        n: 4,
+        accumulate: false,
+    };
+    let e = |c: Command| c.encode();
+    let tile = [load(0, 8, 4)];
+    let updated = [load(0, 8, 4), Command::Update { lr_shift: 1 }];
+    let flushed = [load(0, 8, 4), Command::FlushW];
+    use ErrorCode::*;
+    let cases: Vec<(&[Command], Vec<u64>, ErrorCode)> = vec![
+        (&[], vec![0], UnknownOpcode),
+        (&[], vec![0x42 << 56], UnknownOpcode),
+        (&[], vec![e(Command::Halt)[0] | 1], ReservedBits),
+        (&tile, e(bwd(BackwardMode::Dx))[..1].to_vec(), ProgramEnd),
+        (&tile, vec![], ProgramEnd),
+        (&[], e(load(0, 0, 4)), ZeroSize),
+        (&tile, e(fwd(0, 0)), ZeroSize),
+        (&[], e(load(0, 9, 4)), TileTooLarge),
+        (&[], e(load(0, 8, 9)), TileTooLarge),
+        (&tile, e(Command::Update { lr_shift: 64 }), LrShift),
+        (&tile, e(bwd(BackwardMode::Interleaved)), NotInterleaved),
+        (&[], e(fwd(4, 0)), NoTile),
+        (&[], e(Command::Drain { dw_addr: 0 }), NoTile),
+        (&flushed, e(bwd(BackwardMode::Dx)), NoTile),
+        (&[], e(load(13, 8, 4)), AddressRange),
+        (&tile, e(fwd(4, 13)), AddressRange),
+        (&tile, e(Command::Drain { dw_addr: 9 }), AddressRange),
+        (&updated, e(load(2, 8, 4)), WeightOverlap),
+    ];
+    for (prefix, bad, code) in cases {
+        expect_fault(small, prefix, &bad, code);
+    }
+    // The edges of the checks are allowed: the last lines of a buffer, and
+    // reloading a changed tile from the lines it goes back to.
+    let mut acc = Accelerator::new(small);
+    let ok = [
+        load(12, 8, 4),
+        Command::Update { lr_shift: 0 },
+        load(12, 8, 4),
+        fwd(4, 12),
+        Command::Drain { dw_addr: 8 },
+        Command::Halt,
+    ];
+    acc.run(&encode_program(&ok)).unwrap();
+}
+
+#[test]
+fn faulting_commands_cost_only_their_decode_cycles() {
+    let mut acc = Accelerator::new(cfg(Backward::Interleaved));
+    // A two-word command whose second word has a stray bit: both fetched.
+    let mut bad = Command::Backward {
+        mode: BackwardMode::Dw,
+        dy_addr: 0,
+        x_addr: 0,
+        dx_addr: 0,
+        n: 1,
+        accumulate: false,
+    }
+    .encode();
+    bad[1] |= 1 << 63;
+    let fault = acc.run(&bad).unwrap_err();
+    assert_eq!(fault.code, ErrorCode::ReservedBits);
+    assert_eq!(acc.driver.cycle(), 2);
+    assert_eq!(acc.busy_cycles(), 0);
+}
