@@ -10,7 +10,7 @@
 use crate::array::{Array, CycleInput, CycleOutput};
 use crate::mode::Mode;
 use crate::stats::{Phase, Stats};
-use ndarray::{Array2, ArrayView2};
+use ndarray::{Array2, ArrayView1, ArrayView2};
 use sysgrad_config::{fixed, ArrayConfig};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -101,19 +101,24 @@ impl Driver {
     /// One cycle: observe the ports, apply `inp` on the clock edge.
     pub fn clock(&mut self, inp: CycleInput, phase: Phase) -> CycleOutput {
         let out = self.array.outputs();
+        self.tick(&inp, phase);
+        out
+    }
+
+    /// One clock edge with `inp`, charged to `phase`. The tile operations
+    /// read the ports they need straight from the registers before calling
+    /// this, so nothing is allocated per cycle unless recording.
+    fn tick(&mut self, inp: &CycleInput, phase: Phase) {
         if let Some(rec) = &mut self.recording {
             if let Some(s) = &mut rec.snapshots {
                 s.push(self.array.clone());
             }
-            rec.outputs.push(out.clone());
-            self.array.step(&inp);
-            rec.inputs.push(inp);
-        } else {
-            self.array.step(&inp);
+            rec.outputs.push(self.array.outputs());
+            rec.inputs.push(inp.clone());
         }
+        self.array.step(inp);
         self.stats.phase_mut(phase).cycles += 1;
         self.cycle += 1;
-        out
     }
 
     fn check_tile(
@@ -148,18 +153,16 @@ impl Driver {
         self.check_tile("W", &w, c, r)?;
         let (m, k) = w.dim();
         let mut old = Array2::zeros((c, r));
+        let mut inp = CycleInput::zeros(&self.cfg(), Mode::Load);
         for step in 0..r {
             let row = r - 1 - step;
-            let mut inp = CycleInput::zeros(&self.cfg(), Mode::Load);
             for j in 0..m {
-                if row < k {
-                    inp.w[j] = w[[j, row]];
-                }
+                inp.w[j] = if row < k { w[[j, row]] } else { 0 };
             }
-            let out = self.clock(inp, Phase::Load);
-            for j in 0..c {
-                old[[j, row]] = out.w[j];
-            }
+            // w_out: the south row's weights, before the edge.
+            let south = &self.array.w[(r - 1) * c..];
+            old.column_mut(row).assign(&ArrayView1::from(south));
+            self.tick(&inp, Phase::Load);
         }
         self.stats.phase_mut(Phase::Load).w_reads += (m * k) as u64;
         self.loaded = (m, k);
@@ -182,20 +185,23 @@ impl Driver {
         }
         let (lat, len) = (r + c, self.pass_cycles(n));
         let mut y = Array2::zeros((c, n));
+        let mut inp = CycleInput::zeros(&self.cfg(), Mode::Fwd);
         for t in 0..len {
-            let mut inp = CycleInput::zeros(&self.cfg(), Mode::Fwd);
             if t < n {
                 for i in 0..x.nrows() {
                     inp.x[i] = x[[i, t]];
                 }
+            } else if t == n {
+                inp.x.fill(0);
             }
-            let out = self.clock(inp, Phase::Forward);
             if t >= lat {
-                y.column_mut(t - lat).assign(&ndarray::Array1::from(out.y));
+                y.column_mut(t - lat)
+                    .assign(&ArrayView1::from(&self.array.y_q));
             }
+            self.tick(&inp, Phase::Forward);
         }
-        let out = self.array.outputs();
-        y.column_mut(n - 1).assign(&ndarray::Array1::from(out.y));
+        y.column_mut(n - 1)
+            .assign(&ArrayView1::from(&self.array.y_q));
         let (m, k) = self.loaded;
         let st = self.stats.phase_mut(Phase::Forward);
         st.x_reads += x.len() as u64;
@@ -242,8 +248,8 @@ impl Driver {
         };
         let (lat, len) = (r + c, self.pass_cycles(n));
         let mut dx = Array2::zeros((r, n));
+        let mut inp = CycleInput::zeros(&self.cfg(), mode);
         for t in 0..len {
-            let mut inp = CycleInput::zeros(&self.cfg(), mode);
             if t < n {
                 for j in 0..dy.nrows() {
                     inp.dy[j] = dy[[j, t]];
@@ -254,15 +260,19 @@ impl Driver {
                         inp.x[i] = x[[i, t]];
                     }
                 }
+            } else if t == n {
+                inp.dy.fill(0);
+                inp.x.fill(0);
+                inp.dy_valid = false;
             }
-            let out = self.clock(inp, phase);
             if t >= lat {
                 dx.column_mut(t - lat)
-                    .assign(&ndarray::Array1::from(out.dx));
+                    .assign(&ArrayView1::from(&self.array.dx_q));
             }
+            self.tick(&inp, phase);
         }
-        let out = self.array.outputs();
-        dx.column_mut(n - 1).assign(&ndarray::Array1::from(out.dx));
+        dx.column_mut(n - 1)
+            .assign(&ArrayView1::from(&self.array.dx_q));
 
         let (m, k) = self.loaded;
         let st = self.stats.phase_mut(phase);
@@ -282,11 +292,13 @@ impl Driver {
     pub fn drain(&mut self) -> Array2<i64> {
         let (r, c) = (self.array.rows(), self.array.cols());
         let mut dw = Array2::zeros((c, r));
+        let inp = CycleInput::zeros(&self.cfg(), Mode::Drain);
         for k in 0..c {
-            let out = self.clock(CycleInput::zeros(&self.cfg(), Mode::Drain), Phase::Drain);
+            // dw_out: the east column's accumulators, before the edge.
             for i in 0..r {
-                dw[[c - 1 - k, i]] = out.dw[i];
+                dw[[c - 1 - k, i]] = self.array.dw[i * c + c - 1];
             }
+            self.tick(&inp, Phase::Drain);
         }
         let (m, k) = self.loaded;
         self.stats.phase_mut(Phase::Drain).dw_writes += (m * k) as u64;
