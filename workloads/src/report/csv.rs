@@ -31,11 +31,17 @@ pub fn to_string<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>]) -> String {
 }
 
 pub fn write<S: AsRef<str>>(path: &Path, header: &[&str], rows: &[Vec<S>]) -> Result<()> {
-    std::fs::write(path, to_string(header, rows)).map_err(|e| WorkloadError::io(path, e))
+    write_text(path, &to_string(header, rows))
 }
 
+/// Writes through a temporary file and a rename, so an interrupted run
+/// never leaves a half-written report.
 pub fn write_text(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|e| WorkloadError::io(path, e))
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    std::fs::write(&tmp, text)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| WorkloadError::io(path, e))
 }
 
 pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
