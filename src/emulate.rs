@@ -4,7 +4,7 @@
 use ndarray::Array2;
 use sysgrad_config::Backward;
 use sysgrad_emulator::gemm::{self, DwSink};
-use sysgrad_emulator::{stats, Driver, Stats};
+use sysgrad_emulator::{stats, Driver};
 use sysgrad_testbench::scenario::Rng;
 
 #[derive(clap::Args)]
@@ -25,18 +25,47 @@ pub struct EmulateArgs {
     lr_shift: u32,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Write the interleaved step's per-cycle port stimulus and trace
+    /// (stimulus.txt, ports.txt) into this folder.
+    #[arg(long)]
+    trace: Option<std::path::PathBuf>,
+    /// With --trace, also write every register as emulator.vcd.
+    #[arg(long, requires = "trace")]
+    vcd: bool,
 }
 
-/// Forward + backward + update of one layer with `schedule`.
+/// Writes a recording as stimulus, port trace and (with snapshots) VCD.
+fn write_trace(
+    cfg: &sysgrad_config::ArrayConfig,
+    rec: sysgrad_emulator::Recording,
+    dir: &std::path::Path,
+) -> Result<(), String> {
+    use sysgrad_testbench::{stimulus, vcd};
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut files = vec![
+        ("stimulus.txt", stimulus::render(cfg, &rec.inputs)),
+        ("ports.txt", stimulus::render_ports(cfg, &rec.outputs)),
+    ];
+    if let Some(snaps) = &rec.snapshots {
+        files.push(("emulator.vcd", vcd::write_snapshots(snaps)));
+    }
+    for (name, text) in files {
+        let path = dir.join(name);
+        crate::write_atomically(&path, text.as_bytes())?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// Forward + backward + update of one layer with `schedule` on `drv`.
 fn step(
-    cfg: sysgrad_config::ArrayConfig,
+    mut drv: Driver,
     schedule: Backward,
     w: &Array2<i64>,
     x: &Array2<i64>,
     dy: &Array2<i64>,
     lr: u32,
-) -> Result<Stats, String> {
-    let mut drv = Driver::new(cfg);
+) -> Result<Driver, String> {
     gemm::forward(&mut drv, w.view(), x.view()).map_err(|e| e.to_string())?;
     gemm::backward(
         &mut drv,
@@ -47,7 +76,7 @@ fn step(
         DwSink::Update { lr_shift: lr },
     )
     .map_err(|e| e.to_string())?;
-    Ok(drv.stats)
+    Ok(drv)
 }
 
 pub fn run(a: &EmulateArgs) -> Result<(), String> {
@@ -67,8 +96,35 @@ pub fn run(a: &EmulateArgs) -> Result<(), String> {
         rng.matrix(a.k, a.n, bits),
         rng.matrix(a.m, a.n, bits),
     );
-    let il = step(cfg, Backward::Interleaved, &w, &x, &dy, a.lr_shift)?;
-    let seq = step(cfg, Backward::Sequential, &w, &x, &dy, a.lr_shift)?;
+    let il = step(
+        Driver::new(cfg),
+        Backward::Interleaved,
+        &w,
+        &x,
+        &dy,
+        a.lr_shift,
+    )?
+    .stats;
+    let seq = step(
+        Driver::new(cfg),
+        Backward::Sequential,
+        &w,
+        &x,
+        &dy,
+        a.lr_shift,
+    )?
+    .stats;
+    if let Some(dir) = &a.trace {
+        let mut drv = step(
+            Driver::recording(cfg, a.vcd),
+            Backward::Interleaved,
+            &w,
+            &x,
+            &dy,
+            a.lr_shift,
+        )?;
+        write_trace(&cfg, drv.recording.take().expect("recording driver"), dir)?;
+    }
     println!(
         "# {} array, layer M={} K={} N={} (forward + backward + SGD update)\n",
         cfg.tag(),

@@ -12,17 +12,33 @@ pub enum RegError {
     Mismatch(Mismatch),
 }
 
-/// One register: its RTL name below `sa_top` and how to read it from the model.
-struct Reg {
-    name: String,
-    read: Box<dyn Fn(&Array) -> i64>,
+/// One register: its RTL name below `sa_top`, its width and how to read it
+/// from the model.
+pub(crate) struct Reg {
+    pub name: String,
+    pub width: u32,
+    pub read: Box<dyn Fn(&Array) -> i64>,
 }
 
 /// Every register of the array, named as the generator names it.
-fn registers(a: &Array) -> Vec<Reg> {
+pub(crate) fn registers(a: &Array) -> Vec<Reg> {
     let (r, c) = (a.rows(), a.cols());
+    let (dw, aw) = (a.cfg.format.in_bits, a.cfg.format.acc_bits);
+    let width_of = |name: &str| -> u32 {
+        let leaf = name.rsplit('.').next().unwrap_or("");
+        match leaf {
+            "w" | "x" | "d" => dw,
+            "dv" => 1,
+            _ if name.contains("u_xskew") => dw,
+            _ if name.contains("u_dyskew") => dw + 1,
+            _ => aw,
+        }
+    };
     let mut regs = Vec::new();
-    let mut add = |name: String, read: Box<dyn Fn(&Array) -> i64>| regs.push(Reg { name, read });
+    let mut add = |name: String, read: Box<dyn Fn(&Array) -> i64>| {
+        let width = width_of(&name);
+        regs.push(Reg { name, width, read })
+    };
     for i in 0..r {
         for j in 0..c {
             let k = i * c + j;

@@ -95,3 +95,31 @@ mod tests {
         }
     }
 }
+
+/// Renders a port trace (one line per cycle), the format the harnesses write.
+pub fn render_ports(cfg: &ArrayConfig, outputs: &[CycleOutput]) -> String {
+    use std::fmt::Write;
+    let (dw, aw) = (cfg.format.in_bits, cfg.format.acc_bits);
+    let mut s = String::new();
+    for o in outputs {
+        let lanes = o.y.iter().chain(&o.dx).chain(&o.dw).map(|v| (*v, aw));
+        for (v, bits) in lanes.chain(o.w.iter().map(|v| (*v, dw))) {
+            write!(s, " {:x}", to_bits(v, bits)).unwrap();
+        }
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod port_trace_tests {
+    use super::*;
+
+    #[test]
+    fn port_traces_round_trip() {
+        let cfg = ArrayConfig::default_16x16();
+        let (rec, _) = crate::scenario::training_step(&cfg, 3, false);
+        let text = render_ports(&cfg, &rec.outputs);
+        assert_eq!(parse_ports(&cfg, &text).unwrap(), rec.outputs);
+    }
+}
