@@ -1,15 +1,18 @@
-//! Simulation speed, measured in one run: the same workload (one
-//! interleaved backward pass of an N x N x N layer with an in-place update)
-//! through the cycle-accurate emulator, the fast exact mode, Verilator
-//! (1 and 2 model threads) and Icarus, as simulated cycles per second.
+//! Simulation speed, measured in one run: the same stimulus through the
+//! cycle-accurate emulator (`Array::step` per cycle), Verilator (1 and 2
+//! model threads) and Icarus, as simulated cycles per second, for two
+//! workloads: one interleaved backward pass of an N x N x N layer with an
+//! in-place update on the default 16x16 array (also timed in the fast exact
+//! mode), and one full training step (forward, backward, update of every
+//! layer) of the CNN example on its own array.
 //!
 //!     cargo run --release -p sysgrad-testbench --bin sim-speed -- [--size 256] [--icarus-cycles 4000]
 
+use std::path::Path;
 use std::time::Instant;
 use sysgrad_config::{ArrayConfig, Backward};
-use sysgrad_emulator::fast;
 use sysgrad_emulator::gemm::{self, DwSink};
-use sysgrad_emulator::{Driver, Stats};
+use sysgrad_emulator::{fast, Array, CycleInput, Driver, Stats};
 use sysgrad_testbench::scenario::Rng;
 use sysgrad_testbench::verilator::{self, BuildOptions};
 use sysgrad_testbench::{icarus, stimulus};
@@ -25,9 +28,16 @@ fn arg(name: &str, default: usize) -> Result<usize, String> {
     }
 }
 
-fn main() -> Result<(), String> {
-    let size = arg("--size", 256)?;
-    let icarus_cycles = arg("--icarus-cycles", 4000)?;
+/// A recorded stimulus and, where there is one, the fast mode's time for it.
+struct Workload {
+    name: String,
+    cfg: ArrayConfig,
+    inputs: Vec<CycleInput>,
+    fast_seconds: Option<f64>,
+}
+
+/// One interleaved backward pass of a `size`^3 layer on the default array.
+fn backward_pass(size: usize) -> Result<Workload, String> {
     let cfg = ArrayConfig::default_16x16();
     let mut rng = Rng::new(7);
     let bits = cfg.format.in_bits;
@@ -37,9 +47,6 @@ fn main() -> Result<(), String> {
         rng.matrix(size, size, bits),
     );
     let sink = DwSink::Update { lr_shift: 8 };
-    let work = verilator::cache_root().join("speed");
-
-    eprintln!("recording the stimulus ...");
     let mut rec = Driver::recording(cfg, false);
     gemm::backward(
         &mut rec,
@@ -50,23 +57,6 @@ fn main() -> Result<(), String> {
         sink,
     )
     .map_err(|e| e.to_string())?;
-    let inputs = rec.recording.take().unwrap().inputs;
-    let cycles = inputs.len() as f64;
-    let stim = stimulus::render(&cfg, &inputs);
-
-    let t = Instant::now();
-    let mut drv = Driver::new(cfg);
-    gemm::backward(
-        &mut drv,
-        Backward::Interleaved,
-        w.view(),
-        x.view(),
-        dy.view(),
-        sink,
-    )
-    .map_err(|e| e.to_string())?;
-    let emu = t.elapsed().as_secs_f64();
-
     let t = Instant::now();
     let mut stats = Stats::default();
     fast::backward(
@@ -79,34 +69,77 @@ fn main() -> Result<(), String> {
         sink,
     )
     .map_err(|e| e.to_string())?;
-    let fast_s = t.elapsed().as_secs_f64();
-    assert_eq!(stats, drv.stats, "fast mode counters differ");
+    let fast_seconds = t.elapsed().as_secs_f64();
+    assert_eq!(
+        stats, rec.stats,
+        "fast mode counters differ from the cycle-accurate ones"
+    );
+    Ok(Workload {
+        name: format!("{} backward pass of a {size}^3 layer", cfg.tag()),
+        cfg,
+        inputs: rec.recording.take().unwrap().inputs,
+        fast_seconds: Some(fast_seconds),
+    })
+}
 
+/// One training step of the CNN example on its first batch of digits.
+fn cnn_step() -> Result<Workload, String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let model = sysgrad_workloads::model::load_model(&root.join("workloads/models/cnn.toml"))
+        .map_err(|e| e.to_string())?;
+    let samples = sysgrad_workloads::data::load(&sysgrad_workloads::model::default_data_path())
+        .map_err(|e| e.to_string())?;
+    let rec = sysgrad_workloads::train::record_training_step(&model, &samples)
+        .map_err(|e| e.to_string())?;
+    let mut cfg = model.cfg;
+    cfg.array.backward = Backward::Interleaved;
+    Ok(Workload {
+        name: format!(
+            "{} one CNN training step (batch {})",
+            cfg.tag(),
+            model.spec.training.batch_size
+        ),
+        cfg,
+        inputs: rec.inputs,
+        fast_seconds: None,
+    })
+}
+
+fn report(w: &Workload, icarus_cycles: usize, work: &Path) -> Result<(), String> {
+    let cycles = w.inputs.len() as f64;
+    let t = Instant::now();
+    let mut array = Array::new(w.cfg);
+    for inp in &w.inputs {
+        array.step(inp);
+    }
+    let emu = t.elapsed().as_secs_f64();
+    std::hint::black_box(&array);
+
+    let stim = stimulus::render(&w.cfg, &w.inputs);
     let mut verilator_s = Vec::new();
     for threads in [1, 2] {
-        eprintln!("building Verilator ({threads} thread(s)) ...");
+        eprintln!("{}: Verilator, {threads} thread(s) ...", w.name);
         let model =
-            verilator::build(&cfg, BuildOptions::speed(threads)).map_err(|e| e.to_string())?;
+            verilator::build(&w.cfg, BuildOptions::speed(threads)).map_err(|e| e.to_string())?;
         verilator_s.push(
             model
                 .run_timed(&stim, &work.join(format!("t{threads}")))
                 .map_err(|e| e.to_string())?,
         );
     }
-
-    eprintln!("running Icarus on the first {icarus_cycles} cycles ...");
-    let n_ic = icarus_cycles.min(inputs.len());
-    let stim_ic = stimulus::render(&cfg, &inputs[..n_ic]);
+    eprintln!("{}: Icarus on the first {icarus_cycles} cycles ...", w.name);
+    let n_ic = icarus_cycles.min(w.inputs.len());
     let t = Instant::now();
-    icarus::run_icarus(&cfg, &stim_ic, &work.join("icarus")).map_err(|e| e.to_string())?;
+    icarus::run_icarus(
+        &w.cfg,
+        &stimulus::render(&w.cfg, &w.inputs[..n_ic]),
+        &work.join("icarus"),
+    )
+    .map_err(|e| e.to_string())?;
     let ic = t.elapsed().as_secs_f64();
 
     let v1 = cycles / verilator_s[0];
-    println!(
-        "# {} array, one interleaved backward pass of a {size}^3 layer: {} cycles\n",
-        cfg.tag(),
-        inputs.len()
-    );
+    println!("\n# {}: {} cycles\n", w.name, w.inputs.len());
     println!("| engine | simulated cycles | seconds | cycles/s | vs Verilator 1 thread |");
     println!("|---|---:|---:|---:|---:|");
     let row = |name: &str, c: f64, s: f64| {
@@ -117,9 +150,21 @@ fn main() -> Result<(), String> {
         )
     };
     row("emulator, cycle-accurate", cycles, emu);
-    row("emulator, fast exact (per tile)", cycles, fast_s);
+    if let Some(f) = w.fast_seconds {
+        row("emulator, fast exact (per tile)", cycles, f);
+    }
     row("Verilator -O3, 1 thread", cycles, verilator_s[0]);
     row("Verilator -O3, --threads 2", cycles, verilator_s[1]);
     row("Icarus (incl. compile and I/O)", n_ic as f64, ic);
+    Ok(())
+}
+
+fn main() -> Result<(), String> {
+    let size = arg("--size", 256)?;
+    let icarus_cycles = arg("--icarus-cycles", 4000)?;
+    let work = verilator::cache_root().join("speed");
+    for (k, w) in [backward_pass(size)?, cnn_step()?].iter().enumerate() {
+        report(w, icarus_cycles, &work.join(k.to_string()))?;
+    }
     Ok(())
 }

@@ -88,6 +88,17 @@ impl FixedArith {
         });
     }
 
+    /// Records every array cycle from now on (port stimulus and outputs),
+    /// e.g. to replay a training step on the RTL.
+    pub fn start_recording(&mut self) {
+        self.driver.recording = Some(sysgrad_emulator::Recording::default());
+    }
+
+    /// The cycles recorded since [`FixedArith::start_recording`].
+    pub fn take_recording(&mut self) -> Option<sysgrad_emulator::Recording> {
+        self.driver.recording.take()
+    }
+
     /// The counters since the last call.
     pub fn take_ledger(&mut self) -> Ledger {
         std::mem::take(&mut self.ledger)

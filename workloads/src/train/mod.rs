@@ -120,6 +120,32 @@ fn limit(v: &[Sample], n: Option<usize>) -> &[Sample] {
 }
 
 /// Trains both networks and evaluates them after every epoch.
+/// One training step of the fixed-point network on its first batch of
+/// `samples`, with every array cycle recorded: the stimulus a benchmark or a
+/// co-simulation replays on the RTL.
+pub fn record_training_step(
+    model: &Model,
+    samples: &[Sample],
+) -> Result<sysgrad_emulator::Recording> {
+    let spec = &model.spec;
+    let batch: Vec<&Sample> = samples
+        .iter()
+        .take(spec.training.batch_size.max(1))
+        .collect();
+    if batch.is_empty() {
+        return Err(WorkloadError::model(
+            "data",
+            "no samples to record a step on".to_string(),
+        ));
+    }
+    let (mut fixed, _) = build(model);
+    let mut spikes = Rng::derive(spec.training.seed, "input-spikes");
+    let x = encode::encode(&batch, &spec.input, &mut spikes);
+    fixed.arith.start_recording();
+    fixed.train_step(fixed.input(&x), &encode::labels(&batch))?;
+    Ok(fixed.arith.take_recording().expect("recording was started"))
+}
+
 pub fn train(model: &Model, split: &Split, opts: &TrainOptions) -> Result<TrainRun> {
     let spec = &model.spec;
     let train_set = limit(&split.train, opts.max_train);
