@@ -87,6 +87,15 @@ pub fn run(a: &EmulateArgs) -> Result<(), String> {
             a.m, a.k, a.n
         ));
     }
+    for (terms, what) in [
+        (a.k, "the forward reduction K"),
+        (a.m, "the dX reduction M"),
+        (a.n, "the dW reduction N"),
+    ] {
+        if let Some(w) = cfg.saturation_warning(terms, what) {
+            eprintln!("warning: {w}");
+        }
+    }
     // Both schedules run on the interleaved array so that only the schedule differs.
     cfg.array.backward = Backward::Interleaved;
     let mut rng = Rng::new(a.seed);

@@ -79,6 +79,7 @@ fn run_model(a: &TrainArgs, path: &Path) -> Result<(), String> {
     if let Some(d) = &a.data {
         m.data_path = d.clone();
     }
+    warn_saturation(&m);
     let samples = data::load(&m.data_path).map_err(|e| e.to_string())?;
     let t = m.spec.training;
     let split = data::split(&samples, t.test_fraction, t.seed).map_err(|e| e.to_string())?;
@@ -96,6 +97,27 @@ fn run_model(a: &TrainArgs, path: &Path) -> Result<(), String> {
     let s = report::write_training_report(&run, &out).map_err(|e| e.to_string())?;
     print_training(&s, start.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// Warns about layers whose reductions could saturate the accumulators
+/// (defined behaviour, but worth knowing before a long run).
+fn warn_saturation(m: &model::Model) {
+    let shapes = report::layers::gemm_shapes(m, m.spec.training.batch_size);
+    for (i, g) in shapes.iter().enumerate() {
+        let Some(g) = g else { continue };
+        for (terms, what) in [
+            (g.k, "forward reduction K"),
+            (g.m, "dX reduction M"),
+            (g.n, "dW reduction N"),
+        ] {
+            if let Some(w) = m
+                .cfg
+                .saturation_warning(terms, &format!("layer {i}'s {what}"))
+            {
+                eprintln!("warning: {w}");
+            }
+        }
+    }
 }
 
 fn print_training(s: &TrainingSummary, wall: f64) {

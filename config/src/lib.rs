@@ -217,6 +217,26 @@ impl ArrayConfig {
         Ok(())
     }
 
+    /// Accumulator bits with which no sum of `terms` products can saturate:
+    /// the largest product is `2^(2*DW-2)` (min x min), so `n` of them need
+    /// `2*DW + floor(log2 n)` signed bits.
+    pub fn acc_bits_needed(&self, terms: usize) -> u32 {
+        2 * self.format.in_bits + terms.max(1).ilog2()
+    }
+
+    /// A warning when a reduction of `terms` products (`what`, e.g. "the
+    /// forward reduction K = 784") could saturate the accumulators. Saturation
+    /// is defined behaviour, so this is advice, not an error.
+    pub fn saturation_warning(&self, terms: usize, what: &str) -> Option<String> {
+        let needed = self.acc_bits_needed(terms);
+        (self.format.acc_bits < needed).then(|| {
+            format!(
+                "format.acc_bits = {} is narrower than the {needed} bits with which {what} ({terms} products) cannot saturate; extreme values will clamp",
+                self.format.acc_bits
+            )
+        })
+    }
+
     /// A short name used for generated file names, e.g. `sa_16x16_i16a40f8_il`.
     pub fn tag(&self) -> String {
         format!(
@@ -283,5 +303,53 @@ mod buffer_tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("weight"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod headroom_tests {
+    use super::*;
+
+    /// The bound is tight: `n` products of min x min fit in the width it
+    /// names and overflow one bit less.
+    #[test]
+    fn acc_bits_needed_is_tight() {
+        for in_bits in [4u32, 8, 16] {
+            for n in [1usize, 2, 3, 4, 100, 1024] {
+                let cfg = ArrayConfig::new(
+                    1,
+                    1,
+                    Backward::Sequential,
+                    NumberFormat {
+                        in_bits,
+                        acc_bits: 48,
+                        frac_bits: 0,
+                    },
+                );
+                let need = cfg.acc_bits_needed(n);
+                let sum = n as i128 * (fixed::min_of(in_bits) as i128).pow(2);
+                assert!(sum <= fixed::max_of(need) as i128, "{in_bits} {n}");
+                assert!(sum > fixed::max_of(need - 1) as i128, "{in_bits} {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn narrow_accumulators_are_reported_with_the_width_needed() {
+        let cfg = ArrayConfig::new(
+            4,
+            4,
+            Backward::Interleaved,
+            NumberFormat {
+                in_bits: 8,
+                acc_bits: 20,
+                frac_bits: 4,
+            },
+        );
+        let w = cfg
+            .saturation_warning(784, "the forward reduction K")
+            .unwrap();
+        assert!(w.contains("25 bits") && w.contains("784"), "{w}");
+        assert!(cfg.saturation_warning(16, "K").is_none());
     }
 }
