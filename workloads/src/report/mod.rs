@@ -280,8 +280,16 @@ const ACTIVITY_HEADER: [&str; 11] = [
     "spike_rate_f32",
 ];
 
-fn plot(path: &Path, r: std::result::Result<(), Box<dyn std::error::Error>>) -> Result<()> {
-    r.map_err(|e| WorkloadError::output(path, e))
+/// Draws a plot into a temporary file and renames it into place, so an
+/// interrupted run never leaves a half-written SVG.
+fn plot(
+    path: &Path,
+    draw: impl FnOnce(&Path) -> std::result::Result<(), Box<dyn std::error::Error>>,
+) -> Result<()> {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("plot");
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    draw(&tmp).map_err(|e| WorkloadError::output(path, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| WorkloadError::io(path, e))
 }
 
 /// Writes every report file into `out` (created if needed).
@@ -331,7 +339,7 @@ pub fn write_training_report(run: &TrainRun, out: &Path) -> Result<TrainingSumma
     )?;
 
     let p = file("curves.svg");
-    plot(&p, plots::training_curves(&p, &s.model, &run.epochs))?;
+    plot(&p, |t| plots::training_curves(t, &s.model, &run.epochs))?;
     let groups: Vec<plots::BarGroup> = s
         .layers
         .iter()
@@ -346,16 +354,15 @@ pub fn write_training_report(run: &TrainRun, out: &Path) -> Result<TrainingSumma
         .collect();
     let series = ["forward", "backward interleaved", "backward sequential"];
     let p = file("layer_cycles.svg");
-    plot(
-        &p,
+    plot(&p, |t| {
         plots::grouped_bars(
-            &p,
+            t,
             &format!("{}: cycles per layer (epoch 1)", s.model),
             "cycles",
             &series,
             &groups,
-        ),
-    )?;
+        )
+    })?;
     let groups: Vec<plots::BarGroup> = s
         .layers
         .iter()
@@ -369,16 +376,15 @@ pub fn write_training_report(run: &TrainRun, out: &Path) -> Result<TrainingSumma
         })
         .collect();
     let p = file("utilization.svg");
-    plot(
-        &p,
+    plot(&p, |t| {
         plots::grouped_bars(
-            &p,
+            t,
             &format!("{}: utilization (MACs per PE per cycle, epoch 1)", s.model),
             "utilization %",
             &series,
             &groups,
-        ),
-    )?;
+        )
+    })?;
     file("summary.json");
     s.files = files;
     csv::write_json(&out.join("summary.json"), &s)?;
