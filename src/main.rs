@@ -108,10 +108,7 @@ fn main() -> ExitCode {
 /// Writes `bytes` to `path` through a temporary file and a rename, so a
 /// failed run never leaves a half-written report behind.
 pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), String> {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
-    let tmp = path.with_file_name(format!(".{name}.tmp"));
-    std::fs::write(&tmp, bytes)
-        .and_then(|_| std::fs::rename(&tmp, path))
+    sysgrad_config::files::write_atomically(path, bytes)
         .map_err(|e| format!("writing {}: {e}", path.display()))
 }
 

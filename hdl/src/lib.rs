@@ -63,22 +63,11 @@ pub fn write_all(cfg: &ArrayConfig, dir: &Path) -> io::Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     for f in generate(cfg) {
         let path = dir.join(&f.name);
-        write_atomically(&path, &f.text)?;
+        sysgrad_config::files::write_atomically(&path, &f.text)?;
         written.push(path);
     }
     let cfg_path = dir.join("config.toml");
-    write_atomically(&cfg_path, &cfg.to_toml())?;
+    sysgrad_config::files::write_atomically(&cfg_path, cfg.to_toml())?;
     written.push(cfg_path);
     Ok(written)
-}
-
-/// Writes a temporary file beside `path` (same file system, so the rename
-/// is atomic), named after this process so concurrent writers do not clash.
-fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
-    let name = path.file_name().expect("a file path").to_string_lossy();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
 }

@@ -24,51 +24,52 @@ pub(crate) struct Reg {
 pub(crate) fn registers(a: &Array) -> Vec<Reg> {
     let (r, c) = (a.rows(), a.cols());
     let (dw, aw) = (a.cfg.format.in_bits, a.cfg.format.acc_bits);
-    let width_of = |name: &str| -> u32 {
-        let leaf = name.rsplit('.').next().unwrap_or("");
-        match leaf {
-            "w" | "x" | "d" => dw,
-            "dv" => 1,
-            _ if name.contains("u_xskew") => dw,
-            _ if name.contains("u_dyskew") => dw + 1,
-            _ => aw,
-        }
-    };
     let mut regs = Vec::new();
-    let mut add = |name: String, read: Box<dyn Fn(&Array) -> i64>| {
-        let width = width_of(&name);
+    let mut add = |name: String, width: u32, read: Box<dyn Fn(&Array) -> i64>| {
         regs.push(Reg { name, width, read })
     };
     for i in 0..r {
         for j in 0..c {
             let k = i * c + j;
             let pe = format!("g_row[{i}].g_col[{j}].u_pe");
-            add(format!("{pe}.w"), Box::new(move |a| a.w[k]));
-            add(format!("{pe}.x"), Box::new(move |a| a.x[k]));
-            add(format!("{pe}.d"), Box::new(move |a| a.d[k]));
-            add(format!("{pe}.dv"), Box::new(move |a| a.dv[k] as i64));
-            add(format!("{pe}.psv"), Box::new(move |a| a.psv[k]));
-            add(format!("{pe}.psh"), Box::new(move |a| a.psh[k]));
-            add(format!("{pe}.dw"), Box::new(move |a| a.dw[k]));
+            add(format!("{pe}.w"), dw, Box::new(move |a| a.w[k]));
+            add(format!("{pe}.x"), dw, Box::new(move |a| a.x[k]));
+            add(format!("{pe}.d"), dw, Box::new(move |a| a.d[k]));
+            add(format!("{pe}.dv"), 1, Box::new(move |a| a.dv[k] as i64));
+            add(format!("{pe}.psv"), aw, Box::new(move |a| a.psv[k]));
+            add(format!("{pe}.psh"), aw, Box::new(move |a| a.psh[k]));
+            add(format!("{pe}.dw"), aw, Box::new(move |a| a.dw[k]));
         }
     }
     for (bank, lanes) in sysgrad_hdl::delay_banks(&a.cfg) {
+        use sysgrad_hdl::DelayBank::*;
+        let width = match bank {
+            XSkew => dw,
+            DySkew => dw + 1, // {valid, dy}
+            YDeskew | DxDeskew => aw,
+        };
         for (lane, len) in lanes.iter().enumerate() {
             for stage in 0..*len {
                 let name = sysgrad_hdl::delay_reg_name(bank, lane, stage);
-                add(name, Box::new(move |a| delay_value(a, bank, lane, stage)));
+                add(
+                    name,
+                    width,
+                    Box::new(move |a| delay_value(a, bank, lane, stage)),
+                );
             }
         }
     }
     for j in 0..c {
         add(
             sysgrad_hdl::output_reg_name(&a.cfg, "y", j),
+            aw,
             Box::new(move |a| a.y_q[j]),
         );
     }
     for i in 0..r {
         add(
             sysgrad_hdl::output_reg_name(&a.cfg, "dx", i),
+            aw,
             Box::new(move |a| a.dx_q[i]),
         );
     }

@@ -100,15 +100,6 @@ impl Waveform {
         self.vars.keys().map(|s| s.as_str())
     }
 
-    /// The first variable whose name ends with `suffix` (after a `.`).
-    pub fn find(&self, suffix: &str) -> Option<&str> {
-        let dotted = format!(".{suffix}");
-        self.vars
-            .keys()
-            .find(|k| k.ends_with(&dotted))
-            .map(|s| s.as_str())
-    }
-
     /// The signed value of `name` at `time` (the last change at or before it).
     pub fn sample(&self, name: &str, time: u64) -> Option<i64> {
         let (id, width) = self.vars.get(name)?;

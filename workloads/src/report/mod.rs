@@ -286,10 +286,9 @@ fn plot(
     path: &Path,
     draw: impl FnOnce(&Path) -> std::result::Result<(), Box<dyn std::error::Error>>,
 ) -> Result<()> {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("plot");
-    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    let tmp = sysgrad_config::files::temp_path_for(path);
     draw(&tmp).map_err(|e| WorkloadError::output(path, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| WorkloadError::io(path, e))
+    sysgrad_config::files::commit_temp(&tmp, path).map_err(|e| WorkloadError::io(path, e))
 }
 
 /// Writes every report file into `out` (created if needed).
