@@ -7,6 +7,7 @@
 
 pub mod files;
 pub mod fixed;
+pub mod host;
 mod load;
 
 pub use load::{load_config, ConfigError};
@@ -68,6 +69,8 @@ pub struct BufferDepths {
     pub gradients: usize,
     /// Accumulator buffer (Y, dX, dW): `max(rows, cols)` lanes of `acc_bits`.
     pub accumulators: usize,
+    /// Command memory of the RTL controller: 64-bit command words.
+    pub commands: usize,
 }
 
 /// Default depth of every buffer.
@@ -82,6 +85,7 @@ impl Default for BufferDepths {
             activations: DEFAULT_BUFFER_DEPTH,
             gradients: DEFAULT_BUFFER_DEPTH,
             accumulators: DEFAULT_BUFFER_DEPTH,
+            commands: DEFAULT_BUFFER_DEPTH,
         }
     }
 }
@@ -94,12 +98,13 @@ impl BufferDepths {
     }
 
     /// `(field name, depth)` of each buffer, in a fixed order.
-    pub fn fields(&self) -> [(&'static str, usize); 4] {
+    pub fn fields(&self) -> [(&'static str, usize); 5] {
         [
             ("buffers.weights", self.weights),
             ("buffers.activations", self.activations),
             ("buffers.gradients", self.gradients),
             ("buffers.accumulators", self.accumulators),
+            ("buffers.commands", self.commands),
         ]
     }
 }

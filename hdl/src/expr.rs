@@ -17,10 +17,13 @@ pub enum BinOp {
     Shl,
     AShr,
     Lt,
+    Le,
     Gt,
     Ge,
     Eq,
     Ne,
+    BitAnd,
+    BitOr,
     And,
     Or,
 }
@@ -35,10 +38,13 @@ impl BinOp {
             Shl => "<<",
             AShr => ">>>",
             Lt => "<",
+            Le => "<=",
             Gt => ">",
             Ge => ">=",
             Eq => "==",
             Ne => "!=",
+            BitAnd => "&",
+            BitOr => "|",
             And => "&&",
             Or => "||",
         }
@@ -47,11 +53,13 @@ impl BinOp {
     fn prec(self) -> u8 {
         use BinOp::*;
         match self {
-            Mul => 9,
-            Add | Sub => 8,
-            Shl | AShr => 7,
-            Lt | Gt | Ge => 6,
-            Eq | Ne => 5,
+            Mul => 10,
+            Add | Sub => 9,
+            Shl | AShr => 8,
+            Lt | Le | Gt | Ge => 7,
+            Eq | Ne => 6,
+            BitAnd => 5,
+            BitOr => 4,
             And => 3,
             Or => 2,
         }
@@ -73,6 +81,11 @@ pub enum Expr {
         width: u32,
         value: u64,
     },
+    /// Sized hex literal: `12'h100` (addresses, masks, IDs).
+    Hex {
+        width: u32,
+        value: u64,
+    },
     /// `e[i]`
     Index(Box<Expr>, Box<Expr>),
     /// `e[msb:lsb]`
@@ -84,6 +97,8 @@ pub enum Expr {
     Repeat(Box<Expr>, Box<Expr>),
     /// Bitwise `~e`.
     Not(Box<Expr>),
+    /// Reduction OR `|e`: whether any bit is set.
+    Any(Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
     /// `c ? a : b`
     Cond(Box<Expr>, Box<Expr>, Box<Expr>),
@@ -105,6 +120,10 @@ pub fn int(v: i64) -> Expr {
 
 pub fn lit(width: u32, value: u64) -> Expr {
     Expr::Lit { width, value }
+}
+
+pub fn hex(width: u32, value: u64) -> Expr {
+    Expr::Hex { width, value }
 }
 
 pub fn cat<const N: usize>(parts: [Expr; N]) -> Expr {
@@ -181,8 +200,23 @@ impl Expr {
     pub fn greater(self, rhs: impl Into<Expr>) -> Expr {
         self.bin(BinOp::Gt, rhs)
     }
+    pub fn at_most(self, rhs: impl Into<Expr>) -> Expr {
+        self.bin(BinOp::Le, rhs)
+    }
+    /// Bitwise `&`.
+    pub fn bit_and(self, rhs: impl Into<Expr>) -> Expr {
+        self.bin(BinOp::BitAnd, rhs)
+    }
+    /// Bitwise `|`.
+    pub fn bit_or(self, rhs: impl Into<Expr>) -> Expr {
+        self.bin(BinOp::BitOr, rhs)
+    }
     pub fn at_least(self, rhs: impl Into<Expr>) -> Expr {
         self.bin(BinOp::Ge, rhs)
+    }
+    /// Reduction OR: `|self`.
+    pub fn any(self) -> Expr {
+        Expr::Any(Box::new(self))
     }
     /// Arithmetic shift right `>>>`.
     pub fn ashr(self, rhs: impl Into<Expr>) -> Expr {
@@ -266,7 +300,7 @@ impl Expr {
             Expr::Raw(_) => 0,
             Expr::Binary(op, ..) => op.prec(),
             Expr::Cond(..) => COND,
-            Expr::Not(_) => UNARY,
+            Expr::Not(_) | Expr::Any(_) => UNARY,
             _ => ATOM,
         }
     }
@@ -286,6 +320,7 @@ fn put(out: &mut String, e: &Expr, min: u8, tight: bool) {
         Expr::Int(v) => write!(out, "{v}").unwrap(),
         Expr::Lit { width: 1, value } => write!(out, "1'b{value}").unwrap(),
         Expr::Lit { width, value } => write!(out, "{width}'d{value}").unwrap(),
+        Expr::Hex { width, value } => write!(out, "{width}'h{value:x}").unwrap(),
         Expr::Index(v, i) => {
             put(out, v, ATOM, tight);
             out.push('[');
@@ -330,12 +365,20 @@ fn put(out: &mut String, e: &Expr, min: u8, tight: bool) {
             out.push('~');
             put(out, v, ATOM, tight);
         }
+        Expr::Any(v) => {
+            out.push('|');
+            put(out, v, ATOM, tight);
+        }
         Expr::Binary(op, a, b) => {
             let p = op.prec();
             // Only arithmetic chains go unparenthesised: `(a + b) >>> s`,
             // `(x == y) || z` read better than what precedence allows.
             let operand = if op.arithmetic() { p } else { UNARY };
-            put(out, a, operand, tight);
+            // A chain of one logical or bitwise operator needs no inner
+            // parentheses: `a && b && c`.
+            let chained = matches!(&**a, Expr::Binary(o, ..) if o == op)
+                && matches!(op, BinOp::And | BinOp::Or | BinOp::BitAnd | BinOp::BitOr);
+            put(out, a, if chained { p } else { operand }, tight);
             if tight && op.arithmetic() {
                 out.push_str(op.text());
             } else {

@@ -8,12 +8,14 @@
 //! [`delay_reg_name`] and [`output_reg_name`] give the hierarchical names
 //! of the registers outside the PEs for register-level co-simulation.
 
+mod accel;
 mod buffer;
 pub mod emit;
 pub mod expr;
 pub mod ir;
 mod names;
 mod pe;
+mod requant;
 mod skew;
 mod top;
 
@@ -30,9 +32,15 @@ pub struct VerilogFile {
     pub text: String,
 }
 
-/// The name of the top module.
+/// The name of the array's top module.
 pub fn top_name() -> &'static str {
     "sa_top"
+}
+
+/// The name of the accelerator's top module (array, buffers, controller,
+/// host interface; `docs/HOST.md`).
+pub fn accel_top_name() -> &'static str {
+    "sa_accel"
 }
 
 /// The IR of every module of `cfg`, leaves first.
@@ -42,6 +50,8 @@ pub fn modules(cfg: &ArrayConfig) -> Vec<ir::Module> {
         skew::module(),
         buffer::module(),
         top::module(cfg),
+        requant::module(),
+        accel::module(cfg),
     ]
 }
 

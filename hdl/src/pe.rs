@@ -32,7 +32,8 @@ fn widen(v: &Expr) -> Expr {
 }
 
 /// `sat_add(a, b)`: `a + b` formed in AW+1 bits, clamped to AW bits.
-fn sat_add() -> Item {
+/// The accelerator's accumulating writes use the same function.
+pub(crate) fn sat_add() -> Item {
     let (a, b, s) = (id("a"), id("b"), id("s"));
     let top = s.at(acc_w());
     Item::Function(Function {

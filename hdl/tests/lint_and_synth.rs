@@ -24,23 +24,28 @@ fn configs() -> Vec<ArrayConfig> {
     ]
 }
 
+/// Both tops: the array alone and the whole accelerator around it.
+const TOPS: [&str; 2] = ["sa_top", "sa_accel"];
+
 #[test]
 fn verilator_lint_is_clean() {
     require_tool("verilator");
     for cfg in configs() {
         let dir = tempfile::tempdir().unwrap();
         let files = write(&cfg, dir.path());
-        let out = run(
-            Command::new("verilator")
-                .args(["--lint-only", "-Wall", "--top-module", "sa_top"])
-                .args(&files),
-            dir.path(),
-        );
-        assert!(
-            !out.contains("%Warning"),
-            "{}: lint warnings:\n{out}",
-            cfg.tag()
-        );
+        for top in TOPS {
+            let out = run(
+                Command::new("verilator")
+                    .args(["--lint-only", "-Wall", "--top-module", top])
+                    .args(&files),
+                dir.path(),
+            );
+            assert!(
+                !out.contains("%Warning") && !out.contains("%Error"),
+                "{} {top}: lint warnings:\n{out}",
+                cfg.tag()
+            );
+        }
     }
 }
 
@@ -50,18 +55,50 @@ fn icarus_compiles_without_warnings() {
     for cfg in configs() {
         let dir = tempfile::tempdir().unwrap();
         let files = write(&cfg, dir.path());
-        let out = run(
-            Command::new("iverilog")
-                .args(["-g2012", "-Wall", "-o", "a.vvp", "-s", "sa_top"])
-                .args(&files),
-            dir.path(),
-        );
-        assert!(
-            out.trim().is_empty(),
-            "{}: iverilog said:\n{out}",
-            cfg.tag()
-        );
+        for top in TOPS {
+            let out = run(
+                Command::new("iverilog")
+                    .args(["-g2012", "-Wall", "-o", "a.vvp", "-s", top])
+                    .args(&files),
+                dir.path(),
+            );
+            assert!(
+                out.trim().is_empty(),
+                "{} {top}: iverilog said:\n{out}",
+                cfg.tag()
+            );
+        }
     }
+}
+
+/// The whole accelerator maps to an FPGA: its buffers become block or
+/// distributed RAM rather than flip-flops. About 45 s on 2 cores.
+#[test]
+fn accelerator_synthesises_for_xilinx_with_inferred_rams() {
+    require_tool("yosys");
+    let mut small = cfg(4, 3, Backward::Interleaved, 8, 24, 4);
+    small.buffers = sysgrad_config::BufferDepths {
+        weights: 512,
+        activations: 512,
+        gradients: 512,
+        accumulators: 512,
+        commands: 512,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let files = write(&small, dir.path());
+    let script = format!(
+        "read_verilog {}; synth_xilinx -top sa_accel; stat",
+        files.join(" ")
+    );
+    run(
+        Command::new("yosys").args(["-q", "-p", &script, "-l", "y.log"]),
+        dir.path(),
+    );
+    let log = std::fs::read_to_string(dir.path().join("y.log")).unwrap();
+    let brams = stat_count(&log, "RAMB18E1") + stat_count(&log, "RAMB36E1");
+    // 14 data banks and the command memory, some of them paired in one BRAM.
+    assert!(brams >= 8, "{brams} block RAMs in\n{log}");
+    assert!(stat_count(&log, "DSP48E1") >= 12, "no DSP per PE in\n{log}");
 }
 
 /// `synth -top sa_top` keeps the hierarchy, so each distinct `sa_pe` is
@@ -106,14 +143,26 @@ fn generation_is_deterministic_and_parameterised() {
     let b = sysgrad_hdl::generate(&ArrayConfig::default_16x16());
     assert_eq!(a, b);
     let names: Vec<&str> = a.iter().map(|f| f.name.as_str()).collect();
-    assert_eq!(names, ["sa_pe.v", "sa_skew.v", "sa_buffer.v", "sa_top.v"]);
-    // Only sa_top's parameter defaults depend on the configuration.
+    assert_eq!(
+        names,
+        [
+            "sa_pe.v",
+            "sa_skew.v",
+            "sa_buffer.v",
+            "sa_top.v",
+            "sa_requant.v",
+            "sa_accel.v"
+        ]
+    );
+    // Only the tops' parameter defaults depend on the configuration.
     let small = sysgrad_hdl::generate(&configs()[4]);
     for (x, y) in a.iter().zip(&small) {
         assert_eq!(x.name, y.name);
         for (lx, ly) in x.text.lines().zip(y.text.lines()) {
             assert!(
-                lx == ly || (x.name == "sa_top.v" && lx.trim().starts_with("parameter integer")),
+                lx == ly
+                    || (["sa_top.v", "sa_accel.v"].contains(&x.name.as_str())
+                        && lx.trim().starts_with("parameter integer")),
                 "{} depends on the config:\n{lx}\n{ly}",
                 x.name
             );

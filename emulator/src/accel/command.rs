@@ -91,16 +91,10 @@ pub enum Command {
     Halt,
 }
 
+/// Opcodes, defined with the host interface in the config crate (the
+/// generator's decoder uses the same constants).
 pub mod opcode {
-    pub const LOAD_W: u8 = 0x01;
-    pub const FLUSH_W: u8 = 0x02;
-    pub const FORWARD: u8 = 0x03;
-    pub const BACKWARD: u8 = 0x04;
-    pub const DRAIN: u8 = 0x05;
-    pub const UPDATE: u8 = 0x06;
-    pub const REQUANT: u8 = 0x07;
-    pub const SYNC: u8 = 0x08;
-    pub const HALT: u8 = 0x09;
+    pub use sysgrad_config::host::opcode::*;
 }
 
 /// A field of `bits` bits at bit `lo`.

@@ -3,31 +3,32 @@
 //! the previous command left them.
 
 use serde::Serialize;
+use sysgrad_config::host::error_code as code;
 
 /// Why the controller stopped. The numeric code is what the RTL controller
 /// reports on its `error` status output; `docs/COMMANDS.md` lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, thiserror::Error)]
 pub enum ErrorCode {
     #[error("unknown opcode")]
-    UnknownOpcode = 0x01,
+    UnknownOpcode = code::UNKNOWN_OPCODE as isize,
     #[error("a reserved or unused field is not zero")]
-    ReservedBits = 0x02,
+    ReservedBits = code::RESERVED_BITS as isize,
     #[error("the program ended before a HALT (or inside a two-word command)")]
-    ProgramEnd = 0x03,
+    ProgramEnd = code::PROGRAM_END as isize,
     #[error("a size field (m, k, n or count) is zero")]
-    ZeroSize = 0x04,
+    ZeroSize = code::ZERO_SIZE as isize,
     #[error("the tile is larger than the array (m > cols or k > rows)")]
-    TileTooLarge = 0x05,
+    TileTooLarge = code::TILE_TOO_LARGE as isize,
     #[error("lr_shift is larger than 63 (the array's port is 6 bits)")]
-    LrShift = 0x06,
+    LrShift = code::LR_SHIFT as isize,
     #[error("interleaved backward on an array built with backward = \"sequential\"")]
-    NotInterleaved = 0x07,
+    NotInterleaved = code::NOT_INTERLEAVED as isize,
     #[error("the command needs a weight tile in the array and none is loaded")]
-    NoTile = 0x08,
+    NoTile = code::NO_TILE as isize,
     #[error("an address range runs past the end of its buffer")]
-    AddressRange = 0x09,
+    AddressRange = code::ADDRESS_RANGE as isize,
     #[error("LOAD_W reads lines that the write-back of the previous tile overwrites")]
-    WeightOverlap = 0x0A,
+    WeightOverlap = code::WEIGHT_OVERLAP as isize,
 }
 
 impl ErrorCode {

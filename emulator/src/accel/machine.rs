@@ -116,17 +116,17 @@ impl Accelerator {
         }
     }
 
-    /// Decodes the command at `pc`, spending one IDLE cycle per word fetched
-    /// (all words of the opcode that exist, even if decoding then fails).
+    /// Decodes the command at `pc`, spending one IDLE cycle per word its
+    /// opcode has, even if decoding then fails: the RTL spends a decode
+    /// cycle on a word before it can tell that the word is past the program.
     fn fetch(&mut self, program: &[u64], pc: usize) -> Result<(Command, usize), ErrorCode> {
         let rest = program.get(pc..).unwrap_or(&[]);
         let words = match rest.first().map(|w| (w >> 56) as u8) {
             Some(super::command::opcode::BACKWARD) => 2,
             _ => 1,
         };
-        let fetched = words.min(rest.len());
-        self.driver.idle(fetched);
-        self.control.decode_cycles += fetched as u64;
+        self.driver.idle(words);
+        self.control.decode_cycles += words as u64;
         Command::decode(rest)
     }
 

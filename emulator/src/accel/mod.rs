@@ -12,6 +12,7 @@
 pub mod buffer;
 pub mod command;
 pub mod compile;
+pub mod counters;
 pub mod error;
 pub mod layout;
 pub mod machine;

@@ -1,0 +1,283 @@
+//! The host interface of the accelerator (`sa_accel`): AXI4-Lite register
+//! offsets, DMA targets, status bits and the hardware counters. The
+//! generator builds its register decoder from these tables, the emulator
+//! computes the same counters and the testbench drives the same offsets,
+//! so the register map is written down once. `docs/HOST.md` explains it.
+
+/// Width of an AXI4-Lite register and of its data bus.
+pub const AXIL_DATA_BITS: u32 = 32;
+/// Byte-address bits of the AXI4-Lite port.
+pub const AXIL_ADDR_BITS: u32 = 12;
+/// `TDATA` width of both AXI4-Streams: one buffer word or command per beat.
+pub const STREAM_BITS: u32 = 64;
+/// Width of each hardware counter (read as two registers).
+pub const COUNTER_BITS: u32 = 48;
+/// Read-only `ID` register value: "SG" and interface version 1.
+pub const ID_VALUE: u32 = 0x5347_0001;
+
+/// Byte offsets of the control and status registers.
+pub mod reg {
+    /// R: [`super::ID_VALUE`].
+    pub const ID: u32 = 0x000;
+    /// R: rows [7:0], cols [15:8], in_bits [20:16], acc_bits [29:24], interleaved [30].
+    pub const SHAPE: u32 = 0x004;
+    /// W: bit 0 START (run the program from word 0), bit 1 CLEAR (zero every counter).
+    pub const CTRL: u32 = 0x008;
+    /// R: see [`super::status`].
+    pub const STATUS: u32 = 0x00C;
+    /// R: word index of the faulting command (or of the HALT that stopped the run).
+    pub const PC: u32 = 0x010;
+    /// RW: number of valid words in command memory; fetching past it is `PROGRAM_END`.
+    pub const PROG_LEN: u32 = 0x014;
+    /// RW: DMA target, see [`super::DmaTarget`].
+    pub const DMA_TARGET: u32 = 0x020;
+    /// RW: first line (command word) of the transfer.
+    pub const DMA_ADDR: u32 = 0x024;
+    /// RW: lines (command words) to transfer.
+    pub const DMA_COUNT: u32 = 0x028;
+    /// W: 1 = write (s_axis -> target), 2 = read (target -> m_axis).
+    pub const DMA_CTRL: u32 = 0x02C;
+    /// R: depth of the DMA target currently selected, in lines.
+    pub const DMA_DEPTH: u32 = 0x030;
+    /// First counter: counter `i` is at `COUNTERS + 8 i` (bits 31:0) and `+ 4` (bits 47:32).
+    pub const COUNTERS: u32 = 0x100;
+}
+
+/// Command opcodes (bits 63..56 of a command word), `docs/COMMANDS.md`.
+pub mod opcode {
+    pub const LOAD_W: u8 = 0x01;
+    pub const FLUSH_W: u8 = 0x02;
+    pub const FORWARD: u8 = 0x03;
+    pub const BACKWARD: u8 = 0x04;
+    pub const DRAIN: u8 = 0x05;
+    pub const UPDATE: u8 = 0x06;
+    pub const REQUANT: u8 = 0x07;
+    pub const SYNC: u8 = 0x08;
+    pub const HALT: u8 = 0x09;
+}
+
+/// Command error codes (`STATUS[15:8]`), in the order of their priority
+/// when several apply, `docs/COMMANDS.md`.
+pub mod error_code {
+    pub const UNKNOWN_OPCODE: u8 = 0x01;
+    pub const RESERVED_BITS: u8 = 0x02;
+    pub const PROGRAM_END: u8 = 0x03;
+    pub const ZERO_SIZE: u8 = 0x04;
+    pub const TILE_TOO_LARGE: u8 = 0x05;
+    pub const LR_SHIFT: u8 = 0x06;
+    pub const NOT_INTERLEAVED: u8 = 0x07;
+    pub const NO_TILE: u8 = 0x08;
+    pub const ADDRESS_RANGE: u8 = 0x09;
+    pub const WEIGHT_OVERLAP: u8 = 0x0A;
+}
+
+/// `DMA_CTRL` values.
+pub const DMA_WRITE: u32 = 1;
+pub const DMA_READ: u32 = 2;
+
+/// Bits of the `STATUS` register.
+pub mod status {
+    /// The controller is running a program.
+    pub const RUNNING: u32 = 1 << 0;
+    /// The last run stopped at a HALT.
+    pub const HALTED: u32 = 1 << 1;
+    /// The last run stopped at a bad command; the code is in [`ERROR_SHIFT`].
+    pub const FAULTED: u32 = 1 << 2;
+    /// A DMA transfer is in progress.
+    pub const DMA_BUSY: u32 = 1 << 3;
+    /// Command error code (`docs/COMMANDS.md`), bits 15:8.
+    pub const ERROR_SHIFT: u32 = 8;
+    /// DMA error code ([`super::DmaError`]), bits 23:16; cleared by the next DMA start.
+    pub const DMA_ERROR_SHIFT: u32 = 16;
+}
+
+/// Where a DMA transfer reads or writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DmaTarget {
+    Commands = 0,
+    Weights = 1,
+    Activations = 2,
+    Gradients = 3,
+    Accumulators = 4,
+}
+
+impl DmaTarget {
+    pub const ALL: [DmaTarget; 5] = [
+        DmaTarget::Commands,
+        DmaTarget::Weights,
+        DmaTarget::Activations,
+        DmaTarget::Gradients,
+        DmaTarget::Accumulators,
+    ];
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+}
+
+/// Why a DMA request was refused or a beat was not stored as sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DmaError {
+    /// `DMA_TARGET` is not a [`DmaTarget`]; nothing moved.
+    BadTarget = 1,
+    /// `DMA_COUNT` is 0 or `DMA_ADDR + DMA_COUNT` passes the target's depth; nothing moved.
+    Range = 2,
+    /// A written beat did not fit the target's word width: it was stored
+    /// saturated and the transfer went on.
+    Value = 3,
+    /// `DMA_CTRL` was written while the controller runs or a DMA is busy; ignored.
+    Busy = 4,
+}
+
+/// One hardware counter. Counters count from reset or CLEAR and are read
+/// as two 32-bit registers; read them while nothing runs (they may move
+/// between the two reads otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Counter {
+    /// Cycles the controller ran (every decode and execute cycle).
+    RunCycles,
+    /// Run cycles with the array in IDLE (decode, REQUANT, SYNC, HALT).
+    IdleCycles,
+    LoadCycles,
+    FwdCycles,
+    DxCycles,
+    DwCycles,
+    IlCycles,
+    UpdateCycles,
+    DrainCycles,
+    FwdMacs,
+    DxMacs,
+    DwMacs,
+    IlMacs,
+    LoadWReads,
+    LoadWWrites,
+    FwdXReads,
+    FwdYWrites,
+    FwdAccReads,
+    FwdAccWrites,
+    DxDyReads,
+    DxDxWrites,
+    DxAccReads,
+    DxAccWrites,
+    DwDyReads,
+    DwXReads,
+    IlDyReads,
+    IlXReads,
+    IlDxWrites,
+    IlAccReads,
+    IlAccWrites,
+    DrainDwWrites,
+    /// One per command word fetched.
+    DecodeCycles,
+    RequantCycles,
+    /// Accumulator words read (= data words written) by REQUANT.
+    RequantWords,
+    Syncs,
+    /// Commands executed (a faulting one is not).
+    Commands,
+    /// Beats accepted from `s_axis`.
+    DmaInBeats,
+    /// Beats sent on `m_axis`.
+    DmaOutBeats,
+    /// Cycles a DMA write waited for `s_axis_tvalid`.
+    DmaInStalls,
+    /// Cycles `m_axis_tvalid` waited for `m_axis_tready`.
+    DmaOutStalls,
+    /// Cycles with neither a run nor a DMA transfer.
+    HostIdleCycles,
+}
+
+impl Counter {
+    pub const ALL: [Counter; 41] = {
+        use Counter::*;
+        [
+            RunCycles,
+            IdleCycles,
+            LoadCycles,
+            FwdCycles,
+            DxCycles,
+            DwCycles,
+            IlCycles,
+            UpdateCycles,
+            DrainCycles,
+            FwdMacs,
+            DxMacs,
+            DwMacs,
+            IlMacs,
+            LoadWReads,
+            LoadWWrites,
+            FwdXReads,
+            FwdYWrites,
+            FwdAccReads,
+            FwdAccWrites,
+            DxDyReads,
+            DxDxWrites,
+            DxAccReads,
+            DxAccWrites,
+            DwDyReads,
+            DwXReads,
+            IlDyReads,
+            IlXReads,
+            IlDxWrites,
+            IlAccReads,
+            IlAccWrites,
+            DrainDwWrites,
+            DecodeCycles,
+            RequantCycles,
+            RequantWords,
+            Syncs,
+            Commands,
+            DmaInBeats,
+            DmaOutBeats,
+            DmaInStalls,
+            DmaOutStalls,
+            HostIdleCycles,
+        ]
+    };
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Byte offset of the low half; the high half is at `+ 4`.
+    pub fn offset(self) -> u32 {
+        reg::COUNTERS + 8 * self as u32
+    }
+
+    /// snake_case name, as in the Verilog (`cnt_<name>`) and in reports.
+    pub fn name(self) -> String {
+        let debug = format!("{self:?}");
+        let mut s = String::new();
+        for (i, ch) in debug.chars().enumerate() {
+            if ch.is_ascii_uppercase() && i > 0 {
+                s.push('_');
+            }
+            s.push(ch.to_ascii_lowercase());
+        }
+        s
+    }
+
+    /// Whether the counter is about the host interface, which the
+    /// emulator does not model (its figures depend on the host's timing).
+    pub fn host_only(self) -> bool {
+        use Counter::*;
+        matches!(
+            self,
+            DmaInBeats | DmaOutBeats | DmaInStalls | DmaOutStalls | HostIdleCycles
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_are_listed_in_index_order_and_fit_the_address_space() {
+        for (i, c) in Counter::ALL.iter().enumerate() {
+            assert_eq!(c.index(), i);
+        }
+        let last = Counter::ALL.last().unwrap().offset() + 4;
+        assert!(last < 1 << AXIL_ADDR_BITS);
+        assert_eq!(Counter::DxDyReads.name(), "dx_dy_reads");
+    }
+}

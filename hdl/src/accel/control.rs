@@ -1,0 +1,896 @@
+//! The controller of `sa_accel`: fetches command words, checks a command
+//! completely in its last decode cycle (`docs/COMMANDS.md`, Errors), then
+//! sequences its execute cycles, driving the array's inputs exactly as the
+//! emulator's `Driver` does.
+//!
+//! Timing: every buffer read is registered, so reads are issued one cycle
+//! ahead from the *next-cycle* view of the sequencer (`nx_exec`, `nx_t`,
+//! `nx_pass`); the command memory is read at `pc + 1` in each decode cycle.
+//! Results leave the array a fixed R + C cycles after their input, so a
+//! small write-back unit (`wb_*`) started with each pass writes Y or dX
+//! lines on its own, its last write falling in the next command's first
+//! decode cycle; the accumulator read port forwards a line written in the
+//! same cycle (`a_fwd_*`), which a read-before-write bank would not.
+
+use super::{rb, rv, sized_const, wb, wv};
+use crate::ir::*;
+use crate::pe::MODES;
+use sysgrad_config::host::{error_code as err, opcode as op};
+
+const OPCODES: [(&str, u8); 9] = [
+    ("OP_LOAD_W", op::LOAD_W),
+    ("OP_FLUSH_W", op::FLUSH_W),
+    ("OP_FORWARD", op::FORWARD),
+    ("OP_BACKWARD", op::BACKWARD),
+    ("OP_DRAIN", op::DRAIN),
+    ("OP_UPDATE", op::UPDATE),
+    ("OP_REQUANT", op::REQUANT),
+    ("OP_SYNC", op::SYNC),
+    ("OP_HALT", op::HALT),
+];
+
+const ERRORS: [(&str, u8); 10] = [
+    ("E_UNKNOWN_OPCODE", err::UNKNOWN_OPCODE),
+    ("E_RESERVED_BITS", err::RESERVED_BITS),
+    ("E_PROGRAM_END", err::PROGRAM_END),
+    ("E_ZERO_SIZE", err::ZERO_SIZE),
+    ("E_TILE_TOO_LARGE", err::TILE_TOO_LARGE),
+    ("E_LR_SHIFT", err::LR_SHIFT),
+    ("E_NOT_INTERLEAVED", err::NOT_INTERLEAVED),
+    ("E_NO_TILE", err::NO_TILE),
+    ("E_ADDRESS_RANGE", err::ADDRESS_RANGE),
+    ("E_WEIGHT_OVERLAP", err::WEIGHT_OVERLAP),
+];
+
+fn l(bits: u32, v: u64) -> Expr {
+    lit(bits, v)
+}
+
+/// `{pad'b0, e}`: `e` zero-extended by `pad` bits.
+fn zext(pad: i64, e: Expr) -> Expr {
+    cat([zeros(pad), e])
+}
+
+/// The first `n` lanes set: `~({lanes{1'b1}} << n)`.
+fn lane_mask(lanes: &str, n: &str) -> Expr {
+    !(ones(lanes) << id(n))
+}
+
+/// Whether lines `a .. a + len` (16-bit fields) pass the depth `d18`.
+fn past(a: Expr, len: Expr, d18: &str) -> Expr {
+    (zext(2, a) + zext(2, len)).greater(d18)
+}
+
+/// The low `ab` bits of `e` (a buffer address from a wider field).
+fn low(ab: &str, e: &str) -> Expr {
+    id(e).bits(id(ab) - 1, 0)
+}
+
+/// `a + b` in `ab` address bits.
+fn sum(ab: &str, a: &str, b: &str) -> Expr {
+    low(ab, a) + low(ab, b)
+}
+
+/// 1 in `ab` bits: `{{(ab-1){1'b0}}, 1'b1}` would need ab > 1.
+fn one(ab: &str) -> Expr {
+    !(ones(ab) << 1)
+}
+
+fn any_of(es: Vec<Expr>) -> Expr {
+    es.into_iter().reduce(|a, b| a.or(b)).expect("at least one")
+}
+
+fn constants() -> Vec<Item> {
+    let mut v = vec![Item::Comment(
+        "Controller states, opcodes, modes, error codes.".into(),
+    )];
+    for (name, code) in [("S_STOP", 0), ("S_DEC", 1), ("S_DEC2", 2), ("S_EXEC", 3)] {
+        v.push(localparam(name, Width::of(2), l(2, code)));
+    }
+    for (name, code) in OPCODES {
+        v.push(localparam(name, Width::of(8), l(8, code.into())));
+    }
+    v.push(localparam("M_IDLE", Width::of(4), l(4, 0)));
+    for (name, code) in MODES {
+        v.push(localparam(name, Width::of(4), l(4, code.into())));
+    }
+    for (name, code) in ERRORS {
+        v.push(localparam(name, Width::of(8), l(8, code.into())));
+    }
+    v.extend(sized_const("R8", 8, id("R")));
+    v.extend(sized_const("C8", 8, id("C")));
+    v.extend(sized_const("LA8", 8, id("LA")));
+    v.extend(sized_const("RC8", 8, id("R") + "C"));
+    v.extend(sized_const("R17", 17, id("R")));
+    v.extend(sized_const("RM1_17", 17, id("R") - 1));
+    v.extend(sized_const("CM1_17", 17, id("C") - 1));
+    v.extend(sized_const("RC1_17", 17, id("R") + "C" - 1));
+    v.extend(sized_const("C17", 17, id("C")));
+    for (name, depth) in [
+        ("W_D18", "W_DEPTH"),
+        ("X_D18", "X_DEPTH"),
+        ("G_D18", "G_DEPTH"),
+        ("A_D18", "A_DEPTH"),
+    ] {
+        v.extend(sized_const(name, 18, id(depth)));
+    }
+    v
+}
+
+fn state() -> Vec<Item> {
+    vec![
+        Item::Comment("Sequencer state and the resident weight tile.".into()),
+        rv("ctl_state", 2),
+        rv("pc", 17),
+        rv("cmd_q", 64),
+        rv("cmd2_q", 64),
+        rv("ex_t", 17),
+        rb("ex_pass"),
+        rb("halted"),
+        rb("faulted"),
+        rv("err_code", 8),
+        rv("stop_pc", 17),
+        rb("res_valid"),
+        rb("res_dirty"),
+        rv("res_addr", 16),
+        rv("res_m", 8),
+        rv("res_k", 8),
+        rv("res_mk", 16),
+        wb("ctl_running", id("ctl_state").differs("S_STOP")),
+        wb("in_dec", id("ctl_state").equals("S_DEC")),
+        wb("in_dec2", id("ctl_state").equals("S_DEC2")),
+        wb("in_exec", id("ctl_state").equals("S_EXEC")),
+    ]
+}
+
+/// Command fields: from the command memory in decode, latched after.
+fn fields() -> Vec<Item> {
+    let w0 = || id("w0");
+    let mut v = vec![
+        Item::Comment("The command: word 0 (and BACKWARD's word 1) and its fields.".into()),
+        wv("w0", 64, cond("in_dec", "c_rdata", "cmd_q")),
+        wv("w1", 64, cond("in_dec2", "c_rdata", "cmd2_q")),
+        wv("op", 8, w0().bits(63, 56)),
+        wv("f_a0", 16, w0().bits(15, 0)),
+        wv("f_a1", 16, w0().bits(31, 16)),
+        wv("f_n", 16, w0().bits(47, 32)),
+        wb("f_flag", w0().at(48)),
+        wv("f_mode", 2, w0().bits(50, 49)),
+        wv("f_b0", 8, w0().bits(7, 0)),
+        wv("f_m", 8, w0().bits(23, 16)),
+        wv("f_k", 8, w0().bits(31, 24)),
+        wv("f_x", 16, id("w1").bits(15, 0)),
+    ];
+    for (name, _) in OPCODES {
+        let short = name.trim_start_matches("OP_").to_lowercase();
+        v.push(wb(&format!("is_{short}"), id("op").equals(name)));
+    }
+    v
+}
+
+/// The checks of `docs/COMMANDS.md`, in priority order, into `dec_err`.
+fn checks() -> Vec<Item> {
+    let w0 = || id("w0");
+    let is = |o: &str| id(&format!("is_{o}"));
+    let n = || id("f_n");
+    let mode_is = |m: u64| id("f_mode").equals(l(2, m));
+    let reserved = cond(
+        is("load_w"),
+        w0().bits(55, 32).any(),
+        cond(
+            is("flush_w").or(is("sync")).or(is("halt")),
+            w0().bits(55, 0).any(),
+            cond(
+                is("forward").or(is("requant")),
+                w0().bits(55, 49).any(),
+                cond(
+                    is("backward"),
+                    w0().bits(55, 51).any().or(id("w1").bits(63, 16).any()),
+                    cond(is("drain"), w0().bits(55, 16).any(), w0().bits(55, 8).any()),
+                ),
+            ),
+        ),
+    );
+    let sized = is("forward").or(is("backward")).or(is("requant"));
+    let zero = cond(
+        is("load_w"),
+        id("f_m").equals(l(8, 0)).or(id("f_k").equals(l(8, 0))),
+        sized.and(n().equals(l(16, 0))),
+    );
+    let range = cond(
+        is("load_w"),
+        past(id("f_a0"), zext(8, id("f_k")), "W_D18"),
+        cond(
+            is("forward"),
+            past(id("f_a0"), n(), "X_D18").or(past(id("f_a1"), n(), "A_D18")),
+            cond(
+                is("backward"),
+                any_of(vec![
+                    past(id("f_a0"), n(), "G_D18"),
+                    (!mode_is(0)).and(past(id("f_x"), n(), "X_D18")),
+                    (!mode_is(1)).and(past(id("f_a1"), n(), "A_D18")),
+                ]),
+                cond(
+                    is("drain"),
+                    past(id("f_a0"), zext(8, id("res_m")), "A_D18"),
+                    is("requant").and(past(id("f_a0"), n(), "A_D18").or(past(
+                        id("f_a1"),
+                        n(),
+                        "dst_d18",
+                    ))),
+                ),
+            ),
+        ),
+    );
+    let span = |a: &str, k: &str| zext(2, id(a)) + zext(10, id(k));
+    let overlap = is("load_w")
+        .and(id("res_valid"))
+        .and(id("res_dirty"))
+        .and(id("f_a0").differs("res_addr"))
+        .and(zext(2, id("f_a0")).less(span("res_addr", "res_k")))
+        .and(zext(2, id("res_addr")).less(span("f_a0", "f_k")));
+    let chain = [
+        ("E_RESERVED_BITS", reserved),
+        ("E_ZERO_SIZE", zero),
+        (
+            "E_TILE_TOO_LARGE",
+            is("load_w").and(id("f_m").greater("C8").or(id("f_k").greater("R8"))),
+        ),
+        ("E_LR_SHIFT", is("update").and(id("f_b0").greater(l(8, 63)))),
+        (
+            "E_NOT_INTERLEAVED",
+            is("backward")
+                .and(mode_is(3))
+                .and(id("INTERLEAVED").equals(0)),
+        ),
+        (
+            "E_NO_TILE",
+            any_of(vec![
+                is("forward"),
+                is("backward"),
+                is("drain"),
+                is("update"),
+            ])
+            .and(!id("res_valid")),
+        ),
+        ("E_ADDRESS_RANGE", range),
+        ("E_WEIGHT_OVERLAP", overlap),
+    ];
+    let mut chk = l(8, 0);
+    let mut nets = Vec::new();
+    for (code, test) in chain.into_iter().rev() {
+        let net = format!("bad_{}", code.trim_start_matches("E_").to_lowercase());
+        nets.push(wb(&net, test));
+        chk = cond(id(&net), code, chk);
+    }
+    nets.reverse();
+    let mut v = vec![
+        Item::Comment("Checks, each complete before the command has any effect.".into()),
+        wv("dst_d18", 18, cond("f_flag", "G_D18", "X_D18")),
+        wb(
+            "known_op",
+            id("op").differs(l(8, 0)).and(id("op").at_most("OP_HALT")),
+        ),
+    ];
+    v.extend(nets);
+    v.extend([
+        wv("chk_err", 8, chk),
+        wb("end0", id("pc").at_least("prog_len")),
+        wb("end1", (id("pc") + l(17, 1)).at_least("prog_len")),
+        wv(
+            "dec_err",
+            8,
+            cond(
+                "in_dec",
+                cond(
+                    "end0",
+                    "E_PROGRAM_END",
+                    cond(
+                        !id("known_op"),
+                        "E_UNKNOWN_OPCODE",
+                        cond("is_backward", l(8, 0), "chk_err"),
+                    ),
+                ),
+                cond("in_dec2", cond("end1", "E_PROGRAM_END", "chk_err"), l(8, 0)),
+            ),
+        ),
+    ]);
+    v
+}
+
+/// `pm(p)`: the array mode of a BACKWARD pass (`p` = second pass).
+fn pass_mode(p: Expr) -> Expr {
+    let mode_is = |m: u64| id("f_mode").equals(l(2, m));
+    cond(
+        mode_is(0),
+        "M_BWD_DX",
+        cond(
+            mode_is(1),
+            "M_BWD_DW",
+            cond(mode_is(3), "M_BWD_IL", cond(p, "M_BWD_DW", "M_BWD_DX")),
+        ),
+    )
+}
+
+fn sequencer() -> Vec<Item> {
+    let n17 = || zext(1, id("f_n"));
+    vec![
+        Item::Comment("Sequencing: decode ends, execute length, the next cycle's view.".into()),
+        wb(
+            "dec_final",
+            id("in_dec")
+                .and(any_of(vec![
+                    id("end0"),
+                    !id("known_op"),
+                    !id("is_backward"),
+                ]))
+                .or(id("in_dec2")),
+        ),
+        wb(
+            "dec_fault",
+            id("dec_final").and(id("dec_err").differs(l(8, 0))),
+        ),
+        wb("dec_go", id("dec_final").and(id("dec_err").equals(l(8, 0)))),
+        wb(
+            "exec_begin",
+            id("dec_go").and(!id("is_sync")).and(!id("is_halt")),
+        ),
+        wv(
+            "ex_len",
+            17,
+            cond(
+                id("is_load_w").or(id("is_flush_w")),
+                "R17",
+                cond(
+                    id("is_forward").or(id("is_backward")),
+                    n17() + "RC1_17",
+                    cond("is_drain", "C17", cond("is_update", l(17, 1), n17())),
+                ),
+            ),
+        ),
+        wb(
+            "ex_last",
+            id("in_exec").and(id("ex_t").equals(id("ex_len") - l(17, 1))),
+        ),
+        wb(
+            "seq_more",
+            id("ex_last")
+                .and(id("is_backward"))
+                .and(id("f_mode").equals(l(2, 2)))
+                .and(!id("ex_pass")),
+        ),
+        wb("ex_done", id("ex_last").and(!id("seq_more"))),
+        wb(
+            "nx_exec",
+            id("exec_begin").or(id("in_exec").and(!id("ex_done"))),
+        ),
+        wv(
+            "nx_t",
+            17,
+            cond(
+                id("in_exec").and(!id("ex_last")),
+                id("ex_t") + l(17, 1),
+                l(17, 0),
+            ),
+        ),
+        wb(
+            "nx_pass",
+            id("in_exec").and(id("ex_pass").or(id("ex_last"))),
+        ),
+        wv("pass_mode", 4, pass_mode(id("ex_pass"))),
+        wv("nx_pass_mode", 4, pass_mode(id("nx_pass"))),
+    ]
+}
+
+/// `arr_*`: the array's inputs, zero outside the tile and the stream.
+fn array_inputs() -> Vec<Item> {
+    let is = |o: &str| id(&format!("is_{o}"));
+    let lane_gate = |var: &str, lanes: &str, out: &str, on: &str, mask: &str, src: &str| {
+        gen_for(
+            var,
+            lanes,
+            &format!("g_{out}"),
+            vec![assign(
+                id(out).lane(var, "DW"),
+                cond(
+                    id(on).and(id(mask).at(var)),
+                    id(src).lane(var, "DW"),
+                    zeros("DW"),
+                ),
+            )],
+        )
+    };
+    vec![
+        Item::Comment("Array inputs, as the emulator's Driver drives them.".into()),
+        wb(
+            "stream",
+            id("in_exec").and(id("ex_t").less(zext(1, id("f_n")))),
+        ),
+        wb(
+            "x_on",
+            id("stream")
+                .and(is("forward").or(is("backward").and(id("pass_mode").differs("M_BWD_DX")))),
+        ),
+        wb("dy_on", id("stream").and(is("backward"))),
+        wv("row", 17, id("RM1_17") - "ex_t"),
+        wb(
+            "w_on",
+            id("in_exec")
+                .and(is("load_w"))
+                .and(id("row").less(zext(9, id("f_k")))),
+        ),
+        wv("k_mask", "R", lane_mask("R", "res_k")),
+        wv("m_mask", "C", lane_mask("C", "res_m")),
+        wv("fm_mask", "C", lane_mask("C", "f_m")),
+        assign(
+            "arr_mode",
+            cond(
+                !id("in_exec"),
+                "M_IDLE",
+                cond(
+                    is("load_w").or(is("flush_w")),
+                    "M_LOAD",
+                    cond(
+                        is("forward"),
+                        "M_FWD",
+                        cond(
+                            is("backward"),
+                            "pass_mode",
+                            cond(
+                                is("update"),
+                                "M_UPDATE",
+                                cond(is("drain"), "M_DRAIN", "M_IDLE"),
+                            ),
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        assign(
+            "arr_lr_shift",
+            cond(
+                id("in_exec").and(is("update")),
+                id("f_b0").bits(5, 0),
+                l(6, 0),
+            ),
+        ),
+        assign("arr_dy_valid", "dy_on"),
+        lane_gate("l", "R", "arr_x_in", "x_on", "k_mask", "x_rdata"),
+        lane_gate("l", "C", "arr_w_in", "w_on", "fm_mask", "w_rdata"),
+        lane_gate("l", "C", "arr_dy_in", "dy_on", "m_mask", "g_rdata"),
+    ]
+}
+
+/// `wide` (LA lanes of AW) from `src` (`n` lanes), zero above `n`.
+fn widen_lanes(wide: &str, src: &str, n: &str) -> Vec<Item> {
+    vec![
+        wire(wide, Width::of(id("LA") * "AW")).item(),
+        gen_for(
+            "l",
+            "LA",
+            &format!("g_{wide}"),
+            vec![gen_if(
+                id("l").less(n),
+                "g_in",
+                vec![assign(id(wide).lane("l", "AW"), id(src).lane("l", "AW"))],
+                vec![assign(id(wide).lane("l", "AW"), zeros("AW"))],
+            )],
+        ),
+    ]
+}
+
+/// The controller's side of the buffer ports (`<b>_ctl_*`).
+fn buffer_ports() -> Vec<Item> {
+    let is = |o: &str| id(&format!("is_{o}"));
+    let n17 = || zext(1, id("f_n"));
+    let mut v = vec![
+        Item::Comment("Command memory: read pc+1 (pc+2 in BACKWARD's second decode).".into()),
+        wb("c_ctl_re", id("in_dec").or(id("in_dec2")).or("start_req")),
+        wv(
+            "c_ctl_raddr",
+            "C_AB",
+            cond(
+                "start_req",
+                zeros("C_AB"),
+                low("C_AB", "pc") + cond("in_dec", one("C_AB"), one("C_AB") << 1),
+            ),
+        ),
+        wb("c_ctl_we", lit(1, 0)),
+        wv("c_ctl_waddr", "C_AB", zeros("C_AB")),
+        wv("c_ctl_wdata", 64, zeros(64)),
+        Item::Comment(
+            "Weights: the new tile's rows, bottom first; the old one written back.".into(),
+        ),
+        wv("nx_row", 17, id("RM1_17") - "nx_t"),
+        wb(
+            "w_ctl_re",
+            id("nx_exec")
+                .and(is("load_w"))
+                .and(id("nx_row").less(zext(9, id("f_k")))),
+        ),
+        wv("w_ctl_raddr", "W_AB", sum("W_AB", "f_a0", "nx_row")),
+        wb(
+            "wback",
+            any_of(vec![is("load_w"), is("flush_w")])
+                .and(id("in_exec"))
+                .and(id("res_valid"))
+                .and(id("res_dirty"))
+                .and(id("row").less(zext(9, id("res_k")))),
+        ),
+        wv("w_ctl_we", "C", cond("wback", "m_mask", zeros("C"))),
+        wv("w_ctl_waddr", "W_AB", sum("W_AB", "res_addr", "row")),
+        wv("w_ctl_wdata", id("C") * "DW", "arr_w_out"),
+        Item::Comment("Activations and gradients: streamed lines; REQUANT's results.".into()),
+        wb("req_wr", id("in_exec").and(is("requant"))),
+        wb(
+            "x_ctl_re",
+            id("nx_exec")
+                .and(id("nx_t").less(n17()))
+                .and(is("forward").or(is("backward").and(id("nx_pass_mode").differs("M_BWD_DX")))),
+        ),
+        wv(
+            "x_ctl_raddr",
+            "X_AB",
+            cond("is_forward", low("X_AB", "f_a0"), low("X_AB", "f_x")) + low("X_AB", "nx_t"),
+        ),
+        wv(
+            "x_ctl_we",
+            "R",
+            cond(id("req_wr").and(!id("f_flag")), ones("R"), zeros("R")),
+        ),
+        wv("x_ctl_waddr", "X_AB", sum("X_AB", "f_a1", "ex_t")),
+        wv(
+            "x_ctl_wdata",
+            id("R") * "DW",
+            id("rq_out").bits(id("R") * "DW" - 1, 0),
+        ),
+        wb(
+            "g_ctl_re",
+            id("nx_exec")
+                .and(is("backward"))
+                .and(id("nx_t").less(n17())),
+        ),
+        wv("g_ctl_raddr", "G_AB", sum("G_AB", "f_a0", "nx_t")),
+        wv(
+            "g_ctl_we",
+            "C",
+            cond(id("req_wr").and(id("f_flag")), ones("C"), zeros("C")),
+        ),
+        wv("g_ctl_waddr", "G_AB", sum("G_AB", "f_a1", "ex_t")),
+        wv(
+            "g_ctl_wdata",
+            id("C") * "DW",
+            id("rq_out").bits(id("C") * "DW" - 1, 0),
+        ),
+        Item::Comment("Accumulators: REQUANT reads, DRAIN and write-back writes.".into()),
+        wb("req_rd", id("nx_exec").and(is("requant"))),
+        wb("a_ctl_re", id("req_rd").or("wb_rd")),
+        wv(
+            "a_ctl_raddr",
+            "A_AB",
+            cond("req_rd", sum("A_AB", "f_a0", "nx_t"), "wb_raddr"),
+        ),
+        wv("drain_j", 17, id("CM1_17") - "ex_t"),
+        wb(
+            "drain_wr",
+            id("in_exec")
+                .and(is("drain"))
+                .and(id("drain_j").less(zext(9, id("res_m")))),
+        ),
+        wv("drain_mask", "LA", lane_mask("LA", "res_k")),
+        wv("a_ctl_we", "LA", cond("drain_wr", "drain_mask", "wb_we")),
+        wv(
+            "a_ctl_waddr",
+            "A_AB",
+            cond("drain_wr", sum("A_AB", "f_a0", "drain_j"), "wb_line"),
+        ),
+        wv(
+            "a_ctl_wdata",
+            id("LA") * "AW",
+            cond("drain_wr", "dw_wide", "wb_data"),
+        ),
+    ];
+    v.extend(widen_lanes("dw_wide", "arr_dw_out", "R"));
+    v.extend(widen_lanes("y_wide", "arr_y_out", "C"));
+    v.extend(widen_lanes("dx_wide", "arr_dx_out", "R"));
+    v
+}
+
+/// Accumulator read data with same-cycle write forwarding, and REQUANT.
+fn accumulator_read() -> Vec<Item> {
+    let fwd = Stmt::If {
+        cond: id("rst"),
+        then: vec![nb("a_fwd_q", zeros("LA"))],
+        els: vec![Stmt::If {
+            cond: id("a_re"),
+            then: vec![
+                nb(
+                    "a_fwd_q",
+                    cond(id("a_raddr").equals("a_waddr"), "a_we", zeros("LA")),
+                ),
+                nb("a_fwd_data_q", "a_wdata"),
+            ],
+            els: vec![],
+        }],
+    };
+    vec![
+        Item::Comment("A lane written in the cycle it is read reads the new word.".into()),
+        rv("a_fwd_q", "LA"),
+        rv("a_fwd_data_q", id("LA") * "AW"),
+        Item::Clocked(vec![fwd]),
+        wire("a_rd", Width::of(id("LA") * "AW")).item(),
+        wire("rq_out", Width::of(id("LA") * "DW")).item(),
+        gen_for(
+            "l",
+            "LA",
+            "g_a_rd",
+            vec![
+                assign(
+                    id("a_rd").lane("l", "AW"),
+                    cond(
+                        id("a_fwd_q").at("l"),
+                        id("a_fwd_data_q").lane("l", "AW"),
+                        id("a_rdata").lane("l", "AW"),
+                    ),
+                ),
+                Item::Instance(Instance {
+                    module: "sa_requant".into(),
+                    name: "u_requant".into(),
+                    params: ["DW", "AW", "FRAC"]
+                        .iter()
+                        .map(|p| (p.to_string(), id(p)))
+                        .collect(),
+                    conns: vec![
+                        conn("a", id("a_rd").lane("l", "AW")),
+                        conn("q", id("rq_out").lane("l", "DW")),
+                    ],
+                }),
+            ],
+        ),
+    ]
+}
+
+/// The write-back unit: Y or dX lines, R + C cycles after their input.
+fn write_back() -> Vec<Item> {
+    let is = |o: &str| id(&format!("is_{o}"));
+    let start = vec![
+        nb("wb_wait", "RC8"),
+        nb("wb_left", zext(1, id("f_n"))),
+        nb("wb_line", low("A_AB", "f_a1")),
+        nb("wb_acc", "f_flag"),
+        nb("wb_dx", "is_backward"),
+        nb(
+            "wb_ph",
+            cond(
+                "is_forward",
+                l(2, 0),
+                cond(id("f_mode").equals(l(2, 3)), l(2, 2), l(2, 1)),
+            ),
+        ),
+        nb("wb_lanes", cond("is_forward", "res_m", "res_k")),
+    ];
+    let body = if_else(
+        "rst",
+        vec![
+            nb("wb_wait", l(8, 0)),
+            nb("wb_left", l(17, 0)),
+            nb("wb_line", zeros("A_AB")),
+            nb("wb_acc", lit(1, 0)),
+            nb("wb_dx", lit(1, 0)),
+            nb("wb_ph", l(2, 0)),
+            nb("wb_lanes", l(8, 0)),
+        ],
+        vec![if_else(
+            "wb_start",
+            start,
+            vec![if_else(
+                id("wb_wait").differs(l(8, 0)),
+                vec![nb("wb_wait", id("wb_wait") - l(8, 1))],
+                vec![Stmt::If {
+                    cond: id("wb_write"),
+                    then: vec![
+                        nb("wb_left", id("wb_left") - l(17, 1)),
+                        nb("wb_line", id("wb_line") + one("A_AB")),
+                    ],
+                    els: vec![],
+                }],
+            )],
+        )],
+    );
+    vec![
+        Item::Comment("Write-back of a pass's Y (FORWARD) or dX (BACKWARD) lines.".into()),
+        crate::pe::sat_add(),
+        rv("wb_wait", 8),
+        rv("wb_left", 17),
+        rv("wb_line", "A_AB"),
+        rb("wb_acc"),
+        rb("wb_dx"),
+        rv("wb_ph", 2),
+        rv("wb_lanes", 8),
+        wb(
+            "wb_start",
+            id("exec_begin")
+                .and(is("forward").or(is("backward").and(id("f_mode").differs(l(2, 1))))),
+        ),
+        wb(
+            "wb_write",
+            id("wb_wait")
+                .equals(l(8, 0))
+                .and(id("wb_left").differs(l(17, 0))),
+        ),
+        wb(
+            "wb_rd",
+            id("wb_acc").and(
+                id("wb_wait")
+                    .equals(l(8, 1))
+                    .and(id("wb_left").differs(l(17, 0)))
+                    .or(id("wb_write").and(id("wb_left").greater(l(17, 1)))),
+            ),
+        ),
+        wv(
+            "wb_raddr",
+            "A_AB",
+            cond("wb_write", id("wb_line") + one("A_AB"), "wb_line"),
+        ),
+        wv("wb_mask", "LA", lane_mask("LA", "wb_lanes")),
+        wv("wb_we", "LA", cond("wb_write", "wb_mask", zeros("LA"))),
+        wv(
+            "wb_new",
+            id("LA") * "AW",
+            cond("wb_dx", "dx_wide", "y_wide"),
+        ),
+        wire("wb_data", Width::of(id("LA") * "AW")).item(),
+        gen_for(
+            "l",
+            "LA",
+            "g_wb_data",
+            vec![assign(
+                id("wb_data").lane("l", "AW"),
+                cond(
+                    "wb_acc",
+                    call(
+                        "sat_add",
+                        [id("a_rd").lane("l", "AW"), id("wb_new").lane("l", "AW")],
+                    ),
+                    id("wb_new").lane("l", "AW"),
+                ),
+            )],
+        ),
+        Item::Clocked(vec![body]),
+    ]
+}
+
+fn fsm() -> Item {
+    let running = vec![
+        Stmt::If {
+            cond: id("in_dec"),
+            then: vec![nb("cmd_q", "c_rdata")],
+            els: vec![],
+        },
+        Stmt::If {
+            cond: id("in_dec2"),
+            then: vec![nb("cmd2_q", "c_rdata")],
+            els: vec![],
+        },
+        if_else(
+            "dec_fault",
+            vec![
+                nb("ctl_state", "S_STOP"),
+                nb("faulted", lit(1, 1)),
+                nb("err_code", "dec_err"),
+                nb("stop_pc", "pc"),
+            ],
+            vec![if_else(
+                "dec_go",
+                vec![if_else(
+                    "is_halt",
+                    vec![
+                        nb("ctl_state", "S_STOP"),
+                        nb("halted", lit(1, 1)),
+                        nb("stop_pc", "pc"),
+                    ],
+                    vec![if_else(
+                        "is_sync",
+                        vec![nb("pc", id("pc") + l(17, 1))],
+                        vec![
+                            nb("ctl_state", "S_EXEC"),
+                            nb("ex_t", l(17, 0)),
+                            nb("ex_pass", lit(1, 0)),
+                        ],
+                    )],
+                )],
+                vec![if_else(
+                    "in_dec",
+                    vec![nb("ctl_state", "S_DEC2")],
+                    vec![if_else(
+                        "seq_more",
+                        vec![nb("ex_t", l(17, 0)), nb("ex_pass", lit(1, 1))],
+                        vec![if_else(
+                            "ex_done",
+                            vec![
+                                nb("ctl_state", "S_DEC"),
+                                nb("pc", id("pc") + cond("is_backward", l(17, 2), l(17, 1))),
+                            ],
+                            vec![nb("ex_t", id("ex_t") + l(17, 1))],
+                        )],
+                    )],
+                )],
+            )],
+        ),
+    ];
+    let stopped = vec![Stmt::If {
+        cond: id("start_req"),
+        then: vec![
+            nb("ctl_state", "S_DEC"),
+            nb("pc", l(17, 0)),
+            nb("halted", lit(1, 0)),
+            nb("faulted", lit(1, 0)),
+            nb("err_code", l(8, 0)),
+        ],
+        els: vec![],
+    }];
+    let resident = vec![Stmt::If {
+        cond: id("ex_done"),
+        then: vec![
+            Stmt::If {
+                cond: id("is_load_w"),
+                then: vec![
+                    nb("res_valid", lit(1, 1)),
+                    nb("res_dirty", lit(1, 0)),
+                    nb("res_addr", "f_a0"),
+                    nb("res_m", "f_m"),
+                    nb("res_k", "f_k"),
+                    nb("res_mk", zext(8, id("f_m")) * zext(8, id("f_k"))),
+                ],
+                els: vec![],
+            },
+            Stmt::If {
+                cond: id("is_flush_w"),
+                then: vec![nb("res_valid", lit(1, 0)), nb("res_dirty", lit(1, 0))],
+                els: vec![],
+            },
+            Stmt::If {
+                cond: id("is_update"),
+                then: vec![nb("res_dirty", lit(1, 1))],
+                els: vec![],
+            },
+        ],
+        els: vec![],
+    }];
+    let mut reset = vec![];
+    for (r, bits) in [
+        ("ctl_state", 2),
+        ("pc", 17),
+        ("cmd_q", 64),
+        ("cmd2_q", 64),
+        ("ex_t", 17),
+        ("err_code", 8),
+        ("stop_pc", 17),
+        ("res_addr", 16),
+        ("res_m", 8),
+        ("res_k", 8),
+        ("res_mk", 16),
+    ] {
+        reset.push(nb(r, l(bits, 0)));
+    }
+    for r in ["ex_pass", "halted", "faulted", "res_valid", "res_dirty"] {
+        reset.push(nb(r, lit(1, 0)));
+    }
+    let mut live = vec![if_else("ctl_running", running, stopped)];
+    live.extend(resident);
+    Item::Clocked(vec![if_else("rst", reset, live)])
+}
+
+pub(super) fn items() -> Vec<Item> {
+    let mut v = constants();
+    v.extend(state());
+    v.extend(fields());
+    v.extend(checks());
+    v.extend(sequencer());
+    v.extend(array_inputs());
+    v.extend(buffer_ports());
+    v.extend(accumulator_read());
+    v.extend(write_back());
+    v.push(fsm());
+    v
+}

@@ -1,0 +1,119 @@
+//! The hardware counters of `sa_accel`, one per
+//! `sysgrad_config::host::Counter`, each adding a 17-bit increment per
+//! cycle. The increments count what `docs/COMMANDS.md` charges: cycles
+//! per array mode, MACs and buffer words (lanes accessed) per phase.
+//! Write-back words are charged to the phase of the pass that produced
+//! them (`wb_ph`), though the last one lands in the next decode cycle.
+
+use super::{rv, wv};
+use crate::ir::*;
+use sysgrad_config::host::{Counter, COUNTER_BITS};
+
+const INC_BITS: i64 = 17;
+
+fn zext(e: Expr, bits: i64) -> Expr {
+    cat([zeros(INC_BITS - bits), e])
+}
+
+/// `on ? {0, v} : 0` for an 8-bit `v`.
+fn lanes_if(on: Expr, v: &str) -> Expr {
+    cond(on, zext(id(v), 8), lit(17, 0))
+}
+
+fn one_if(on: Expr) -> Expr {
+    zext(on, 1)
+}
+
+fn mode_is(m: &str) -> Expr {
+    id("arr_mode").equals(m)
+}
+
+/// A write-back line of phase `ph` (0 forward, 1 dX, 2 interleaved),
+/// first write (`acc` false) or accumulating (`acc` true).
+fn wb_line(ph: u64, acc: bool) -> Expr {
+    let acc_e = if acc { id("wb_acc") } else { !id("wb_acc") };
+    id("wb_write")
+        .and(id("wb_ph").equals(lit(2, ph)))
+        .and(acc_e)
+}
+
+fn pass(m: &str) -> Expr {
+    id("is_backward").and(id("pass_mode").equals(m))
+}
+
+fn increment(c: Counter) -> Expr {
+    use Counter::*;
+    let stream_in = |m: &str| id("stream").and(pass(m));
+    let mk = || cat([lit(1, 0), id("res_mk")]);
+    match c {
+        RunCycles => one_if(id("ctl_running")),
+        IdleCycles => one_if(id("ctl_running").and(mode_is("M_IDLE"))),
+        LoadCycles => one_if(mode_is("M_LOAD")),
+        FwdCycles => one_if(mode_is("M_FWD")),
+        DxCycles => one_if(mode_is("M_BWD_DX")),
+        DwCycles => one_if(mode_is("M_BWD_DW")),
+        IlCycles => one_if(mode_is("M_BWD_IL")),
+        UpdateCycles => one_if(mode_is("M_UPDATE")),
+        DrainCycles => one_if(mode_is("M_DRAIN")),
+        FwdMacs => cond(id("stream").and("is_forward"), mk(), lit(17, 0)),
+        DxMacs => cond(stream_in("M_BWD_DX"), mk(), lit(17, 0)),
+        DwMacs => cond(stream_in("M_BWD_DW"), mk(), lit(17, 0)),
+        IlMacs => cond(
+            stream_in("M_BWD_IL"),
+            cat([id("res_mk"), lit(1, 0)]),
+            lit(17, 0),
+        ),
+        LoadWReads => lanes_if(id("w_on"), "f_m"),
+        LoadWWrites => lanes_if(id("wback"), "res_m"),
+        FwdXReads => lanes_if(id("x_on").and("is_forward"), "res_k"),
+        FwdYWrites => lanes_if(wb_line(0, false), "wb_lanes"),
+        FwdAccReads | FwdAccWrites => lanes_if(wb_line(0, true), "wb_lanes"),
+        DxDyReads => lanes_if(id("dy_on").and(pass("M_BWD_DX")), "res_m"),
+        DxDxWrites => lanes_if(wb_line(1, false), "wb_lanes"),
+        DxAccReads | DxAccWrites => lanes_if(wb_line(1, true), "wb_lanes"),
+        DwDyReads => lanes_if(id("dy_on").and(pass("M_BWD_DW")), "res_m"),
+        DwXReads => lanes_if(id("x_on").and(pass("M_BWD_DW")), "res_k"),
+        IlDyReads => lanes_if(id("dy_on").and(pass("M_BWD_IL")), "res_m"),
+        IlXReads => lanes_if(id("x_on").and(pass("M_BWD_IL")), "res_k"),
+        IlDxWrites => lanes_if(wb_line(2, false), "wb_lanes"),
+        IlAccReads | IlAccWrites => lanes_if(wb_line(2, true), "wb_lanes"),
+        DrainDwWrites => lanes_if(id("drain_wr"), "res_k"),
+        DecodeCycles => one_if(id("in_dec").or("in_dec2")),
+        RequantCycles => one_if(id("req_wr")),
+        RequantWords => cond("req_wr", zext(cond("f_flag", "C8", "R8"), 8), lit(17, 0)),
+        Syncs => one_if(id("dec_go").and("is_sync")),
+        Commands => one_if(id("dec_go")),
+        DmaInBeats => one_if(id("dma_wbeat")),
+        DmaOutBeats => one_if(id("m_v").and("m_axis_tready")),
+        DmaInStalls => one_if(id("dma_on").and(!id("dma_dir")).and(!id("s_axis_tvalid"))),
+        DmaOutStalls => one_if(id("m_v").and(!id("m_axis_tready"))),
+        HostIdleCycles => one_if((!id("ctl_running")).and(!id("dma_on"))),
+    }
+}
+
+pub(super) fn items() -> Vec<Item> {
+    let bits = COUNTER_BITS as i64;
+    let mut v = vec![Item::Comment(
+        "Counters (docs/HOST.md): cleared by reset and CTRL.CLEAR.".into(),
+    )];
+    let mut body = Vec::new();
+    for c in Counter::ALL {
+        let (cnt, inc) = (format!("cnt_{}", c.name()), format!("inc_{}", c.name()));
+        v.push(rv(&cnt, bits));
+        v.push(wv(&inc, INC_BITS, increment(c)));
+        body.push(nb(
+            &*cnt,
+            id(&cnt) + cat([zeros(bits - INC_BITS), id(&inc)]),
+        ));
+    }
+    let clear: Vec<Stmt> = Counter::ALL
+        .iter()
+        .map(|c| nb(&*format!("cnt_{}", c.name()), lit(COUNTER_BITS, 0)))
+        .collect();
+    v.push(Item::Clocked(vec![if_else(
+        id("rst").or("clear_req"),
+        clear,
+        body,
+    )]));
+    v
+}

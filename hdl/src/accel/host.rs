@@ -1,0 +1,476 @@
+//! The host side of `sa_accel` (`docs/HOST.md`): the AXI4-Lite register
+//! file and the DMA engine between the AXI4-Streams and the buffers.
+//!
+//! The DMA moves one buffer lane per beat. A write takes a beat whenever
+//! one is offered. A read is a two-stage pipeline, the bank's registered
+//! read data (`s1_*`) and the stream's output register (`m_*`), each
+//! advancing only when the next stage has room, so `m_axis_tdata` holds
+//! still under back-pressure and the stream still moves a beat per cycle.
+
+use super::{rb, rv, sized_const, wb, wv, BUFFERS};
+use crate::ir::*;
+use sysgrad_config::host::{
+    reg, status, Counter, DmaError, DmaTarget, AXIL_ADDR_BITS, DMA_READ, DMA_WRITE, ID_VALUE,
+};
+
+fn l(bits: u32, v: u64) -> Expr {
+    lit(bits, v)
+}
+
+fn addr(offset: u32) -> Expr {
+    hex(AXIL_ADDR_BITS, offset.into())
+}
+
+fn is_wr(offset: u32) -> Expr {
+    id("s_axil_awaddr").equals(addr(offset))
+}
+
+/// `e` (`w` bits, sign bit `sign`) sign-extended to the 64-bit stream.
+fn sext64(e: Expr, sign: Expr, w: &str) -> Expr {
+    cat([repeat(int(64) - w, sign), e])
+}
+
+/// Whether the beat fits a signed `w`-bit word, and its saturated value.
+fn beat_value(w: &str) -> Vec<Item> {
+    let t = id("s_axis_tdata");
+    let lw = w.to_lowercase();
+    let fits = format!("fits_{lw}");
+    vec![
+        wb(
+            &fits,
+            sext64(t.bits(id(w) - 1, 0), t.at(id(w) - 1), w).equals(t.clone()),
+        ),
+        wv(
+            &format!("dma_val_{lw}"),
+            w,
+            cond(&*fits, t.bits(id(w) - 1, 0), clamp_value(t.at(63), w)),
+        ),
+    ]
+}
+
+/// Per-target value of the selected DMA target, as a `bits`-bit mux on
+/// `sel` (3 bits) over the targets in `BUFFERS` order.
+fn by_target(sel: &str, values: [Expr; 5], default: Expr) -> Expr {
+    let mut e = default;
+    for (b, v) in BUFFERS.iter().zip(values).rev() {
+        e = cond(id(sel).equals(lit(3, b.target.code().into())), v, e);
+    }
+    e
+}
+
+fn constants() -> Vec<Item> {
+    let mut v = vec![Item::Comment(
+        "Host interface: registers (docs/HOST.md).".into(),
+    )];
+    v.extend(sized_const("DW5", 5, id("DW")));
+    v.extend(sized_const("AW6", 6, id("AW")));
+    v.extend(sized_const("IL1", 1, id("INTERLEAVED")));
+    for b in &BUFFERS {
+        v.extend(sized_const(
+            &format!("{}_D32", b.prefix.to_uppercase()),
+            32,
+            id(b.depth),
+        ));
+    }
+    v
+}
+
+/// The AXI4-Lite write channel and the writable registers.
+fn axil_write() -> Vec<Item> {
+    let wd = || id("s_axil_wdata");
+    let busy = || id("ctl_running").or("dma_on");
+    let ok = [
+        is_wr(reg::CTRL).and(!(wd().at(0).and(busy()))),
+        is_wr(reg::PROG_LEN).and(wd().at_most("C_D32")),
+        is_wr(reg::DMA_TARGET),
+        is_wr(reg::DMA_ADDR),
+        is_wr(reg::DMA_COUNT),
+        is_wr(reg::DMA_CTRL).and(
+            wd().equals(l(32, DMA_WRITE.into()))
+                .or(wd().equals(l(32, DMA_READ.into()))),
+        ),
+    ]
+    .into_iter()
+    .reduce(|a, b| a.or(b))
+    .expect("writable registers");
+    let store = |offset: u32, r: &str, value: Expr| Stmt::If {
+        cond: is_wr(offset),
+        then: vec![nb(r, value)],
+        els: vec![],
+    };
+    let body = if_else(
+        "rst",
+        vec![
+            nb("bvalid_q", lit(1, 0)),
+            nb("bresp_q", l(2, 0)),
+            nb("prog_len", l(17, 0)),
+            nb("dma_target_q", l(32, 0)),
+            nb("dma_addr_q", l(32, 0)),
+            nb("dma_count_q", l(32, 0)),
+        ],
+        vec![if_else(
+            "axil_wr",
+            vec![
+                nb("bvalid_q", lit(1, 1)),
+                nb("bresp_q", cond("wr_ok", l(2, 0), l(2, 2))),
+                Stmt::If {
+                    cond: id("wr_ok"),
+                    then: vec![
+                        store(reg::PROG_LEN, "prog_len", wd().bits(16, 0)),
+                        store(reg::DMA_TARGET, "dma_target_q", wd()),
+                        store(reg::DMA_ADDR, "dma_addr_q", wd()),
+                        store(reg::DMA_COUNT, "dma_count_q", wd()),
+                    ],
+                    els: vec![],
+                },
+            ],
+            vec![Stmt::If {
+                cond: id("s_axil_bready"),
+                then: vec![nb("bvalid_q", lit(1, 0))],
+                els: vec![],
+            }],
+        )],
+    );
+    vec![
+        rb("bvalid_q"),
+        rv("bresp_q", 2),
+        rv("prog_len", 17),
+        rv("dma_target_q", 32),
+        rv("dma_addr_q", 32),
+        rv("dma_count_q", 32),
+        Item::Comment("A write takes address and data together, answered the next cycle.".into()),
+        wb(
+            "axil_wr",
+            id("s_axil_awvalid")
+                .and(id("s_axil_wvalid"))
+                .and(!id("bvalid_q")),
+        ),
+        assign("s_axil_awready", "axil_wr"),
+        assign("s_axil_wready", "axil_wr"),
+        assign("s_axil_bvalid", "bvalid_q"),
+        assign("s_axil_bresp", "bresp_q"),
+        wb("wr_ok", id("s_axil_wstrb").equals(hex(4, 0xf)).and(ok)),
+        wb("wr_accepted", id("axil_wr").and(id("wr_ok"))),
+        wb(
+            "start_req",
+            id("wr_accepted").and(is_wr(reg::CTRL)).and(wd().at(0)),
+        ),
+        wb(
+            "clear_req",
+            id("wr_accepted").and(is_wr(reg::CTRL)).and(wd().at(1)),
+        ),
+        wb("dma_req", id("wr_accepted").and(is_wr(reg::DMA_CTRL))),
+        Item::Clocked(vec![body]),
+    ]
+}
+
+/// The AXI4-Lite read channel: one register per offset, SLVERR elsewhere.
+fn axil_read() -> Vec<Item> {
+    let read = |offset: u32, value: Expr| {
+        (
+            vec![addr(offset)],
+            vec![nb("rdata_q", value), nb("rresp_q", l(2, 0))],
+        )
+    };
+    let mut arms = vec![
+        read(reg::ID, hex(32, ID_VALUE.into())),
+        read(
+            reg::SHAPE,
+            cat([
+                lit(1, 0),
+                id("IL1"),
+                id("AW6"),
+                l(3, 0),
+                id("DW5"),
+                id("C8"),
+                id("R8"),
+            ]),
+        ),
+        read(
+            reg::STATUS,
+            cat([
+                l(8, 0),
+                id("dma_err"),
+                id("err_code"),
+                l(4, 0),
+                id("dma_on"),
+                id("faulted"),
+                id("halted"),
+                id("ctl_running"),
+            ]),
+        ),
+        read(reg::PC, cat([l(15, 0), id("stop_pc")])),
+        read(reg::PROG_LEN, cat([l(15, 0), id("prog_len")])),
+        read(reg::DMA_TARGET, id("dma_target_q")),
+        read(reg::DMA_ADDR, id("dma_addr_q")),
+        read(reg::DMA_COUNT, id("dma_count_q")),
+        read(reg::DMA_DEPTH, id("tgt_depth")),
+    ];
+    for c in Counter::ALL {
+        let cnt = id(&format!("cnt_{}", c.name()));
+        arms.push(read(c.offset(), cnt.bits(31, 0)));
+        arms.push(read(c.offset() + 4, cat([l(16, 0), cnt.bits(47, 32)])));
+    }
+    let body = if_else(
+        "rst",
+        vec![
+            nb("rvalid_q", lit(1, 0)),
+            nb("rdata_q", l(32, 0)),
+            nb("rresp_q", l(2, 0)),
+        ],
+        vec![if_else(
+            "axil_rd",
+            vec![
+                nb("rvalid_q", lit(1, 1)),
+                Stmt::Case {
+                    sel: id("s_axil_araddr"),
+                    arms,
+                    default: vec![nb("rdata_q", l(32, 0)), nb("rresp_q", l(2, 2))],
+                },
+            ],
+            vec![Stmt::If {
+                cond: id("s_axil_rready"),
+                then: vec![nb("rvalid_q", lit(1, 0))],
+                els: vec![],
+            }],
+        )],
+    );
+    vec![
+        Item::Comment("A read is answered the cycle after its address.".into()),
+        rb("rvalid_q"),
+        rv("rdata_q", 32),
+        rv("rresp_q", 2),
+        wb("axil_rd", id("s_axil_arvalid").and(!id("rvalid_q"))),
+        assign("s_axil_arready", !id("rvalid_q")),
+        assign("s_axil_rvalid", "rvalid_q"),
+        assign("s_axil_rdata", "rdata_q"),
+        assign("s_axil_rresp", "rresp_q"),
+        Item::Clocked(vec![body]),
+    ]
+}
+
+fn dma() -> Vec<Item> {
+    let code = |e: DmaError| l(8, e as u64);
+    let depth32 = |b: &str| id(&format!("{}_D32", b.to_uppercase()));
+    let lanes8 = [l(8, 1), id("C8"), id("R8"), id("C8"), id("LA8")];
+    let sel_lane = |bus: &str, w: &str| {
+        let base = || id("s1_lane") * w;
+        sext64(id(bus).part(base(), w), id(bus).at(base() + w - 1), w)
+    };
+    let mut v = vec![
+        Item::Comment("DMA: one buffer lane (or command word) per stream beat.".into()),
+        rb("dma_on"),
+        rb("dma_dir"),
+        rv("dma_tgt", 3),
+        rv("dma_line", 16),
+        rv("dma_lane", 8),
+        rv("dma_left", 17),
+        rv("dma_err", 8),
+        rb("s1_v"),
+        rv("s1_lane", 8),
+        rb("s1_last"),
+        rb("m_v"),
+        rv("m_data", 64),
+        rb("m_last"),
+        wv(
+            "tgt_depth",
+            32,
+            by_target(
+                "dma_target_q3",
+                BUFFERS.map(|b| depth32(b.prefix)),
+                l(32, 0),
+            ),
+        ),
+        wv("dma_target_q3", 3, id("dma_target_q").bits(2, 0)),
+        wb(
+            "dma_bad_target",
+            id("dma_target_q").greater(l(32, DmaTarget::Accumulators.code().into())),
+        ),
+        wb(
+            "dma_bad_range",
+            id("dma_count_q")
+                .equals(l(32, 0))
+                .or(
+                    (cat([lit(1, 0), id("dma_addr_q")]) + cat([lit(1, 0), id("dma_count_q")]))
+                        .greater(cat([lit(1, 0), id("tgt_depth")])),
+                ),
+        ),
+        wb("dma_busy_req", id("ctl_running").or("dma_on")),
+        wb(
+            "dma_start",
+            id("dma_req")
+                .and(!id("dma_busy_req"))
+                .and(!id("dma_bad_target"))
+                .and(!id("dma_bad_range")),
+        ),
+        wv("dma_lanes", 8, by_target("dma_tgt", lanes8, l(8, 1))),
+        wb(
+            "lane_last",
+            id("dma_lane").equals(id("dma_lanes") - l(8, 1)),
+        ),
+        assign("s_axis_tready", id("dma_on").and(!id("dma_dir"))),
+        wb("dma_wbeat", id("s_axis_tvalid").and("s_axis_tready")),
+    ];
+    v.extend(beat_value("DW"));
+    v.extend(beat_value("AW"));
+    v.extend([
+        wb(
+            "beat_fits",
+            by_target(
+                "dma_tgt",
+                [
+                    lit(1, 1),
+                    id("fits_dw"),
+                    id("fits_dw"),
+                    id("fits_dw"),
+                    id("fits_aw"),
+                ],
+                lit(1, 1),
+            ),
+        ),
+        wv("dma_onehot", "LA", !(ones("LA") << 1) << id("dma_lane")),
+        wb("s1_move", id("s1_v").and((!id("m_v")).or("m_axis_tready"))),
+        wb(
+            "dma_issue",
+            id("dma_on")
+                .and(id("dma_dir"))
+                .and(id("dma_left").differs(l(17, 0)))
+                .and((!id("s1_v")).or("s1_move")),
+        ),
+        wb("dma_re", "dma_issue"),
+        wb("dma_advance", id("dma_wbeat").or("dma_issue")),
+        wb("dma_last_line", id("dma_left").equals(l(17, 1))),
+        wv(
+            "dma_rsel",
+            64,
+            by_target(
+                "dma_tgt",
+                [
+                    id("c_rdata"),
+                    sel_lane("w_rdata", "DW"),
+                    sel_lane("x_rdata", "DW"),
+                    sel_lane("g_rdata", "DW"),
+                    sel_lane("a_rd", "AW"),
+                ],
+                zeros(64),
+            ),
+        ),
+        assign("m_axis_tvalid", "m_v"),
+        assign("m_axis_tdata", "m_data"),
+        assign("m_axis_tlast", "m_last"),
+    ]);
+    let reset: Vec<Stmt> = [
+        ("dma_on", 1),
+        ("dma_dir", 1),
+        ("dma_tgt", 3),
+        ("dma_line", 16),
+        ("dma_lane", 8),
+        ("dma_left", 17),
+        ("dma_err", 8),
+        ("s1_v", 1),
+        ("s1_lane", 8),
+        ("s1_last", 1),
+        ("m_v", 1),
+        ("m_data", 64),
+        ("m_last", 1),
+    ]
+    .iter()
+    .map(|&(r, bits)| nb(r, l(bits, 0)))
+    .collect();
+    let run = vec![
+        Stmt::If {
+            cond: id("dma_advance"),
+            then: vec![if_else(
+                "lane_last",
+                vec![
+                    nb("dma_lane", l(8, 0)),
+                    nb("dma_line", id("dma_line") + l(16, 1)),
+                    nb("dma_left", id("dma_left") - l(17, 1)),
+                ],
+                vec![nb("dma_lane", id("dma_lane") + l(8, 1))],
+            )],
+            els: vec![],
+        },
+        Stmt::If {
+            cond: id("dma_wbeat")
+                .and(id("lane_last"))
+                .and(id("dma_last_line")),
+            then: vec![nb("dma_on", lit(1, 0))],
+            els: vec![],
+        },
+        nb("s1_v", id("dma_issue").or(id("s1_v").and(!id("s1_move")))),
+        Stmt::If {
+            cond: id("dma_issue"),
+            then: vec![
+                nb("s1_lane", "dma_lane"),
+                nb("s1_last", id("lane_last").and("dma_last_line")),
+            ],
+            els: vec![],
+        },
+        if_else(
+            "s1_move",
+            vec![
+                nb("m_v", lit(1, 1)),
+                nb("m_data", "dma_rsel"),
+                nb("m_last", "s1_last"),
+            ],
+            vec![Stmt::If {
+                cond: id("m_axis_tready"),
+                then: vec![nb("m_v", lit(1, 0))],
+                els: vec![],
+            }],
+        ),
+        Stmt::If {
+            cond: id("m_v").and("m_axis_tready").and("m_last"),
+            then: vec![nb("dma_on", lit(1, 0))],
+            els: vec![],
+        },
+    ];
+    let errors = if_else(
+        "dma_req",
+        vec![nb(
+            "dma_err",
+            cond(
+                "dma_busy_req",
+                code(DmaError::Busy),
+                cond(
+                    "dma_bad_target",
+                    code(DmaError::BadTarget),
+                    cond("dma_bad_range", code(DmaError::Range), l(8, 0)),
+                ),
+            ),
+        )],
+        vec![Stmt::If {
+            cond: id("dma_wbeat").and(!id("beat_fits")),
+            then: vec![nb("dma_err", code(DmaError::Value))],
+            els: vec![],
+        }],
+    );
+    let start = vec![
+        nb("dma_on", lit(1, 1)),
+        nb("dma_dir", id("s_axil_wdata").at(1)),
+        nb("dma_tgt", "dma_target_q3"),
+        nb("dma_line", id("dma_addr_q").bits(15, 0)),
+        nb("dma_lane", l(8, 0)),
+        nb("dma_left", id("dma_count_q").bits(16, 0)),
+        nb("s1_v", lit(1, 0)),
+        nb("m_v", lit(1, 0)),
+        nb("m_last", lit(1, 0)),
+    ];
+    v.push(Item::Clocked(vec![if_else(
+        "rst",
+        reset,
+        vec![if_else("dma_start", start, run), errors],
+    )]));
+    v
+}
+
+pub(super) fn items() -> Vec<Item> {
+    debug_assert_eq!(status::ERROR_SHIFT, 8);
+    debug_assert_eq!(status::DMA_ERROR_SHIFT, 16);
+    let mut v = constants();
+    v.extend(axil_write());
+    v.extend(axil_read());
+    v.extend(dma());
+    v
+}
