@@ -1,6 +1,7 @@
 //! `sysgrad`: one command line for the generator, the emulator, the
 //! co-simulation and the synthesis reports.
 
+mod accel;
 mod emulate;
 mod sweep;
 mod synth;
@@ -51,6 +52,10 @@ enum Cmd {
     /// Run one training step (forward, backward, update) of a random layer on
     /// the emulator, interleaved and sequential, and report the counters.
     Emulate(emulate::EmulateArgs),
+    /// Run one FC training step through the accelerator's command stream
+    /// (emulator controller), interleaved and sequential, and report the
+    /// hardware counters of docs/HOST.md.
+    Accel(accel::AccelArgs),
     /// Design-space sweep over array sizes, widths and schedules (fast exact mode).
     Sweep(sweep::SweepArgs),
     /// Yosys resource reports (Xilinx 7-series, iCE40), interleaved vs sequential PEs.
@@ -83,6 +88,7 @@ fn main() -> ExitCode {
     let res = match cli.cmd {
         Cmd::Gen { config, out } => config.load().and_then(|cfg| gen(&cfg, &out)),
         Cmd::Emulate(args) => emulate::run(&args),
+        Cmd::Accel(args) => accel::run(&args),
         Cmd::Sweep(args) => sweep::run(&args),
         Cmd::Synth(args) => synth::run(&args),
         Cmd::Train(args) => train::run(&args),

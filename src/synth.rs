@@ -15,6 +15,10 @@ pub struct SynthArgs {
     /// Targets, comma-separated: xilinx, ice40, generic.
     #[arg(long, default_value = "xilinx,ice40")]
     targets: String,
+    /// Synthesise the whole accelerator (sa_accel: array, buffers as block
+    /// RAM, controller, AXI host interface) instead of the array (sa_top).
+    #[arg(long)]
+    accel: bool,
     /// Output folder for synth.csv, synth.md and the Yosys logs.
     #[arg(long, default_value = "target/synth")]
     out: PathBuf,
@@ -38,19 +42,28 @@ pub fn run(a: &SynthArgs) -> Result<(), String> {
             .collect::<Result<_, _>>()?
     };
     let mut csv = format!("{}\n", synth::CSV_HEADER);
-    let mut md = String::from("| config | target | backward | LUTs | FFs | DSPs | BRAMs | carry cells |\n|---|---|---|---:|---:|---:|---:|---:|\n");
+    let top = if a.accel {
+        sysgrad_hdl::accel_top_name()
+    } else {
+        sysgrad_hdl::top_name()
+    };
+    let mut md = String::from("| config | top | target | backward | LUTs | FFs | DSPs | BRAMs | carry cells |\n|---|---|---|---|---:|---:|---:|---:|---:|\n");
     for base in &configs {
         for target in &targets {
             for backward in [Backward::Interleaved, Backward::Sequential] {
                 let mut cfg = *base;
                 cfg.array.backward = backward;
-                let work = a.out.join(format!("{}-{}", cfg.tag(), target.name()));
-                eprintln!("synthesising {} for {} ...", cfg.tag(), target.name());
-                let r = synth::synthesize(&cfg, *target, &work).map_err(|e| e.to_string())?;
-                csv.push_str(&synth::csv_row(&cfg, &r));
+                let work = a.out.join(format!("{}-{top}-{}", cfg.tag(), target.name()));
+                eprintln!(
+                    "synthesising {top} of {} for {} ...",
+                    cfg.tag(),
+                    target.name()
+                );
+                let r = synth::synthesize(&cfg, *target, top, &work).map_err(|e| e.to_string())?;
+                csv.push_str(&synth::csv_row(&cfg, top, &r));
                 csv.push('\n');
                 md.push_str(&format!(
-                    "| {}x{} i{} a{} | {} | {} | {} | {} | {} | {} | {} |\n",
+                    "| {}x{} i{} a{} | {top} | {} | {} | {} | {} | {} | {} | {} |\n",
                     cfg.rows(),
                     cfg.cols(),
                     cfg.format.in_bits,

@@ -256,6 +256,74 @@ impl Counter {
         s
     }
 
+    /// One line for the register map.
+    pub fn meaning(self) -> &'static str {
+        use Counter::*;
+        match self {
+            RunCycles => "cycles the controller ran (decode and execute)",
+            IdleCycles => "run cycles with the array IDLE (decode, REQUANT)",
+            LoadCycles => "LOAD cycles (LOAD_W, FLUSH_W)",
+            FwdCycles => "FWD cycles",
+            DxCycles => "BWD_DX cycles (DX and the first SEQUENTIAL pass)",
+            DwCycles => "BWD_DW cycles (DW and the second SEQUENTIAL pass)",
+            IlCycles => "BWD_IL cycles (INTERLEAVED)",
+            UpdateCycles => "UPDATE cycles",
+            DrainCycles => "DRAIN cycles",
+            FwdMacs => "useful MACs of FWD (m k per streamed column)",
+            DxMacs => "useful MACs of BWD_DX",
+            DwMacs => "useful MACs of BWD_DW",
+            IlMacs => "useful MACs of BWD_IL (dX and dW: 2 m k per column)",
+            LoadWReads => "weight words read by LOAD_W",
+            LoadWWrites => "weight words written back (dirty tile)",
+            FwdXReads => "activation words read by FORWARD",
+            FwdYWrites => "accumulator words written by FORWARD (acc = 0)",
+            FwdAccReads => "accumulator words read by FORWARD acc = 1",
+            FwdAccWrites => "accumulator words written by FORWARD acc = 1",
+            DxDyReads => "gradient words read by BWD_DX passes",
+            DxDxWrites => "accumulator words written by BWD_DX passes (acc = 0)",
+            DxAccReads => "accumulator words read by BWD_DX passes, acc = 1",
+            DxAccWrites => "accumulator words written by BWD_DX passes, acc = 1",
+            DwDyReads => "gradient words read by BWD_DW passes",
+            DwXReads => "activation words read by BWD_DW passes",
+            IlDyReads => "gradient words read by BWD_IL passes",
+            IlXReads => "activation words read by BWD_IL passes",
+            IlDxWrites => "accumulator words written by BWD_IL passes (acc = 0)",
+            IlAccReads => "accumulator words read by BWD_IL passes, acc = 1",
+            IlAccWrites => "accumulator words written by BWD_IL passes, acc = 1",
+            DrainDwWrites => "accumulator words written by DRAIN",
+            DecodeCycles => "decode cycles (one per command word)",
+            RequantCycles => "REQUANT cycles (one per line)",
+            RequantWords => "words requantized (accumulator reads = data writes)",
+            Syncs => "SYNC commands executed",
+            Commands => "commands executed (not the faulting one)",
+            DmaInBeats => "beats taken from s_axis",
+            DmaOutBeats => "beats sent on m_axis",
+            DmaInStalls => "cycles a DMA write waited for s_axis_tvalid",
+            DmaOutStalls => "cycles m_axis_tvalid waited for m_axis_tready",
+            HostIdleCycles => "cycles with neither a run nor a DMA",
+        }
+    }
+
+    /// The counter rows of the register map in `docs/HOST.md`.
+    pub fn markdown_table() -> String {
+        let mut s = String::from("| # | offset | counter | counts |\n|---|---|---|---|\n");
+        for c in Counter::ALL {
+            let host = if c.host_only() {
+                " (host side, RTL only)"
+            } else {
+                ""
+            };
+            s.push_str(&format!(
+                "| {} | `0x{:03X}` | `{}` | {}{host} |\n",
+                c.index(),
+                c.offset(),
+                c.name(),
+                c.meaning()
+            ));
+        }
+        s
+    }
+
     /// Whether the counter is about the host interface, which the
     /// emulator does not model (its figures depend on the host's timing).
     pub fn host_only(self) -> bool {
@@ -279,5 +347,15 @@ mod tests {
         let last = Counter::ALL.last().unwrap().offset() + 4;
         assert!(last < 1 << AXIL_ADDR_BITS);
         assert_eq!(Counter::DxDyReads.name(), "dx_dy_reads");
+    }
+
+    #[test]
+    fn host_doc_lists_every_counter() {
+        let doc = include_str!("../../docs/HOST.md");
+        assert!(
+            doc.contains(&Counter::markdown_table()),
+            "docs/HOST.md is out of date; its counter table should read:\n{}",
+            Counter::markdown_table()
+        );
     }
 }

@@ -7,6 +7,7 @@
 //! a harness ([`verilator`] or [`icarus`]) replays it on the RTL and writes
 //! a port trace; [`compare`] reports the first mismatching cycle and signal.
 
+pub mod accel;
 pub mod compare;
 pub mod icarus;
 pub mod registers;

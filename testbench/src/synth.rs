@@ -98,15 +98,21 @@ pub fn parse_stat(log: &str) -> BTreeMap<String, u64> {
     cells
 }
 
-/// Synthesises `cfg` for `target` in folder `work`.
-pub fn synthesize(cfg: &ArrayConfig, target: Target, work: &Path) -> Result<Resources, ToolError> {
+/// Synthesises module `top` (`sa_top`, or `sa_accel` for the whole
+/// accelerator) of `cfg` for `target` in folder `work`.
+pub fn synthesize(
+    cfg: &ArrayConfig,
+    target: Target,
+    top: &str,
+    work: &Path,
+) -> Result<Resources, ToolError> {
     std::fs::create_dir_all(work)?;
     let mut reads = String::new();
     for f in sysgrad_hdl::generate(cfg) {
         std::fs::write(work.join(&f.name), &f.text)?;
         reads.push_str(&format!("read_verilog {}; ", f.name));
     }
-    let script = format!("{reads}{}; stat", target.script(sysgrad_hdl::top_name()));
+    let script = format!("{reads}{}; stat", target.script(top));
     let out = run(
         Command::new("yosys").args(["-q", "-p", &script, "-l", "yosys.log"]),
         work,
@@ -121,11 +127,11 @@ pub fn synthesize(cfg: &ArrayConfig, target: Target, work: &Path) -> Result<Reso
 
 /// One CSV line per (config, resources): the header is [`CSV_HEADER`].
 pub const CSV_HEADER: &str =
-    "config,rows,cols,in_bits,acc_bits,backward,target,luts,ffs,dsps,brams,carries";
+    "config,top,rows,cols,in_bits,acc_bits,backward,target,luts,ffs,dsps,brams,carries";
 
-pub fn csv_row(cfg: &ArrayConfig, r: &Resources) -> String {
+pub fn csv_row(cfg: &ArrayConfig, top: &str, r: &Resources) -> String {
     format!(
-        "{},{},{},{},{},{},{},{},{},{},{},{}",
+        "{},{top},{},{},{},{},{},{},{},{},{},{},{}",
         cfg.tag(),
         cfg.rows(),
         cfg.cols(),

@@ -1,0 +1,231 @@
+//! `sysgrad accel`: one training step of an FC layer (forward, backward,
+//! SGD update) compiled to the accelerator's command stream and run on the
+//! emulator's controller, interleaved and sequential, with the hardware
+//! counters of `docs/HOST.md` side by side.
+
+use sysgrad_config::host::Counter;
+use sysgrad_config::{ArrayConfig, Backward};
+use sysgrad_emulator::accel::{compile_layer, encode_program, Accelerator, BufferId, FcLayer};
+use sysgrad_emulator::gemm::DwSink;
+use sysgrad_testbench::accel::Setup;
+use sysgrad_testbench::scenario::Rng;
+
+#[derive(clap::Args)]
+pub struct AccelArgs {
+    #[command(flatten)]
+    config: crate::ConfigArg,
+    /// Layer output size M (rows of W).
+    #[arg(long, default_value_t = 100)]
+    m: usize,
+    /// Layer input size K (columns of W).
+    #[arg(long, default_value_t = 70)]
+    k: usize,
+    /// Batch size N (columns of X).
+    #[arg(long, default_value_t = 16)]
+    n: usize,
+    /// SGD learning rate as 2^-lr_shift.
+    #[arg(long, default_value_t = 6)]
+    lr_shift: u32,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Also run both steps on the generated RTL (Verilator, through the
+    /// AXI host interface) and check every cycle and counter against the
+    /// emulator.
+    #[arg(long)]
+    rtl: bool,
+    /// With --rtl: percentage of cycles in which the host stalls the streams.
+    #[arg(long, default_value_t = 20, requires = "rtl")]
+    gap: u32,
+}
+
+/// One training step: the program, and the layer's operands both stored in
+/// an emulator and listed as a co-simulation set-up for the RTL.
+pub struct Step {
+    pub program: Vec<u64>,
+    pub acc: Accelerator,
+    pub setup: Setup,
+}
+
+/// Random W, X, dY (seeded) stored into a fresh accelerator, and the
+/// program of one training step with `schedule`.
+pub fn prepare(
+    cfg: ArrayConfig,
+    (m, k, n): (usize, usize, usize),
+    schedule: Backward,
+    lr_shift: u32,
+    seed: u64,
+) -> Result<Step, String> {
+    if m == 0 || k == 0 || n == 0 {
+        return Err(format!(
+            "layer sizes must be at least 1 (got M={m} K={k} N={n})"
+        ));
+    }
+    if lr_shift > 63 {
+        return Err(format!("--lr-shift {lr_shift} is outside 0..=63"));
+    }
+    let layer = FcLayer::new(&cfg, m, k, n);
+    let need = [
+        ("weights", BufferId::Weights, layer.w.end()),
+        ("activations", BufferId::Activations, layer.x.end()),
+        ("gradients", BufferId::Gradients, layer.dy.end()),
+        ("accumulators", BufferId::Accumulators, layer.dw_t.end()),
+    ];
+    let mut acc = Accelerator::new(cfg);
+    for (name, id, lines) in need {
+        let depth = acc.buffer(id).depth();
+        if lines > depth {
+            return Err(format!(
+                "the layer needs {lines} lines of the {name} buffer, which has {depth} \
+                 (raise buffers.{name} in the config or shrink the layer)"
+            ));
+        }
+    }
+    let program = encode_program(
+        &compile_layer(&cfg, &layer, schedule, DwSink::Update { lr_shift })
+            .map_err(|e| e.to_string())?,
+    );
+    if program.len() > cfg.buffers.commands {
+        return Err(format!(
+            "the program has {} words, more than the command memory's {} \
+             (raise buffers.commands)",
+            program.len(),
+            cfg.buffers.commands
+        ));
+    }
+    let mut rng = Rng::new(seed);
+    let bits = cfg.format.in_bits;
+    let mut setup = Setup::default();
+    for (id, b, rows, cols) in [
+        (BufferId::Weights, &layer.w, m, k),
+        (BufferId::Activations, &layer.x, k, n),
+        (BufferId::Gradients, &layer.dy, m, n),
+    ] {
+        let data = rng.matrix(rows, cols, bits);
+        b.store(acc.buffer_mut(id), data.view())
+            .map_err(|e| e.to_string())?;
+        setup.fill_blocked(id, b, data.view());
+    }
+    setup
+        .compare_blocked(BufferId::Weights, &layer.w)
+        .compare_blocked(BufferId::Accumulators, &layer.y)
+        .compare_blocked(BufferId::Accumulators, &layer.dx);
+    Ok(Step {
+        program,
+        acc,
+        setup,
+    })
+}
+
+/// Every counter the emulator computes, with its value after `acc` ran.
+pub fn counters(acc: &Accelerator) -> Vec<(Counter, u64)> {
+    Counter::ALL
+        .iter()
+        .filter_map(|&c| acc.counter(c).map(|v| (c, v)))
+        .collect()
+}
+
+/// Buffer words moved by the controller: every word counter but REQUANT's.
+fn words(counts: &[(Counter, u64)]) -> u64 {
+    counts
+        .iter()
+        .filter(|(c, _)| c.name().ends_with("_reads") || c.name().ends_with("_writes"))
+        .map(|(_, v)| v)
+        .sum()
+}
+
+pub fn run(a: &AccelArgs) -> Result<(), String> {
+    let mut cfg = a.config.load()?;
+    // Both schedules run on an interleaved array, so that only the program differs.
+    cfg.array.backward = Backward::Interleaved;
+    if a.gap > 95 {
+        return Err(format!("--gap {} is outside 0..=95 (percent)", a.gap));
+    }
+    let mut runs = Vec::new();
+    for schedule in [Backward::Interleaved, Backward::Sequential] {
+        let mut step = prepare(cfg, (a.m, a.k, a.n), schedule, a.lr_shift, a.seed)?;
+        step.acc
+            .run(&step.program)
+            .map_err(|f| format!("the compiled program faulted: {f}"))?;
+        if a.rtl {
+            eprintln!("co-simulating the {} step on the RTL ...", schedule.name());
+            let rep = sysgrad_testbench::accel::cosim_program(
+                &cfg,
+                &step.setup,
+                &step.program,
+                a.seed,
+                a.gap,
+            )
+            .map_err(|e| e.to_string())?;
+            let host = |c: Counter| {
+                rep.counters
+                    .iter()
+                    .find(|(k, _)| *k == c)
+                    .map_or(0, |p| p.1)
+            };
+            println!(
+                "RTL, {} step: {} run cycles, every array input and {} counters equal to \
+                 the emulator, {} buffer words read back equal; host: {} cycles, {} beats in \
+                 ({} stall cycles), {} beats out ({} stall cycles)",
+                schedule.name(),
+                rep.run_cycles,
+                rep.counters_compared,
+                rep.words_compared,
+                rep.host_cycles,
+                rep.beats_in,
+                host(Counter::DmaInStalls),
+                rep.beats_out,
+                host(Counter::DmaOutStalls),
+            );
+        }
+        runs.push((schedule, step.program.len(), counters(&step.acc)));
+    }
+    println!(
+        "# {} accelerator, FC layer M={} K={} N={}: one training step through the command stream\n",
+        cfg.tag(),
+        a.m,
+        a.k,
+        a.n
+    );
+    println!("| counter | interleaved | sequential |\n|---|---:|---:|");
+    let (il, seq) = (&runs[0].2, &runs[1].2);
+    for ((c, vi), (_, vs)) in il.iter().zip(seq) {
+        if *vi != 0 || *vs != 0 {
+            println!("| `{}` | {vi} | {vs} |", c.name());
+        }
+    }
+    let get = |r: &[(Counter, u64)], c| r.iter().find(|(x, _)| *x == c).map_or(0, |p| p.1);
+    let (ci, cs) = (get(il, Counter::RunCycles), get(seq, Counter::RunCycles));
+    let (wi, ws) = (words(il), words(seq));
+    let backward = |r: &[(Counter, u64)]| {
+        let pass = |c: &Counter| {
+            ["dx_", "dw_", "il_"]
+                .iter()
+                .any(|p| c.name().starts_with(p))
+        };
+        let cycles: u64 = r
+            .iter()
+            .filter(|(c, _)| pass(c) && c.name().ends_with("_cycles"))
+            .map(|p| p.1)
+            .sum();
+        let moved: Vec<(Counter, u64)> = r.iter().filter(|(c, _)| pass(c)).copied().collect();
+        (cycles, words(&moved))
+    };
+    let ((bci, bwi), (bcs, bws)) = (backward(il), backward(seq));
+    println!(
+        "\nprogram: {} words interleaved, {} sequential",
+        runs[0].1, runs[1].1
+    );
+    println!(
+        "backward passes: {bci} cycles interleaved vs {bcs} sequential ({:.2}x fewer); \
+         buffer words {bwi} vs {bws} ({:.2}x fewer)",
+        bcs as f64 / bci as f64,
+        bws as f64 / bwi as f64
+    );
+    println!(
+        "whole step: {ci} cycles interleaved vs {cs} sequential ({:.2}x fewer); \
+         buffer words {wi} vs {ws} ({:.2}x fewer)",
+        cs as f64 / ci as f64,
+        ws as f64 / wi as f64
+    );
+    Ok(())
+}
