@@ -36,6 +36,9 @@ pub struct AccelArgs {
     /// With --rtl: percentage of cycles in which the host stalls the streams.
     #[arg(long, default_value_t = 20, requires = "rtl")]
     gap: u32,
+    /// Write the interleaved step's program as text (for `sysgrad program`).
+    #[arg(long)]
+    save_program: Option<std::path::PathBuf>,
 }
 
 /// One training step: the program, and the layer's operands both stored in
@@ -177,6 +180,11 @@ pub fn run(a: &AccelArgs) -> Result<(), String> {
                 host(Counter::DmaOutStalls),
             );
         }
+        if let (Some(path), Backward::Interleaved) = (&a.save_program, schedule) {
+            let text = sysgrad_emulator::accel::asm::disassemble(&step.program);
+            crate::write_atomically(path, text.as_bytes())?;
+            eprintln!("wrote {}", path.display());
+        }
         runs.push((schedule, step.program.len(), counters(&step.acc)));
     }
     println!(
@@ -228,4 +236,110 @@ pub fn run(a: &AccelArgs) -> Result<(), String> {
         ws as f64 / wi as f64
     );
     Ok(())
+}
+
+#[derive(clap::Args)]
+pub struct ProgramArgs {
+    #[command(flatten)]
+    config: crate::ConfigArg,
+    /// Program text (docs/COMMANDS.md syntax, see `sysgrad accel --save-program`).
+    #[arg(long)]
+    program: std::path::PathBuf,
+    /// Seed of the random data in the first lines of the weight,
+    /// activation and gradient buffers.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Lines of each data buffer filled with random data (at most its depth).
+    #[arg(long, default_value_t = 256)]
+    fill: usize,
+    /// Also run the program on the RTL through the host interface and
+    /// compare every cycle, counter and the buffers' first lines.
+    #[arg(long)]
+    rtl: bool,
+    /// With --rtl: percentage of cycles in which the host stalls the streams.
+    #[arg(long, default_value_t = 20, requires = "rtl")]
+    gap: u32,
+}
+
+/// `sysgrad program`: assemble a program text and run it on the
+/// emulator's controller (and the RTL), reporting where and why it stopped.
+pub fn run_program(a: &ProgramArgs) -> Result<(), String> {
+    use sysgrad_emulator::accel::asm::{assemble, disassemble};
+    let cfg = a.config.load()?;
+    let text =
+        std::fs::read_to_string(&a.program).map_err(|e| format!("{}: {e}", a.program.display()))?;
+    let program = assemble(&text).map_err(|e| format!("{}: {e}", a.program.display()))?;
+    if program.len() > cfg.buffers.commands {
+        return Err(format!(
+            "{}: {} words do not fit the command memory ({} words, buffers.commands)",
+            a.program.display(),
+            program.len(),
+            cfg.buffers.commands
+        ));
+    }
+    if a.gap > 95 {
+        return Err(format!("--gap {} is outside 0..=95 (percent)", a.gap));
+    }
+    let mut acc = Accelerator::new(cfg);
+    let mut setup = Setup::default();
+    let mut rng = Rng::new(a.seed);
+    for id in [
+        BufferId::Weights,
+        BufferId::Activations,
+        BufferId::Gradients,
+    ] {
+        let buf = acc.buffer_mut(id);
+        let (lines, lanes, bits) = (a.fill.min(buf.depth()), buf.lanes(), buf.bits());
+        let data: Vec<Vec<i64>> = (0..lines)
+            .map(|_| (0..lanes).map(|_| rng.value(bits)).collect())
+            .collect();
+        for (line, values) in data.iter().enumerate() {
+            for (lane, v) in values.iter().enumerate() {
+                buf.set(line, lane, *v).map_err(|e| e.to_string())?;
+            }
+        }
+        setup.fill(id, 0, data).compare(id, 0, lines);
+    }
+    let acc_lines = a.fill.min(acc.buffer(BufferId::Accumulators).depth());
+    setup.compare(BufferId::Accumulators, 0, acc_lines);
+    let outcome = acc.run(&program);
+    println!(
+        "# {}: {} words on the {} accelerator\n",
+        a.program.display(),
+        program.len(),
+        cfg.tag()
+    );
+    println!("| counter | value |\n|---|---:|");
+    for (c, v) in counters(&acc) {
+        if v != 0 {
+            println!("| `{}` | {v} |", c.name());
+        }
+    }
+    if a.rtl {
+        let rep = sysgrad_testbench::accel::cosim_program(&cfg, &setup, &program, a.seed, a.gap)
+            .map_err(|e| e.to_string())?;
+        println!(
+            "\nRTL: {} run cycles, array inputs, STATUS/PC, {} counters and {} buffer words equal to the emulator",
+            rep.run_cycles, rep.counters_compared, rep.words_compared
+        );
+    }
+    match outcome {
+        Ok(()) => {
+            println!("\nhalted after {} cycles", acc.driver.cycle());
+            Ok(())
+        }
+        Err(f) => {
+            let cmd = disassemble(&program[f.pc.min(program.len())..]);
+            let first = cmd
+                .lines()
+                .next()
+                .unwrap_or("(past the end of the program)");
+            Err(format!(
+                "the controller stopped at word {} `{first}`: {} (error 0x{:02x})",
+                f.pc,
+                f.code,
+                f.code.code()
+            ))
+        }
+    }
 }

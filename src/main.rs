@@ -56,6 +56,10 @@ enum Cmd {
     /// (emulator controller), interleaved and sequential, and report the
     /// hardware counters of docs/HOST.md.
     Accel(accel::AccelArgs),
+    /// Assemble a command-stream program (text) and run it on the
+    /// accelerator's controller (emulator, and with --rtl the RTL); reports
+    /// the counters, or where and why the controller stopped.
+    Program(accel::ProgramArgs),
     /// Design-space sweep over array sizes, widths and schedules (fast exact mode).
     Sweep(sweep::SweepArgs),
     /// Yosys resource reports (Xilinx 7-series, iCE40), interleaved vs sequential PEs.
@@ -89,6 +93,7 @@ fn main() -> ExitCode {
         Cmd::Gen { config, out } => config.load().and_then(|cfg| gen(&cfg, &out)),
         Cmd::Emulate(args) => emulate::run(&args),
         Cmd::Accel(args) => accel::run(&args),
+        Cmd::Program(args) => accel::run_program(&args),
         Cmd::Sweep(args) => sweep::run(&args),
         Cmd::Synth(args) => synth::run(&args),
         Cmd::Train(args) => train::run(&args),

@@ -64,7 +64,13 @@ fn scenario(c: &ArrayConfig) -> (Setup, Vec<u64>) {
         count: 1,
     });
     prog.extend(
-        compile_layer(c, &layer, Backward::Interleaved, DwSink::Update { lr_shift: 2 }).unwrap(),
+        compile_layer(
+            c,
+            &layer,
+            Backward::Interleaved,
+            DwSink::Update { lr_shift: 2 },
+        )
+        .unwrap(),
     );
     (setup, encode_program(&prog))
 }
@@ -109,7 +115,9 @@ fn the_clean_rtl_passes_the_fault_scenario() {
     let c = cfg();
     let model = accel::build(&c).unwrap_or_else(|e| panic!("{e}"));
     let (setup, prog) = scenario(&c);
-    let rep = model.cosim(&setup, &prog, 5, 30).unwrap_or_else(|e| panic!("{e}"));
+    let rep = model
+        .cosim(&setup, &prog, 5, 30)
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(rep.state, State::Halted);
 }
 

@@ -352,6 +352,15 @@ mod tests {
             );
         }
 
+        /// The assembler text of a command assembles back to its words,
+        /// and any word sequence survives disassembly and assembly.
+        #[test]
+        fn text_form_round_trips(cmd in command(), junk in any::<[u64; 3]>()) {
+            use crate::accel::asm::{assemble, disassemble};
+            prop_assert_eq!(assemble(&cmd.to_string()), Ok(cmd.encode()));
+            prop_assert_eq!(assemble(&disassemble(&junk)), Ok(junk.to_vec()));
+        }
+
         /// Any word either decodes to a command that encodes back to the
         /// same word, or is refused: the encoding has no aliases.
         #[test]

@@ -9,6 +9,7 @@
 //! * [`compile`]: programs for an FC layer in `gemm`'s tile order.
 //! * [`error`]: the error codes a bad command stops the controller with.
 
+pub mod asm;
 pub mod buffer;
 pub mod command;
 pub mod compile;
