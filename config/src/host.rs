@@ -128,112 +128,77 @@ pub enum DmaError {
     Busy = 4,
 }
 
-/// One hardware counter. Counters count from reset or CLEAR and are read
-/// as two 32-bit registers; read them while nothing runs (they may move
-/// between the two reads otherwise).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Counter {
-    /// Cycles the controller ran (every decode and execute cycle).
-    RunCycles,
-    /// Run cycles with the array in IDLE (decode, REQUANT, SYNC, HALT).
-    IdleCycles,
-    LoadCycles,
-    FwdCycles,
-    DxCycles,
-    DwCycles,
-    IlCycles,
-    UpdateCycles,
-    DrainCycles,
-    FwdMacs,
-    DxMacs,
-    DwMacs,
-    IlMacs,
-    LoadWReads,
-    LoadWWrites,
-    FwdXReads,
-    FwdYWrites,
-    FwdAccReads,
-    FwdAccWrites,
-    DxDyReads,
-    DxDxWrites,
-    DxAccReads,
-    DxAccWrites,
-    DwDyReads,
-    DwXReads,
-    IlDyReads,
-    IlXReads,
-    IlDxWrites,
-    IlAccReads,
-    IlAccWrites,
-    DrainDwWrites,
-    /// One per command word fetched.
-    DecodeCycles,
-    RequantCycles,
-    /// Accumulator words read (= data words written) by REQUANT.
-    RequantWords,
-    Syncs,
-    /// Commands executed (a faulting one is not).
-    Commands,
-    /// Beats accepted from `s_axis`.
-    DmaInBeats,
-    /// Beats sent on `m_axis`.
-    DmaOutBeats,
-    /// Cycles a DMA write waited for `s_axis_tvalid`.
-    DmaInStalls,
-    /// Cycles `m_axis_tvalid` waited for `m_axis_tready`.
-    DmaOutStalls,
-    /// Cycles with neither a run nor a DMA transfer.
-    HostIdleCycles,
+/// Declares [`Counter`] from one list: each counter's name and what it
+/// counts (the register map's text), in register order.
+macro_rules! counters {
+    ($($name:ident => $meaning:literal,)*) => {
+        /// One hardware counter. Counters count from reset or CLEAR and are
+        /// read as two 32-bit registers; read them while nothing runs (they
+        /// may move between the two reads otherwise).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Counter {
+            $($name,)*
+        }
+
+        impl Counter {
+            /// Every counter, in register order.
+            pub const ALL: [Counter; [$(stringify!($name)),*].len()] = [$(Counter::$name),*];
+
+            /// One line for the register map.
+            pub fn meaning(self) -> &'static str {
+                match self {
+                    $(Counter::$name => $meaning,)*
+                }
+            }
+        }
+    };
+}
+
+counters! {
+    RunCycles => "cycles the controller ran (decode and execute)",
+    IdleCycles => "run cycles with the array IDLE (decode, REQUANT)",
+    LoadCycles => "LOAD cycles (LOAD_W, FLUSH_W)",
+    FwdCycles => "FWD cycles",
+    DxCycles => "BWD_DX cycles (DX and the first SEQUENTIAL pass)",
+    DwCycles => "BWD_DW cycles (DW and the second SEQUENTIAL pass)",
+    IlCycles => "BWD_IL cycles (INTERLEAVED)",
+    UpdateCycles => "UPDATE cycles",
+    DrainCycles => "DRAIN cycles",
+    FwdMacs => "useful MACs of FWD (m k per streamed column)",
+    DxMacs => "useful MACs of BWD_DX",
+    DwMacs => "useful MACs of BWD_DW",
+    IlMacs => "useful MACs of BWD_IL (dX and dW: 2 m k per column)",
+    LoadWReads => "weight words read by LOAD_W",
+    LoadWWrites => "weight words written back (dirty tile)",
+    FwdXReads => "activation words read by FORWARD",
+    FwdYWrites => "accumulator words written by FORWARD (acc = 0)",
+    FwdAccReads => "accumulator words read by FORWARD acc = 1",
+    FwdAccWrites => "accumulator words written by FORWARD acc = 1",
+    DxDyReads => "gradient words read by BWD_DX passes",
+    DxDxWrites => "accumulator words written by BWD_DX passes (acc = 0)",
+    DxAccReads => "accumulator words read by BWD_DX passes, acc = 1",
+    DxAccWrites => "accumulator words written by BWD_DX passes, acc = 1",
+    DwDyReads => "gradient words read by BWD_DW passes",
+    DwXReads => "activation words read by BWD_DW passes",
+    IlDyReads => "gradient words read by BWD_IL passes",
+    IlXReads => "activation words read by BWD_IL passes",
+    IlDxWrites => "accumulator words written by BWD_IL passes (acc = 0)",
+    IlAccReads => "accumulator words read by BWD_IL passes, acc = 1",
+    IlAccWrites => "accumulator words written by BWD_IL passes, acc = 1",
+    DrainDwWrites => "accumulator words written by DRAIN",
+    DecodeCycles => "decode cycles (one per command word)",
+    RequantCycles => "REQUANT cycles (one per line)",
+    RequantWords => "words requantized (accumulator reads = data writes)",
+    Syncs => "SYNC commands executed",
+    Commands => "commands executed (not the faulting one)",
+    DmaInBeats => "beats taken from s_axis",
+    DmaOutBeats => "beats sent on m_axis",
+    DmaInStalls => "cycles a DMA write waited for s_axis_tvalid",
+    DmaOutStalls => "cycles m_axis_tvalid waited for m_axis_tready",
+    HostIdleCycles => "cycles with neither a run nor a DMA",
 }
 
 impl Counter {
-    pub const ALL: [Counter; 41] = {
-        use Counter::*;
-        [
-            RunCycles,
-            IdleCycles,
-            LoadCycles,
-            FwdCycles,
-            DxCycles,
-            DwCycles,
-            IlCycles,
-            UpdateCycles,
-            DrainCycles,
-            FwdMacs,
-            DxMacs,
-            DwMacs,
-            IlMacs,
-            LoadWReads,
-            LoadWWrites,
-            FwdXReads,
-            FwdYWrites,
-            FwdAccReads,
-            FwdAccWrites,
-            DxDyReads,
-            DxDxWrites,
-            DxAccReads,
-            DxAccWrites,
-            DwDyReads,
-            DwXReads,
-            IlDyReads,
-            IlXReads,
-            IlDxWrites,
-            IlAccReads,
-            IlAccWrites,
-            DrainDwWrites,
-            DecodeCycles,
-            RequantCycles,
-            RequantWords,
-            Syncs,
-            Commands,
-            DmaInBeats,
-            DmaOutBeats,
-            DmaInStalls,
-            DmaOutStalls,
-            HostIdleCycles,
-        ]
-    };
-
     pub fn index(self) -> usize {
         self as usize
     }
@@ -257,53 +222,6 @@ impl Counter {
     }
 
     /// One line for the register map.
-    pub fn meaning(self) -> &'static str {
-        use Counter::*;
-        match self {
-            RunCycles => "cycles the controller ran (decode and execute)",
-            IdleCycles => "run cycles with the array IDLE (decode, REQUANT)",
-            LoadCycles => "LOAD cycles (LOAD_W, FLUSH_W)",
-            FwdCycles => "FWD cycles",
-            DxCycles => "BWD_DX cycles (DX and the first SEQUENTIAL pass)",
-            DwCycles => "BWD_DW cycles (DW and the second SEQUENTIAL pass)",
-            IlCycles => "BWD_IL cycles (INTERLEAVED)",
-            UpdateCycles => "UPDATE cycles",
-            DrainCycles => "DRAIN cycles",
-            FwdMacs => "useful MACs of FWD (m k per streamed column)",
-            DxMacs => "useful MACs of BWD_DX",
-            DwMacs => "useful MACs of BWD_DW",
-            IlMacs => "useful MACs of BWD_IL (dX and dW: 2 m k per column)",
-            LoadWReads => "weight words read by LOAD_W",
-            LoadWWrites => "weight words written back (dirty tile)",
-            FwdXReads => "activation words read by FORWARD",
-            FwdYWrites => "accumulator words written by FORWARD (acc = 0)",
-            FwdAccReads => "accumulator words read by FORWARD acc = 1",
-            FwdAccWrites => "accumulator words written by FORWARD acc = 1",
-            DxDyReads => "gradient words read by BWD_DX passes",
-            DxDxWrites => "accumulator words written by BWD_DX passes (acc = 0)",
-            DxAccReads => "accumulator words read by BWD_DX passes, acc = 1",
-            DxAccWrites => "accumulator words written by BWD_DX passes, acc = 1",
-            DwDyReads => "gradient words read by BWD_DW passes",
-            DwXReads => "activation words read by BWD_DW passes",
-            IlDyReads => "gradient words read by BWD_IL passes",
-            IlXReads => "activation words read by BWD_IL passes",
-            IlDxWrites => "accumulator words written by BWD_IL passes (acc = 0)",
-            IlAccReads => "accumulator words read by BWD_IL passes, acc = 1",
-            IlAccWrites => "accumulator words written by BWD_IL passes, acc = 1",
-            DrainDwWrites => "accumulator words written by DRAIN",
-            DecodeCycles => "decode cycles (one per command word)",
-            RequantCycles => "REQUANT cycles (one per line)",
-            RequantWords => "words requantized (accumulator reads = data writes)",
-            Syncs => "SYNC commands executed",
-            Commands => "commands executed (not the faulting one)",
-            DmaInBeats => "beats taken from s_axis",
-            DmaOutBeats => "beats sent on m_axis",
-            DmaInStalls => "cycles a DMA write waited for s_axis_tvalid",
-            DmaOutStalls => "cycles m_axis_tvalid waited for m_axis_tready",
-            HostIdleCycles => "cycles with neither a run nor a DMA",
-        }
-    }
-
     /// The counter rows of the register map in `docs/HOST.md`.
     pub fn markdown_table() -> String {
         let mut s = String::from("| # | offset | counter | counts |\n|---|---|---|---|\n");

@@ -217,8 +217,25 @@ fn items() -> Vec<Item> {
     ]
 }
 
-pub fn module(cfg: &ArrayConfig) -> Module {
+/// The array's parameters with `cfg`'s values as defaults; `sa_accel`
+/// has the same ones (and passes them down).
+pub(crate) fn array_params(cfg: &ArrayConfig) -> Vec<Param> {
     let f = cfg.format;
+    vec![
+        param("R", cfg.rows() as i64, "PE rows (reduction dimension K)"),
+        param("C", cfg.cols() as i64, "PE columns (output dimension M)"),
+        param("DW", f.in_bits.into(), "data width"),
+        param("AW", f.acc_bits.into(), "accumulator width"),
+        param("FRAC", f.frac_bits.into(), "fractional bits of data"),
+        param(
+            "INTERLEAVED",
+            cfg.interleaved().into(),
+            "1: interleaved backward PEs",
+        ),
+    ]
+}
+
+pub fn module(cfg: &ArrayConfig) -> Module {
     Module {
         name: "sa_top".into(),
         doc: vec![
@@ -227,18 +244,7 @@ pub fn module(cfg: &ArrayConfig) -> Module {
             "output deskews and output registers. PE(i,j) is g_row[i].g_col[j].u_pe.".into(),
             "Modes: 0 IDLE, 1 LOAD, 2 FWD, 3 BWD_DX, 4 BWD_DW, 5 BWD_IL, 6 UPDATE, 7 DRAIN.".into(),
         ],
-        params: vec![
-            param("R", cfg.rows() as i64, "PE rows (reduction dimension K)"),
-            param("C", cfg.cols() as i64, "PE columns (output dimension M)"),
-            param("DW", f.in_bits.into(), "data width"),
-            param("AW", f.acc_bits.into(), "accumulator width"),
-            param("FRAC", f.frac_bits.into(), "fractional bits of data"),
-            param(
-                "INTERLEAVED",
-                cfg.interleaved().into(),
-                "1: interleaved backward PEs",
-            ),
-        ],
+        params: array_params(cfg),
         ports: vec![
             input("clk", Width::bit()),
             input("rst", Width::bit()),

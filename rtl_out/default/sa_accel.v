@@ -5,8 +5,8 @@
 `default_nettype none
 
 module sa_accel #(
-  parameter integer R = 16,  // PE rows
-  parameter integer C = 16,  // PE columns
+  parameter integer R = 16,  // PE rows (reduction dimension K)
+  parameter integer C = 16,  // PE columns (output dimension M)
   parameter integer DW = 16,  // data width
   parameter integer AW = 40,  // accumulator width
   parameter integer FRAC = 8,  // fractional bits of data

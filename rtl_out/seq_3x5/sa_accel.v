@@ -5,8 +5,8 @@
 `default_nettype none
 
 module sa_accel #(
-  parameter integer R = 3,  // PE rows
-  parameter integer C = 5,  // PE columns
+  parameter integer R = 3,  // PE rows (reduction dimension K)
+  parameter integer C = 5,  // PE columns (output dimension M)
   parameter integer DW = 6,  // data width
   parameter integer AW = 16,  // accumulator width
   parameter integer FRAC = 2,  // fractional bits of data

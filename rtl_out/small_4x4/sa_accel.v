@@ -5,8 +5,8 @@
 `default_nettype none
 
 module sa_accel #(
-  parameter integer R = 4,  // PE rows
-  parameter integer C = 4,  // PE columns
+  parameter integer R = 4,  // PE rows (reduction dimension K)
+  parameter integer C = 4,  // PE columns (output dimension M)
   parameter integer DW = 8,  // data width
   parameter integer AW = 24,  // accumulator width
   parameter integer FRAC = 4,  // fractional bits of data

@@ -14,7 +14,7 @@
 //! Every offset, bit and code comes from [`sysgrad_config::host`].
 
 use crate::stimulus;
-use crate::tools::{fnv1a, run, ToolError};
+use crate::tools::{run, ToolError};
 use crate::verilator::cache_root;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -111,39 +111,13 @@ pub fn build_files(cfg: &ArrayConfig, files: &[VerilogFile]) -> Result<AccelMode
             files: names.join(", "),
         });
     }
-    let out = run(Command::new("verilator").arg("--version"), Path::new("."))?;
-    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let args = verilator_args();
-    let flags = args.join(" ");
-    let mut parts: Vec<&[u8]> = vec![HARNESS.as_bytes(), version.as_bytes(), flags.as_bytes()];
-    for f in files {
-        parts.push(f.name.as_bytes());
-        parts.push(f.text.as_bytes());
-    }
-    let key = format!("accel-{}-{:016x}", cfg.tag(), fnv1a(&parts));
-    let root = cache_root();
-    let dir = root.join(&key);
-    let exe = dir.join("obj/Vsa_accel");
-    if exe.exists() {
-        return Ok(AccelModel { exe, cfg: *cfg });
-    }
-    std::fs::create_dir_all(&root)?;
-    let scratch = root.join(format!("{key}.tmp{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&scratch);
-    std::fs::create_dir_all(&scratch)?;
-    let mut cmd = Command::new("verilator");
-    cmd.args(&args);
-    for f in files {
-        std::fs::write(scratch.join(&f.name), &f.text)?;
-        cmd.arg(&f.name);
-    }
-    std::fs::write(scratch.join("tb_sa_accel.cpp"), HARNESS)?;
-    cmd.arg("tb_sa_accel.cpp");
-    run(&mut cmd, &scratch)?;
-    // Another process may have finished the same build first; either copy is good.
-    if std::fs::rename(&scratch, &dir).is_err() {
-        let _ = std::fs::remove_dir_all(&scratch);
-    }
+    let exe = crate::verilator::cached_build(&crate::verilator::CachedBuild {
+        label: format!("accel-{}", cfg.tag()),
+        files,
+        harness: ("tb_sa_accel.cpp", HARNESS),
+        args: &verilator_args(),
+        exe: "Vsa_accel",
+    })?;
     Ok(AccelModel { exe, cfg: *cfg })
 }
 

@@ -79,54 +79,88 @@ pub fn build_files(
     files: &[VerilogFile],
     opts: BuildOptions,
 ) -> Result<VerilatorModel, ToolError> {
-    let version = verilator_version()?;
-    let flags = format!("{opts:?}");
-    let mut parts: Vec<&[u8]> = vec![HARNESS.as_bytes(), version.as_bytes(), flags.as_bytes()];
-    for f in files {
-        parts.push(f.name.as_bytes());
-        parts.push(f.text.as_bytes());
-    }
-    let key = format!("{}-{:016x}", cfg.tag(), fnv1a(&parts));
-    let root = cache_root();
-    let dir = root.join(&key);
-    let exe = dir.join("obj/Vsa_top");
-    if exe.exists() {
-        return Ok(VerilatorModel { exe, cfg: *cfg });
-    }
-
-    std::fs::create_dir_all(&root)?;
-    let scratch = root.join(format!("{key}.tmp{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&scratch);
-    std::fs::create_dir_all(&scratch)?;
-    let mut cmd = Command::new("verilator");
-    cmd.args(["--cc", "--exe", "--build", "-O3", "-j", "2", "-Wno-fatal"])
-        .args([
+    let mut args: Vec<String> = ["--cc", "--exe", "--build", "-O3", "-j", "2", "-Wno-fatal"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.extend(
+        [
             "--top-module",
             sysgrad_hdl::top_name(),
             "-Mdir",
             "obj",
             "-o",
             "Vsa_top",
-        ])
-        .args(["-CFLAGS", if opts.fast_cxx { "-O2" } else { "-O1" }]);
+            "-CFLAGS",
+            if opts.fast_cxx { "-O2" } else { "-O1" },
+        ]
+        .map(String::from),
+    );
     if opts.trace {
-        cmd.arg("--trace");
+        args.push("--trace".into());
     }
     if opts.threads > 1 {
-        cmd.args(["--threads", &opts.threads.to_string()]);
+        args.extend(["--threads".into(), opts.threads.to_string()]);
     }
-    for f in files {
+    let exe = cached_build(&CachedBuild {
+        label: cfg.tag(),
+        files,
+        harness: ("tb_sa_top.cpp", HARNESS),
+        args: &args,
+        exe: "Vsa_top",
+    })?;
+    Ok(VerilatorModel { exe, cfg: *cfg })
+}
+
+/// One Verilator build: Verilog files, a C++ harness, the command line.
+pub(crate) struct CachedBuild<'a> {
+    /// Start of the cache folder's name (e.g. the config's tag).
+    pub label: String,
+    pub files: &'a [VerilogFile],
+    /// File name and text of the harness.
+    pub harness: (&'a str, &'a str),
+    /// Verilator's arguments without the files (`-o` must name `exe`).
+    pub args: &'a [String],
+    pub exe: &'a str,
+}
+
+/// Runs a [`CachedBuild`] unless the same one exists, and returns the
+/// simulator's path. The key hashes the harness, the Verilog, the
+/// arguments and the Verilator version; a build happens in a scratch
+/// folder renamed into place, so concurrent identical builds are safe.
+pub(crate) fn cached_build(b: &CachedBuild) -> Result<PathBuf, ToolError> {
+    let version = verilator_version()?;
+    let flags = b.args.join(" ");
+    let mut parts: Vec<&[u8]> = vec![b.harness.1.as_bytes(), version.as_bytes(), flags.as_bytes()];
+    for f in b.files {
+        parts.push(f.name.as_bytes());
+        parts.push(f.text.as_bytes());
+    }
+    let key = format!("{}-{:016x}", b.label, fnv1a(&parts));
+    let root = cache_root();
+    let dir = root.join(&key);
+    let exe = dir.join("obj").join(b.exe);
+    if exe.exists() {
+        return Ok(exe);
+    }
+    std::fs::create_dir_all(&root)?;
+    let scratch = root.join(format!("{key}.tmp{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch)?;
+    let mut cmd = Command::new("verilator");
+    cmd.args(b.args);
+    for f in b.files {
         std::fs::write(scratch.join(&f.name), &f.text)?;
         cmd.arg(&f.name);
     }
-    std::fs::write(scratch.join("tb_sa_top.cpp"), HARNESS)?;
-    cmd.arg("tb_sa_top.cpp");
+    std::fs::write(scratch.join(b.harness.0), b.harness.1)?;
+    cmd.arg(b.harness.0);
     run(&mut cmd, &scratch)?;
     // Another process may have finished the same build first; either copy is good.
     if std::fs::rename(&scratch, &dir).is_err() {
         let _ = std::fs::remove_dir_all(&scratch);
     }
-    Ok(VerilatorModel { exe, cfg: *cfg })
+    Ok(exe)
 }
 
 impl VerilatorModel {

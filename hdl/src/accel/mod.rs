@@ -279,7 +279,6 @@ fn array_instance() -> Vec<Item> {
 }
 
 pub fn module(cfg: &ArrayConfig) -> Module {
-    let f = cfg.format;
     let b = cfg.buffers;
     let mut items = vec![localparam(
         "LA",
@@ -302,23 +301,17 @@ pub fn module(cfg: &ArrayConfig) -> Module {
                 .into(),
             "docs/COMMANDS.md; the emulator's accel::Accelerator runs the same commands.".into(),
         ],
-        params: vec![
-            param("R", cfg.rows() as i64, "PE rows"),
-            param("C", cfg.cols() as i64, "PE columns"),
-            param("DW", f.in_bits.into(), "data width"),
-            param("AW", f.acc_bits.into(), "accumulator width"),
-            param("FRAC", f.frac_bits.into(), "fractional bits of data"),
-            param(
-                "INTERLEAVED",
-                cfg.interleaved().into(),
-                "1: interleaved backward PEs",
-            ),
-            param("W_DEPTH", b.weights as i64, "weight buffer lines"),
-            param("X_DEPTH", b.activations as i64, "activation buffer lines"),
-            param("G_DEPTH", b.gradients as i64, "gradient buffer lines"),
-            param("A_DEPTH", b.accumulators as i64, "accumulator buffer lines"),
-            param("C_DEPTH", b.commands as i64, "command memory words"),
-        ],
+        params: [
+            crate::top::array_params(cfg),
+            vec![
+                param("W_DEPTH", b.weights as i64, "weight buffer lines"),
+                param("X_DEPTH", b.activations as i64, "activation buffer lines"),
+                param("G_DEPTH", b.gradients as i64, "gradient buffer lines"),
+                param("A_DEPTH", b.accumulators as i64, "accumulator buffer lines"),
+                param("C_DEPTH", b.commands as i64, "command memory words"),
+            ],
+        ]
+        .concat(),
         ports: ports(),
         genvars: vec!["l".into()],
         items,
