@@ -609,7 +609,7 @@ module sa_accel #(
   assign s_axil_wready = axil_wr;
   assign s_axil_bvalid = bvalid_q;
   assign s_axil_bresp = bresp_q;
-  wire wr_ok = (s_axil_wstrb == 4'hf) && (((s_axil_awaddr == 12'h8) && ~(s_axil_wdata[0] && (ctl_running || dma_on))) || ((s_axil_awaddr == 12'h14) && (s_axil_wdata <= C_D32)) || (s_axil_awaddr == 12'h20) || (s_axil_awaddr == 12'h24) || (s_axil_awaddr == 12'h28) || ((s_axil_awaddr == 12'h2c) && ((s_axil_wdata == 32'd1) || (s_axil_wdata == 32'd2))));
+  wire wr_ok = (s_axil_wstrb == 4'hf) && (((s_axil_awaddr == 12'h8) && ~(s_axil_wdata[0] && (ctl_running || dma_on))) || ((s_axil_awaddr == 12'h14) && (s_axil_wdata <= C_D32) && ~ctl_running) || (s_axil_awaddr == 12'h20) || (s_axil_awaddr == 12'h24) || (s_axil_awaddr == 12'h28) || ((s_axil_awaddr == 12'h2c) && ((s_axil_wdata == 32'd1) || (s_axil_wdata == 32'd2))));
   wire wr_accepted = axil_wr && wr_ok;
   wire start_req = wr_accepted && (s_axil_awaddr == 12'h8) && s_axil_wdata[0];
   wire clear_req = wr_accepted && (s_axil_awaddr == 12'h8) && s_axil_wdata[1];

@@ -512,6 +512,9 @@ fn dma_errors_are_reported_and_nothing_moves() {
     ]);
     s.load_program(&long).start();
     s.write_reg(reg::DMA_CTRL, DMA_READ);
+    // Cutting the running program short is refused too (it would end
+    // before its HALT).
+    s.write_reg(reg::PROG_LEN, 1);
     let busy_running = s.read_reg(reg::STATUS);
     s.poll();
     let after_run = s.read_reg(reg::STATUS);
@@ -574,6 +577,12 @@ fn dma_errors_are_reported_and_nothing_moves() {
     assert_ne!(st & status::RUNNING, 0, "{st:#x}");
     let st = status_of(&res, after_run);
     assert_eq!(st & 0xff, status::HALTED, "{st:#x}");
+    // START during the DMA and PROG_LEN during the run answered SLVERR.
+    assert_eq!(
+        res.write_errors,
+        [(reg::CTRL, SLVERR), (reg::PROG_LEN, SLVERR)],
+        "refused writes"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

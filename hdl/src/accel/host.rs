@@ -81,7 +81,9 @@ fn axil_write() -> Vec<Item> {
     let busy = || id("ctl_running").or("dma_on");
     let ok = [
         is_wr(reg::CTRL).and(!(wd().at(0).and(busy()))),
-        is_wr(reg::PROG_LEN).and(wd().at_most("C_D32")),
+        is_wr(reg::PROG_LEN)
+            .and(wd().at_most("C_D32"))
+            .and(!id("ctl_running")),
         is_wr(reg::DMA_TARGET),
         is_wr(reg::DMA_ADDR),
         is_wr(reg::DMA_COUNT),
