@@ -108,6 +108,8 @@ pub fn prepare(
             .map_err(|e| e.to_string())?;
         setup.fill_blocked(id, b, data.view());
     }
+    // The host moves the data in packed beats (as many lanes as fit 64 bits).
+    setup.packed = true;
     setup
         .compare_blocked(BufferId::Weights, &layer.w)
         .compare_blocked(BufferId::Accumulators, &layer.y)
@@ -300,6 +302,7 @@ pub fn run_program(a: &ProgramArgs) -> Result<(), String> {
         }
         setup.fill(id, 0, data).compare(id, 0, lines);
     }
+    setup.packed = true;
     let acc_lines = a.fill.min(acc.buffer(BufferId::Accumulators).depth());
     setup.compare(BufferId::Accumulators, 0, acc_lines);
     let outcome = acc.run(&program);

@@ -71,9 +71,17 @@ pub mod error_code {
     pub const WEIGHT_OVERLAP: u8 = 0x0A;
 }
 
-/// `DMA_CTRL` values.
+/// `DMA_CTRL` values: the direction, optionally with [`DMA_PACKED`].
 pub const DMA_WRITE: u32 = 1;
 pub const DMA_READ: u32 = 2;
+/// `DMA_CTRL` bit 2: pack [`lanes_per_beat`] lanes into each beat.
+pub const DMA_PACKED: u32 = 4;
+
+/// Lanes a packed DMA beat carries for words of `word_bits`: as many as
+/// fit 64 bits (4 of 16-bit data, 1 of a 40-bit accumulator, 1 command).
+pub fn lanes_per_beat(word_bits: u32) -> usize {
+    (STREAM_BITS / word_bits).max(1) as usize
+}
 
 /// Bits of the `STATUS` register.
 pub mod status {

@@ -12,9 +12,11 @@ use std::fmt::Write;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BinOp {
     Mul,
+    Div,
     Add,
     Sub,
     Shl,
+    Shr,
     AShr,
     Lt,
     Le,
@@ -33,9 +35,11 @@ impl BinOp {
         use BinOp::*;
         match self {
             Mul => "*",
+            Div => "/",
             Add => "+",
             Sub => "-",
             Shl => "<<",
+            Shr => ">>",
             AShr => ">>>",
             Lt => "<",
             Le => "<=",
@@ -53,9 +57,9 @@ impl BinOp {
     fn prec(self) -> u8 {
         use BinOp::*;
         match self {
-            Mul => 10,
+            Mul | Div => 10,
             Add | Sub => 9,
-            Shl | AShr => 8,
+            Shl | Shr | AShr => 8,
             Lt | Le | Gt | Ge => 7,
             Eq | Ne => 6,
             BitAnd => 5,
@@ -65,7 +69,7 @@ impl BinOp {
         }
     }
     fn arithmetic(self) -> bool {
-        matches!(self, BinOp::Mul | BinOp::Add | BinOp::Sub)
+        matches!(self, BinOp::Mul | BinOp::Div | BinOp::Add | BinOp::Sub)
     }
 }
 
@@ -252,6 +256,8 @@ binop_trait!(Add, add, BinOp::Add);
 binop_trait!(Sub, sub, BinOp::Sub);
 binop_trait!(Mul, mul, BinOp::Mul);
 binop_trait!(Shl, shl, BinOp::Shl);
+binop_trait!(Shr, shr, BinOp::Shr);
+binop_trait!(Div, div, BinOp::Div);
 
 impl std::ops::Not for Expr {
     type Output = Expr;

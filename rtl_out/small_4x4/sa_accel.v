@@ -75,7 +75,7 @@ module sa_accel #(
   localparam C_AB = (C_DEPTH > 1) ? $clog2(C_DEPTH) : 1;
   wire c_re = dma_on ? dma_re && (dma_tgt == 3'd0) : c_ctl_re;
   wire [C_AB-1:0] c_raddr = dma_on ? dma_line[C_AB-1:0] : c_ctl_raddr[C_AB-1:0];
-  wire [1-1:0] c_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd0)) ? dma_onehot[1-1:0] : {1{1'b0}}) : c_ctl_we;
+  wire [1-1:0] c_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd0)) ? dma_wmask[1-1:0] : {1{1'b0}}) : c_ctl_we;
   wire [C_AB-1:0] c_waddr = dma_on ? dma_line[C_AB-1:0] : c_ctl_waddr[C_AB-1:0];
   wire [1*64-1:0] c_wdata = dma_on ? s_axis_tdata : c_ctl_wdata;
   wire [1*64-1:0] c_rdata;
@@ -96,9 +96,9 @@ module sa_accel #(
   localparam W_AB = (W_DEPTH > 1) ? $clog2(W_DEPTH) : 1;
   wire w_re = dma_on ? dma_re && (dma_tgt == 3'd1) : w_ctl_re;
   wire [W_AB-1:0] w_raddr = dma_on ? dma_line[W_AB-1:0] : w_ctl_raddr[W_AB-1:0];
-  wire [C-1:0] w_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd1)) ? dma_onehot[C-1:0] : {C{1'b0}}) : w_ctl_we;
+  wire [C-1:0] w_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd1)) ? dma_wmask[C-1:0] : {C{1'b0}}) : w_ctl_we;
   wire [W_AB-1:0] w_waddr = dma_on ? dma_line[W_AB-1:0] : w_ctl_waddr[W_AB-1:0];
-  wire [C*DW-1:0] w_wdata = dma_on ? {C{dma_val_dw}} : w_ctl_wdata;
+  wire [C*DW-1:0] w_wdata = dma_on ? (dma_packed ? dma_pkw_dw[C*DW-1:0] : {C{dma_val_dw}}) : w_ctl_wdata;
   wire [C*DW-1:0] w_rdata;
   generate
   for (l = 0; l < C; l = l + 1) begin : g_w_bank
@@ -117,9 +117,9 @@ module sa_accel #(
   localparam X_AB = (X_DEPTH > 1) ? $clog2(X_DEPTH) : 1;
   wire x_re = dma_on ? dma_re && (dma_tgt == 3'd2) : x_ctl_re;
   wire [X_AB-1:0] x_raddr = dma_on ? dma_line[X_AB-1:0] : x_ctl_raddr[X_AB-1:0];
-  wire [R-1:0] x_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd2)) ? dma_onehot[R-1:0] : {R{1'b0}}) : x_ctl_we;
+  wire [R-1:0] x_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd2)) ? dma_wmask[R-1:0] : {R{1'b0}}) : x_ctl_we;
   wire [X_AB-1:0] x_waddr = dma_on ? dma_line[X_AB-1:0] : x_ctl_waddr[X_AB-1:0];
-  wire [R*DW-1:0] x_wdata = dma_on ? {R{dma_val_dw}} : x_ctl_wdata;
+  wire [R*DW-1:0] x_wdata = dma_on ? (dma_packed ? dma_pkw_dw[R*DW-1:0] : {R{dma_val_dw}}) : x_ctl_wdata;
   wire [R*DW-1:0] x_rdata;
   generate
   for (l = 0; l < R; l = l + 1) begin : g_x_bank
@@ -138,9 +138,9 @@ module sa_accel #(
   localparam G_AB = (G_DEPTH > 1) ? $clog2(G_DEPTH) : 1;
   wire g_re = dma_on ? dma_re && (dma_tgt == 3'd3) : g_ctl_re;
   wire [G_AB-1:0] g_raddr = dma_on ? dma_line[G_AB-1:0] : g_ctl_raddr[G_AB-1:0];
-  wire [C-1:0] g_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd3)) ? dma_onehot[C-1:0] : {C{1'b0}}) : g_ctl_we;
+  wire [C-1:0] g_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd3)) ? dma_wmask[C-1:0] : {C{1'b0}}) : g_ctl_we;
   wire [G_AB-1:0] g_waddr = dma_on ? dma_line[G_AB-1:0] : g_ctl_waddr[G_AB-1:0];
-  wire [C*DW-1:0] g_wdata = dma_on ? {C{dma_val_dw}} : g_ctl_wdata;
+  wire [C*DW-1:0] g_wdata = dma_on ? (dma_packed ? dma_pkw_dw[C*DW-1:0] : {C{dma_val_dw}}) : g_ctl_wdata;
   wire [C*DW-1:0] g_rdata;
   generate
   for (l = 0; l < C; l = l + 1) begin : g_g_bank
@@ -159,9 +159,9 @@ module sa_accel #(
   localparam A_AB = (A_DEPTH > 1) ? $clog2(A_DEPTH) : 1;
   wire a_re = dma_on ? dma_re && (dma_tgt == 3'd4) : a_ctl_re;
   wire [A_AB-1:0] a_raddr = dma_on ? dma_line[A_AB-1:0] : a_ctl_raddr[A_AB-1:0];
-  wire [LA-1:0] a_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd4)) ? dma_onehot[LA-1:0] : {LA{1'b0}}) : a_ctl_we;
+  wire [LA-1:0] a_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd4)) ? dma_wmask[LA-1:0] : {LA{1'b0}}) : a_ctl_we;
   wire [A_AB-1:0] a_waddr = dma_on ? dma_line[A_AB-1:0] : a_ctl_waddr[A_AB-1:0];
-  wire [LA*AW-1:0] a_wdata = dma_on ? {LA{dma_val_aw}} : a_ctl_wdata;
+  wire [LA*AW-1:0] a_wdata = dma_on ? (dma_packed ? dma_pkw_aw[LA*AW-1:0] : {LA{dma_val_aw}}) : a_ctl_wdata;
   wire [LA*AW-1:0] a_rdata;
   generate
   for (l = 0; l < LA; l = l + 1) begin : g_a_bank
@@ -587,6 +587,10 @@ module sa_accel #(
   localparam [5:0] AW6 = AW6_I[5:0];
   localparam IL1_I = INTERLEAVED;
   localparam [0:0] IL1 = IL1_I[0:0];
+  localparam P_DW8_I = (DW > 64) ? 1 : 64 / DW;
+  localparam [7:0] P_DW8 = P_DW8_I[7:0];
+  localparam P_AW8_I = (AW > 64) ? 1 : 64 / AW;
+  localparam [7:0] P_AW8 = P_AW8_I[7:0];
   localparam C_D32_I = C_DEPTH;
   localparam [31:0] C_D32 = C_D32_I[31:0];
   localparam W_D32_I = W_DEPTH;
@@ -609,7 +613,7 @@ module sa_accel #(
   assign s_axil_wready = axil_wr;
   assign s_axil_bvalid = bvalid_q;
   assign s_axil_bresp = bresp_q;
-  wire wr_ok = (s_axil_wstrb == 4'hf) && (((s_axil_awaddr == 12'h8) && ~(s_axil_wdata[0] && (ctl_running || dma_on))) || ((s_axil_awaddr == 12'h14) && (s_axil_wdata <= C_D32) && ~ctl_running) || (s_axil_awaddr == 12'h20) || (s_axil_awaddr == 12'h24) || (s_axil_awaddr == 12'h28) || ((s_axil_awaddr == 12'h2c) && ((s_axil_wdata == 32'd1) || (s_axil_wdata == 32'd2))));
+  wire wr_ok = (s_axil_wstrb == 4'hf) && (((s_axil_awaddr == 12'h8) && ~(s_axil_wdata[0] && (ctl_running || dma_on))) || ((s_axil_awaddr == 12'h14) && (s_axil_wdata <= C_D32) && ~ctl_running) || (s_axil_awaddr == 12'h20) || (s_axil_awaddr == 12'h24) || (s_axil_awaddr == 12'h28) || ((s_axil_awaddr == 12'h2c) && (s_axil_wdata[31:3] == 29'd0) && ((s_axil_wdata[1:0] == 2'd1) || (s_axil_wdata[1:0] == 2'd2))));
   wire wr_accepted = axil_wr && wr_ok;
   wire start_req = wr_accepted && (s_axil_awaddr == 12'h8) && s_axil_wdata[0];
   wire clear_req = wr_accepted && (s_axil_awaddr == 12'h8) && s_axil_wdata[1];
@@ -1044,6 +1048,7 @@ module sa_accel #(
   // DMA: one buffer lane (or command word) per stream beat.
   reg dma_on;
   reg dma_dir;
+  reg dma_packed;
   reg [2:0] dma_tgt;
   reg [15:0] dma_line;
   reg [7:0] dma_lane;
@@ -1062,21 +1067,38 @@ module sa_accel #(
   wire dma_busy_req = ctl_running || dma_on;
   wire dma_start = dma_req && ~dma_busy_req && ~dma_bad_target && ~dma_bad_range;
   wire [7:0] dma_lanes = (dma_tgt == 3'd0) ? 8'd1 : ((dma_tgt == 3'd1) ? C8 : ((dma_tgt == 3'd2) ? R8 : ((dma_tgt == 3'd3) ? C8 : ((dma_tgt == 3'd4) ? LA8 : 8'd1))));
-  wire lane_last = dma_lane == (dma_lanes - 8'd1);
+  // Lanes a beat moves: 1, or as many as fit 64 bits when packed.
+  wire [7:0] dma_step = dma_packed ? ((dma_tgt == 3'd0) ? 8'd1 : ((dma_tgt == 3'd1) ? P_DW8 : ((dma_tgt == 3'd2) ? P_DW8 : ((dma_tgt == 3'd3) ? P_DW8 : ((dma_tgt == 3'd4) ? P_AW8 : 8'd1))))) : 8'd1;
+  wire lane_last = ({1'b0, dma_lane} + {1'b0, dma_step}) >= {1'b0, dma_lanes};
   assign s_axis_tready = dma_on && ~dma_dir;
   wire dma_wbeat = s_axis_tvalid && s_axis_tready;
   wire fits_dw = {{(64-DW){s_axis_tdata[DW-1]}}, s_axis_tdata[DW-1:0]} == s_axis_tdata;
   wire [DW-1:0] dma_val_dw = fits_dw ? s_axis_tdata[DW-1:0] : {s_axis_tdata[63], {(DW-1){~s_axis_tdata[63]}}};
   wire fits_aw = {{(64-AW){s_axis_tdata[AW-1]}}, s_axis_tdata[AW-1:0]} == s_axis_tdata;
   wire [AW-1:0] dma_val_aw = fits_aw ? s_axis_tdata[AW-1:0] : {s_axis_tdata[63], {(AW-1){~s_axis_tdata[63]}}};
-  wire beat_fits = (dma_tgt == 3'd0) ? 1'b1 : ((dma_tgt == 3'd1) ? fits_dw : ((dma_tgt == 3'd2) ? fits_dw : ((dma_tgt == 3'd3) ? fits_dw : ((dma_tgt == 3'd4) ? fits_aw : 1'b1))));
-  wire [LA-1:0] dma_onehot = ~({LA{1'b1}} << 1) << dma_lane;
+  localparam [63:0] PMASK_DW = ~({64{1'b1}} << (P_DW8 * DW));
+  localparam [63:0] PMASK_AW = ~({64{1'b1}} << (P_AW8 * AW));
+  wire [C*DW+63:0] rx_w_rdata = {{64{1'b0}}, w_rdata} >> (s1_lane * DW);
+  wire [C*DW-1:0] rx_w_rdata_unused = rx_w_rdata[C*DW+63:64];
+  wire [R*DW+63:0] rx_x_rdata = {{64{1'b0}}, x_rdata} >> (s1_lane * DW);
+  wire [R*DW-1:0] rx_x_rdata_unused = rx_x_rdata[R*DW+63:64];
+  wire [C*DW+63:0] rx_g_rdata = {{64{1'b0}}, g_rdata} >> (s1_lane * DW);
+  wire [C*DW-1:0] rx_g_rdata_unused = rx_g_rdata[C*DW+63:64];
+  wire [LA*AW+63:0] rx_a_rd = {{64{1'b0}}, a_rd} >> (s1_lane * AW);
+  wire [LA*AW-1:0] rx_a_rd_unused = rx_a_rd[LA*AW+63:64];
+  wire beat_fits = dma_packed || ((dma_tgt == 3'd0) ? 1'b1 : ((dma_tgt == 3'd1) ? fits_dw : ((dma_tgt == 3'd2) ? fits_dw : ((dma_tgt == 3'd3) ? fits_dw : ((dma_tgt == 3'd4) ? fits_aw : 1'b1)))));
+  wire [LA-1:0] dma_wmask = ~({LA{1'b1}} << dma_step) << dma_lane;
+  // Packed beats: lane dma_lane + i is bits [i*W +: W] of the beat.
+  wire [LA*DW+63:0] dma_pkw_dw = {{(LA*DW){1'b0}}, s_axis_tdata} << (dma_lane * DW);
+  wire [LA*AW+63:0] dma_pkw_aw = {{(LA*AW){1'b0}}, s_axis_tdata} << (dma_lane * AW);
+  wire [63:0] dma_pkw_dw_unused = dma_pkw_dw[LA*DW+63:LA*DW];
+  wire [63:0] dma_pkw_aw_unused = dma_pkw_aw[LA*AW+63:LA*AW];
   wire s1_move = s1_v && (~m_v || m_axis_tready);
   wire dma_issue = dma_on && dma_dir && (dma_left != 17'd0) && (~s1_v || s1_move);
   wire dma_re = dma_issue;
   wire dma_advance = dma_wbeat || dma_issue;
   wire dma_last_line = dma_left == 17'd1;
-  wire [63:0] dma_rsel = (dma_tgt == 3'd0) ? c_rdata : ((dma_tgt == 3'd1) ? {{(64-DW){w_rdata[s1_lane*DW+DW-1]}}, w_rdata[s1_lane*DW +: DW]} : ((dma_tgt == 3'd2) ? {{(64-DW){x_rdata[s1_lane*DW+DW-1]}}, x_rdata[s1_lane*DW +: DW]} : ((dma_tgt == 3'd3) ? {{(64-DW){g_rdata[s1_lane*DW+DW-1]}}, g_rdata[s1_lane*DW +: DW]} : ((dma_tgt == 3'd4) ? {{(64-AW){a_rd[s1_lane*AW+AW-1]}}, a_rd[s1_lane*AW +: AW]} : {64{1'b0}}))));
+  wire [63:0] dma_rsel = (dma_tgt == 3'd0) ? c_rdata : ((dma_tgt == 3'd1) ? (dma_packed ? rx_w_rdata[63:0] & PMASK_DW : {{(64-DW){w_rdata[s1_lane*DW+DW-1]}}, w_rdata[s1_lane*DW +: DW]}) : ((dma_tgt == 3'd2) ? (dma_packed ? rx_x_rdata[63:0] & PMASK_DW : {{(64-DW){x_rdata[s1_lane*DW+DW-1]}}, x_rdata[s1_lane*DW +: DW]}) : ((dma_tgt == 3'd3) ? (dma_packed ? rx_g_rdata[63:0] & PMASK_DW : {{(64-DW){g_rdata[s1_lane*DW+DW-1]}}, g_rdata[s1_lane*DW +: DW]}) : ((dma_tgt == 3'd4) ? (dma_packed ? rx_a_rd[63:0] & PMASK_AW : {{(64-AW){a_rd[s1_lane*AW+AW-1]}}, a_rd[s1_lane*AW +: AW]}) : {64{1'b0}}))));
   assign m_axis_tvalid = m_v;
   assign m_axis_tdata = m_data;
   assign m_axis_tlast = m_last;
@@ -1084,6 +1106,7 @@ module sa_accel #(
     if (rst) begin
       dma_on <= 1'b0;
       dma_dir <= 1'b0;
+      dma_packed <= 1'b0;
       dma_tgt <= 3'd0;
       dma_line <= 16'd0;
       dma_lane <= 8'd0;
@@ -1099,6 +1122,7 @@ module sa_accel #(
       if (dma_start) begin
         dma_on <= 1'b1;
         dma_dir <= s_axil_wdata[1];
+        dma_packed <= s_axil_wdata[2];
         dma_tgt <= dma_target_q3;
         dma_line <= dma_addr_q[15:0];
         dma_lane <= 8'd0;
@@ -1113,7 +1137,7 @@ module sa_accel #(
             dma_line <= dma_line + 16'd1;
             dma_left <= dma_left - 17'd1;
           end else begin
-            dma_lane <= dma_lane + 8'd1;
+            dma_lane <= dma_lane + dma_step;
           end
         end
         if (dma_wbeat && lane_last && dma_last_line) begin

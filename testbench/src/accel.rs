@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use sysgrad_config::host::{reg, status, Counter, DmaTarget, DMA_READ, DMA_WRITE};
+use sysgrad_config::host::{self, reg, status, Counter, DmaTarget, DMA_READ, DMA_WRITE};
 use sysgrad_config::ArrayConfig;
 use sysgrad_emulator::accel::{Accelerator, Blocked, BufferId, State};
 use sysgrad_emulator::Driver;
@@ -147,6 +147,29 @@ pub fn depth(cfg: &ArrayConfig, target: DmaTarget) -> usize {
     }
 }
 
+/// Word width of a DMA target.
+pub fn word_bits(cfg: &ArrayConfig, target: DmaTarget) -> u32 {
+    match target {
+        DmaTarget::Commands => 64,
+        DmaTarget::Accumulators => cfg.format.acc_bits,
+        _ => cfg.format.in_bits,
+    }
+}
+
+/// A packed beat: value `i` of `group` in bits `[i*bits +: bits]`.
+pub fn pack(group: &[i64], bits: u32) -> u64 {
+    group.iter().enumerate().fold(0, |beat, (i, v)| {
+        beat | (stimulus::to_bits(*v, bits) << (i as u32 * bits))
+    })
+}
+
+/// The `per` signed values of a packed beat.
+pub fn unpack(beat: u64, per: usize, bits: u32) -> Vec<i64> {
+    (0..per as u32)
+        .map(|i| stimulus::from_bits(beat >> (i * bits), bits))
+        .collect()
+}
+
 /// The DMA target holding an emulator buffer.
 pub fn target_of(id: BufferId) -> DmaTarget {
     match id {
@@ -174,7 +197,12 @@ pub struct RegRead(usize);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StreamRead {
     index: usize,
+    /// Lanes of a line.
     lanes: usize,
+    /// Beats of a line.
+    beats: usize,
+    /// Packed reads: (lanes per beat, word bits).
+    packing: Option<(usize, u32)>,
 }
 
 /// The reads of every counter; see [`HostResult::counters`].
@@ -186,6 +214,8 @@ pub struct CounterReads(usize);
 #[derive(Debug, Clone)]
 pub struct HostScript {
     cfg: ArrayConfig,
+    /// Data-buffer transfers pack several lanes into a beat (DMA_PACKED).
+    packed: bool,
     ops: Vec<Op>,
     reads: usize,
     streams: usize,
@@ -197,6 +227,7 @@ impl HostScript {
     pub fn new(cfg: &ArrayConfig) -> Self {
         HostScript {
             cfg: *cfg,
+            packed: false,
             ops: Vec::new(),
             reads: 0,
             streams: 0,
@@ -248,6 +279,8 @@ impl HostScript {
         StreamRead {
             index: self.streams - 1,
             lanes,
+            beats: lanes,
+            packing: None,
         }
     }
 
@@ -277,20 +310,49 @@ impl HostScript {
         self.dma_write_beats(target, addr, count, &beats)
     }
 
+    /// Whether the buffer transfers that follow ([`HostScript::dma_write_lines`],
+    /// [`HostScript::dma_read`]) pack lanes into beats (`DMA_PACKED`).
+    pub fn set_packed(&mut self, packed: bool) -> &mut Self {
+        self.packed = packed;
+        self
+    }
+
+    /// Lanes per beat of a transfer to or from `target`.
+    fn per_beat(&self, target: DmaTarget) -> usize {
+        if self.packed {
+            host::lanes_per_beat(word_bits(&self.cfg, target))
+        } else {
+            1
+        }
+    }
+
     /// [`HostScript::dma_write`] of whole lines; each is padded with zeros
-    /// (or cut) to the target's lanes.
+    /// (or cut) to the target's lanes. Packed (see [`HostScript::set_packed`]),
+    /// a beat carries the next lanes of the line in `W`-bit fields.
     pub fn dma_write_lines(
         &mut self,
         target: DmaTarget,
         addr: usize,
         lines: &[Vec<i64>],
     ) -> &mut Self {
-        let lanes = lanes(&self.cfg, target);
+        let (lanes, per) = (lanes(&self.cfg, target), self.per_beat(target));
+        let bits = word_bits(&self.cfg, target);
         let mut beats = Vec::with_capacity(lines.len() * lanes);
         for line in lines {
-            beats.extend((0..lanes).map(|l| line.get(l).copied().unwrap_or(0) as u64));
+            let padded: Vec<i64> = (0..lanes)
+                .map(|l| line.get(l).copied().unwrap_or(0))
+                .collect();
+            if self.packed {
+                beats.extend(padded.chunks(per).map(|group| pack(group, bits)));
+            } else {
+                // One lane per beat, sign-extended.
+                beats.extend(padded.iter().map(|v| *v as u64));
+            }
         }
-        self.dma_write_beats(target, addr, lines.len(), &beats)
+        let ctrl = DMA_WRITE | if self.packed { host::DMA_PACKED } else { 0 };
+        self.dma_request(target.code(), addr as u32, lines.len() as u32, ctrl)
+            .push_beats(&beats)
+            .poll()
     }
 
     fn dma_write_beats(
@@ -307,9 +369,12 @@ impl HostScript {
 
     /// DMA read of lines `addr..addr + count` of `target`; waits for the DMA to end.
     pub fn dma_read(&mut self, target: DmaTarget, addr: usize, count: usize) -> StreamRead {
-        let lanes = lanes(&self.cfg, target);
-        self.dma_request(target.code(), addr as u32, count as u32, DMA_READ);
-        let s = self.take(count * lanes, lanes);
+        let (lanes, per) = (lanes(&self.cfg, target), self.per_beat(target));
+        let ctrl = DMA_READ | if self.packed { host::DMA_PACKED } else { 0 };
+        self.dma_request(target.code(), addr as u32, count as u32, ctrl);
+        let mut s = self.take(count * lanes.div_ceil(per), lanes);
+        s.beats = lanes.div_ceil(per);
+        s.packing = self.packed.then(|| (per, word_bits(&self.cfg, target)));
         self.poll();
         s
     }
@@ -415,8 +480,15 @@ impl HostResult {
         let st = self.stream(s)?;
         Some(
             st.beats
-                .chunks(s.lanes.max(1))
-                .map(|l| l.iter().map(|b| *b as i64).collect())
+                .chunks(s.beats.max(1))
+                .map(|line| match s.packing {
+                    None => line.iter().map(|b| *b as i64).collect(),
+                    Some((per, bits)) => line
+                        .iter()
+                        .flat_map(|b| unpack(*b, per, bits))
+                        .take(s.lanes)
+                        .collect(),
+                })
                 .collect(),
         )
     }
@@ -602,6 +674,8 @@ pub struct Region {
 pub struct Setup {
     pub fills: Vec<Fill>,
     pub compare: Vec<Region>,
+    /// Move the buffers' data in packed beats (`DMA_PACKED`).
+    pub packed: bool,
 }
 
 impl Setup {
@@ -884,6 +958,7 @@ fn cosim_on(
 
     // The RTL: the same data, each program loaded, started and waited for.
     let mut script = HostScript::new(cfg);
+    script.set_packed(setup.packed);
     for f in &setup.fills {
         script.dma_write_lines(target_of(f.buffer), f.addr, &f.lines);
     }

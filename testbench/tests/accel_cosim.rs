@@ -174,15 +174,21 @@ fn training_step(
     schedule: Backward,
     sink: DwSink,
     seed: u64,
+    packed: bool,
 ) {
     let c = m.cfg;
     let layer = FcLayer::new(&c, rows, cols, n);
-    let setup = layer_setup(&c, &layer, sink, seed);
+    let mut setup = layer_setup(&c, &layer, sink, seed);
+    setup.packed = packed;
     let prog = encode_program(&compile_layer(&c, &layer, schedule, sink).unwrap());
     let rep = cosim(m, &setup, &prog, seed, GAP);
     assert_eq!(rep.state, State::Halted);
     assert_eq!(rep.counters_compared, compared_counters());
     assert_eq!(rep.words_compared, words(&c, &setup));
+    if packed {
+        // Several lanes per beat: fewer beats than words read back.
+        assert!(rep.beats_out < rep.words_compared as u64, "{rep:?}");
+    }
     // The back-pressure really happened.
     let get = |k: Counter| rep.counters.iter().find(|(c, _)| *c == k).unwrap().1;
     assert!(get(Counter::DmaInStalls) > 0 && get(Counter::DmaOutStalls) > 0);
@@ -200,20 +206,21 @@ const LAYER: (usize, usize, usize) = (100, 70, 16);
 #[test]
 fn interleaved_training_step_matches_the_emulator() {
     let sink = DwSink::Update { lr_shift: 12 };
-    training_step(model(), LAYER, Backward::Interleaved, sink, 11);
+    // Data moved in packed beats (4 lanes of 16 bits per beat).
+    training_step(model(), LAYER, Backward::Interleaved, sink, 11, true);
 }
 
 #[test]
 fn sequential_training_step_matches_the_emulator() {
     // On the interleaved array; lr_shift 0: most updated weights saturate.
     let sink = DwSink::Update { lr_shift: 0 };
-    training_step(model(), LAYER, Backward::Sequential, sink, 21);
+    training_step(model(), LAYER, Backward::Sequential, sink, 21, false);
 }
 
 #[test]
 fn drained_gradients_and_requant_match_the_emulator() {
     let m = model();
-    training_step(m, LAYER, Backward::Interleaved, DwSink::Drain, 31);
+    training_step(m, LAYER, Backward::Interleaved, DwSink::Drain, 31, false);
 
     // REQUANT of the last Y line right after the FORWARD that writes it
     // (the controller must forward the line being written), then all of Y
@@ -347,8 +354,17 @@ fn single_commands_match_the_emulator() {
 fn sequential_array_matches_the_emulator() {
     let m = seq_model();
     let sink = DwSink::Update { lr_shift: 1 };
-    training_step(m, (23, 17, 9), Backward::Sequential, sink, 61);
-    training_step(m, (23, 17, 9), Backward::Sequential, DwSink::Drain, 62);
+    training_step(m, (23, 17, 9), Backward::Sequential, sink, 61, false);
+    // Packed: 10 lanes of 6 bits per beat; accumulators 4 lanes of 16 bits,
+    // so a line of 5 takes a full beat and a partial one.
+    training_step(
+        m,
+        (23, 17, 9),
+        Backward::Sequential,
+        DwSink::Drain,
+        62,
+        true,
+    );
     // BACKWARD INTERLEAVED is refused on this array.
     let il = Command::Backward {
         mode: BackwardMode::Interleaved,

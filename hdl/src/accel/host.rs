@@ -65,6 +65,17 @@ fn constants() -> Vec<Item> {
     v.extend(sized_const("DW5", 5, id("DW")));
     v.extend(sized_const("AW6", 6, id("AW")));
     v.extend(sized_const("IL1", 1, id("INTERLEAVED")));
+    // Lanes per packed beat (config::host::lanes_per_beat).
+    v.extend(sized_const(
+        "P_DW8",
+        8,
+        cond(id("DW").greater(64), 1, 64 / id("DW")),
+    ));
+    v.extend(sized_const(
+        "P_AW8",
+        8,
+        cond(id("AW").greater(64), 1, 64 / id("AW")),
+    ));
     for b in &BUFFERS {
         v.extend(sized_const(
             &format!("{}_D32", b.prefix.to_uppercase()),
@@ -87,10 +98,13 @@ fn axil_write() -> Vec<Item> {
         is_wr(reg::DMA_TARGET),
         is_wr(reg::DMA_ADDR),
         is_wr(reg::DMA_COUNT),
-        is_wr(reg::DMA_CTRL).and(
-            wd().equals(l(32, DMA_WRITE.into()))
-                .or(wd().equals(l(32, DMA_READ.into()))),
-        ),
+        is_wr(reg::DMA_CTRL)
+            .and(wd().bits(31, 3).equals(l(29, 0)))
+            .and(
+                wd().bits(1, 0)
+                    .equals(l(2, DMA_WRITE.into()))
+                    .or(wd().bits(1, 0).equals(l(2, DMA_READ.into()))),
+            ),
     ]
     .into_iter()
     .reduce(|a, b| a.or(b))
@@ -259,10 +273,21 @@ fn dma() -> Vec<Item> {
         let base = || id("s1_lane") * w;
         sext64(id(bus).part(base(), w), id(bus).at(base() + w - 1), w)
     };
+    // Packed: the beat's lanes from s1_lane on, zero above them.
+    let read_lanes = |bus: &str, w: &str, single: Expr| {
+        cond(
+            "dma_packed",
+            id(&format!("rx_{bus}"))
+                .bits(63, 0)
+                .bit_and(id(&format!("PMASK_{w}"))),
+            single,
+        )
+    };
     let mut v = vec![
         Item::Comment("DMA: one buffer lane (or command word) per stream beat.".into()),
         rb("dma_on"),
         rb("dma_dir"),
+        rb("dma_packed"),
         rv("dma_tgt", 3),
         rv("dma_line", 16),
         rv("dma_lane", 8),
@@ -306,19 +331,60 @@ fn dma() -> Vec<Item> {
                 .and(!id("dma_bad_range")),
         ),
         wv("dma_lanes", 8, by_target("dma_tgt", lanes8, l(8, 1))),
+        Item::Comment("Lanes a beat moves: 1, or as many as fit 64 bits when packed.".into()),
+        wv(
+            "dma_step",
+            8,
+            cond(
+                "dma_packed",
+                by_target(
+                    "dma_tgt",
+                    [l(8, 1), id("P_DW8"), id("P_DW8"), id("P_DW8"), id("P_AW8")],
+                    l(8, 1),
+                ),
+                l(8, 1),
+            ),
+        ),
         wb(
             "lane_last",
-            id("dma_lane").equals(id("dma_lanes") - l(8, 1)),
+            (cat([lit(1, 0), id("dma_lane")]) + cat([lit(1, 0), id("dma_step")]))
+                .at_least(cat([lit(1, 0), id("dma_lanes")])),
         ),
         assign("s_axis_tready", id("dma_on").and(!id("dma_dir"))),
         wb("dma_wbeat", id("s_axis_tvalid").and("s_axis_tready")),
     ];
     v.extend(beat_value("DW"));
     v.extend(beat_value("AW"));
+    for (w, p) in [("DW", "P_DW8"), ("AW", "P_AW8")] {
+        v.push(localparam(
+            &format!("PMASK_{w}"),
+            Width::of(64),
+            !(ones(64) << (id(p) * w)),
+        ));
+    }
+    for (bus, lanes, w) in [
+        ("w_rdata", "C", "DW"),
+        ("x_rdata", "R", "DW"),
+        ("g_rdata", "C", "DW"),
+        ("a_rd", "LA", "AW"),
+    ] {
+        let bits = id(lanes) * w;
+        let rx = format!("rx_{bus}");
+        v.push(wv(
+            &rx,
+            bits.clone() + 64,
+            cat([zeros(64), id(bus)]) >> (id("s1_lane") * w),
+        ));
+        v.push(wv(
+            &format!("{rx}_unused"),
+            bits.clone(),
+            id(&rx).bits(bits + 63, 64),
+        ));
+    }
     v.extend([
         wb(
             "beat_fits",
-            by_target(
+            id("dma_packed").or(by_target(
                 "dma_tgt",
                 [
                     lit(1, 1),
@@ -328,9 +394,34 @@ fn dma() -> Vec<Item> {
                     id("fits_aw"),
                 ],
                 lit(1, 1),
-            ),
+            )),
         ),
-        wv("dma_onehot", "LA", !(ones("LA") << 1) << id("dma_lane")),
+        wv(
+            "dma_wmask",
+            "LA",
+            !(ones("LA") << id("dma_step")) << id("dma_lane"),
+        ),
+        Item::Comment("Packed beats: lane dma_lane + i is bits [i*W +: W] of the beat.".into()),
+        wv(
+            "dma_pkw_dw",
+            id("LA") * "DW" + 64,
+            cat([zeros(id("LA") * "DW"), id("s_axis_tdata")]) << (id("dma_lane") * "DW"),
+        ),
+        wv(
+            "dma_pkw_aw",
+            id("LA") * "AW" + 64,
+            cat([zeros(id("LA") * "AW"), id("s_axis_tdata")]) << (id("dma_lane") * "AW"),
+        ),
+        wv(
+            "dma_pkw_dw_unused",
+            64,
+            id("dma_pkw_dw").bits(id("LA") * "DW" + 63, id("LA") * "DW"),
+        ),
+        wv(
+            "dma_pkw_aw_unused",
+            64,
+            id("dma_pkw_aw").bits(id("LA") * "AW" + 63, id("LA") * "AW"),
+        ),
         wb("s1_move", id("s1_v").and((!id("m_v")).or("m_axis_tready"))),
         wb(
             "dma_issue",
@@ -349,10 +440,10 @@ fn dma() -> Vec<Item> {
                 "dma_tgt",
                 [
                     id("c_rdata"),
-                    sel_lane("w_rdata", "DW"),
-                    sel_lane("x_rdata", "DW"),
-                    sel_lane("g_rdata", "DW"),
-                    sel_lane("a_rd", "AW"),
+                    read_lanes("w_rdata", "DW", sel_lane("w_rdata", "DW")),
+                    read_lanes("x_rdata", "DW", sel_lane("x_rdata", "DW")),
+                    read_lanes("g_rdata", "DW", sel_lane("g_rdata", "DW")),
+                    read_lanes("a_rd", "AW", sel_lane("a_rd", "AW")),
                 ],
                 zeros(64),
             ),
@@ -364,6 +455,7 @@ fn dma() -> Vec<Item> {
     let reset: Vec<Stmt> = [
         ("dma_on", 1),
         ("dma_dir", 1),
+        ("dma_packed", 1),
         ("dma_tgt", 3),
         ("dma_line", 16),
         ("dma_lane", 8),
@@ -389,7 +481,7 @@ fn dma() -> Vec<Item> {
                     nb("dma_line", id("dma_line") + l(16, 1)),
                     nb("dma_left", id("dma_left") - l(17, 1)),
                 ],
-                vec![nb("dma_lane", id("dma_lane") + l(8, 1))],
+                vec![nb("dma_lane", id("dma_lane") + id("dma_step"))],
             )],
             els: vec![],
         },
@@ -451,6 +543,7 @@ fn dma() -> Vec<Item> {
     let start = vec![
         nb("dma_on", lit(1, 1)),
         nb("dma_dir", id("s_axil_wdata").at(1)),
+        nb("dma_packed", id("s_axil_wdata").at(2)),
         nb("dma_tgt", "dma_target_q3"),
         nb("dma_line", id("dma_addr_q").bits(15, 0)),
         nb("dma_lane", l(8, 0)),

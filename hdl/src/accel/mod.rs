@@ -145,7 +145,12 @@ fn buffer(b: &Buf) -> Vec<Item> {
     let dma_value = if b.prefix == "c" {
         id("s_axis_tdata")
     } else {
-        repeat(lanes(), id(&format!("dma_val_{}", b.width.to_lowercase())))
+        let w = b.width.to_lowercase();
+        cond(
+            "dma_packed",
+            id(&format!("dma_pkw_{w}")).bits(b.bus() - 1, 0),
+            repeat(lanes(), id(&format!("dma_val_{w}"))),
+        )
     };
     let mut items = vec![Item::Comment(format!(
         "Buffer {:?}: {} lane(s) of {} bits, {} lines.",
@@ -185,7 +190,7 @@ fn buffer(b: &Buf) -> Vec<Item> {
                 "dma_on",
                 cond(
                     id("dma_wbeat").and(dma_sel),
-                    id("dma_onehot").bits(lanes() - 1, 0),
+                    id("dma_wmask").bits(lanes() - 1, 0),
                     zeros(lanes()),
                 ),
                 id(&b.n("ctl_we")),
