@@ -214,4 +214,40 @@ mod cli_fuzz {
         let Cmd::Sweep(args) = cli.cmd else { panic!() };
         assert!(sweep::run(&args).unwrap_err().contains("positive"));
     }
+
+    /// `sysgrad accel` and `sysgrad program` refuse what cannot run, saying why.
+    #[test]
+    fn accelerator_commands_explain_bad_input() {
+        let accel = |args: &[&str]| {
+            let cli = Cli::try_parse_from(["sysgrad", "accel"].iter().chain(args)).unwrap();
+            let Cmd::Accel(a) = cli.cmd else { panic!() };
+            accel::run(&a).unwrap_err()
+        };
+        assert!(accel(&["--m", "0"]).contains("at least 1"));
+        assert!(accel(&["--lr-shift", "64"]).contains("0..=63"));
+        // The default 16x16 config's 4096-line buffers cannot hold this layer.
+        assert!(accel(&["--m", "2000", "--k", "2000"]).contains("raise buffers."));
+        let dir = tempfile::tempdir().unwrap();
+        let program = |text: &str| {
+            let path = dir.path().join("p.s");
+            std::fs::write(&path, text).unwrap();
+            let path = path.to_str().unwrap().to_string();
+            let cli = Cli::try_parse_from(["sysgrad", "program", "--program", &path]).unwrap();
+            let Cmd::Program(a) = cli.cmd else { panic!() };
+            accel::run_program(&a)
+        };
+        assert!(program("LOAD_W addr=0 m=4 k=4\nHALT\n").is_ok());
+        let e = program("SYNC\nLOAD_W addr=0 m=4\n").unwrap_err();
+        assert!(e.contains("line 2: LOAD_W needs k="), "{e}");
+        let e = program("LOAD_W addr=0 m=17 k=4\nHALT\n").unwrap_err();
+        assert!(e.contains("word 0 `LOAD_W addr=0 m=17 k=4`"), "{e}");
+        assert!(e.contains("tile is larger than the array"), "{e}");
+        let e = program("FORWARD x=0 y=0 n=4 acc=0\n").unwrap_err();
+        assert!(
+            e.contains("no weight tile") || e.contains("needs a weight tile"),
+            "{e}"
+        );
+        let e = program(".word 0x0\n").unwrap_err();
+        assert!(e.contains("unknown opcode"), "{e}");
+    }
 }
