@@ -5,8 +5,9 @@
 //! registers, AXI4-Stream DMA).
 //!
 //! The pieces are built in their own files and meet at named nets:
-//! * [`control`]: command fetch, checks, the execute sequencer, the array's
-//!   inputs (`arr_*`) and the controller's buffer ports (`ctl_<b>_*`);
+//! * [`control`]: command fetch, checks and the execute sequencer;
+//! * [`datapath`]: the array's inputs (`arr_*`), the controller's buffer
+//!   ports (`<b>_ctl_*`), forwarding and the write-back unit;
 //! * [`host`]: AXI4-Lite registers and the DMA engine (`dma_*`);
 //! * [`counters`]: one 48-bit counter per `sysgrad_config::host::Counter`;
 //! * this file: ports, parameters, the buffers and the port muxes between
@@ -15,6 +16,7 @@
 
 mod control;
 mod counters;
+mod datapath;
 mod host;
 
 use crate::ir::*;

@@ -1,0 +1,128 @@
+//! Co-simulation of the whole accelerator (`sa_accel`, `docs/HOST.md`)
+//! against the emulator's [`Accelerator`].
+//!
+//! A [`HostScript`] is what a host does over the accelerator's ports:
+//! AXI4-Lite register writes and reads, DMA transfers over the two
+//! AXI4-Streams and polling of `STATUS`. The Verilator harness
+//! (`cpp/tb_sa_accel.cpp`) plays it with seeded random back-pressure and
+//! writes the array's inputs in every cycle the controller runs, in the
+//! stimulus format of [`stimulus::render`]. [`cosim_program`] puts the same
+//! data into the emulator's buffers and the RTL's, runs one program on both
+//! and compares the array's inputs cycle by cycle, `STATUS` and `PC`, every
+//! counter and the buffer lines asked for.
+//!
+//! Every offset, bit and code comes from [`sysgrad_config::host`].
+
+use crate::stimulus;
+use crate::tools::{run, ToolError};
+use crate::verilator::cache_root;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use sysgrad_config::host::{self, reg, status, Counter, DmaTarget, DMA_READ, DMA_WRITE};
+use sysgrad_config::ArrayConfig;
+use sysgrad_emulator::accel::{Accelerator, Blocked, BufferId, State};
+use sysgrad_emulator::Driver;
+use sysgrad_hdl::VerilogFile;
+
+/// The C++ host of `sa_accel`.
+pub const HARNESS: &str = include_str!("../../cpp/tb_sa_accel.cpp");
+/// First line of a host script.
+pub const MAGIC: &str = "sysgrad-host 1";
+
+/// Beats per `i` line of a script (any number works; this keeps lines short).
+const BEATS_PER_LINE: usize = 256;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AccelError {
+    #[error(transparent)]
+    Tool(#[from] ToolError),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("the Verilog files have no `{top}.v` (files: {files})")]
+    NoTop { top: &'static str, files: String },
+    #[error("unreadable harness output: {0}")]
+    Output(String),
+    #[error("bad co-simulation setup: {0}")]
+    Setup(String),
+    #[error("RTL and emulator differ ({} findings; files kept in {}):\n  {}", .findings.len(), .work.display(), .findings.join("\n  "))]
+    Mismatch {
+        work: PathBuf,
+        findings: Vec<String>,
+    },
+}
+
+// ---------------------------------------------------------------- building
+
+/// A built Verilator simulator of `sa_accel` for one configuration.
+#[derive(Debug, Clone)]
+pub struct AccelModel {
+    pub exe: PathBuf,
+    pub cfg: ArrayConfig,
+}
+
+/// Generates the RTL for `cfg` and builds (or reuses) its `sa_accel` simulator.
+pub fn build(cfg: &ArrayConfig) -> Result<AccelModel, AccelError> {
+    build_files(cfg, &sysgrad_hdl::generate(cfg))
+}
+
+/// The Verilator command line (without files), part of the cache key.
+fn verilator_args() -> Vec<String> {
+    let busy = status::RUNNING | status::DMA_BUSY;
+    [
+        "--cc",
+        "--exe",
+        "--build",
+        "-O3",
+        "-j",
+        "2",
+        "-Wno-fatal",
+        "--public-flat-rw",
+        "--top-module",
+        sysgrad_hdl::accel_top_name(),
+        "-Mdir",
+        "obj",
+        "-o",
+        "Vsa_accel",
+        "-CFLAGS",
+        "-O1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([
+        "-CFLAGS".to_string(),
+        format!("-DSG_REG_STATUS={:#x}", reg::STATUS),
+        "-CFLAGS".to_string(),
+        format!("-DSG_STATUS_BUSY={busy:#x}"),
+    ])
+    .collect()
+}
+
+/// Builds (or reuses) a simulator of the given Verilog files (which must
+/// contain `sa_accel.v`), cached like [`crate::verilator::build_files`]:
+/// keyed by the harness, the Verilog, the flags and the Verilator version.
+pub fn build_files(cfg: &ArrayConfig, files: &[VerilogFile]) -> Result<AccelModel, AccelError> {
+    let top = sysgrad_hdl::accel_top_name();
+    if !files.iter().any(|f| f.name == format!("{top}.v")) {
+        let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+        return Err(AccelError::NoTop {
+            top,
+            files: names.join(", "),
+        });
+    }
+    let exe = crate::verilator::cached_build(&crate::verilator::CachedBuild {
+        label: format!("accel-{}", cfg.tag()),
+        files,
+        harness: ("tb_sa_accel.cpp", HARNESS),
+        args: &verilator_args(),
+        exe: "Vsa_accel",
+    })?;
+    Ok(AccelModel { exe, cfg: *cfg })
+}
+
+mod cosim;
+mod script;
+
+pub use cosim::*;
+pub use script::*;
