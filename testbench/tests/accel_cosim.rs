@@ -16,10 +16,12 @@
 //! the runs take seconds. A missing Verilator fails the tests with the
 //! package to install; nothing is skipped.
 
+mod common;
+
 use ndarray::Array2;
 use std::sync::OnceLock;
 use sysgrad_config::host::{self, reg, status, Counter, DmaError, DmaTarget, DMA_READ, DMA_WRITE};
-use sysgrad_config::{fixed, ArrayConfig, Backward, BufferDepths, NumberFormat};
+use sysgrad_config::{fixed, ArrayConfig, Backward};
 use sysgrad_emulator::accel::*;
 use sysgrad_emulator::gemm::DwSink;
 use sysgrad_testbench::accel::{self, AccelModel, AccelReport, HostScript, Setup};
@@ -29,64 +31,19 @@ const SLVERR: u32 = 2;
 /// Back-pressure of the training steps.
 const GAP: u32 = 20;
 
-/// mid_8x8 (8 x 8 interleaved, i16 a40 f8) with small buffers; the
-/// accumulator buffer holds Y, dX and the drained dW^T of the 100 x 70 layer.
-fn cfg() -> ArrayConfig {
-    let mut cfg = ArrayConfig::new(
-        8,
-        8,
-        Backward::Interleaved,
-        NumberFormat {
-            in_bits: 16,
-            acc_bits: 40,
-            frac_bits: 8,
-        },
-    );
-    cfg.buffers = BufferDepths {
-        weights: 1024,
-        activations: 1024,
-        gradients: 1024,
-        accumulators: 2048,
-        commands: 1024,
-    };
-    cfg
-}
-
-/// seq_3x5 (3 x 5 sequential, i6 a16 f2): R != C, one multiplier per PE.
-fn seq_cfg() -> ArrayConfig {
-    let mut cfg = ArrayConfig::new(
-        3,
-        5,
-        Backward::Sequential,
-        NumberFormat {
-            in_bits: 6,
-            acc_bits: 16,
-            frac_bits: 2,
-        },
-    );
-    cfg.buffers = BufferDepths {
-        weights: 256,
-        activations: 256,
-        gradients: 256,
-        accumulators: 256,
-        commands: 256,
-    };
-    cfg
-}
-
 /// One build per configuration and test binary; the tests share it.
 fn model() -> &'static AccelModel {
     static MODEL: OnceLock<AccelModel> = OnceLock::new();
-    MODEL.get_or_init(|| accel::build(&cfg()).unwrap_or_else(|e| panic!("{e}")))
+    MODEL.get_or_init(|| accel::build(&common::square()).unwrap_or_else(|e| panic!("{e}")))
 }
 
 fn seq_model() -> &'static AccelModel {
     static MODEL: OnceLock<AccelModel> = OnceLock::new();
-    MODEL.get_or_init(|| accel::build(&seq_cfg()).unwrap_or_else(|e| panic!("{e}")))
+    MODEL.get_or_init(|| accel::build(&common::sequential()).unwrap_or_else(|e| panic!("{e}")))
 }
 
 fn work(name: &str) -> std::path::PathBuf {
-    accel::work_dir(&cfg(), name)
+    accel::work_dir(&common::square(), name)
 }
 
 /// Deterministic data over the whole range with the extremes mixed in.
@@ -390,7 +347,7 @@ fn sequential_array_matches_the_emulator() {
 
 #[test]
 fn bad_commands_fault_like_the_emulator() {
-    let c = cfg();
+    let c = common::square();
     let load = |addr, m, k| Command::LoadW { addr, m, k };
     let fwd = |x_addr, y_addr, n| Command::Forward {
         x_addr,
@@ -472,7 +429,7 @@ fn dma_error(s: u32) -> u32 {
 
 #[test]
 fn dma_errors_are_reported_and_nothing_moves() {
-    let c = cfg();
+    let c = common::square();
     let m = model();
     let aw = c.format.acc_bits;
     let mut s = HostScript::new(&c);
@@ -604,7 +561,7 @@ fn dma_errors_are_reported_and_nothing_moves() {
 
 #[test]
 fn register_file_answers_as_documented() {
-    let c = cfg();
+    let c = common::square();
     let m = model();
     let mut s = HostScript::new(&c);
     let status0 = s.read_reg(reg::STATUS);

@@ -6,33 +6,12 @@
 //!
 //! Four small Verilator builds (about 40 s each on 2 cores, cached).
 
-use sysgrad_config::{fixed, ArrayConfig, Backward, BufferDepths, NumberFormat};
+mod common;
+
+use sysgrad_config::{fixed, ArrayConfig, Backward};
 use sysgrad_emulator::accel::*;
 use sysgrad_emulator::gemm::DwSink;
 use sysgrad_testbench::accel::{self, AccelError, Setup};
-
-/// R != C and a layer whose K and M are not multiples of them, so that
-/// partial tiles (lane masks) occur.
-fn cfg() -> ArrayConfig {
-    let mut cfg = ArrayConfig::new(
-        3,
-        2,
-        Backward::Interleaved,
-        NumberFormat {
-            in_bits: 8,
-            acc_bits: 20,
-            frac_bits: 4,
-        },
-    );
-    cfg.buffers = BufferDepths {
-        weights: 64,
-        activations: 64,
-        gradients: 64,
-        accumulators: 128,
-        commands: 256,
-    };
-    cfg
-}
 
 /// A training step of a 5 x 7 layer (N = 4), then REQUANT of the last Y
 /// line in the cycle after the FORWARD that writes it.
@@ -78,7 +57,7 @@ fn scenario(c: &ArrayConfig) -> (Setup, Vec<u64>) {
 /// Builds `cfg`'s RTL with `from` replaced by `to` in `sa_accel.v` and
 /// returns what the co-simulation of [`scenario`] says.
 fn run_with(from: &str, to: &str) -> Result<accel::AccelReport, AccelError> {
-    let c = cfg();
+    let c = common::small();
     let mut files = sysgrad_hdl::generate(&c);
     let top = files
         .iter_mut()
@@ -112,7 +91,7 @@ fn expect_caught(from: &str, to: &str, named: &str) {
 
 #[test]
 fn the_clean_rtl_passes_the_fault_scenario() {
-    let c = cfg();
+    let c = common::small();
     let model = accel::build(&c).unwrap_or_else(|e| panic!("{e}"));
     let (setup, prog) = scenario(&c);
     let rep = model

@@ -10,61 +10,23 @@
 //! `accel_cosim.rs` (same configurations, so the cached Verilator builds
 //! are shared), 16 programs each.
 
+mod common;
+
 use proptest::prelude::*;
-use sysgrad_config::{fixed, ArrayConfig, Backward, BufferDepths, NumberFormat};
+use sysgrad_config::{fixed, ArrayConfig};
 use sysgrad_emulator::accel::*;
 use sysgrad_testbench::accel::{self, AccelModel, Setup};
 use sysgrad_testbench::scenario::Rng;
-
-/// The 3 x 2 array of `accel_faults.rs`.
-fn small() -> ArrayConfig {
-    let mut cfg = ArrayConfig::new(
-        3,
-        2,
-        Backward::Interleaved,
-        NumberFormat {
-            in_bits: 8,
-            acc_bits: 20,
-            frac_bits: 4,
-        },
-    );
-    cfg.buffers = BufferDepths {
-        weights: 64,
-        activations: 64,
-        gradients: 64,
-        accumulators: 128,
-        commands: 256,
-    };
-    cfg
-}
-
-/// The 8 x 8 array of `accel_cosim.rs`.
-fn square() -> ArrayConfig {
-    let mut cfg = ArrayConfig::new(
-        8,
-        8,
-        Backward::Interleaved,
-        NumberFormat {
-            in_bits: 16,
-            acc_bits: 40,
-            frac_bits: 8,
-        },
-    );
-    cfg.buffers = BufferDepths {
-        weights: 1024,
-        activations: 1024,
-        gradients: 1024,
-        accumulators: 2048,
-        commands: 1024,
-    };
-    cfg
-}
 
 fn model(c: ArrayConfig) -> &'static AccelModel {
     use std::sync::OnceLock;
     static SMALL: OnceLock<AccelModel> = OnceLock::new();
     static SQUARE: OnceLock<AccelModel> = OnceLock::new();
-    let cell = if c == small() { &SMALL } else { &SQUARE };
+    let cell = if c == common::small() {
+        &SMALL
+    } else {
+        &SQUARE
+    };
     cell.get_or_init(|| accel::build(&c).unwrap_or_else(|e| panic!("{e}")))
 }
 
@@ -195,13 +157,13 @@ proptest! {
     fn random_programs_match_the_emulator_on_3x2(
         seed in any::<u64>(), len in 1usize..60, gap in 0u32..50,
     ) {
-        check(small(), seed, len, gap)?;
+        check(common::small(), seed, len, gap)?;
     }
 
     #[test]
     fn random_programs_match_the_emulator_on_8x8(
         seed in any::<u64>(), len in 1usize..40, gap in 0u32..50,
     ) {
-        check(square(), seed, len, gap)?;
+        check(common::square(), seed, len, gap)?;
     }
 }
