@@ -50,29 +50,7 @@ impl AccelModel {
                 .arg(gap_percent.to_string()),
             work,
         )?;
-        let mut res = parse_out(&std::fs::read_to_string(&out)?)?;
-        res.trace = std::fs::read_to_string(&trace)?
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(str::to_string)
-            .collect();
-        let err = String::from_utf8_lossy(&done.stderr);
-        res.cycles = err
-            .split_whitespace()
-            .skip_while(|w| *w != "cycles")
-            .nth(1)
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| AccelError::Output(format!("no `cycles N` on stderr: {err}")))?;
-        if res.reads.len() != script.reads || res.streams.len() != script.streams {
-            return Err(AccelError::Output(format!(
-                "{} register reads and {} stream reads answered, the script has {} and {}",
-                res.reads.len(),
-                res.streams.len(),
-                script.reads,
-                script.streams
-            )));
-        }
-        Ok(res)
+        collect(script, &out, &trace, &String::from_utf8_lossy(&done.stderr))
     }
 
     /// [`cosim_program`] on this model.
@@ -83,7 +61,7 @@ impl AccelModel {
         seed: u64,
         gap_percent: u32,
     ) -> Result<AccelReport, AccelError> {
-        cosim_on(self, setup, &[program], seed, gap_percent)
+        self.cosim_runs(setup, &[program], seed, gap_percent)
     }
 
     /// [`AccelModel::cosim`] of several runs one after the other: each
@@ -98,11 +76,99 @@ impl AccelModel {
         seed: u64,
         gap_percent: u32,
     ) -> Result<AccelReport, AccelError> {
-        cosim_on(self, setup, programs, seed, gap_percent)
+        cosim_on(
+            &self.cfg,
+            setup,
+            programs,
+            &format!("s{seed}-g{gap_percent}"),
+            |script, work| self.run(script, seed, gap_percent, work),
+        )
     }
 }
 
+/// Reads what a harness wrote: `out` and `trace` in the formats of
+/// `cpp/tb_sa_accel.cpp`, and `cycles N` somewhere in `log`.
+pub(super) fn collect(
+    script: &HostScript,
+    out: &Path,
+    trace: &Path,
+    log: &str,
+) -> Result<HostResult, AccelError> {
+    let mut res = parse_out(&std::fs::read_to_string(out)?)?;
+    res.trace = std::fs::read_to_string(trace)?
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect();
+    res.cycles = log
+        .split_whitespace()
+        .skip_while(|w| *w != "cycles")
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| AccelError::Output(format!("no `cycles N` in the harness log: {log}")))?;
+    if res.reads.len() != script.reads || res.streams.len() != script.streams {
+        return Err(AccelError::Output(format!(
+            "{} register reads and {} stream reads answered, the script has {} and {}",
+            res.reads.len(),
+            res.streams.len(),
+            script.reads,
+            script.streams
+        )));
+    }
+    Ok(res)
+}
+
 // ------------------------------------------------------------ co-simulation
+
+/// Which simulator plays the RTL side of a co-simulation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Simulator {
+    /// The Verilator harness (`cpp/tb_sa_accel.cpp`, cached build) with
+    /// random back-pressure from `seed` at `gap_percent`.
+    Verilator { seed: u64, gap_percent: u32 },
+    /// A generated Icarus Verilog testbench ([`icarus_testbench`]), no
+    /// back-pressure.
+    Icarus,
+}
+
+/// [`AccelModel::cosim_runs`] on the RTL for `cfg`, simulated by `sim`.
+pub fn cosim_runs_on(
+    sim: Simulator,
+    cfg: &ArrayConfig,
+    setup: &Setup,
+    programs: &[&[u64]],
+) -> Result<AccelReport, AccelError> {
+    match sim {
+        Simulator::Verilator { seed, gap_percent } => {
+            build(cfg)?.cosim_runs(setup, programs, seed, gap_percent)
+        }
+        Simulator::Icarus => {
+            cosim_runs_icarus_files(cfg, &sysgrad_hdl::generate(cfg), setup, programs)
+        }
+    }
+}
+
+/// The Icarus co-simulation of the given Verilog files (which must contain
+/// `sa_accel.v`), e.g. with a fault injected.
+pub fn cosim_runs_icarus_files(
+    cfg: &ArrayConfig,
+    files: &[VerilogFile],
+    setup: &Setup,
+    programs: &[&[u64]],
+) -> Result<AccelReport, AccelError> {
+    cosim_on(cfg, setup, programs, "icarus", |script, work| {
+        run_icarus_script(files, script, work)
+    })
+}
+
+/// [`cosim_program`] with Icarus Verilog instead of Verilator.
+pub fn cosim_program_icarus(
+    cfg: &ArrayConfig,
+    setup: &Setup,
+    program: &[u64],
+) -> Result<AccelReport, AccelError> {
+    cosim_runs_on(Simulator::Icarus, cfg, setup, &[program])
+}
 
 /// Lines written into a buffer before the run (padded with zeros to the
 /// buffer's lanes).
@@ -359,14 +425,15 @@ fn check_status(
     }
 }
 
+/// The co-simulation with `run` playing the host script in a work folder
+/// named after `label`.
 fn cosim_on(
-    model: &AccelModel,
+    cfg: &ArrayConfig,
     setup: &Setup,
     programs: &[&[u64]],
-    seed: u64,
-    gap_percent: u32,
+    label: &str,
+    run: impl FnOnce(&HostScript, &Path) -> Result<HostResult, AccelError>,
 ) -> Result<AccelReport, AccelError> {
-    let cfg = &model.cfg;
     if programs.is_empty() {
         return Err(AccelError::Setup("no program to run".into()));
     }
@@ -429,8 +496,8 @@ fn cosim_on(
     let (beats_in, beats_out) = (script.beats_in(), script.beats_out());
     let counters = script.read_counters();
 
-    let work = work_dir(cfg, &format!("s{seed}-g{gap_percent}"));
-    let res = model.run(&script, seed, gap_percent, &work)?;
+    let work = work_dir(cfg, label);
+    let res = run(&script, &work)?;
     let mut findings = Vec::new();
 
     // (a) The array's inputs, cycle by cycle.

@@ -122,7 +122,9 @@ pub fn build_files(cfg: &ArrayConfig, files: &[VerilogFile]) -> Result<AccelMode
 }
 
 mod cosim;
+mod icarus;
 mod script;
 
 pub use cosim::*;
+pub use icarus::*;
 pub use script::*;

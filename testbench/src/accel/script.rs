@@ -61,7 +61,7 @@ pub fn target_of(id: BufferId) -> DmaTarget {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Op {
+pub(super) enum Op {
     Write(u32, u32),
     Read(u32),
     In(Vec<u64>),
@@ -96,7 +96,7 @@ pub struct HostScript {
     pub(super) cfg: ArrayConfig,
     /// Data-buffer transfers pack several lanes into a beat (DMA_PACKED).
     packed: bool,
-    ops: Vec<Op>,
+    pub(super) ops: Vec<Op>,
     pub(super) reads: usize,
     pub(super) streams: usize,
     beats_in: u64,
