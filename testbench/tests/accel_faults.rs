@@ -8,54 +8,11 @@
 
 mod common;
 
-use sysgrad_config::{fixed, ArrayConfig, Backward};
 use sysgrad_emulator::accel::*;
-use sysgrad_emulator::gemm::DwSink;
-use sysgrad_testbench::accel::{self, AccelError, Setup};
-
-/// A training step of a 5 x 7 layer (N = 4), then REQUANT of the last Y
-/// line in the cycle after the FORWARD that writes it.
-fn scenario(c: &ArrayConfig) -> (Setup, Vec<u64>) {
-    let layer = FcLayer::new(c, 5, 7, 4);
-    // Small values (|v| <= 8), so that the requantized sums do not all
-    // saturate and a stale line reads differently from the new one.
-    let mut v = 7i64;
-    let mut data = |rows, cols| {
-        ndarray::Array2::from_shape_fn((rows, cols), |_| {
-            v = (v * 37 + 11) % 251;
-            fixed::sat(v % 17 - 8, c.format.in_bits)
-        })
-    };
-    let mut setup = Setup::default();
-    setup
-        .fill_blocked_padded(BufferId::Weights, &layer.w, data(5, 7).view(), 5)
-        .fill_blocked_padded(BufferId::Activations, &layer.x, data(7, 4).view(), -9)
-        .fill_blocked_padded(BufferId::Gradients, &layer.dy, data(5, 4).view(), 3)
-        .compare_blocked(BufferId::Weights, &layer.w)
-        .compare_blocked(BufferId::Accumulators, &layer.y)
-        .compare_blocked(BufferId::Accumulators, &layer.dx)
-        .compare(BufferId::Gradients, layer.dy.end(), 1);
-    let mut prog = compile_forward(c, &layer).unwrap();
-    prog.push(Command::Requant {
-        src: layer.y.end() as u16 - 1,
-        dst: DataBuffer::Gradients,
-        dst_addr: layer.dy.end() as u16,
-        count: 1,
-    });
-    prog.extend(
-        compile_layer(
-            c,
-            &layer,
-            Backward::Interleaved,
-            DwSink::Update { lr_shift: 2 },
-        )
-        .unwrap(),
-    );
-    (setup, encode_program(&prog))
-}
+use sysgrad_testbench::accel::{self, AccelError};
 
 /// Builds `cfg`'s RTL with `from` replaced by `to` in `sa_accel.v` and
-/// returns what the co-simulation of [`scenario`] says.
+/// returns what the co-simulation of [`common::training_step`] says.
 fn run_with(from: &str, to: &str) -> Result<accel::AccelReport, AccelError> {
     let c = common::small();
     let mut files = sysgrad_hdl::generate(&c);
@@ -70,7 +27,7 @@ fn run_with(from: &str, to: &str) -> Result<accel::AccelReport, AccelError> {
     );
     top.text = top.text.replace(from, to);
     let model = accel::build_files(&c, &files).unwrap_or_else(|e| panic!("{e}"));
-    let (setup, prog) = scenario(&c);
+    let (setup, prog) = common::training_step(&c);
     model.cosim(&setup, &prog, 5, 30)
 }
 
@@ -93,7 +50,7 @@ fn expect_caught(from: &str, to: &str, named: &str) {
 fn the_clean_rtl_passes_the_fault_scenario() {
     let c = common::small();
     let model = accel::build(&c).unwrap_or_else(|e| panic!("{e}"));
-    let (setup, prog) = scenario(&c);
+    let (setup, prog) = common::training_step(&c);
     let rep = model
         .cosim(&setup, &prog, 5, 30)
         .unwrap_or_else(|e| panic!("{e}"));

@@ -4,7 +4,10 @@
 
 #![allow(dead_code)] // each test file uses some of them
 
-use sysgrad_config::{ArrayConfig, Backward, BufferDepths, NumberFormat};
+use sysgrad_config::{fixed, ArrayConfig, Backward, BufferDepths, NumberFormat};
+use sysgrad_emulator::accel::*;
+use sysgrad_emulator::gemm::DwSink;
+use sysgrad_testbench::accel::Setup;
 
 fn accel(
     (rows, cols, backward): (usize, usize, Backward),
@@ -58,4 +61,70 @@ pub fn small() -> ArrayConfig {
         (8, 20, 4),
         [64, 64, 64, 128, 256],
     )
+}
+
+/// Small deterministic data (|v| <= 8).
+fn data(c: &ArrayConfig, seed: i64) -> impl FnMut(usize, usize) -> ndarray::Array2<i64> + '_ {
+    let mut v = seed;
+    move |rows, cols| {
+        ndarray::Array2::from_shape_fn((rows, cols), |_| {
+            v = (v * 37 + 11) % 251;
+            fixed::sat(v % 17 - 8, c.format.in_bits)
+        })
+    }
+}
+
+/// `lines` lines of `lanes` small nonzero values.
+pub fn junk(lines: usize, lanes: usize) -> Vec<Vec<i64>> {
+    (0..lines)
+        .map(|l| {
+            (0..lanes)
+                .map(|k| (l * 7 + k * 3) as i64 % 23 - 11)
+                .collect()
+        })
+        .collect()
+}
+
+/// A training step of a 5 x 7 layer (N = 4) with REQUANT of the last Y
+/// line after the FORWARD that writes it (the forwarding case: the REQUANT reads the line in the cycle it is
+/// written). Small values (|v| <= 8), so that requantized sums do not all
+/// saturate and a stale line reads differently from the new one.
+pub fn training_step(c: &ArrayConfig) -> (Setup, Vec<u64>) {
+    let layer = FcLayer::new(c, 5, 7, 4);
+    let mut d = data(c, 7);
+    let mut setup = Setup::default();
+    setup
+        .fill_blocked_padded(BufferId::Weights, &layer.w, d(5, 7).view(), 5)
+        .fill_blocked_padded(BufferId::Activations, &layer.x, d(7, 4).view(), -9)
+        .fill_blocked_padded(BufferId::Gradients, &layer.dy, d(5, 4).view(), 3)
+        // Every line read back is written first: a buffer line nothing
+        // wrote reads X under Icarus (sa_buffer's memory has no initial
+        // value), 0 under Verilator and in the emulator.
+        .fill(BufferId::Gradients, layer.dy.end(), vec![vec![-2, 6]])
+        .fill(
+            BufferId::Accumulators,
+            0,
+            junk(layer.dx.end().max(layer.y.end()), 3),
+        )
+        .compare_blocked(BufferId::Weights, &layer.w)
+        .compare_blocked(BufferId::Accumulators, &layer.y)
+        .compare_blocked(BufferId::Accumulators, &layer.dx)
+        .compare(BufferId::Gradients, layer.dy.end(), 1);
+    let mut prog = compile_forward(c, &layer).unwrap();
+    prog.push(Command::Requant {
+        src: layer.y.end() as u16 - 1,
+        dst: DataBuffer::Gradients,
+        dst_addr: layer.dy.end() as u16,
+        count: 1,
+    });
+    prog.extend(
+        compile_layer(
+            c,
+            &layer,
+            Backward::Interleaved,
+            DwSink::Update { lr_shift: 2 },
+        )
+        .unwrap(),
+    );
+    (setup, encode_program(&prog))
 }
