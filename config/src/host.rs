@@ -4,6 +4,8 @@
 //! computes the same counters and the testbench drives the same offsets,
 //! so the register map is written down once. `docs/HOST.md` explains it.
 
+use crate::ArrayConfig;
+
 /// Width of an AXI4-Lite register and of its data bus.
 pub const AXIL_DATA_BITS: u32 = 32;
 /// Byte-address bits of the AXI4-Lite port.
@@ -119,6 +121,40 @@ impl DmaTarget {
     ];
     pub fn code(self) -> u32 {
         self as u32
+    }
+
+    /// Lanes (banks) of a line: weights and gradients `cols`, activations
+    /// `rows`, accumulators `max(rows, cols)`, commands 1.
+    pub fn lanes(self, cfg: &ArrayConfig) -> usize {
+        let (r, c) = (cfg.rows(), cfg.cols());
+        match self {
+            DmaTarget::Commands => 1,
+            DmaTarget::Weights | DmaTarget::Gradients => c,
+            DmaTarget::Activations => r,
+            DmaTarget::Accumulators => r.max(c),
+        }
+    }
+
+    /// Depth in lines, from the config's `[buffers]` section.
+    pub fn depth(self, cfg: &ArrayConfig) -> usize {
+        let b = &cfg.buffers;
+        match self {
+            DmaTarget::Commands => b.commands,
+            DmaTarget::Weights => b.weights,
+            DmaTarget::Activations => b.activations,
+            DmaTarget::Gradients => b.gradients,
+            DmaTarget::Accumulators => b.accumulators,
+        }
+    }
+
+    /// Signed width of a word: data `in_bits`, accumulators `acc_bits`,
+    /// commands 64.
+    pub fn word_bits(self, cfg: &ArrayConfig) -> u32 {
+        match self {
+            DmaTarget::Commands => STREAM_BITS,
+            DmaTarget::Accumulators => cfg.format.acc_bits,
+            _ => cfg.format.in_bits,
+        }
     }
 }
 

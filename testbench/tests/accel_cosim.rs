@@ -121,7 +121,7 @@ fn words(c: &ArrayConfig, setup: &Setup) -> usize {
     setup
         .compare
         .iter()
-        .map(|r| r.count * accel::lanes(c, accel::target_of(r.buffer)))
+        .map(|r| r.count * r.buffer.target().lanes(c))
         .sum()
 }
 
@@ -631,11 +631,7 @@ fn register_file_answers_as_documented() {
     );
     for (t, (target, depth)) in DmaTarget::ALL.iter().zip(&depths) {
         assert_eq!(res.value(*target), Some(t.code()), "{t:?}");
-        assert_eq!(
-            res.value(*depth),
-            Some(accel::depth(&c, *t) as u32),
-            "{t:?}"
-        );
+        assert_eq!(res.value(*depth), Some(t.depth(&c) as u32), "{t:?}");
     }
     let back: Vec<u64> = res.stream(prog_back).unwrap().beats.clone();
     assert_eq!(back, words);

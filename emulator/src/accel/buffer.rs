@@ -3,6 +3,7 @@
 //! moves whole or partial lines (lanes `0..n`) in one cycle, so a tile
 //! never needs two accesses to one bank in a cycle.
 
+use sysgrad_config::host::DmaTarget;
 use sysgrad_config::{fixed, ArrayConfig};
 
 /// The four buffers around the array.
@@ -25,6 +26,17 @@ impl BufferId {
         BufferId::Gradients,
         BufferId::Accumulators,
     ];
+
+    /// The RTL's DMA target holding this buffer; its geometry (lanes,
+    /// depth, word width) is defined there.
+    pub fn target(self) -> DmaTarget {
+        match self {
+            BufferId::Weights => DmaTarget::Weights,
+            BufferId::Activations => DmaTarget::Activations,
+            BufferId::Gradients => DmaTarget::Gradients,
+            BufferId::Accumulators => DmaTarget::Accumulators,
+        }
+    }
 }
 
 /// A host access outside the buffer or with a value its words cannot hold.
@@ -67,14 +79,8 @@ impl Buffer {
 
     /// The buffer `id` of an accelerator with configuration `cfg`.
     pub fn for_config(cfg: &ArrayConfig, id: BufferId) -> Self {
-        let (b, f) = (&cfg.buffers, &cfg.format);
-        let (r, c) = (cfg.rows(), cfg.cols());
-        match id {
-            BufferId::Weights => Buffer::new(b.weights, c, f.in_bits),
-            BufferId::Activations => Buffer::new(b.activations, r, f.in_bits),
-            BufferId::Gradients => Buffer::new(b.gradients, c, f.in_bits),
-            BufferId::Accumulators => Buffer::new(b.accumulators, r.max(c), f.acc_bits),
-        }
+        let t = id.target();
+        Buffer::new(t.depth(cfg), t.lanes(cfg), t.word_bits(cfg))
     }
 
     pub fn depth(&self) -> usize {

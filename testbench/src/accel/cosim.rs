@@ -479,7 +479,7 @@ fn cosim_on(
     let mut script = HostScript::new(cfg);
     script.set_packed(setup.packed);
     for f in &setup.fills {
-        script.dma_write_lines(target_of(f.buffer), f.addr, &f.lines);
+        script.dma_write_lines(f.buffer.target(), f.addr, &f.lines);
     }
     let after_run: Vec<(RegRead, RegRead)> = programs
         .iter()
@@ -491,7 +491,7 @@ fn cosim_on(
     let regions: Vec<(Region, StreamRead)> = setup
         .compare
         .iter()
-        .map(|r| (*r, script.dma_read(target_of(r.buffer), r.addr, r.count)))
+        .map(|r| (*r, script.dma_read(r.buffer.target(), r.addr, r.count)))
         .collect();
     let (beats_in, beats_out) = (script.beats_in(), script.beats_out());
     let counters = script.read_counters();

@@ -3,39 +3,6 @@
 
 use super::*;
 
-/// Lanes (beats per line) of a DMA target: weights and gradients C,
-/// activations R, accumulators max(R, C), commands 1.
-pub fn lanes(cfg: &ArrayConfig, target: DmaTarget) -> usize {
-    let (r, c) = (cfg.rows(), cfg.cols());
-    match target {
-        DmaTarget::Commands => 1,
-        DmaTarget::Weights | DmaTarget::Gradients => c,
-        DmaTarget::Activations => r,
-        DmaTarget::Accumulators => r.max(c),
-    }
-}
-
-/// Depth in lines of a DMA target.
-pub fn depth(cfg: &ArrayConfig, target: DmaTarget) -> usize {
-    let b = &cfg.buffers;
-    match target {
-        DmaTarget::Commands => b.commands,
-        DmaTarget::Weights => b.weights,
-        DmaTarget::Activations => b.activations,
-        DmaTarget::Gradients => b.gradients,
-        DmaTarget::Accumulators => b.accumulators,
-    }
-}
-
-/// Word width of a DMA target.
-pub fn word_bits(cfg: &ArrayConfig, target: DmaTarget) -> u32 {
-    match target {
-        DmaTarget::Commands => 64,
-        DmaTarget::Accumulators => cfg.format.acc_bits,
-        _ => cfg.format.in_bits,
-    }
-}
-
 /// A packed beat: value `i` of `group` in bits `[i*bits +: bits]`.
 pub fn pack(group: &[i64], bits: u32) -> u64 {
     group.iter().enumerate().fold(0, |beat, (i, v)| {
@@ -48,16 +15,6 @@ pub fn unpack(beat: u64, per: usize, bits: u32) -> Vec<i64> {
     (0..per as u32)
         .map(|i| stimulus::from_bits(beat >> (i * bits), bits))
         .collect()
-}
-
-/// The DMA target holding an emulator buffer.
-pub fn target_of(id: BufferId) -> DmaTarget {
-    match id {
-        BufferId::Weights => DmaTarget::Weights,
-        BufferId::Activations => DmaTarget::Activations,
-        BufferId::Gradients => DmaTarget::Gradients,
-        BufferId::Accumulators => DmaTarget::Accumulators,
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -183,7 +140,7 @@ impl HostScript {
     /// `addr` of `target`; a partial last line is padded with zeros. Each
     /// value is sign-extended to a 64-bit beat. Waits for the DMA to end.
     pub fn dma_write(&mut self, target: DmaTarget, addr: usize, values: &[i64]) -> &mut Self {
-        let lanes = lanes(&self.cfg, target);
+        let lanes = target.lanes(&self.cfg);
         let count = values.len().div_ceil(lanes);
         let mut beats: Vec<u64> = values.iter().map(|v| *v as u64).collect();
         beats.resize(count * lanes, 0);
@@ -200,7 +157,7 @@ impl HostScript {
     /// Lanes per beat of a transfer to or from `target`.
     fn per_beat(&self, target: DmaTarget) -> usize {
         if self.packed {
-            host::lanes_per_beat(word_bits(&self.cfg, target))
+            host::lanes_per_beat(target.word_bits(&self.cfg))
         } else {
             1
         }
@@ -215,8 +172,8 @@ impl HostScript {
         addr: usize,
         lines: &[Vec<i64>],
     ) -> &mut Self {
-        let (lanes, per) = (lanes(&self.cfg, target), self.per_beat(target));
-        let bits = word_bits(&self.cfg, target);
+        let (lanes, per) = (target.lanes(&self.cfg), self.per_beat(target));
+        let bits = target.word_bits(&self.cfg);
         let mut beats = Vec::with_capacity(lines.len() * lanes);
         for line in lines {
             let padded: Vec<i64> = (0..lanes)
@@ -249,12 +206,12 @@ impl HostScript {
 
     /// DMA read of lines `addr..addr + count` of `target`; waits for the DMA to end.
     pub fn dma_read(&mut self, target: DmaTarget, addr: usize, count: usize) -> StreamRead {
-        let (lanes, per) = (lanes(&self.cfg, target), self.per_beat(target));
+        let (lanes, per) = (target.lanes(&self.cfg), self.per_beat(target));
         let ctrl = DMA_READ | if self.packed { host::DMA_PACKED } else { 0 };
         self.dma_request(target.code(), addr as u32, count as u32, ctrl);
         let mut s = self.take(count * lanes.div_ceil(per), lanes);
         s.beats = lanes.div_ceil(per);
-        s.packing = self.packed.then(|| (per, word_bits(&self.cfg, target)));
+        s.packing = self.packed.then(|| (per, target.word_bits(&self.cfg)));
         self.poll();
         s
     }
