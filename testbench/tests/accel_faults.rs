@@ -15,17 +15,7 @@ use sysgrad_testbench::accel::{self, AccelError};
 /// returns what the co-simulation of [`common::training_step`] says.
 fn run_with(from: &str, to: &str) -> Result<accel::AccelReport, AccelError> {
     let c = common::small();
-    let mut files = sysgrad_hdl::generate(&c);
-    let top = files
-        .iter_mut()
-        .find(|f| f.name == "sa_accel.v")
-        .expect("sa_accel.v generated");
-    assert_eq!(
-        top.text.matches(from).count(),
-        1,
-        "the fault site `{from}` is not unique in sa_accel.v"
-    );
-    top.text = top.text.replace(from, to);
+    let files = common::with_fault(&c, from, to);
     let model = accel::build_files(&c, &files).unwrap_or_else(|e| panic!("{e}"));
     let (setup, prog) = common::training_step(&c);
     model.cosim(&setup, &prog, 5, 30)

@@ -30,17 +30,11 @@ fn icarus_training_step_matches_the_emulator() {
 fn icarus_catches_a_miscounted_counter() {
     // The Icarus side really compares: a fault of accel_faults.rs is reported.
     let c = common::small();
-    let mut files = sysgrad_hdl::generate(&c);
-    let top = files
-        .iter_mut()
-        .find(|f| f.name == "sa_accel.v")
-        .expect("sa_accel.v generated");
     let (from, to) = (
         "(x_on && is_forward) ? {{9{1'b0}}, res_k}",
         "(x_on && is_forward) ? {{9{1'b0}}, res_m}",
     );
-    assert_eq!(top.text.matches(from).count(), 1, "fault site `{from}`");
-    top.text = top.text.replace(from, to);
+    let files = common::with_fault(&c, from, to);
     let (setup, prog) = common::training_step(&c);
     match accel::cosim_runs_icarus_files(&c, &files, &setup, &[&prog]) {
         Ok(_) => panic!("the fault `{from}` -> `{to}` went unnoticed under Icarus"),

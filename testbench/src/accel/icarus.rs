@@ -346,14 +346,7 @@ pub fn run_icarus_script(
     script: &HostScript,
     work: &Path,
 ) -> Result<HostResult, AccelError> {
-    let top = sysgrad_hdl::accel_top_name();
-    if !files.iter().any(|f| f.name == format!("{top}.v")) {
-        let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
-        return Err(AccelError::NoTop {
-            top,
-            files: names.join(", "),
-        });
-    }
+    require_top(files)?;
     crate::tools::require("iverilog")?;
     crate::tools::require("vvp")?;
     std::fs::create_dir_all(work)?;

@@ -99,18 +99,24 @@ fn verilator_args() -> Vec<String> {
     .collect()
 }
 
+/// An error unless `files` contain the accelerator's top module.
+pub(super) fn require_top(files: &[VerilogFile]) -> Result<(), AccelError> {
+    let top = sysgrad_hdl::accel_top_name();
+    if files.iter().any(|f| f.name == format!("{top}.v")) {
+        return Ok(());
+    }
+    let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+    Err(AccelError::NoTop {
+        top,
+        files: names.join(", "),
+    })
+}
+
 /// Builds (or reuses) a simulator of the given Verilog files (which must
 /// contain `sa_accel.v`), cached like [`crate::verilator::build_files`]:
 /// keyed by the harness, the Verilog, the flags and the Verilator version.
 pub fn build_files(cfg: &ArrayConfig, files: &[VerilogFile]) -> Result<AccelModel, AccelError> {
-    let top = sysgrad_hdl::accel_top_name();
-    if !files.iter().any(|f| f.name == format!("{top}.v")) {
-        let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
-        return Err(AccelError::NoTop {
-            top,
-            files: names.join(", "),
-        });
-    }
+    require_top(files)?;
     let exe = crate::verilator::cached_build(&crate::verilator::CachedBuild {
         label: format!("accel-{}", cfg.tag()),
         files,

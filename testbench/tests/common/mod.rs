@@ -128,3 +128,20 @@ pub fn training_step(c: &ArrayConfig) -> (Setup, Vec<u64>) {
     );
     (setup, encode_program(&prog))
 }
+
+/// The Verilog of `cfg` with `from` replaced by `to` in `sa_accel.v` (a
+/// fault injected on purpose); `from` must occur exactly once.
+pub fn with_fault(cfg: &ArrayConfig, from: &str, to: &str) -> Vec<sysgrad_hdl::VerilogFile> {
+    let mut files = sysgrad_hdl::generate(cfg);
+    let top = files
+        .iter_mut()
+        .find(|f| f.name == "sa_accel.v")
+        .expect("sa_accel.v generated");
+    assert_eq!(
+        top.text.matches(from).count(),
+        1,
+        "the fault site `{from}` is not unique in sa_accel.v"
+    );
+    top.text = top.text.replace(from, to);
+    files
+}
