@@ -495,17 +495,17 @@ module sa_accel #(
       cmd_q <= 64'd0;
       cmd2_q <= 64'd0;
       ex_t <= 17'd0;
+      ex_pass <= 1'b0;
+      halted <= 1'b0;
+      faulted <= 1'b0;
       err_code <= 8'd0;
       stop_pc <= 17'd0;
+      res_valid <= 1'b0;
+      res_dirty <= 1'b0;
       res_addr <= 16'd0;
       res_m <= 8'd0;
       res_k <= 8'd0;
       res_mk <= 16'd0;
-      ex_pass <= 1'b0;
-      halted <= 1'b0;
-      faulted <= 1'b0;
-      res_valid <= 1'b0;
-      res_dirty <= 1'b0;
     end else begin
       if (ctl_running) begin
         if (in_dec) begin

@@ -8,7 +8,7 @@
 //! [`super::datapath`] issues every registered buffer read one cycle ahead;
 //! the command memory is read at `pc + 1` in each decode cycle.
 
-use super::{datapath, rb, rv, sized_const, wb, wv};
+use super::{datapath, registers, sized_const, wb, wv};
 use crate::ir::*;
 use crate::pe::MODES;
 use sysgrad_config::host::{error_code as err, opcode as op};
@@ -113,30 +113,40 @@ fn constants() -> Vec<Item> {
     v
 }
 
+/// The sequencer's registers and the resident weight tile.
+fn state_registers() -> (Vec<Item>, Vec<Stmt>) {
+    registers(&[
+        ("ctl_state", int(2)),
+        ("pc", int(17)),
+        ("cmd_q", int(64)),
+        ("cmd2_q", int(64)),
+        ("ex_t", int(17)),
+        ("ex_pass", int(1)),
+        ("halted", int(1)),
+        ("faulted", int(1)),
+        ("err_code", int(8)),
+        ("stop_pc", int(17)),
+        ("res_valid", int(1)),
+        ("res_dirty", int(1)),
+        ("res_addr", int(16)),
+        ("res_m", int(8)),
+        ("res_k", int(8)),
+        ("res_mk", int(16)),
+    ])
+}
+
 fn state() -> Vec<Item> {
-    vec![
-        Item::Comment("Sequencer state and the resident weight tile.".into()),
-        rv("ctl_state", 2),
-        rv("pc", 17),
-        rv("cmd_q", 64),
-        rv("cmd2_q", 64),
-        rv("ex_t", 17),
-        rb("ex_pass"),
-        rb("halted"),
-        rb("faulted"),
-        rv("err_code", 8),
-        rv("stop_pc", 17),
-        rb("res_valid"),
-        rb("res_dirty"),
-        rv("res_addr", 16),
-        rv("res_m", 8),
-        rv("res_k", 8),
-        rv("res_mk", 16),
+    let mut v = vec![Item::Comment(
+        "Sequencer state and the resident weight tile.".into(),
+    )];
+    v.extend(state_registers().0);
+    v.extend([
         wb("ctl_running", id("ctl_state").differs("S_STOP")),
         wb("in_dec", id("ctl_state").equals("S_DEC")),
         wb("in_dec2", id("ctl_state").equals("S_DEC2")),
         wb("in_exec", id("ctl_state").equals("S_EXEC")),
-    ]
+    ]);
+    v
 }
 
 /// Command fields: from the command memory in decode, latched after.
@@ -475,25 +485,7 @@ fn fsm() -> Item {
         ],
         els: vec![],
     }];
-    let mut reset = vec![];
-    for (r, bits) in [
-        ("ctl_state", 2),
-        ("pc", 17),
-        ("cmd_q", 64),
-        ("cmd2_q", 64),
-        ("ex_t", 17),
-        ("err_code", 8),
-        ("stop_pc", 17),
-        ("res_addr", 16),
-        ("res_m", 8),
-        ("res_k", 8),
-        ("res_mk", 16),
-    ] {
-        reset.push(nb(r, l(bits, 0)));
-    }
-    for r in ["ex_pass", "halted", "faulted", "res_valid", "res_dirty"] {
-        reset.push(nb(r, lit(1, 0)));
-    }
+    let reset = state_registers().1;
     let mut live = vec![if_else("ctl_running", running, stopped)];
     live.extend(resident);
     Item::Clocked(vec![if_else("rst", reset, live)])

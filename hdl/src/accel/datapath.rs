@@ -11,7 +11,7 @@
 //! (`a_fwd_*`), which a read-before-write bank would not.
 
 use super::control::{any_of, l, lane_mask, low, one, sum, zext};
-use super::{rb, rv, wb, wv};
+use super::{registers, rv, wb, wv};
 use crate::ir::*;
 
 /// `arr_*`: the array's inputs, zero outside the tile and the stream.
@@ -301,17 +301,18 @@ fn write_back() -> Vec<Item> {
         ),
         nb("wb_lanes", cond("is_forward", "res_m", "res_k")),
     ];
+    let (regs, reset) = registers(&[
+        ("wb_wait", int(8)),
+        ("wb_left", int(17)),
+        ("wb_line", id("A_AB")),
+        ("wb_acc", int(1)),
+        ("wb_dx", int(1)),
+        ("wb_ph", int(2)),
+        ("wb_lanes", int(8)),
+    ]);
     let body = if_else(
         "rst",
-        vec![
-            nb("wb_wait", l(8, 0)),
-            nb("wb_left", l(17, 0)),
-            nb("wb_line", zeros("A_AB")),
-            nb("wb_acc", lit(1, 0)),
-            nb("wb_dx", lit(1, 0)),
-            nb("wb_ph", l(2, 0)),
-            nb("wb_lanes", l(8, 0)),
-        ],
+        reset,
         vec![if_else(
             "wb_start",
             start,
@@ -329,16 +330,12 @@ fn write_back() -> Vec<Item> {
             )],
         )],
     );
-    vec![
+    let mut v = vec![
         Item::Comment("Write-back of a pass's Y (FORWARD) or dX (BACKWARD) lines.".into()),
         crate::pe::sat_add(),
-        rv("wb_wait", 8),
-        rv("wb_left", 17),
-        rv("wb_line", "A_AB"),
-        rb("wb_acc"),
-        rb("wb_dx"),
-        rv("wb_ph", 2),
-        rv("wb_lanes", 8),
+    ];
+    v.extend(regs);
+    v.extend([
         wb(
             "wb_start",
             id("exec_begin")
@@ -389,7 +386,8 @@ fn write_back() -> Vec<Item> {
             )],
         ),
         Item::Clocked(vec![body]),
-    ]
+    ]);
+    v
 }
 
 pub(super) fn items() -> Vec<Item> {

@@ -7,7 +7,7 @@
 //! advancing only when the next stage has room, so `m_axis_tdata` holds
 //! still under back-pressure and the stream still moves a beat per cycle.
 
-use super::{rb, rv, sized_const, wb, wv, BUFFERS};
+use super::{registers, sized_const, wb, wv, BUFFERS};
 use crate::ir::*;
 use sysgrad_config::host::{
     reg, status, Counter, DmaError, DmaTarget, AXIL_ADDR_BITS, DMA_READ, DMA_WRITE, ID_VALUE,
@@ -114,16 +114,17 @@ fn axil_write() -> Vec<Item> {
         then: vec![nb(r, value)],
         els: vec![],
     };
+    let (regs, reset) = registers(&[
+        ("bvalid_q", int(1)),
+        ("bresp_q", int(2)),
+        ("prog_len", int(17)),
+        ("dma_target_q", int(32)),
+        ("dma_addr_q", int(32)),
+        ("dma_count_q", int(32)),
+    ]);
     let body = if_else(
         "rst",
-        vec![
-            nb("bvalid_q", lit(1, 0)),
-            nb("bresp_q", l(2, 0)),
-            nb("prog_len", l(17, 0)),
-            nb("dma_target_q", l(32, 0)),
-            nb("dma_addr_q", l(32, 0)),
-            nb("dma_count_q", l(32, 0)),
-        ],
+        reset,
         vec![if_else(
             "axil_wr",
             vec![
@@ -147,13 +148,8 @@ fn axil_write() -> Vec<Item> {
             }],
         )],
     );
-    vec![
-        rb("bvalid_q"),
-        rv("bresp_q", 2),
-        rv("prog_len", 17),
-        rv("dma_target_q", 32),
-        rv("dma_addr_q", 32),
-        rv("dma_count_q", 32),
+    let mut v = regs;
+    v.extend([
         Item::Comment("A write takes address and data together, answered the next cycle.".into()),
         wb(
             "axil_wr",
@@ -177,7 +173,8 @@ fn axil_write() -> Vec<Item> {
         ),
         wb("dma_req", id("wr_accepted").and(is_wr(reg::DMA_CTRL))),
         Item::Clocked(vec![body]),
-    ]
+    ]);
+    v
 }
 
 /// The AXI4-Lite read channel: one register per offset, SLVERR elsewhere.
@@ -227,13 +224,14 @@ fn axil_read() -> Vec<Item> {
         arms.push(read(c.offset(), cnt.bits(31, 0)));
         arms.push(read(c.offset() + 4, cat([l(16, 0), cnt.bits(47, 32)])));
     }
+    let (regs, reset) = registers(&[
+        ("rvalid_q", int(1)),
+        ("rdata_q", int(32)),
+        ("rresp_q", int(2)),
+    ]);
     let body = if_else(
         "rst",
-        vec![
-            nb("rvalid_q", lit(1, 0)),
-            nb("rdata_q", l(32, 0)),
-            nb("rresp_q", l(2, 0)),
-        ],
+        reset,
         vec![if_else(
             "axil_rd",
             vec![
@@ -251,18 +249,19 @@ fn axil_read() -> Vec<Item> {
             }],
         )],
     );
-    vec![
-        Item::Comment("A read is answered the cycle after its address.".into()),
-        rb("rvalid_q"),
-        rv("rdata_q", 32),
-        rv("rresp_q", 2),
+    let mut v = vec![Item::Comment(
+        "A read is answered the cycle after its address.".into(),
+    )];
+    v.extend(regs);
+    v.extend([
         wb("axil_rd", id("s_axil_arvalid").and(!id("rvalid_q"))),
         assign("s_axil_arready", !id("rvalid_q")),
         assign("s_axil_rvalid", "rvalid_q"),
         assign("s_axil_rdata", "rdata_q"),
         assign("s_axil_rresp", "rresp_q"),
         Item::Clocked(vec![body]),
-    ]
+    ]);
+    v
 }
 
 fn dma() -> Vec<Item> {
@@ -283,22 +282,27 @@ fn dma() -> Vec<Item> {
             single,
         )
     };
-    let mut v = vec![
-        Item::Comment("DMA: one buffer lane (or command word) per stream beat.".into()),
-        rb("dma_on"),
-        rb("dma_dir"),
-        rb("dma_packed"),
-        rv("dma_tgt", 3),
-        rv("dma_line", 16),
-        rv("dma_lane", 8),
-        rv("dma_left", 17),
-        rv("dma_err", 8),
-        rb("s1_v"),
-        rv("s1_lane", 8),
-        rb("s1_last"),
-        rb("m_v"),
-        rv("m_data", 64),
-        rb("m_last"),
+    let (regs, reset) = registers(&[
+        ("dma_on", int(1)),
+        ("dma_dir", int(1)),
+        ("dma_packed", int(1)),
+        ("dma_tgt", int(3)),
+        ("dma_line", int(16)),
+        ("dma_lane", int(8)),
+        ("dma_left", int(17)),
+        ("dma_err", int(8)),
+        ("s1_v", int(1)),
+        ("s1_lane", int(8)),
+        ("s1_last", int(1)),
+        ("m_v", int(1)),
+        ("m_data", int(64)),
+        ("m_last", int(1)),
+    ]);
+    let mut v = vec![Item::Comment(
+        "DMA: one buffer lane (or command word) per stream beat.".into(),
+    )];
+    v.extend(regs);
+    v.extend([
         wv(
             "tgt_depth",
             32,
@@ -352,7 +356,7 @@ fn dma() -> Vec<Item> {
         ),
         assign("s_axis_tready", id("dma_on").and(!id("dma_dir"))),
         wb("dma_wbeat", id("s_axis_tvalid").and("s_axis_tready")),
-    ];
+    ]);
     v.extend(beat_value("DW"));
     v.extend(beat_value("AW"));
     for (w, p) in [("DW", "P_DW8"), ("AW", "P_AW8")] {
@@ -452,25 +456,6 @@ fn dma() -> Vec<Item> {
         assign("m_axis_tdata", "m_data"),
         assign("m_axis_tlast", "m_last"),
     ]);
-    let reset: Vec<Stmt> = [
-        ("dma_on", 1),
-        ("dma_dir", 1),
-        ("dma_packed", 1),
-        ("dma_tgt", 3),
-        ("dma_line", 16),
-        ("dma_lane", 8),
-        ("dma_left", 17),
-        ("dma_err", 8),
-        ("s1_v", 1),
-        ("s1_lane", 8),
-        ("s1_last", 1),
-        ("m_v", 1),
-        ("m_data", 64),
-        ("m_last", 1),
-    ]
-    .iter()
-    .map(|&(r, bits)| nb(r, l(bits, 0)))
-    .collect();
     let run = vec![
         Stmt::If {
             cond: id("dma_advance"),

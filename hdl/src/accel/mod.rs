@@ -43,6 +43,20 @@ fn rb(name: &str) -> Item {
     reg(name, Width::bit()).item()
 }
 
+/// Registers from one table of `(name, width)` (`Int(1)` is a single bit):
+/// their declarations, and the reset statements that clear them, so a
+/// register's width and its reset value cannot drift apart.
+fn registers(table: &[(&str, Expr)]) -> (Vec<Item>, Vec<Stmt>) {
+    table
+        .iter()
+        .map(|(name, width)| match width {
+            Expr::Int(1) => (rb(name), nb(*name, lit(1, 0))),
+            Expr::Int(bits) => (rv(name, *bits), nb(*name, lit(*bits as u32, 0))),
+            w => (rv(name, w.clone()), nb(*name, zeros(w.clone()))),
+        })
+        .unzip()
+}
+
 /// A localparam integer `name_I = value` and its `bits`-bit slice `name`,
 /// so that comparisons with sized nets have matching widths.
 fn sized_const(name: &str, bits: u32, value: Expr) -> Vec<Item> {
