@@ -161,12 +161,7 @@ pub fn run(a: &AccelArgs) -> Result<(), String> {
                 a.gap,
             )
             .map_err(|e| e.to_string())?;
-            let host = |c: Counter| {
-                rep.counters
-                    .iter()
-                    .find(|(k, _)| *k == c)
-                    .map_or(0, |p| p.1)
-            };
+            let host = |c: Counter| rep.counter(c).unwrap_or(0);
             println!(
                 "RTL, {} step: {} run cycles, every array input and {} counters equal to \
                  the emulator, {} buffer words read back equal; host: {} cycles, {} beats in \

@@ -147,7 +147,7 @@ fn training_step(
         assert!(rep.beats_out < rep.words_compared as u64, "{rep:?}");
     }
     // The back-pressure really happened.
-    let get = |k: Counter| rep.counters.iter().find(|(c, _)| *c == k).unwrap().1;
+    let get = |k: Counter| rep.counter(k).unwrap();
     assert!(get(Counter::DmaInStalls) > 0 && get(Counter::DmaOutStalls) > 0);
     eprintln!(
         "{} {rows}x{cols} N={n} {schedule:?} {sink:?}: {} run cycles, {} host cycles, {} words compared",
@@ -729,6 +729,6 @@ fn runs_carry_state_over() {
         "{:?}",
         rep.state
     );
-    let get = |k: Counter| rep.counters.iter().find(|(c, _)| *c == k).unwrap().1;
+    let get = |k: Counter| rep.counter(k).unwrap();
     assert_eq!(get(Counter::Syncs), 1);
 }

@@ -274,6 +274,13 @@ pub struct AccelReport {
     pub beats_out: u64,
 }
 
+impl AccelReport {
+    /// The RTL's value of counter `c`.
+    pub fn counter(&self, c: Counter) -> Option<u64> {
+        self.counters.iter().find(|(k, _)| *k == c).map(|p| p.1)
+    }
+}
+
 /// Builds `sa_accel` for `cfg` (cached), fills the emulator's and the RTL's
 /// buffers with `setup`, runs `program` on both (the RTL with random
 /// back-pressure from `seed` at `gap_percent`) and compares:
