@@ -3,12 +3,12 @@
 //! emulator's controller, interleaved and sequential, with the hardware
 //! counters of `docs/HOST.md` side by side.
 
-use sysgrad_config::host::Counter;
+use sysgrad_accel::{compile_layer, encode_program, Accelerator, BufferId, FcLayer};
 use sysgrad_config::{ArrayConfig, Backward};
-use sysgrad_emulator::accel::{compile_layer, encode_program, Accelerator, BufferId, FcLayer};
 use sysgrad_emulator::gemm::DwSink;
+use sysgrad_isa::host::Counter;
+use sysgrad_rng::Rng;
 use sysgrad_testbench::accel::Setup;
-use sysgrad_testbench::scenario::Rng;
 
 #[derive(clap::Args)]
 pub struct AccelArgs {
@@ -87,16 +87,16 @@ pub fn prepare(
         &compile_layer(&cfg, &layer, schedule, DwSink::Update { lr_shift })
             .map_err(|e| e.to_string())?,
     );
-    if program.len() > cfg.buffers.commands {
+    if program.len() > cfg.buffers().commands {
         return Err(format!(
             "the program has {} words, more than the command memory's {} \
              (raise buffers.commands)",
             program.len(),
-            cfg.buffers.commands
+            cfg.buffers().commands
         ));
     }
     let mut rng = Rng::new(seed);
-    let bits = cfg.format.in_bits;
+    let bits = cfg.format().in_bits;
     let mut setup = Setup::default();
     for (id, b, rows, cols) in [
         (BufferId::Weights, &layer.w, m, k),
@@ -141,7 +141,7 @@ fn words(counts: &[(Counter, u64)]) -> u64 {
 pub fn run(a: &AccelArgs) -> Result<(), String> {
     let mut cfg = a.config.load()?;
     // Both schedules run on an interleaved array, so that only the program differs.
-    cfg.array.backward = Backward::Interleaved;
+    cfg = cfg.with_backward(Backward::Interleaved);
     if a.gap > 95 {
         return Err(format!("--gap {} is outside 0..=95 (percent)", a.gap));
     }
@@ -178,7 +178,7 @@ pub fn run(a: &AccelArgs) -> Result<(), String> {
             );
         }
         if let (Some(path), Backward::Interleaved) = (&a.save_program, schedule) {
-            let text = sysgrad_emulator::accel::asm::disassemble(&step.program);
+            let text = sysgrad_accel::asm::disassemble(&step.program);
             crate::write_atomically(path, text.as_bytes())?;
             eprintln!("wrote {}", path.display());
         }
@@ -261,17 +261,17 @@ pub struct ProgramArgs {
 /// `sysgrad program`: assemble a program text and run it on the
 /// emulator's controller (and the RTL), reporting where and why it stopped.
 pub fn run_program(a: &ProgramArgs) -> Result<(), String> {
-    use sysgrad_emulator::accel::asm::{assemble, disassemble};
+    use sysgrad_accel::asm::{assemble, disassemble};
     let cfg = a.config.load()?;
     let text =
         std::fs::read_to_string(&a.program).map_err(|e| format!("{}: {e}", a.program.display()))?;
     let program = assemble(&text).map_err(|e| format!("{}: {e}", a.program.display()))?;
-    if program.len() > cfg.buffers.commands {
+    if program.len() > cfg.buffers().commands {
         return Err(format!(
             "{}: {} words do not fit the command memory ({} words, buffers.commands)",
             a.program.display(),
             program.len(),
-            cfg.buffers.commands
+            cfg.buffers().commands
         ));
     }
     if a.gap > 95 {

@@ -5,7 +5,7 @@ use ndarray::Array2;
 use sysgrad_config::Backward;
 use sysgrad_emulator::gemm::{self, DwSink};
 use sysgrad_emulator::{stats, Driver};
-use sysgrad_testbench::scenario::Rng;
+use sysgrad_rng::Rng;
 
 #[derive(clap::Args)]
 pub struct EmulateArgs {
@@ -97,9 +97,9 @@ pub fn run(a: &EmulateArgs) -> Result<(), String> {
         }
     }
     // Both schedules run on the interleaved array so that only the schedule differs.
-    cfg.array.backward = Backward::Interleaved;
+    cfg = cfg.with_backward(Backward::Interleaved);
     let mut rng = Rng::new(a.seed);
-    let bits = cfg.format.in_bits;
+    let bits = cfg.format().in_bits;
     let (w, x, dy) = (
         rng.matrix(a.m, a.k, bits),
         rng.matrix(a.k, a.n, bits),

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use sysgrad_config::Backward;
 use sysgrad_emulator::gemm::DwSink;
-use sysgrad_emulator::sweep::{self, Grid, Layer, SweepData};
+use sysgrad_explore::{Grid, Layer, SweepData};
 
 #[derive(clap::Args)]
 pub struct SweepArgs {
@@ -79,11 +79,11 @@ pub fn run(a: &SweepArgs) -> Result<(), String> {
         sink: DwSink::Update { lr_shift: 8 },
         data: SweepData::Counters,
     };
-    let rows = sweep::sweep(&layers, &grid).map_err(|e| e.to_string())?;
+    let rows = sysgrad_explore::sweep(&layers, &grid).map_err(|e| e.to_string())?;
     let mut csv = Vec::new();
-    sweep::write_csv(&rows, &mut csv).map_err(|e| e.to_string())?;
+    sysgrad_explore::write_csv(&rows, &mut csv).map_err(|e| e.to_string())?;
     let mut svg = Vec::new();
-    sweep::plot::write_svg(&rows, &mut svg).map_err(|e| e.to_string())?;
+    sysgrad_explore::plot::write_svg(&rows, &mut svg).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
     for (name, bytes) in [("sweep.csv", &csv), ("sweep.svg", &svg)] {
         let path = a.out.join(name);

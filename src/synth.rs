@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 use sysgrad_config::Backward;
-use sysgrad_testbench::synth::{self, Target};
+use sysgrad_synth::{self as synth, Target};
 
 #[derive(clap::Args)]
 pub struct SynthArgs {
@@ -51,23 +51,28 @@ pub fn run(a: &SynthArgs) -> Result<(), String> {
     for base in &configs {
         for target in &targets {
             for backward in [Backward::Interleaved, Backward::Sequential] {
-                let mut cfg = *base;
-                cfg.array.backward = backward;
+                let cfg = base.with_backward(backward);
                 let work = a.out.join(format!("{}-{top}-{}", cfg.tag(), target.name()));
                 eprintln!(
                     "synthesising {top} of {} for {} ...",
                     cfg.tag(),
                     target.name()
                 );
-                let r = synth::synthesize(&cfg, *target, top, &work).map_err(|e| e.to_string())?;
+                let files = sysgrad_hdl::generate(&cfg);
+                let sources: Vec<synth::Source> = files
+                    .iter()
+                    .map(|f| (f.name.as_str(), f.text.as_str()))
+                    .collect();
+                let r =
+                    synth::synthesize(&sources, *target, top, &work).map_err(|e| e.to_string())?;
                 csv.push_str(&synth::csv_row(&cfg, top, &r));
                 csv.push('\n');
                 md.push_str(&format!(
                     "| {}x{} i{} a{} | {top} | {} | {} | {} | {} | {} | {} | {} |\n",
                     cfg.rows(),
                     cfg.cols(),
-                    cfg.format.in_bits,
-                    cfg.format.acc_bits,
+                    cfg.format().in_bits,
+                    cfg.format().acc_bits,
                     target.name(),
                     backward.name(),
                     r.luts(),

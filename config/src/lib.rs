@@ -7,7 +7,6 @@
 
 pub mod files;
 pub mod fixed;
-pub mod host;
 mod load;
 
 pub use load::{load_config, ConfigError};
@@ -109,15 +108,50 @@ impl BufferDepths {
     }
 }
 
-/// The whole configuration, as read from TOML or JSON.
+/// The whole configuration, as read from TOML or JSON. It can only exist
+/// validated: the fields are private, [`ArrayConfig::new`] and
+/// deserialisation check every range, and the `with_*` methods return a
+/// checked copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "RawConfig", into = "RawConfig")]
 pub struct ArrayConfig {
-    pub array: ArrayShape,
-    pub format: NumberFormat,
+    array: ArrayShape,
+    format: NumberFormat,
+    buffers: BufferDepths,
+}
+
+/// The file form of [`ArrayConfig`], before validation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawConfig {
+    array: ArrayShape,
+    format: NumberFormat,
     /// Optional `[buffers]` section; defaults when absent.
     #[serde(default, skip_serializing_if = "BufferDepths::is_default")]
-    pub buffers: BufferDepths,
+    buffers: BufferDepths,
+}
+
+impl TryFrom<RawConfig> for ArrayConfig {
+    type Error = ConfigError;
+    fn try_from(raw: RawConfig) -> Result<Self, ConfigError> {
+        let cfg = ArrayConfig {
+            array: raw.array,
+            format: raw.format,
+            buffers: raw.buffers,
+        };
+        cfg.validate()?;
+        Ok(cfg)
+    }
+}
+
+impl From<ArrayConfig> for RawConfig {
+    fn from(c: ArrayConfig) -> Self {
+        RawConfig {
+            array: c.array,
+            format: c.format,
+            buffers: c.buffers,
+        }
+    }
 }
 
 pub const MAX_DIM: usize = 64;
@@ -127,8 +161,14 @@ pub const ACC_BITS: std::ops::RangeInclusive<u32> = 16..=48;
 pub const LR_SHIFT_BITS: u32 = 6;
 
 impl ArrayConfig {
-    pub fn new(rows: usize, cols: usize, backward: Backward, format: NumberFormat) -> Self {
-        ArrayConfig {
+    /// A checked configuration with default buffer depths.
+    pub fn new(
+        rows: usize,
+        cols: usize,
+        backward: Backward,
+        format: NumberFormat,
+    ) -> Result<Self, ConfigError> {
+        RawConfig {
             array: ArrayShape {
                 rows,
                 cols,
@@ -137,6 +177,7 @@ impl ArrayConfig {
             format,
             buffers: BufferDepths::default(),
         }
+        .try_into()
     }
 
     /// The default configuration: 16x16 interleaved, Q7.8 data, 40-bit accumulators.
@@ -151,6 +192,7 @@ impl ArrayConfig {
                 frac_bits: 8,
             },
         )
+        .expect("the default configuration is valid")
     }
 
     pub fn rows(&self) -> usize {
@@ -159,12 +201,49 @@ impl ArrayConfig {
     pub fn cols(&self) -> usize {
         self.array.cols
     }
+    /// Rows, columns and backward schedule.
+    pub fn shape(&self) -> ArrayShape {
+        self.array
+    }
+    pub fn backward(&self) -> Backward {
+        self.array.backward
+    }
     pub fn interleaved(&self) -> bool {
         self.array.backward == Backward::Interleaved
     }
+    pub fn format(&self) -> NumberFormat {
+        self.format
+    }
+    pub fn buffers(&self) -> BufferDepths {
+        self.buffers
+    }
+
+    /// The same configuration with another backward schedule (always valid).
+    pub fn with_backward(mut self, backward: Backward) -> Self {
+        self.array.backward = backward;
+        self
+    }
+
+    /// The same configuration with other buffer depths, checked.
+    pub fn with_buffers(self, buffers: BufferDepths) -> Result<Self, ConfigError> {
+        RawConfig {
+            buffers,
+            ..self.into()
+        }
+        .try_into()
+    }
+
+    /// The same configuration with another number format, checked.
+    pub fn with_format(self, format: NumberFormat) -> Result<Self, ConfigError> {
+        RawConfig {
+            format,
+            ..self.into()
+        }
+        .try_into()
+    }
 
     /// Checks every field against its allowed range.
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    fn validate(&self) -> Result<(), ConfigError> {
         let bad = |field: &str, value: String, allowed: String| {
             Err(ConfigError::OutOfRange {
                 field: field.to_string(),
@@ -211,7 +290,7 @@ impl ArrayConfig {
                 format!("0..={} (less than in_bits)", f.in_bits - 1),
             );
         }
-        for (field, depth) in self.buffers.fields() {
+        for (field, depth) in self.buffers().fields() {
             if !(1..=MAX_BUFFER_DEPTH).contains(&depth) {
                 return bad(
                     field,
@@ -227,7 +306,7 @@ impl ArrayConfig {
     /// the largest product is `2^(2*DW-2)` (min x min), so `n` of them need
     /// `2*DW + floor(log2 n)` signed bits.
     pub fn acc_bits_needed(&self, terms: usize) -> u32 {
-        2 * self.format.in_bits + terms.max(1).ilog2()
+        2 * self.format().in_bits + terms.max(1).ilog2()
     }
 
     /// A warning when a reduction of `terms` products (`what`, e.g. "the
@@ -235,10 +314,10 @@ impl ArrayConfig {
     /// is defined behaviour, so this is advice, not an error.
     pub fn saturation_warning(&self, terms: usize, what: &str) -> Option<String> {
         let needed = self.acc_bits_needed(terms);
-        (self.format.acc_bits < needed).then(|| {
+        (self.format().acc_bits < needed).then(|| {
             format!(
                 "format.acc_bits = {} is narrower than the {needed} bits with which {what} ({terms} products) cannot saturate; extreme values will clamp",
-                self.format.acc_bits
+                self.format().acc_bits
             )
         })
     }
@@ -249,9 +328,9 @@ impl ArrayConfig {
             "sa_{}x{}_i{}a{}f{}_{}",
             self.array.rows,
             self.array.cols,
-            self.format.in_bits,
-            self.format.acc_bits,
-            self.format.frac_bits,
+            self.format().in_bits,
+            self.format().acc_bits,
+            self.format().frac_bits,
             match self.array.backward {
                 Backward::Interleaved => "il",
                 Backward::Sequential => "seq",
@@ -275,7 +354,7 @@ mod buffer_tests {
     #[test]
     fn configs_without_buffers_get_defaults_and_serialise_unchanged() {
         let cfg = parse_config(OLD, false, Path::new("x.toml")).unwrap();
-        assert!(cfg.buffers.is_default());
+        assert!(cfg.buffers().is_default());
         assert!(!cfg.to_toml().contains("buffers"));
         let json = r#"{"array":{"rows":4,"cols":4,"backward":"sequential"},"format":{"in_bits":8,"acc_bits":16,"frac_bits":0}}"#;
         assert_eq!(parse_config(json, true, Path::new("x.json")).unwrap(), cfg);
@@ -285,9 +364,9 @@ mod buffer_tests {
     fn partial_buffers_section_fills_in_defaults_and_round_trips() {
         let text = format!("{OLD}[buffers]\nweights = 100\naccumulators = 65536\n");
         let cfg = parse_config(&text, false, Path::new("x.toml")).unwrap();
-        assert_eq!(cfg.buffers.weights, 100);
-        assert_eq!(cfg.buffers.accumulators, MAX_BUFFER_DEPTH);
-        assert_eq!(cfg.buffers.activations, DEFAULT_BUFFER_DEPTH);
+        assert_eq!(cfg.buffers().weights, 100);
+        assert_eq!(cfg.buffers().accumulators, MAX_BUFFER_DEPTH);
+        assert_eq!(cfg.buffers().activations, DEFAULT_BUFFER_DEPTH);
         let again = parse_config(&cfg.to_toml(), false, Path::new("x.toml")).unwrap();
         assert_eq!(again, cfg);
     }
@@ -331,7 +410,8 @@ mod headroom_tests {
                         acc_bits: 48,
                         frac_bits: 0,
                     },
-                );
+                )
+                .unwrap();
                 let need = cfg.acc_bits_needed(n);
                 let sum = n as i128 * (fixed::min_of(in_bits) as i128).pow(2);
                 assert!(sum <= fixed::max_of(need) as i128, "{in_bits} {n}");
@@ -351,7 +431,8 @@ mod headroom_tests {
                 acc_bits: 20,
                 frac_bits: 4,
             },
-        );
+        )
+        .unwrap();
         let w = cfg
             .saturation_warning(784, "the forward reduction K")
             .unwrap();

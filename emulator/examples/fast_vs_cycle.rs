@@ -7,7 +7,7 @@
 use ndarray::Array2;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
-use sysgrad_config::{fixed, ArrayConfig, Backward};
+use sysgrad_config::{fixed, ArrayConfig, Backward, NumberFormat};
 use sysgrad_emulator::fast::{Engine, FastEngine};
 use sysgrad_emulator::gemm::DwSink;
 use sysgrad_emulator::Driver;
@@ -57,7 +57,7 @@ fn naive_gemm(a: &[i64], b: &[i64], n: usize) -> Vec<i64> {
 fn main() {
     let cfg = ArrayConfig::default_16x16();
     let pes = (cfg.rows() * cfg.cols()) as f64;
-    let bits = cfg.format.in_bits;
+    let bits = cfg.format().in_bits;
     let mut seed = 0x2545_f491_4f6c_dd1d;
     let w = random(SIZE, SIZE, bits, &mut seed);
     let x = random(SIZE, SIZE, bits, &mut seed);
@@ -95,8 +95,12 @@ fn main() {
 
     // Worst case for the fast mode: every row may saturate (32-bit
     // accumulators, all-extreme data), so all of it takes the clamped fold.
-    let mut narrow = cfg;
-    narrow.format.acc_bits = 32;
+    let narrow = cfg
+        .with_format(NumberFormat {
+            acc_bits: 32,
+            ..cfg.format()
+        })
+        .expect("32-bit accumulators fit 16-bit data");
     let ext = Array2::from_elem((SIZE, SIZE), fixed::min_of(bits));
     let sat_time = best_of(3, || {
         FastEngine::new(narrow).backward(

@@ -6,8 +6,8 @@
 //! follow. State is stored structure-of-arrays, PE (i, j) at `i * cols + j`,
 //! and `step` allocates nothing.
 
-use crate::mode::Mode;
 use sysgrad_config::{fixed, ArrayConfig, MAX_DIM};
+use sysgrad_isa::Mode;
 
 /// A row of zeros: `psv_in` of row 0.
 const ZEROS: [i64; MAX_DIM] = [0; MAX_DIM];
@@ -199,7 +199,7 @@ impl Array {
     fn step_portable(&mut self, inp: &CycleInput) {
         let (r, c) = (self.rows(), self.cols());
         debug_assert_eq!((inp.x.len(), inp.w.len(), inp.dy.len()), (r, c, c));
-        let f = self.cfg.format;
+        let f = self.cfg.format();
         let aw = f.acc_bits;
 
         // Output side first: it samples the PE registers before they change.
@@ -349,7 +349,7 @@ mod tests {
             acc_bits: 16,
             frac_bits: 3,
         };
-        let cfg = ArrayConfig::new(5, 3, Backward::Interleaved, fmt);
+        let cfg = ArrayConfig::new(5, 3, Backward::Interleaved, fmt).unwrap();
         let (mut a, mut b) = (Array::new(cfg), Array::new(cfg));
         let mut s = 0x1234_5678_u64;
         let mut next = move || {

@@ -8,10 +8,10 @@
 //! values of the configured widths.
 
 use crate::array::{Array, CycleInput, CycleOutput};
-use crate::mode::Mode;
 use crate::stats::{Phase, Stats};
 use ndarray::{Array2, ArrayView1, ArrayView2};
 use sysgrad_config::{fixed, ArrayConfig};
+use sysgrad_isa::Mode;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DriveError {
@@ -138,7 +138,7 @@ impl Driver {
                 max_c,
             });
         }
-        let bits = self.cfg().format.in_bits;
+        let bits = self.cfg().format().in_bits;
         if let Some(&value) = t.iter().find(|v| !fixed::fits(**v, bits)) {
             return Err(DriveError::ValueRange { what, value, bits });
         }

@@ -38,14 +38,14 @@ pub fn forward(
         w: w.view(),
         x: x.view(),
         dy: None,
-        bits: cfg.format.in_bits,
+        bits: cfg.format().in_bits,
     };
     ledger::forward(stats, cfg, (m, k, x.ncols()), &ops)?;
     Ok(kernel::chained_product(
         w,
         x,
         cfg.rows(),
-        cfg.format.acc_bits,
+        cfg.format().acc_bits,
     ))
 }
 
@@ -63,7 +63,7 @@ pub fn backward(
     let (m, k) = w.dim();
     let n = x.ncols();
     gemm::check_backward(w, x, dy, sink)?;
-    let f = cfg.format;
+    let f = cfg.format();
     let ops = ledger::Views {
         w: w.view(),
         x: x.view(),

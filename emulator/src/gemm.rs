@@ -3,10 +3,10 @@
 //! added in the accumulator buffer with the same saturating rule as the PEs.
 
 use crate::driver::{DriveError, Driver};
-use crate::mode::Mode;
 use crate::stats::Phase;
 use ndarray::{s, Array2, ArrayView2};
 use sysgrad_config::{fixed, Backward};
+use sysgrad_isa::Mode;
 
 /// Where the weight gradient goes after the backward pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +56,7 @@ fn accumulate(
     part: ArrayView2<i64>,
     count_write: fn(&mut crate::stats::Counters) -> &mut u64,
 ) {
-    let aw = drv.cfg().format.acc_bits;
+    let aw = drv.cfg().format().acc_bits;
     dst.zip_mut_with(&part, |a, p| *a = fixed::acc_add(*a, *p, aw));
     let st = drv.stats.phase_mut(phase);
     let n = part.len() as u64;

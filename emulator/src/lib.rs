@@ -8,21 +8,18 @@
 //! * [`fast`]: the same results and counters computed per tile without
 //!   stepping cycles, behind the [`fast::Engine`] trait shared with the
 //!   cycle-accurate path.
-//! * [`accel`]: buffers, command stream and controller around the array
-//!   (`docs/COMMANDS.md`).
-//! * [`sweep`]: design-space sweeps over array sizes, widths and schedules.
+//!
+//! The accelerator around the array (buffers, command stream, controller)
+//! is the `sysgrad-accel` crate; design-space sweeps are `sysgrad-explore`.
 
-pub mod accel;
 pub mod array;
 pub mod driver;
 pub mod fast;
 pub mod gemm;
-pub mod mode;
 pub mod reference;
 pub mod stats;
-pub mod sweep;
 
 pub use array::{Array, CycleInput, CycleOutput};
 pub use driver::{DriveError, Driver, Recording};
-pub use mode::Mode;
 pub use stats::{Counters, Phase, Stats};
+pub use sysgrad_isa::Mode;

@@ -29,7 +29,7 @@ fn config() -> impl Strategy<Value = ArrayConfig> {
                 acc_bits: aw,
                 frac_bits: f,
             };
-            ArrayConfig::new(r, c, b, format)
+            ArrayConfig::new(r, c, b, format).unwrap()
         })
 }
 
@@ -52,7 +52,7 @@ struct Case {
 /// A layer of up to three tiles (partial ones included) in M and K.
 fn case() -> impl Strategy<Value = Case> {
     config().prop_flat_map(|cfg| {
-        let b = cfg.format.in_bits;
+        let b = cfg.format().in_bits;
         (1..=3 * cfg.cols(), 1..=3 * cfg.rows(), 1usize..20).prop_flat_map(move |(m, k, n)| {
             (matrix(m, k, b), matrix(k, n, b), matrix(m, n, b)).prop_map(move |(w, x, dy)| Case {
                 cfg,
@@ -117,7 +117,7 @@ proptest! {
         at in any::<prop::sample::Index>(), high in any::<bool>(), far in 1i64..1000,
     ) {
         let mut c = c;
-        let bits = c.cfg.format.in_bits;
+        let bits = c.cfg.format().in_bits;
         let bad = if high { fixed::max_of(bits) + far } else { fixed::min_of(bits) - far };
         let m = match operand { Operand::W => &mut c.w, Operand::X => &mut c.x, Operand::Dy => &mut c.dy };
         let i = at.index(m.len());
@@ -147,7 +147,7 @@ proptest! {
         cfg in config(), m in 1usize..48, k in 1usize..48, n in 1usize..48,
         seed in any::<u64>(), lr_shift in 0u32..=63, extreme in 0u32..4,
     ) {
-        let (lo, hi) = (fixed::min_of(cfg.format.in_bits), fixed::max_of(cfg.format.in_bits));
+        let (lo, hi) = (fixed::min_of(cfg.format().in_bits), fixed::max_of(cfg.format().in_bits));
         let mut s = seed | 1;
         let mut rnd = |r, c| Array2::from_shape_simple_fn((r, c), || {
             s ^= s << 13; s ^= s >> 7; s ^= s << 17;

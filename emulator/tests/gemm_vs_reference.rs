@@ -30,6 +30,7 @@ fn config() -> impl Strategy<Value = ArrayConfig> {
                     frac_bits: f,
                 },
             )
+            .unwrap()
         })
 }
 
@@ -45,7 +46,7 @@ fn matrix(rows: usize, cols: usize, bits: u32) -> impl Strategy<Value = Array2<i
 /// A config with a layer M x K x N up to three tiles in each dimension.
 fn case() -> impl Strategy<Value = (ArrayConfig, Array2<i64>, Array2<i64>, Array2<i64>, u32)> {
     config().prop_flat_map(|cfg| {
-        let b = cfg.format.in_bits;
+        let b = cfg.format().in_bits;
         (1..=3 * cfg.cols(), 1..=3 * cfg.rows(), 1usize..12).prop_flat_map(move |(m, k, n)| {
             (
                 Just(cfg),
@@ -80,7 +81,7 @@ proptest! {
     #[test]
     fn update_matches_reference((cfg, w, x, dy, lr) in case()) {
         let mut drv = Driver::new(cfg);
-        let res = gemm::backward(&mut drv, cfg.array.backward, w.view(), x.view(), dy.view(),
+        let res = gemm::backward(&mut drv, cfg.backward(), w.view(), x.view(), dy.view(),
             DwSink::Update { lr_shift: lr }).unwrap();
         let dw = reference::dw(&cfg, dy.view(), x.view());
         prop_assert_eq!(res.w.unwrap(), reference::sgd(&cfg, w.view(), dw.view(), lr));
@@ -90,7 +91,7 @@ proptest! {
     #[test]
     fn schedules_agree((cfg, w, x, dy, _) in case()) {
         let mut cfg = cfg;
-        cfg.array.backward = Backward::Interleaved;
+        cfg = cfg.with_backward(Backward::Interleaved);
         let run = |s| gemm::backward(&mut Driver::new(cfg), s, w.view(), x.view(), dy.view(), DwSink::Drain).unwrap();
         prop_assert_eq!(run(Backward::Interleaved), run(Backward::Sequential));
     }
@@ -101,10 +102,9 @@ proptest! {
     fn equals_ndarray_dot_without_saturation(
         cfg in config(), m in 1usize..20, k in 1usize..20, n in 1usize..20, seed in any::<u64>()
     ) {
-        let mut cfg = cfg;
-        cfg.format.in_bits = 8;
-        cfg.format.acc_bits = 32;
-        cfg.format.frac_bits = 4;
+        let cfg = cfg
+            .with_format(NumberFormat { in_bits: 8, acc_bits: 32, frac_bits: 4 })
+            .unwrap();
         let mut s = seed | 1;
         let mut rnd = |r, c| Array2::from_shape_simple_fn((r, c), || {
             s ^= s << 13; s ^= s >> 7; s ^= s << 17;
@@ -160,7 +160,8 @@ fn bad_input_is_an_error_not_a_panic() {
             acc_bits: 16,
             frac_bits: 0,
         },
-    );
+    )
+    .unwrap();
     let mut drv = Driver::new(cfg);
     let w = Array2::from_elem((2, 2), 300i64);
     assert!(gemm::forward(&mut drv, w.view(), Array2::zeros((2, 1)).view()).is_err());

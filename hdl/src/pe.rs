@@ -6,17 +6,7 @@
 
 use crate::ir::*;
 use sysgrad_config::LR_SHIFT_BITS;
-
-/// Mode codes, as in `docs/ARCHITECTURE.md` and `sysgrad_emulator::Mode`.
-pub const MODES: [(&str, u8); 7] = [
-    ("M_LOAD", 1),
-    ("M_FWD", 2),
-    ("M_BWD_DX", 3),
-    ("M_BWD_DW", 4),
-    ("M_BWD_IL", 5),
-    ("M_UPDATE", 6),
-    ("M_DRAIN", 7),
-];
+use sysgrad_isa::mode::{Mode, MODE_BITS};
 
 fn acc_w() -> Expr {
     id("AW")
@@ -235,9 +225,17 @@ fn state() -> [(&'static str, Width, bool); 7] {
 }
 
 pub fn module() -> Module {
-    let mut items: Vec<Item> = MODES
+    // IDLE and the reserved codes hold every register: the case has no arm for them.
+    let mut items: Vec<Item> = Mode::ALL
         .iter()
-        .map(|(n, c)| localparam(n, Width::of(4), lit(4, u64::from(*c))))
+        .filter(|m| **m != Mode::Idle)
+        .map(|m| {
+            localparam(
+                &m.verilog_name(),
+                Width::of(MODE_BITS),
+                lit(MODE_BITS, m.code().into()),
+            )
+        })
         .collect();
     for (r, width, signed) in state() {
         items.push(
@@ -258,7 +256,7 @@ pub fn module() -> Module {
     let mut ports = vec![
         input("clk", Width::bit()),
         input("rst", Width::bit()),
-        input("mode", Width::of(4)),
+        input("mode", Width::of(MODE_BITS)),
         input("lr_shift", Width::of(LR_SHIFT_BITS)),
     ];
     for (dir, suffix) in [(input as fn(&str, Width) -> Port, "_in"), (output, "_out")] {

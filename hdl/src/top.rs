@@ -5,6 +5,7 @@
 
 use crate::ir::*;
 use sysgrad_config::{ArrayConfig, LR_SHIFT_BITS};
+use sysgrad_isa::mode::MODE_BITS;
 
 /// `e + k` for any sign of `k`, printing `e-1` rather than `e+-1`.
 fn offset(e: Expr, k: i64) -> Expr {
@@ -220,7 +221,7 @@ fn items() -> Vec<Item> {
 /// The array's parameters with `cfg`'s values as defaults; `sa_accel`
 /// has the same ones (and passes them down).
 pub(crate) fn array_params(cfg: &ArrayConfig) -> Vec<Param> {
-    let f = cfg.format;
+    let f = cfg.format();
     vec![
         param("R", cfg.rows() as i64, "PE rows (reduction dimension K)"),
         param("C", cfg.cols() as i64, "PE columns (output dimension M)"),
@@ -248,7 +249,7 @@ pub fn module(cfg: &ArrayConfig) -> Module {
         ports: vec![
             input("clk", Width::bit()),
             input("rst", Width::bit()),
-            input("mode", Width::of(4)),
+            input("mode", Width::of(MODE_BITS)),
             input("lr_shift", Width::of(LR_SHIFT_BITS)),
             input("x_in", Width::of(id("R") * "DW")),
             input("w_in", Width::of(id("C") * "DW")),

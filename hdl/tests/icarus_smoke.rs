@@ -208,7 +208,7 @@ impl Program {
 
 fn scenario(cfg: &ArrayConfig, lr_shift: u32, seed: u64) -> Program {
     let (r, c) = (cfg.rows(), cfg.cols());
-    let f = cfg.format;
+    let f = cfg.format();
     let mut rng = Rng(seed);
     let mut p = Program {
         r,
@@ -324,7 +324,7 @@ fn unpack(hex: &str, w: u32, lanes: usize) -> Option<Vec<i64>> {
 
 fn testbench(cfg: &ArrayConfig, cycles: &[Inputs]) -> String {
     let (r, c) = (cfg.rows(), cfg.cols());
-    let (dw, aw) = (cfg.format.in_bits, cfg.format.acc_bits);
+    let (dw, aw) = (cfg.format().in_bits, cfg.format().acc_bits);
     let mut s = String::from(
         "module tb;\n  reg clk, rst, dy_valid;\n  reg [3:0] mode;\n  reg [5:0] lr_shift;\n",
     );
@@ -385,7 +385,7 @@ fn simulate(cfg: &ArrayConfig, lr_shift: u32, seed: u64) {
         dir.path(),
     );
     let out = run(Command::new("vvp").args(["-n", "tb.vvp"]), dir.path());
-    let (dw, aw) = (cfg.format.in_bits, cfg.format.acc_bits);
+    let (dw, aw) = (cfg.format().in_bits, cfg.format().acc_bits);
     let mut seen: HashMap<(usize, Port), Option<Vec<i64>>> = HashMap::new();
     for line in out.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();

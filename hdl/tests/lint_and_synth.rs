@@ -76,14 +76,15 @@ fn icarus_compiles_without_warnings() {
 #[test]
 fn accelerator_synthesises_for_xilinx_with_inferred_rams() {
     require_tool("yosys");
-    let mut small = cfg(4, 3, Backward::Interleaved, 8, 24, 4);
-    small.buffers = sysgrad_config::BufferDepths {
-        weights: 512,
-        activations: 512,
-        gradients: 512,
-        accumulators: 512,
-        commands: 512,
-    };
+    let small = cfg(4, 3, Backward::Interleaved, 8, 24, 4)
+        .with_buffers(sysgrad_config::BufferDepths {
+            weights: 512,
+            activations: 512,
+            gradients: 512,
+            accumulators: 512,
+            commands: 512,
+        })
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let files = write(&small, dir.path());
     let script = format!(

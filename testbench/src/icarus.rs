@@ -2,15 +2,15 @@
 //! the same stimulus file and writes the same port trace as the Verilator
 //! harness.
 
-use crate::tools::{run, ToolError};
 use std::path::Path;
 use std::process::Command;
 use sysgrad_config::ArrayConfig;
+use sysgrad_tools::{run, ToolError};
 
 /// The Verilog testbench for `cfg` (sizes are fixed at generation time).
 pub fn testbench(cfg: &ArrayConfig) -> String {
     let (r, c) = (cfg.rows(), cfg.cols());
-    let (dw, aw) = (cfg.format.in_bits, cfg.format.acc_bits);
+    let (dw, aw) = (cfg.format().in_bits, cfg.format().acc_bits);
     format!(
         r#"// Icarus harness for sa_top ({tag}); see testbench/cpp/tb_sa_top.cpp for the protocol.
 `timescale 1ns/1ps

@@ -14,8 +14,6 @@ pub mod registers;
 pub mod scenario;
 pub mod soak;
 pub mod stimulus;
-pub mod synth;
-pub mod tools;
 pub mod vcd;
 pub mod verilator;
 
@@ -24,7 +22,7 @@ use sysgrad_config::ArrayConfig;
 use sysgrad_emulator::Recording;
 
 pub use compare::Mismatch;
-pub use tools::ToolError;
+pub use sysgrad_tools::ToolError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Simulator {

@@ -23,7 +23,7 @@ pub(crate) struct Reg {
 /// Every register of the array, named as the generator names it.
 pub(crate) fn registers(a: &Array) -> Vec<Reg> {
     let (r, c) = (a.rows(), a.cols());
-    let (dw, aw) = (a.cfg.format.in_bits, a.cfg.format.acc_bits);
+    let (dw, aw) = (a.cfg.format().in_bits, a.cfg.format().acc_bits);
     let mut regs = Vec::new();
     let mut add = |name: String, width: u32, read: Box<dyn Fn(&Array) -> i64>| {
         regs.push(Reg { name, width, read })
@@ -82,7 +82,7 @@ fn delay_value(a: &Array, bank: sysgrad_hdl::DelayBank, lane: usize, stage: usiz
         XSkew => a.x_skew.lane(lane)[stage],
         DySkew => {
             let (v, d) = a.dy_skew.lane(lane)[stage];
-            let bits = a.cfg.format.in_bits;
+            let bits = a.cfg.format().in_bits;
             // The RTL stores {valid, dy} in one register of DW+1 bits.
             crate::stimulus::from_bits(
                 ((v as u64) << bits) | crate::stimulus::to_bits(d, bits),

@@ -4,42 +4,10 @@
 //! few cycles of unsupported or idle modes, all on one random layer that
 //! spans several tiles, with the format's extreme values mixed in.
 
-use ndarray::Array2;
-use sysgrad_config::{fixed, ArrayConfig, Backward};
+use sysgrad_config::{ArrayConfig, Backward};
 use sysgrad_emulator::gemm::{self, DwSink};
 use sysgrad_emulator::{CycleInput, Driver, Mode, Phase, Recording};
-
-/// SplitMix64: a small, seedable generator so that a seed reproduces a case.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `lo..=hi`.
-    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + (self.next_u64() % (hi - lo + 1) as u64) as i64
-    }
-    /// A data value of `bits`: one in four is an extreme (min, max or 0).
-    pub fn value(&mut self, bits: u32) -> i64 {
-        let (lo, hi) = (fixed::min_of(bits), fixed::max_of(bits));
-        match self.next_u64() % 8 {
-            0 => lo,
-            1 => hi,
-            _ => self.range(lo, hi),
-        }
-    }
-    pub fn matrix(&mut self, rows: usize, cols: usize, bits: u32) -> Array2<i64> {
-        Array2::from_shape_simple_fn((rows, cols), || self.value(bits))
-    }
-}
+use sysgrad_rng::Rng;
 
 /// The shape of one scenario: layer M x K x N, learning-rate shift, and the
 /// seed of its data. Drawn from a seed by [`Spec::from_seed`]; shrinkable.
@@ -87,7 +55,7 @@ pub fn training_step(cfg: &ArrayConfig, seed: u64, snapshots: bool) -> (Recordin
 pub fn run_spec(cfg: &ArrayConfig, spec: &Spec, snapshots: bool) -> (Recording, String) {
     let mut rng = Rng::new(spec.seed.rotate_left(17) ^ 0xda7a);
     let (m, k, n, lr_shift) = (spec.m, spec.k, spec.n, spec.lr_shift);
-    let bits = cfg.format.in_bits;
+    let bits = cfg.format().in_bits;
     let (w, x, dy) = (
         rng.matrix(m, k, bits),
         rng.matrix(k, n, bits),
@@ -99,7 +67,7 @@ pub fn run_spec(cfg: &ArrayConfig, spec: &Spec, snapshots: bool) -> (Recording, 
         gemm::forward(drv, w.view(), x.view())?;
         gemm::backward(
             drv,
-            cfg.array.backward,
+            cfg.backward(),
             w.view(),
             x.view(),
             dy.view(),

@@ -2,10 +2,11 @@
 //! bounded time, each case reproducible from its printed seed, and a failing
 //! case shrunk to a smaller layer before it is reported.
 
-use crate::scenario::{self, Rng, Spec};
+use crate::scenario::{self, Spec};
 use crate::Simulator;
 use std::time::{Duration, Instant};
 use sysgrad_config::{ArrayConfig, Backward, NumberFormat};
+use sysgrad_rng::Rng;
 
 /// A random valid configuration from `seed` (sizes up to `max_dim`).
 pub fn random_config(seed: u64, max_dim: usize) -> ArrayConfig {
@@ -30,6 +31,7 @@ pub fn random_config(seed: u64, max_dim: usize) -> ArrayConfig {
             frac_bits,
         },
     )
+    .unwrap()
 }
 
 /// One failing case, shrunk.

@@ -20,7 +20,7 @@ pub const MAGIC: &str = "sysgrad-stimulus 1";
 /// Renders the stimulus for `inputs` (header + one line per cycle).
 pub fn render(cfg: &ArrayConfig, inputs: &[CycleInput]) -> String {
     use std::fmt::Write;
-    let f = cfg.format;
+    let f = cfg.format();
     let mut s = format!(
         "{MAGIC} {} {} {} {}\n",
         cfg.rows(),
@@ -48,7 +48,7 @@ pub fn render(cfg: &ArrayConfig, inputs: &[CycleInput]) -> String {
 /// Parses a port trace written by a harness.
 pub fn parse_ports(cfg: &ArrayConfig, text: &str) -> Result<Vec<CycleOutput>, String> {
     let (r, c) = (cfg.rows(), cfg.cols());
-    let (dw, aw) = (cfg.format.in_bits, cfg.format.acc_bits);
+    let (dw, aw) = (cfg.format().in_bits, cfg.format().acc_bits);
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .enumerate()
@@ -99,7 +99,7 @@ mod tests {
 /// Renders a port trace (one line per cycle), the format the harnesses write.
 pub fn render_ports(cfg: &ArrayConfig, outputs: &[CycleOutput]) -> String {
     use std::fmt::Write;
-    let (dw, aw) = (cfg.format.in_bits, cfg.format.acc_bits);
+    let (dw, aw) = (cfg.format().in_bits, cfg.format().acc_bits);
     let mut s = String::new();
     for o in outputs {
         let lanes = o.y.iter().chain(&o.dx).chain(&o.dw).map(|v| (*v, aw));

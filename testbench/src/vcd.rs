@@ -188,7 +188,8 @@ mod tests {
                 acc_bits: 16,
                 frac_bits: 4,
             },
-        );
+        )
+        .unwrap();
         let (rec, _) = crate::scenario::training_step(&cfg, 5, true);
         let snaps = rec.snapshots.unwrap();
         let wave = Waveform::parse(&write_snapshots(&snaps)).unwrap();

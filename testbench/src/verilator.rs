@@ -6,11 +6,11 @@
 //! never does. A build happens in a scratch folder renamed into place, so
 //! tests building the same model at once do not trip over each other.
 
-use crate::tools::{fnv1a, run, ToolError};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use sysgrad_config::ArrayConfig;
 use sysgrad_hdl::VerilogFile;
+use sysgrad_tools::{fnv1a, run, ToolError};
 
 pub const HARNESS: &str = include_str!("../cpp/tb_sa_top.cpp");
 

@@ -20,10 +20,10 @@ mod common;
 
 use ndarray::Array2;
 use std::sync::OnceLock;
-use sysgrad_config::host::{self, reg, status, Counter, DmaError, DmaTarget, DMA_READ, DMA_WRITE};
+use sysgrad_accel::*;
 use sysgrad_config::{fixed, ArrayConfig, Backward};
-use sysgrad_emulator::accel::*;
 use sysgrad_emulator::gemm::DwSink;
+use sysgrad_isa::host::{self, reg, status, Counter, DmaError, DmaTarget, DMA_READ, DMA_WRITE};
 use sysgrad_testbench::accel::{self, AccelModel, AccelReport, HostScript, Setup};
 
 /// AXI `SLVERR`.
@@ -79,7 +79,7 @@ fn compared_counters() -> usize {
 /// (past the last row of a partial block, and in the accumulators
 /// everywhere before the run) hold junk, which must survive.
 fn layer_setup(c: &ArrayConfig, layer: &FcLayer, sink: DwSink, seed: u64) -> Setup {
-    let (b, aw) = (c.format.in_bits, c.format.acc_bits);
+    let (b, aw) = (c.format().in_bits, c.format().acc_bits);
     let acc_lanes = c.rows().max(c.cols());
     let junk: Vec<Vec<i64>> = matrix(layer.dw_t.end(), acc_lanes, aw, seed + 3)
         .rows()
@@ -292,7 +292,7 @@ fn single_commands_match_the_emulator() {
         Command::Halt,
     ];
     let mut setup = layer_setup(&c, &layer, DwSink::Drain, 51);
-    let junk = matrix(40, 8, c.format.acc_bits, 52);
+    let junk = matrix(40, 8, c.format().acc_bits, 52);
     setup
         .fill(
             BufferId::Accumulators,
@@ -356,7 +356,7 @@ fn bad_commands_fault_like_the_emulator() {
         accumulate: false,
     };
     let e = |cmds: &[Command]| encode_program(cmds);
-    let depth = c.buffers.weights as u16;
+    let depth = c.buffers().weights as u16;
     // A good prefix so that the fault comes after real work.
     let prefix = e(&[load(0, 8, 8), fwd(0, 0, 5), Command::Update { lr_shift: 2 }]);
     let bwd = Command::Backward {
@@ -431,13 +431,13 @@ fn dma_error(s: u32) -> u32 {
 fn dma_errors_are_reported_and_nothing_moves() {
     let c = common::square();
     let m = model();
-    let aw = c.format.acc_bits;
+    let aw = c.format().acc_bits;
     let mut s = HostScript::new(&c);
     // Known contents first.
     s.dma_write(DmaTarget::Weights, 0, &(1..=16).collect::<Vec<_>>());
     let ok = s.read_reg(reg::STATUS);
     // RANGE: past the depth, and zero lines; nothing moves.
-    let depth = c.buffers.weights as u32;
+    let depth = c.buffers().weights as u32;
     s.dma_request(DmaTarget::Weights.code(), depth - 1, 2, DMA_WRITE);
     let range_past = s.read_reg(reg::STATUS);
     s.dma_request(DmaTarget::Weights.code(), 0, 0, DMA_READ);
@@ -515,7 +515,7 @@ fn dma_errors_are_reported_and_nothing_moves() {
     let sat = |v: i64, b| fixed::sat(v, b);
     let lines = res.lines(back).unwrap();
     assert_eq!(lines[0], (1..=8).collect::<Vec<i64>>(), "line 0 kept");
-    let want: Vec<i64> = big.iter().map(|v| sat(*v, c.format.in_bits)).collect();
+    let want: Vec<i64> = big.iter().map(|v| sat(*v, c.format().in_bits)).collect();
     assert_eq!(lines[1], want, "saturated weights");
     let want: Vec<i64> = acc_big.iter().map(|v| sat(*v, aw)).collect();
     assert_eq!(
@@ -604,8 +604,8 @@ fn register_file_answers_as_documented() {
     assert_eq!(res.value(id), Some(host::ID_VALUE));
     let want_shape = c.rows() as u32
         | (c.cols() as u32) << 8
-        | c.format.in_bits << 16
-        | c.format.acc_bits << 24
+        | c.format().in_bits << 16
+        | c.format().acc_bits << 24
         | u32::from(c.interleaved()) << 30;
     assert_eq!(res.value(shape), Some(want_shape), "SHAPE");
     for r in unmapped.iter().chain([&past_counters]) {

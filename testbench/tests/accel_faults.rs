@@ -8,7 +8,7 @@
 
 mod common;
 
-use sysgrad_emulator::accel::*;
+use sysgrad_accel::*;
 use sysgrad_testbench::accel::{self, AccelError};
 
 /// Builds `cfg`'s RTL with `from` replaced by `to` in `sa_accel.v` and

@@ -11,8 +11,8 @@
 
 mod common;
 
-use sysgrad_config::host::status;
-use sysgrad_emulator::accel::*;
+use sysgrad_accel::*;
+use sysgrad_isa::host::status;
 use sysgrad_testbench::accel::{self, AccelError, Setup};
 
 #[test]

@@ -13,10 +13,10 @@
 mod common;
 
 use proptest::prelude::*;
+use sysgrad_accel::*;
 use sysgrad_config::{fixed, ArrayConfig};
-use sysgrad_emulator::accel::*;
+use sysgrad_rng::Rng;
 use sysgrad_testbench::accel::{self, AccelModel, Setup};
-use sysgrad_testbench::scenario::Rng;
 
 fn model(c: ArrayConfig) -> &'static AccelModel {
     use std::sync::OnceLock;
@@ -50,7 +50,7 @@ fn check(c: ArrayConfig, seed: u64, len: usize, gap: u32) -> Result<(), TestCase
 /// command in 80 is bad (a raw word, lr_shift > 63, a range one line too
 /// long, no tile), so that about half the programs fault somewhere.
 fn program(c: &ArrayConfig, rng: &mut Rng, len: usize) -> Vec<u64> {
-    let b = c.buffers;
+    let b = c.buffers();
     let (r, cols) = (c.rows() as i64, c.cols() as i64);
     let mut words = Vec::new();
     let mut tile = false;

@@ -5,7 +5,8 @@
 use proptest::prelude::*;
 use std::path::PathBuf;
 use sysgrad_config::{ArrayConfig, Backward, NumberFormat};
-use sysgrad_testbench::{scenario, tools, Simulator};
+use sysgrad_testbench::{scenario, Simulator};
+use sysgrad_tools as tools;
 
 fn work(name: &str) -> PathBuf {
     sysgrad_testbench::verilator::cache_root()
@@ -88,6 +89,7 @@ fn random_config() -> impl Strategy<Value = ArrayConfig> {
                     frac_bits: f % dw,
                 },
             )
+            .unwrap()
         })
 }
 

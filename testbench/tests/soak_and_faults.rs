@@ -67,7 +67,7 @@ fn injected_faults_are_caught_and_located() {
         acc_bits: 16,
         frac_bits: 4,
     };
-    let cfg = ArrayConfig::new(4, 4, sysgrad_config::Backward::Interleaved, fmt);
+    let cfg = ArrayConfig::new(4, 4, sysgrad_config::Backward::Interleaved, fmt).unwrap();
     let spec = Spec {
         m: 6,
         k: 7,

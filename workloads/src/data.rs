@@ -3,9 +3,9 @@
 
 use crate::error::{Result, WorkloadError};
 use crate::model::Shape;
-use crate::rng::Rng;
 use std::io::Read;
 use std::path::Path;
+use sysgrad_rng::Rng;
 
 /// What the workloads know about the data set.
 pub struct DatasetInfo {

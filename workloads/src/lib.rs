@@ -14,7 +14,6 @@ pub mod error;
 pub mod model;
 pub mod net;
 pub mod report;
-pub mod rng;
 pub mod scalesim;
 pub mod train;
 

@@ -3,10 +3,10 @@
 
 use ndarray::{Array2, Array4};
 use sysgrad_config::{fixed, ArrayConfig, Backward, NumberFormat};
+use sysgrad_rng::Rng;
 use sysgrad_workloads::arith::{Arith, FixedArith, Site, Step};
 use sysgrad_workloads::net::conv::{col2im, im2col};
 use sysgrad_workloads::net::{Conv2d, ConvGeom};
-use sysgrad_workloads::rng::Rng;
 
 const FMT: NumberFormat = NumberFormat {
     in_bits: 16,
@@ -15,7 +15,7 @@ const FMT: NumberFormat = NumberFormat {
 };
 
 fn arith(rows: usize, cols: usize) -> FixedArith {
-    let cfg = ArrayConfig::new(rows, cols, Backward::Interleaved, FMT);
+    let cfg = ArrayConfig::new(rows, cols, Backward::Interleaved, FMT).unwrap();
     FixedArith::new(
         cfg,
         Step {

@@ -17,7 +17,10 @@ fn fixed() -> FixedArith {
         acc_bits: 40,
         frac_bits: 10,
     };
-    FixedArith::new(ArrayConfig::new(4, 4, Backward::Interleaved, fmt), STEP)
+    FixedArith::new(
+        ArrayConfig::new(4, 4, Backward::Interleaved, fmt).unwrap(),
+        STEP,
+    )
 }
 
 fn params(reset: Reset) -> LifParams {

@@ -13,7 +13,7 @@ fn a_recorded_mlp_step_replays_exactly() {
     let rec = train::record_training_step(&m, &samples[..8]).unwrap();
     assert!(!rec.inputs.is_empty());
     let mut cfg = m.cfg;
-    cfg.array.backward = sysgrad_config::Backward::Interleaved;
+    cfg = cfg.with_backward(sysgrad_config::Backward::Interleaved);
     let mut array = Array::new(cfg);
     for (t, (inp, out)) in rec.inputs.iter().zip(&rec.outputs).enumerate() {
         assert_eq!(&array.outputs(), out, "cycle {t}");

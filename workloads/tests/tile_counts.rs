@@ -6,7 +6,7 @@ use std::path::Path;
 use sysgrad_config::{ArrayConfig, Backward, NumberFormat};
 use sysgrad_emulator::gemm::{self, DwSink};
 use sysgrad_emulator::{Driver, Stats};
-use sysgrad_workloads::rng::Rng;
+use sysgrad_rng::Rng;
 use sysgrad_workloads::scalesim::{self, count, Exactness, Gemm, TileCounter};
 
 fn cfg(rows: usize, cols: usize) -> ArrayConfig {
@@ -15,7 +15,7 @@ fn cfg(rows: usize, cols: usize) -> ArrayConfig {
         acc_bits: 24,
         frac_bits: 4,
     };
-    ArrayConfig::new(rows, cols, Backward::Interleaved, fmt)
+    ArrayConfig::new(rows, cols, Backward::Interleaved, fmt).unwrap()
 }
 
 fn random(rng: &mut Rng, r: usize, c: usize) -> Array2<i64> {
@@ -31,7 +31,7 @@ fn stepped(cfg: ArrayConfig, g: Gemm, schedule: Backward, sink: DwSink) -> (Stat
         random(&mut rng, g.m, g.n),
     );
     let mut c = cfg;
-    c.array.backward = schedule;
+    c = c.with_backward(schedule);
     let mut d = Driver::new(c);
     gemm::forward(&mut d, w.view(), x.view()).unwrap();
     let fwd = std::mem::take(&mut d.stats);

@@ -63,13 +63,9 @@ fn trained_fixed_forward_equals_a_requantized_reference() {
     let m = model(&small_model((8, 8), "", MLP_LAYERS, SGD, 16));
     let split = split(&m);
     let mut run = train::train(&m, &split, &opts(160, 40, 0)).unwrap();
-    let f = m.cfg.format;
+    let f = m.cfg.format();
     let samples: Vec<_> = split.test.iter().take(24).collect();
-    let x = train::encode::encode(
-        &samples,
-        &m.spec.input,
-        &mut sysgrad_workloads::rng::Rng::new(0),
-    );
+    let x = train::encode::encode(&samples, &m.spec.input, &mut sysgrad_rng::Rng::new(0));
     let net: &mut Network<_> = &mut run.fixed;
     let out = net.forward(net.input(&x), false).unwrap();
 

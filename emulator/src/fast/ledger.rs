@@ -6,10 +6,10 @@
 
 use crate::driver::DriveError;
 use crate::gemm::{tiles, DwSink};
-use crate::mode::Mode;
 use crate::stats::{Counters, Phase, Stats};
 use ndarray::{s, ArrayView2};
 use sysgrad_config::{fixed, ArrayConfig, Backward};
+use sysgrad_isa::Mode;
 
 /// What the walk needs to know about the operands besides their shapes:
 /// whether the values of a tile fit the data width.

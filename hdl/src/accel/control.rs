@@ -10,33 +10,17 @@
 
 use super::{datapath, registers, sized_const, wb, wv};
 use crate::ir::*;
-use crate::pe::MODES;
-use sysgrad_config::host::{error_code as err, opcode as op};
+use sysgrad_isa::command::FORMATS;
+use sysgrad_isa::mode::MODE_BITS;
+use sysgrad_isa::{ErrorCode, Mode};
 
-const OPCODES: [(&str, u8); 9] = [
-    ("OP_LOAD_W", op::LOAD_W),
-    ("OP_FLUSH_W", op::FLUSH_W),
-    ("OP_FORWARD", op::FORWARD),
-    ("OP_BACKWARD", op::BACKWARD),
-    ("OP_DRAIN", op::DRAIN),
-    ("OP_UPDATE", op::UPDATE),
-    ("OP_REQUANT", op::REQUANT),
-    ("OP_SYNC", op::SYNC),
-    ("OP_HALT", op::HALT),
-];
-
-const ERRORS: [(&str, u8); 10] = [
-    ("E_UNKNOWN_OPCODE", err::UNKNOWN_OPCODE),
-    ("E_RESERVED_BITS", err::RESERVED_BITS),
-    ("E_PROGRAM_END", err::PROGRAM_END),
-    ("E_ZERO_SIZE", err::ZERO_SIZE),
-    ("E_TILE_TOO_LARGE", err::TILE_TOO_LARGE),
-    ("E_LR_SHIFT", err::LR_SHIFT),
-    ("E_NOT_INTERLEAVED", err::NOT_INTERLEAVED),
-    ("E_NO_TILE", err::NO_TILE),
-    ("E_ADDRESS_RANGE", err::ADDRESS_RANGE),
-    ("E_WEIGHT_OVERLAP", err::WEIGHT_OVERLAP),
-];
+/// `(Verilog name, opcode)` of every command, from the command table.
+fn opcodes() -> Vec<(String, u8)> {
+    FORMATS
+        .iter()
+        .map(|f| (f.verilog_name(), f.opcode))
+        .collect()
+}
 
 pub(super) fn l(bits: u32, v: u64) -> Expr {
     lit(bits, v)
@@ -83,15 +67,22 @@ fn constants() -> Vec<Item> {
     for (name, code) in [("S_STOP", 0), ("S_DEC", 1), ("S_DEC2", 2), ("S_EXEC", 3)] {
         v.push(localparam(name, Width::of(2), l(2, code)));
     }
-    for (name, code) in OPCODES {
-        v.push(localparam(name, Width::of(8), l(8, code.into())));
+    for (name, code) in opcodes() {
+        v.push(localparam(&name, Width::of(8), l(8, code.into())));
     }
-    v.push(localparam("M_IDLE", Width::of(4), l(4, 0)));
-    for (name, code) in MODES {
-        v.push(localparam(name, Width::of(4), l(4, code.into())));
+    for m in Mode::ALL {
+        v.push(localparam(
+            &m.verilog_name(),
+            Width::of(MODE_BITS),
+            l(MODE_BITS, m.code().into()),
+        ));
     }
-    for (name, code) in ERRORS {
-        v.push(localparam(name, Width::of(8), l(8, code.into())));
+    for e in ErrorCode::ALL {
+        v.push(localparam(
+            &e.verilog_name(),
+            Width::of(8),
+            l(8, e.code().into()),
+        ));
     }
     v.extend(sized_const("R8", 8, id("R")));
     v.extend(sized_const("C8", 8, id("C")));
@@ -167,9 +158,12 @@ fn fields() -> Vec<Item> {
         wv("f_k", 8, w0().bits(31, 24)),
         wv("f_x", 16, id("w1").bits(15, 0)),
     ];
-    for (name, _) in OPCODES {
-        let short = name.trim_start_matches("OP_").to_lowercase();
-        v.push(wb(&format!("is_{short}"), id("op").equals(name)));
+    for f in &FORMATS {
+        let short = f.mnemonic.to_lowercase();
+        v.push(wb(
+            &format!("is_{short}"),
+            id("op").equals(id(&f.verilog_name())),
+        ));
     }
     v
 }

@@ -1,5 +1,5 @@
 //! The hardware counters of `sa_accel`, one per
-//! `sysgrad_config::host::Counter`, each adding a 17-bit increment per
+//! `sysgrad_isa::host::Counter`, each adding a 17-bit increment per
 //! cycle. The increments count what `docs/COMMANDS.md` charges: cycles
 //! per array mode, MACs and buffer words (lanes accessed) per phase.
 //! Write-back words are charged to the phase of the pass that produced
@@ -7,7 +7,7 @@
 
 use super::{rv, wv};
 use crate::ir::*;
-use sysgrad_config::host::{Counter, COUNTER_BITS};
+use sysgrad_isa::host::{Counter, COUNTER_BITS};
 
 const INC_BITS: i64 = 17;
 

@@ -9,7 +9,7 @@
 
 use super::{registers, sized_const, wb, wv, BUFFERS};
 use crate::ir::*;
-use sysgrad_config::host::{
+use sysgrad_isa::host::{
     reg, status, Counter, DmaError, DmaTarget, AXIL_ADDR_BITS, DMA_READ, DMA_WRITE, ID_VALUE,
 };
 
@@ -178,7 +178,7 @@ fn axil_write() -> Vec<Item> {
 }
 
 // The STATUS concatenation in `axil_read` has the layout of
-// `sysgrad_config::host::status`; checked when this crate compiles (the
+// `sysgrad_isa::host::status`; checked when this crate compiles (the
 // tests run in release, where a debug_assert would not).
 const _: () = assert!(
     status::RUNNING == 1

@@ -9,7 +9,7 @@
 //! * [`datapath`]: the array's inputs (`arr_*`), the controller's buffer
 //!   ports (`<b>_ctl_*`), forwarding and the write-back unit;
 //! * [`host`]: AXI4-Lite registers and the DMA engine (`dma_*`);
-//! * [`counters`]: one 48-bit counter per `sysgrad_config::host::Counter`;
+//! * [`counters`]: one 48-bit counter per `sysgrad_isa::host::Counter`;
 //! * this file: ports, parameters, the buffers and the port muxes between
 //!   controller and DMA (they never use a buffer in the same cycle: a DMA
 //!   cannot start while the controller runs, nor a run during a DMA).
@@ -20,8 +20,8 @@ mod datapath;
 mod host;
 
 use crate::ir::*;
-use sysgrad_config::host::{DmaTarget, AXIL_ADDR_BITS, AXIL_DATA_BITS, STREAM_BITS};
 use sysgrad_config::{ArrayConfig, LR_SHIFT_BITS};
+use sysgrad_isa::host::{DmaTarget, AXIL_ADDR_BITS, AXIL_DATA_BITS, STREAM_BITS};
 
 /// A wire of `bits` bits driven by `e`.
 fn wv(name: &str, bits: impl Into<Expr>, e: impl Into<Expr>) -> Item {
@@ -277,7 +277,7 @@ fn array_instance() -> Vec<Item> {
     }
     vec![
         Item::Comment("The array; its inputs arr_* are driven by the controller.".into()),
-        wire("arr_mode", Width::of(4)).item(),
+        wire("arr_mode", Width::of(sysgrad_isa::mode::MODE_BITS)).item(),
         wire("arr_lr_shift", Width::of(LR_SHIFT_BITS as i64)).item(),
         wire("arr_x_in", Width::of(id("R") * "DW")).item(),
         wire("arr_w_in", Width::of(id("C") * "DW")).item(),
@@ -300,7 +300,7 @@ fn array_instance() -> Vec<Item> {
 }
 
 pub fn module(cfg: &ArrayConfig) -> Module {
-    let b = cfg.buffers;
+    let b = cfg.buffers();
     let mut items = vec![localparam(
         "LA",
         Width::bit(),

@@ -23,9 +23,7 @@ pub fn cfg(r: usize, c: usize, b: Backward, in_bits: u32, acc_bits: u32, frac: u
         acc_bits,
         frac_bits: frac,
     };
-    let cfg = ArrayConfig::new(r, c, b, format);
-    cfg.validate().unwrap();
-    cfg
+    ArrayConfig::new(r, c, b, format).unwrap()
 }
 
 /// Writes the Verilog of `cfg` into `dir` and returns the file names.

@@ -306,14 +306,13 @@ pub fn cosim_program(
 
 /// The PC of the HALT that a program which ran without fault stopped at.
 fn halt_pc(program: &[u64]) -> usize {
-    use sysgrad_config::host::opcode;
+    use sysgrad_isa::command::{field, opcode, words_of};
     let mut pc = 0;
-    while let Some(w) = program.get(pc) {
-        match (w >> 56) as u8 {
-            opcode::HALT => break,
-            opcode::BACKWARD => pc += 2,
-            _ => pc += 1,
+    while let Some(&w) = program.get(pc) {
+        if field::OPCODE.get(w) == u64::from(opcode::HALT) {
+            break;
         }
+        pc += words_of(w);
     }
     pc
 }
@@ -444,11 +443,11 @@ fn cosim_on(
     if programs.is_empty() {
         return Err(AccelError::Setup("no program to run".into()));
     }
-    if let Some(p) = programs.iter().find(|p| p.len() > cfg.buffers.commands) {
+    if let Some(p) = programs.iter().find(|p| p.len() > cfg.buffers().commands) {
         return Err(AccelError::Setup(format!(
             "a program has {} words, command memory {}",
             p.len(),
-            cfg.buffers.commands
+            cfg.buffers().commands
         )));
     }
 

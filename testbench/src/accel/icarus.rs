@@ -17,7 +17,7 @@ fn beat(v: u64) -> String {
 /// (reset excluded); a stall prints `TIMEOUT ...` and stops.
 pub fn icarus_testbench(script: &HostScript) -> String {
     let cfg = &script.cfg;
-    let (r, c, dw) = (cfg.rows(), cfg.cols(), cfg.format.in_bits);
+    let (r, c, dw) = (cfg.rows(), cfg.cols(), cfg.format().in_bits);
     let busy = status::RUNNING | status::DMA_BUSY;
     let max_out = script
         .ops
@@ -347,8 +347,8 @@ pub fn run_icarus_script(
     work: &Path,
 ) -> Result<HostResult, AccelError> {
     require_top(files)?;
-    crate::tools::require("iverilog")?;
-    crate::tools::require("vvp")?;
+    sysgrad_tools::require("iverilog")?;
+    sysgrad_tools::require("vvp")?;
     std::fs::create_dir_all(work)?;
     let work = &work.canonicalize()?;
     let mut cmd = Command::new("iverilog");

@@ -11,20 +11,20 @@
 //! and compares the array's inputs cycle by cycle, `STATUS` and `PC`, every
 //! counter and the buffer lines asked for.
 //!
-//! Every offset, bit and code comes from [`sysgrad_config::host`].
+//! Every offset, bit and code comes from [`sysgrad_isa::host`].
 
 use crate::stimulus;
-use crate::tools::{run, ToolError};
 use crate::verilator::cache_root;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use sysgrad_config::host::{self, reg, status, Counter, DmaTarget, DMA_READ, DMA_WRITE};
+use sysgrad_accel::{Accelerator, Blocked, BufferId, State};
 use sysgrad_config::ArrayConfig;
-use sysgrad_emulator::accel::{Accelerator, Blocked, BufferId, State};
 use sysgrad_emulator::Driver;
 use sysgrad_hdl::VerilogFile;
+use sysgrad_isa::host::{self, reg, status, Counter, DmaTarget, DMA_READ, DMA_WRITE};
+use sysgrad_tools::{run, ToolError};
 
 /// The C++ host of `sa_accel`.
 pub const HARNESS: &str = include_str!("../../cpp/tb_sa_accel.cpp");

@@ -244,7 +244,7 @@ impl HostScript {
 
     /// The script as the harness reads it.
     pub fn render(&self) -> String {
-        let (f, r, c) = (self.cfg.format, self.cfg.rows(), self.cfg.cols());
+        let (f, r, c) = (self.cfg.format(), self.cfg.rows(), self.cfg.cols());
         let mut s = format!("{MAGIC} {r} {c} {} {}\n", f.in_bits, f.acc_bits);
         for op in &self.ops {
             match op {
@@ -332,7 +332,7 @@ impl HostResult {
     /// Every counter's value (`None` if a read was refused or a high half
     /// has bits above the counter's width).
     pub fn counters(&self, c: CounterReads) -> Option<Vec<(Counter, u64)>> {
-        let high_bits = sysgrad_config::host::COUNTER_BITS - 32;
+        let high_bits = sysgrad_isa::host::COUNTER_BITS - 32;
         Counter::ALL
             .iter()
             .enumerate()

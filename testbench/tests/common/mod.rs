@@ -4,8 +4,8 @@
 
 #![allow(dead_code)] // each test file uses some of them
 
+use sysgrad_accel::*;
 use sysgrad_config::{fixed, ArrayConfig, Backward, BufferDepths, NumberFormat};
-use sysgrad_emulator::accel::*;
 use sysgrad_emulator::gemm::DwSink;
 use sysgrad_testbench::accel::Setup;
 
@@ -14,7 +14,7 @@ fn accel(
     (in_bits, acc_bits, frac_bits): (u32, u32, u32),
     [weights, activations, gradients, accumulators, commands]: [usize; 5],
 ) -> ArrayConfig {
-    let mut cfg = ArrayConfig::new(
+    ArrayConfig::new(
         rows,
         cols,
         backward,
@@ -23,15 +23,17 @@ fn accel(
             acc_bits,
             frac_bits,
         },
-    );
-    cfg.buffers = BufferDepths {
-        weights,
-        activations,
-        gradients,
-        accumulators,
-        commands,
-    };
-    cfg
+    )
+    .and_then(|cfg| {
+        cfg.with_buffers(BufferDepths {
+            weights,
+            activations,
+            gradients,
+            accumulators,
+            commands,
+        })
+    })
+    .unwrap()
 }
 
 /// mid_8x8 (8 x 8 interleaved, i16 a40 f8) with small buffers; the
@@ -69,7 +71,7 @@ fn data(c: &ArrayConfig, seed: i64) -> impl FnMut(usize, usize) -> ndarray::Arra
     move |rows, cols| {
         ndarray::Array2::from_shape_fn((rows, cols), |_| {
             v = (v * 37 + 11) % 251;
-            fixed::sat(v % 17 - 8, c.format.in_bits)
+            fixed::sat(v % 17 - 8, c.format().in_bits)
         })
     }
 }

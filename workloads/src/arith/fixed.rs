@@ -65,8 +65,8 @@ pub struct FixedArith {
 impl FixedArith {
     pub fn new(cfg: ArrayConfig, step: Step) -> Self {
         let mut cfg = cfg;
-        cfg.array.backward = Backward::Interleaved;
-        let f = cfg.format;
+        cfg = cfg.with_backward(Backward::Interleaved);
+        let f = cfg.format();
         FixedArith {
             cfg,
             step,
@@ -83,7 +83,7 @@ impl FixedArith {
     pub fn set_shadow_sequential(&mut self, on: bool) {
         self.shadow = on.then(|| {
             let mut cfg = self.cfg;
-            cfg.array.backward = Backward::Sequential;
+            cfg = cfg.with_backward(Backward::Sequential);
             Driver::new(cfg)
         });
     }
@@ -130,24 +130,24 @@ impl Arith for FixedArith {
     type V = i64;
 
     fn quantize(&self, x: f64) -> i64 {
-        let f = self.cfg.format;
+        let f = self.cfg.format();
         fixed::from_f64(x, f.frac_bits, f.in_bits)
     }
     fn real(&self, v: i64) -> f64 {
-        fixed::to_f64(v, self.cfg.format.frac_bits)
+        fixed::to_f64(v, self.cfg.format().frac_bits)
     }
     fn requantize(&self, acc: i64) -> i64 {
-        let f = self.cfg.format;
+        let f = self.cfg.format();
         fixed::requantize(acc, f.frac_bits, f.in_bits, f.acc_bits)
     }
     fn acc_add(&self, a: i64, b: i64) -> i64 {
-        fixed::acc_add(a, b, self.cfg.format.acc_bits)
+        fixed::acc_add(a, b, self.cfg.format().acc_bits)
     }
     fn add(&self, a: i64, b: i64) -> i64 {
-        fixed::sat(a + b, self.cfg.format.in_bits)
+        fixed::sat(a + b, self.cfg.format().in_bits)
     }
     fn sub(&self, a: i64, b: i64) -> i64 {
-        fixed::sat(a - b, self.cfg.format.in_bits)
+        fixed::sat(a - b, self.cfg.format().in_bits)
     }
     fn mul(&self, a: i64, b: i64) -> i64 {
         // The product has 2F fractional bits, like an accumulator.
@@ -212,7 +212,7 @@ impl Arith for FixedArith {
                 return Err(WorkloadError::ScheduleMismatch { layer, what: "dW" });
             }
         }
-        let f = self.cfg.format;
+        let f = self.cfg.format();
         match (res.w, res.dw, self.momentum, velocity) {
             (Some(w_new), _, _, _) => *w = w_new,
             (None, Some(dw), Some(mu), Some(v)) => {

@@ -53,13 +53,13 @@ fn check_range<T: PartialOrd + std::fmt::Display + Copy>(
 
 /// The array the model trains on (always built interleaved).
 pub fn array_config(spec: &ModelSpec) -> Result<ArrayConfig> {
-    let cfg = ArrayConfig::new(
+    ArrayConfig::new(
         spec.array.rows,
         spec.array.cols,
         Backward::Interleaved,
         spec.format,
-    );
-    cfg.validate().map_err(|e| match e {
+    )
+    .map_err(|e| match e {
         sysgrad_config::ConfigError::OutOfRange {
             field,
             value,
@@ -70,8 +70,7 @@ pub fn array_config(spec: &ModelSpec) -> Result<ArrayConfig> {
             allowed,
         },
         other => WorkloadError::model("array", other.to_string()),
-    })?;
-    Ok(cfg)
+    })
 }
 
 /// Checks every field and returns the input shape of each layer followed by
@@ -179,7 +178,7 @@ fn layer_output(i: usize, layer: &LayerSpec, s: Shape, cfg: &ArrayConfig) -> Res
             slope,
             ..
         } => {
-            let f = cfg.format;
+            let f = cfg.format();
             let lsb = 1.0 / (1u64 << f.frac_bits) as f64;
             let max = sysgrad_config::fixed::max_of(f.in_bits) as f64 * lsb;
             if !(beta > 0.0 && beta <= 1.0) {
@@ -208,7 +207,7 @@ fn layer_output(i: usize, layer: &LayerSpec, s: Shape, cfg: &ArrayConfig) -> Res
 }
 
 fn validate_optimizer(o: &OptimizerSpec, cfg: &ArrayConfig) -> Result<()> {
-    let f = cfg.format;
+    let f = cfg.format();
     // W -= round_shift(dW, F + lr_shift): a shift of AW or more rounds every
     // gradient to zero, and the port is 6 bits wide.
     let max_lr = (f.acc_bits - f.frac_bits - 1).min((1 << sysgrad_config::LR_SHIFT_BITS) - 1);

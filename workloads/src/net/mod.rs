@@ -20,9 +20,9 @@ pub use tensor::Tensor;
 use crate::arith::{Arith, Site};
 use crate::error::Result;
 use crate::model::{LayerSpec, Model, OptimizerKind};
-use crate::rng::Rng;
 use ndarray::{Array2, Array4};
 use sysgrad_config::fixed;
+use sysgrad_rng::Rng;
 
 pub enum Layer<V> {
     Dense(Dense<V>),
@@ -54,7 +54,7 @@ impl<V> Layer<V> {
 /// so that the fixed-point and float networks start from the same values.
 pub fn initial_weights(model: &Model) -> Vec<Option<Array2<f64>>> {
     let mut rng = Rng::derive(model.spec.training.seed, "init");
-    let f = model.cfg.format;
+    let f = model.cfg.format();
     let grid = |v: f64| fixed::to_f64(fixed::from_f64(v, f.frac_bits, f.in_bits), f.frac_bits);
     model
         .spec

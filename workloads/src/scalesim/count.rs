@@ -122,7 +122,7 @@ impl TileCounter {
         }
         let mut cfg = self.cfg;
         if let TileOp::Backward(schedule, _) = op {
-            cfg.array.backward = schedule;
+            cfg = cfg.with_backward(schedule);
         }
         let mut drv = Driver::new(cfg);
         let (w, x, dy) = (
@@ -241,7 +241,7 @@ pub fn stepped(cfg: &ArrayConfig, g: Gemm, sink: DwSink) -> Result<LayerCost> {
     gemm::forward(&mut fwd, w.view(), x.view()).map_err(array_err)?;
     let backward = |schedule: Backward| -> Result<Stats> {
         let mut c = *cfg;
-        c.array.backward = schedule;
+        c = c.with_backward(schedule);
         let mut d = Driver::new(c);
         gemm::backward(&mut d, schedule, w.view(), x.view(), dy.view(), sink).map_err(array_err)?;
         Ok(d.stats)

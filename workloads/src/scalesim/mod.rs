@@ -33,7 +33,7 @@ pub fn array_for(sc: &ScaleConfig) -> Result<ArrayConfig> {
         field,
         value,
         allowed,
-    }) = cfg.validate()
+    }) = cfg
     {
         let name = if field == "array.rows" {
             "ArrayHeight"
@@ -46,7 +46,7 @@ pub fn array_for(sc: &ScaleConfig) -> Result<ArrayConfig> {
             allowed: format!("{allowed}, the sizes the sysgrad array supports"),
         });
     }
-    Ok(cfg)
+    Ok(cfg.expect("only the array size can be out of range here"))
 }
 
 #[derive(Debug, Clone)]

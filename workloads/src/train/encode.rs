@@ -4,8 +4,8 @@
 
 use crate::data::{Sample, DIGITS};
 use crate::model::{Encoding, InputSpec};
-use crate::rng::Rng;
 use ndarray::Array4;
+use sysgrad_rng::Rng;
 
 pub fn encode(samples: &[&Sample], input: &InputSpec, rng: &mut Rng) -> Array4<f64> {
     let s = DIGITS.input;

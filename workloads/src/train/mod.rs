@@ -9,9 +9,9 @@ use crate::data::{Sample, Split};
 use crate::error::{Result, WorkloadError};
 use crate::model::Model;
 use crate::net::{initial_weights, Activity, BatchResult, Network};
-use crate::rng::Rng;
 use std::io::IsTerminal;
 use std::time::Instant;
+use sysgrad_rng::Rng;
 
 #[derive(Debug, Clone)]
 pub struct TrainOptions {

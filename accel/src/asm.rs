@@ -17,6 +17,7 @@
 use super::command::{BackwardMode, Command, DataBuffer};
 use std::collections::BTreeMap;
 use std::fmt;
+use sysgrad_isa::command::{format_named, opcode, Arg, FORMATS};
 
 /// Why a program text was refused: the line and what was wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -26,20 +27,22 @@ pub struct AsmError {
     pub msg: String,
 }
 
-const MNEMONICS: &str =
-    "LOAD_W, FLUSH_W, FORWARD, BACKWARD, DRAIN, UPDATE, REQUANT, SYNC, HALT, .word";
+/// The mnemonics of the command table, for error messages.
+fn mnemonics() -> String {
+    let mut names: Vec<&str> = FORMATS.iter().map(|f| f.mnemonic).collect();
+    names.push(".word");
+    names.join(", ")
+}
 
-const MODES: [(&str, BackwardMode); 4] = [
-    ("dx", BackwardMode::Dx),
-    ("dw", BackwardMode::Dw),
-    ("sequential", BackwardMode::Sequential),
-    ("interleaved", BackwardMode::Interleaved),
-];
-
-const DSTS: [(&str, DataBuffer); 2] = [
-    ("activations", DataBuffer::Activations),
-    ("gradients", DataBuffer::Gradients),
-];
+/// How an argument is written: by name for the enumerated fields, as a
+/// number otherwise.
+fn named_values(arg: &str) -> Option<Vec<(&'static str, u64)>> {
+    match arg {
+        "mode" => Some(BackwardMode::ALL.map(|m| (m.name(), m.code())).to_vec()),
+        "dst" => Some(DataBuffer::ALL.map(|d| (d.name(), d.code())).to_vec()),
+        _ => None,
+    }
+}
 
 /// The `name=value` arguments of one line, each used exactly once.
 struct Args<'a> {
@@ -100,11 +103,8 @@ impl<'a> Args<'a> {
         Ok(v)
     }
 
-    fn flag(&mut self, key: &str) -> Result<bool, AsmError> {
-        Ok(self.num(key, 1)? == 1)
-    }
-
-    fn choice<T: Copy>(&mut self, key: &str, options: &[(&str, T)]) -> Result<T, AsmError> {
+    /// A value written by name (`mode=interleaved`), one of `options`.
+    fn choice(&mut self, key: &str, options: &[(&str, u64)]) -> Result<u64, AsmError> {
         let text = self.take(key)?;
         options
             .iter()
@@ -116,6 +116,14 @@ impl<'a> Args<'a> {
             })
     }
 
+    /// The value of argument `arg` of the command being read.
+    fn value(&mut self, arg: &Arg) -> Result<u64, AsmError> {
+        match named_values(arg.name) {
+            Some(options) => self.choice(arg.name, &options),
+            None => self.num(arg.name, arg.field.bits),
+        }
+    }
+
     fn done(self) -> Result<(), AsmError> {
         match self.values.keys().next() {
             Some(k) => Err(self.err(format!("{} has no argument {k}=", self.mnemonic))),
@@ -124,62 +132,37 @@ impl<'a> Args<'a> {
     }
 }
 
-fn command(a: &mut Args) -> Result<Command, AsmError> {
-    fn a16(a: &mut Args, k: &str) -> Result<u16, AsmError> {
-        a.num(k, 16).map(|v| v as u16)
+/// Whether BACKWARD in `mode` ignores argument `name` (it may be left out,
+/// `docs/COMMANDS.md`): x without a dW pass, dx and acc without a dX pass.
+fn ignored(mode: BackwardMode, name: &str) -> bool {
+    match name {
+        "x" => !mode.computes_dw(),
+        "dx" | "acc" => !mode.computes_dx(),
+        _ => false,
     }
-    Ok(match a.mnemonic.to_ascii_uppercase().as_str() {
-        "LOAD_W" => Command::LoadW {
-            addr: a16(a, "addr")?,
-            m: a.num("m", 8)? as u8,
-            k: a.num("k", 8)? as u8,
-        },
-        "FLUSH_W" => Command::FlushW,
-        "FORWARD" => Command::Forward {
-            x_addr: a16(a, "x")?,
-            y_addr: a16(a, "y")?,
-            n: a16(a, "n")?,
-            accumulate: a.flag("acc")?,
-        },
-        "BACKWARD" => {
-            let mode = a.choice("mode", &MODES)?;
-            // Ignored fields may be left out (docs/COMMANDS.md).
-            let opt = |a: &mut Args, k: &str, used: bool| {
-                if used || a.values.contains_key(k) {
-                    a16(a, k)
-                } else {
-                    Ok(0)
-                }
-            };
-            Command::Backward {
-                mode,
-                dy_addr: a16(a, "dy")?,
-                x_addr: opt(a, "x", mode.computes_dw())?,
-                dx_addr: opt(a, "dx", mode.computes_dx())?,
-                n: a16(a, "n")?,
-                accumulate: if mode.computes_dx() || a.values.contains_key("acc") {
-                    a.flag("acc")?
-                } else {
-                    false
-                },
+}
+
+fn command(a: &mut Args) -> Result<Command, AsmError> {
+    let f = format_named(a.mnemonic).ok_or_else(|| {
+        a.err(format!(
+            "unknown mnemonic `{}` (one of {})",
+            a.mnemonic,
+            mnemonics()
+        ))
+    })?;
+    let mut values = BTreeMap::new();
+    for arg in f.args {
+        let left_out = !a.values.contains_key(arg.name);
+        let skip = match values.get("mode") {
+            Some(&m) if f.opcode == opcode::BACKWARD => {
+                left_out && ignored(BackwardMode::from_code(m), arg.name)
             }
-        }
-        "DRAIN" => Command::Drain {
-            dw_addr: a16(a, "dw")?,
-        },
-        "UPDATE" => Command::Update {
-            lr_shift: a.num("lr", 8)? as u8,
-        },
-        "REQUANT" => Command::Requant {
-            src: a16(a, "src")?,
-            dst: a.choice("dst", &DSTS)?,
-            dst_addr: a16(a, "addr")?,
-            count: a16(a, "count")?,
-        },
-        "SYNC" => Command::Sync,
-        "HALT" => Command::Halt,
-        other => return Err(a.err(format!("unknown mnemonic `{other}` (one of {MNEMONICS})"))),
-    })
+            _ => false,
+        };
+        let v = if skip { 0 } else { a.value(arg)? };
+        values.insert(arg.name, v);
+    }
+    Ok(Command::from_args(f, |name| values[name]))
 }
 
 /// The command words of a program text.
@@ -217,49 +200,19 @@ pub fn assemble(text: &str) -> Result<Vec<u64>, AsmError> {
 }
 
 impl fmt::Display for Command {
-    /// The assembler form of the command (all fields written out).
+    /// The assembler form of the command (all fields written out, in the
+    /// table's order).
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        let mode_name = |m: BackwardMode| MODES.iter().find(|p| p.1 == m).map_or("?", |p| p.0);
-        let dst_name = |d: DataBuffer| DSTS.iter().find(|p| p.1 == d).map_or("?", |p| p.0);
-        match *self {
-            Command::LoadW { addr, m, k } => write!(f, "LOAD_W addr={addr} m={m} k={k}"),
-            Command::Forward {
-                x_addr,
-                y_addr,
-                n,
-                accumulate,
-            } => write!(
-                f,
-                "FORWARD x={x_addr} y={y_addr} n={n} acc={}",
-                accumulate as u8
-            ),
-            Command::Backward {
-                mode,
-                dy_addr,
-                x_addr,
-                dx_addr,
-                n,
-                accumulate,
-            } => write!(
-                f,
-                "BACKWARD mode={} dy={dy_addr} x={x_addr} dx={dx_addr} n={n} acc={}",
-                mode_name(mode),
-                accumulate as u8
-            ),
-            Command::Drain { dw_addr } => write!(f, "DRAIN dw={dw_addr}"),
-            Command::Update { lr_shift } => write!(f, "UPDATE lr={lr_shift}"),
-            Command::Requant {
-                src,
-                dst,
-                dst_addr,
-                count,
-            } => write!(
-                f,
-                "REQUANT src={src} dst={} addr={dst_addr} count={count}",
-                dst_name(dst)
-            ),
-            other => f.write_str(other.name()),
+        let format = self.format();
+        f.write_str(format.mnemonic)?;
+        for arg in format.args {
+            let v = self.arg(arg.name);
+            let name = named_values(arg.name)
+                .and_then(|opts| opts.into_iter().find(|o| o.1 == v))
+                .map(|o| o.0.to_string());
+            write!(f, " {}={}", arg.name, name.unwrap_or_else(|| v.to_string()))?;
         }
+        Ok(())
     }
 }
 

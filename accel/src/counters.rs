@@ -1,10 +1,10 @@
 //! The hardware counters of `sa_accel` (listed in
-//! `sysgrad_config::host::Counter`) as the emulator computes them, so the
+//! `sysgrad_isa::host::Counter`) as the emulator computes them, so the
 //! co-simulation can read the RTL's over AXI4-Lite and compare.
 
 use super::machine::Accelerator;
-use crate::stats::Phase;
-use sysgrad_config::host::Counter;
+use sysgrad_emulator::Phase;
+use sysgrad_isa::host::Counter;
 
 impl Accelerator {
     /// The value counter `c` of the RTL shows after the same runs, or

@@ -3,8 +3,8 @@
 
 use sysgrad_config::Backward;
 use sysgrad_emulator::gemm::DwSink;
-use sysgrad_emulator::sweep::{self, Grid, Layer, SweepData};
 use sysgrad_emulator::Phase;
+use sysgrad_explore::{Grid, Layer, SweepData};
 
 fn layers() -> Vec<Layer> {
     [("fc1", 40, 70, 9), ("conv, 3x3", 16, 144, 25)]
@@ -30,8 +30,8 @@ fn grid(data: SweepData) -> Grid {
 
 #[test]
 fn counters_do_not_depend_on_data() {
-    let counted = sweep::sweep(&layers(), &grid(SweepData::Counters)).unwrap();
-    let run = sweep::sweep(&layers(), &grid(SweepData::Random { seed: 7 })).unwrap();
+    let counted = sysgrad_explore::sweep(&layers(), &grid(SweepData::Counters)).unwrap();
+    let run = sysgrad_explore::sweep(&layers(), &grid(SweepData::Random { seed: 7 })).unwrap();
     assert_eq!(counted.len(), 2 * 2 * 2 * 2);
     for (a, b) in counted.iter().zip(&run) {
         assert_eq!((a.cfg, &a.layer, &a.stats), (b.cfg, &b.layer, &b.stats));
@@ -41,11 +41,11 @@ fn counters_do_not_depend_on_data() {
 
 #[test]
 fn interleaving_saves_backward_cycles() {
-    let rows = sweep::sweep(&layers(), &grid(SweepData::Counters)).unwrap();
+    let rows = sysgrad_explore::sweep(&layers(), &grid(SweepData::Counters)).unwrap();
     for pair in rows.chunks(2 * layers().len()) {
         let (il, seq) = pair.split_at(layers().len());
         for (il, seq) in il.iter().zip(seq) {
-            assert_eq!(il.cfg.array.backward, Backward::Interleaved);
+            assert_eq!(il.cfg.backward(), Backward::Interleaved);
             assert!(il.stats.backward().cycles < seq.stats.backward().cycles);
             assert_eq!(il.stats.phase(Phase::BackwardDx).cycles, 0);
             for row in [il, seq] {
@@ -58,9 +58,9 @@ fn interleaving_saves_backward_cycles() {
 
 #[test]
 fn csv_is_rectangular_and_quotes_names() {
-    let rows = sweep::sweep(&layers(), &grid(SweepData::Random { seed: 1 })).unwrap();
+    let rows = sysgrad_explore::sweep(&layers(), &grid(SweepData::Random { seed: 1 })).unwrap();
     let mut out = Vec::new();
-    sweep::write_csv(&rows, &mut out).unwrap();
+    sysgrad_explore::write_csv(&rows, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), rows.len() + 1);
@@ -76,14 +76,14 @@ fn csv_is_rectangular_and_quotes_names() {
 fn bad_configurations_are_reported() {
     let mut g = grid(SweepData::Counters);
     g.sizes = vec![(0, 4)];
-    assert!(sweep::sweep(&layers(), &g).is_err());
+    assert!(sysgrad_explore::sweep(&layers(), &g).is_err());
 }
 
 #[test]
 fn svg_has_one_line_per_schedule() {
-    let rows = sweep::sweep(&layers(), &grid(SweepData::Counters)).unwrap();
+    let rows = sysgrad_explore::sweep(&layers(), &grid(SweepData::Counters)).unwrap();
     let mut out = Vec::new();
-    sweep::plot::write_svg(&rows, &mut out).unwrap();
+    sysgrad_explore::plot::write_svg(&rows, &mut out).unwrap();
     let svg = String::from_utf8(out).unwrap();
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     // The two data lines are the 2-px ones (axes and legend keys are 1 px).

@@ -7,14 +7,14 @@
 
 pub mod plot;
 
-use crate::fast::{self, Engine, FastEngine};
-use crate::gemm::DwSink;
-use crate::stats::{Counters, Phase, Stats};
-use crate::DriveError;
-use ndarray::Array2;
 use rayon::prelude::*;
 use std::io::{self, Write};
 use sysgrad_config::{fixed, ArrayConfig, Backward, ConfigError, NumberFormat};
+use sysgrad_emulator::fast::{self, Engine, FastEngine};
+use sysgrad_emulator::gemm::DwSink;
+use sysgrad_emulator::DriveError;
+use sysgrad_emulator::{Counters, Phase, Stats};
+use sysgrad_rng::Rng;
 
 /// One layer `Y = W X`: W is M x K, X is K x N.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,8 +60,8 @@ pub struct SweepRow {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SweepError {
-    #[error("configuration {tag}: {source}")]
-    Config { tag: String, source: ConfigError },
+    #[error("grid point {point}: {source}")]
+    Config { point: String, source: ConfigError },
     #[error("{tag}, layer {layer}: {source}")]
     Drive {
         tag: String,
@@ -81,29 +81,31 @@ pub fn format_for(in_bits: u32) -> NumberFormat {
     }
 }
 
-/// The configurations of a grid, in sweep order (size, width, schedule).
-pub fn configs(grid: &Grid) -> Vec<ArrayConfig> {
+/// The configurations of a grid, in sweep order (size, width, schedule);
+/// a point outside the allowed ranges is an error naming it.
+pub fn configs(grid: &Grid) -> Result<Vec<ArrayConfig>, SweepError> {
     let mut out = Vec::new();
     for &(rows, cols) in &grid.sizes {
         for &bits in &grid.in_bits {
             for &schedule in &grid.schedules {
-                out.push(ArrayConfig::new(rows, cols, schedule, format_for(bits)));
+                let cfg =
+                    ArrayConfig::new(rows, cols, schedule, format_for(bits)).map_err(|source| {
+                        SweepError::Config {
+                            point: format!("{rows}x{cols}, {bits}-bit data, {}", schedule.name()),
+                            source,
+                        }
+                    })?;
+                out.push(cfg);
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// Runs every layer on every configuration of `grid` (in parallel) and
 /// returns the rows configuration-major, in [`configs`] then layer order.
 pub fn sweep(layers: &[Layer], grid: &Grid) -> Result<Vec<SweepRow>, SweepError> {
-    let cfgs = configs(grid);
-    for cfg in &cfgs {
-        cfg.validate().map_err(|source| SweepError::Config {
-            tag: cfg.tag(),
-            source,
-        })?;
-    }
+    let cfgs = configs(grid)?;
     let points: Vec<(ArrayConfig, usize)> = cfgs
         .iter()
         .flat_map(|cfg| (0..layers.len()).map(move |l| (*cfg, l)))
@@ -127,7 +129,7 @@ fn run_point(
     layer: &Layer,
     grid: &Grid,
 ) -> Result<SweepRow, DriveError> {
-    let schedule = cfg.array.backward;
+    let schedule = cfg.backward();
     let dims = (layer.m, layer.k, layer.n);
     let (stats, saturated) = match grid.data {
         SweepData::Counters => {
@@ -137,16 +139,16 @@ fn run_point(
             (stats, None)
         }
         SweepData::Random { seed } => {
-            let bits = cfg.format.in_bits;
+            let bits = cfg.format().in_bits;
             // The same data for every array of a width: only the array varies.
             let mut rng = Rng::new(seed ^ ((index as u64) << 8) ^ bits as u64);
-            let w = rng.matrix(layer.m, layer.k, bits);
-            let x = rng.matrix(layer.k, layer.n, bits);
-            let dy = rng.matrix(layer.m, layer.n, bits);
+            let w = rng.uniform_matrix(layer.m, layer.k, bits);
+            let x = rng.uniform_matrix(layer.k, layer.n, bits);
+            let dy = rng.uniform_matrix(layer.m, layer.n, bits);
             let mut engine = FastEngine::new(*cfg);
             let y = engine.forward(w.view(), x.view())?;
             let back = engine.backward(schedule, w.view(), x.view(), dy.view(), grid.sink)?;
-            let aw = cfg.format.acc_bits;
+            let aw = cfg.format().acc_bits;
             let at_clamp = |v: &&i64| **v == fixed::min_of(aw) || **v == fixed::max_of(aw);
             let saturated = y.iter().chain(back.dx.iter()).filter(at_clamp).count();
             (engine.stats, Some(saturated as u64))
@@ -158,24 +160,6 @@ fn run_point(
         stats,
         saturated,
     })
-}
-
-/// xorshift64: reproducible data without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Rng(seed | 1)
-    }
-    fn matrix(&mut self, rows: usize, cols: usize, bits: u32) -> Array2<i64> {
-        let span = 1u64 << bits;
-        Array2::from_shape_simple_fn((rows, cols), || {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            fixed::min_of(bits) + (self.0 % span) as i64
-        })
-    }
 }
 
 /// The phases of [`Stats::backward`].
@@ -272,10 +256,10 @@ pub fn csv_line(row: &SweepRow) -> String {
         cfg.rows().to_string(),
         cfg.cols().to_string(),
         row.pes().to_string(),
-        cfg.array.backward.name().to_string(),
-        cfg.format.in_bits.to_string(),
-        cfg.format.acc_bits.to_string(),
-        cfg.format.frac_bits.to_string(),
+        cfg.backward().name().to_string(),
+        cfg.format().in_bits.to_string(),
+        cfg.format().acc_bits.to_string(),
+        cfg.format().frac_bits.to_string(),
         name,
         l.m.to_string(),
         l.k.to_string(),
@@ -288,7 +272,7 @@ pub fn csv_line(row: &SweepRow) -> String {
         total.reads().to_string(),
         total.writes().to_string(),
         total.accesses().to_string(),
-        SweepRow::traffic_bits(&total, &cfg.format).to_string(),
+        SweepRow::traffic_bits(&total, &cfg.format()).to_string(),
         format!("{:.6}", row.utilization(&Phase::ALL)),
         back.cycles.to_string(),
         format!("{:.6}", row.utilization(&BACKWARD)),

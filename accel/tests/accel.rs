@@ -5,8 +5,8 @@
 //! commands must stop the controller with their code and change nothing.
 
 use ndarray::Array2;
+use sysgrad_accel::*;
 use sysgrad_config::{fixed, ArrayConfig, Backward, NumberFormat};
-use sysgrad_emulator::accel::*;
 use sysgrad_emulator::gemm::{self, DwSink};
 use sysgrad_emulator::{reference, Driver, Mode, Phase};
 
@@ -21,6 +21,7 @@ fn cfg(backward: Backward) -> ArrayConfig {
             frac_bits: 4,
         },
     )
+    .unwrap()
 }
 
 /// Deterministic data with the format's extremes mixed in (so saturation
@@ -52,7 +53,7 @@ struct Case {
 fn case(backward: Backward) -> Case {
     let cfg = cfg(backward);
     let (m, k, n) = (100, 70, 16);
-    let b = cfg.format.in_bits;
+    let b = cfg.format().in_bits;
     Case {
         cfg,
         layer: FcLayer::new(&cfg, m, k, n),
@@ -253,9 +254,13 @@ fn expect_fault(cfg: ArrayConfig, prefix: &[Command], bad: &[u64], code: ErrorCo
 
 #[test]
 fn bad_commands_stop_with_their_error_code_and_change_nothing() {
-    let mut small = cfg(Backward::Sequential);
-    small.buffers.weights = 16;
-    small.buffers.accumulators = 16;
+    let small = cfg(Backward::Sequential)
+        .with_buffers(sysgrad_config::BufferDepths {
+            weights: 16,
+            accumulators: 16,
+            ..Default::default()
+        })
+        .unwrap();
     let load = |addr, m, k| Command::LoadW { addr, m, k };
     let fwd = |n, y_addr| Command::Forward {
         x_addr: 0,

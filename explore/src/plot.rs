@@ -22,11 +22,11 @@ fn series(rows: &[SweepRow]) -> (Vec<(usize, usize)>, Vec<Line>) {
         if !sizes.contains(&size) {
             sizes.push(size);
         }
-        if !schedules.contains(&r.cfg.array.backward) {
-            schedules.push(r.cfg.array.backward);
+        if !schedules.contains(&r.cfg.backward()) {
+            schedules.push(r.cfg.backward());
         }
     }
-    let first_bits = rows.first().map(|r| r.cfg.format.in_bits);
+    let first_bits = rows.first().map(|r| r.cfg.format().in_bits);
     let lines = schedules
         .iter()
         .map(|&s| {
@@ -36,8 +36,8 @@ fn series(rows: &[SweepRow]) -> (Vec<(usize, usize)>, Vec<Line>) {
                     let points: Vec<u64> = rows
                         .iter()
                         .filter(|r| (r.cfg.rows(), r.cfg.cols()) == size)
-                        .filter(|r| r.cfg.array.backward == s)
-                        .filter(|r| Some(r.cfg.format.in_bits) == first_bits)
+                        .filter(|r| r.cfg.backward() == s)
+                        .filter(|r| Some(r.cfg.format().in_bits) == first_bits)
                         .map(|r| r.stats.total().cycles)
                         .collect();
                     (!points.is_empty()).then(|| points.iter().sum::<u64>() as f64)

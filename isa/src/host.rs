@@ -4,14 +4,14 @@
 //! computes the same counters and the testbench drives the same offsets,
 //! so the register map is written down once. `docs/HOST.md` explains it.
 
-use crate::ArrayConfig;
+use sysgrad_config::ArrayConfig;
 
 /// Width of an AXI4-Lite register and of its data bus.
 pub const AXIL_DATA_BITS: u32 = 32;
 /// Byte-address bits of the AXI4-Lite port.
 pub const AXIL_ADDR_BITS: u32 = 12;
 /// `TDATA` width of both AXI4-Streams: one buffer word or command per beat.
-pub const STREAM_BITS: u32 = 64;
+pub const STREAM_BITS: u32 = crate::command::WORD_BITS;
 /// Width of each hardware counter (read as two registers).
 pub const COUNTER_BITS: u32 = 48;
 /// Read-only `ID` register value: "SG" and interface version 1.
@@ -43,34 +43,6 @@ pub mod reg {
     pub const DMA_DEPTH: u32 = 0x030;
     /// First counter: counter `i` is at `COUNTERS + 8 i` (bits 31:0) and `+ 4` (bits 47:32).
     pub const COUNTERS: u32 = 0x100;
-}
-
-/// Command opcodes (bits 63..56 of a command word), `docs/COMMANDS.md`.
-pub mod opcode {
-    pub const LOAD_W: u8 = 0x01;
-    pub const FLUSH_W: u8 = 0x02;
-    pub const FORWARD: u8 = 0x03;
-    pub const BACKWARD: u8 = 0x04;
-    pub const DRAIN: u8 = 0x05;
-    pub const UPDATE: u8 = 0x06;
-    pub const REQUANT: u8 = 0x07;
-    pub const SYNC: u8 = 0x08;
-    pub const HALT: u8 = 0x09;
-}
-
-/// Command error codes (`STATUS[15:8]`), in the order of their priority
-/// when several apply, `docs/COMMANDS.md`.
-pub mod error_code {
-    pub const UNKNOWN_OPCODE: u8 = 0x01;
-    pub const RESERVED_BITS: u8 = 0x02;
-    pub const PROGRAM_END: u8 = 0x03;
-    pub const ZERO_SIZE: u8 = 0x04;
-    pub const TILE_TOO_LARGE: u8 = 0x05;
-    pub const LR_SHIFT: u8 = 0x06;
-    pub const NOT_INTERLEAVED: u8 = 0x07;
-    pub const NO_TILE: u8 = 0x08;
-    pub const ADDRESS_RANGE: u8 = 0x09;
-    pub const WEIGHT_OVERLAP: u8 = 0x0A;
 }
 
 /// `DMA_CTRL` values: the direction, optionally with [`DMA_PACKED`].
@@ -137,7 +109,7 @@ impl DmaTarget {
 
     /// Depth in lines, from the config's `[buffers]` section.
     pub fn depth(self, cfg: &ArrayConfig) -> usize {
-        let b = &cfg.buffers;
+        let b = cfg.buffers();
         match self {
             DmaTarget::Commands => b.commands,
             DmaTarget::Weights => b.weights,
@@ -152,8 +124,8 @@ impl DmaTarget {
     pub fn word_bits(self, cfg: &ArrayConfig) -> u32 {
         match self {
             DmaTarget::Commands => STREAM_BITS,
-            DmaTarget::Accumulators => cfg.format.acc_bits,
-            _ => cfg.format.in_bits,
+            DmaTarget::Accumulators => cfg.format().acc_bits,
+            _ => cfg.format().in_bits,
         }
     }
 }

@@ -10,11 +10,9 @@ use super::buffer::{Buffer, BufferId};
 use super::command::{BackwardMode, Command, DataBuffer};
 use super::error::{ErrorCode, Fault};
 use super::stats::ControlStats;
-use crate::driver::Driver;
-use crate::mode::Mode;
-use crate::stats::{Counters, Phase};
 use ndarray::{Array2, ArrayView2};
 use sysgrad_config::{fixed, ArrayConfig};
+use sysgrad_emulator::{Counters, Driver, Phase};
 
 /// Why the driver's own operand checks cannot fail once `check` passed:
 /// sizes and modes are checked, and buffers only hold in-range words.
@@ -121,10 +119,7 @@ impl Accelerator {
     /// cycle on a word before it can tell that the word is past the program.
     fn fetch(&mut self, program: &[u64], pc: usize) -> Result<(Command, usize), ErrorCode> {
         let rest = program.get(pc..).unwrap_or(&[]);
-        let words = match rest.first().map(|w| (w >> 56) as u8) {
-            Some(super::command::opcode::BACKWARD) => 2,
-            _ => 1,
-        };
+        let words = rest.first().map_or(1, |&w| super::command::words_of(w));
         self.driver.idle(words);
         self.control.decode_cycles += words as u64;
         Command::decode(rest)
@@ -296,14 +291,8 @@ impl Accelerator {
     ) {
         let t = self.resident.expect(CHECKED);
         let n = n as usize;
-        let passes: &[Mode] = match mode {
-            BackwardMode::Dx => &[Mode::BwdDx],
-            BackwardMode::Dw => &[Mode::BwdDw],
-            BackwardMode::Sequential => &[Mode::BwdDx, Mode::BwdDw],
-            BackwardMode::Interleaved => &[Mode::BwdIl],
-        };
         let mut dx = None;
-        for &pass in passes {
+        for &pass in mode.passes() {
             // Each pass streams dY from the buffer again: the sequential
             // schedule reads it twice, which is the cost interleaving saves.
             let dy = self.read_tile(BufferId::Gradients, dy_addr as usize, n, t.m);
@@ -366,7 +355,7 @@ impl Accelerator {
         accumulate: bool,
         first_write: fn(&mut Counters) -> &mut u64,
     ) {
-        let aw = self.cfg().format.acc_bits;
+        let aw = self.cfg().format().acc_bits;
         let buf = self.buffer_mut(BufferId::Accumulators);
         for (line, col) in part.columns().into_iter().enumerate() {
             let mut v: Vec<i64> = col.to_vec();
@@ -390,7 +379,7 @@ impl Accelerator {
 
     /// One line per cycle through the requantizer; the array idles.
     fn requant(&mut self, src: usize, dst: DataBuffer, dst_addr: usize, count: usize) {
-        let f = self.cfg().format;
+        let f = self.cfg().format();
         let lanes = self.buffer(dst_buffer(dst)).lanes();
         for line in 0..count {
             let q: Vec<i64> = self

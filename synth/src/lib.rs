@@ -3,11 +3,11 @@
 //! (`synth_ice40 -dsp`), with the cell counts grouped into LUTs, FFs, DSPs
 //! and BRAMs.
 
-use crate::tools::{run, ToolError};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use sysgrad_config::ArrayConfig;
+use sysgrad_tools::{run, ToolError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
@@ -98,19 +98,22 @@ pub fn parse_stat(log: &str) -> BTreeMap<String, u64> {
     cells
 }
 
+/// A Verilog source file: its name and its text.
+pub type Source<'a> = (&'a str, &'a str);
+
 /// Synthesises module `top` (`sa_top`, or `sa_accel` for the whole
-/// accelerator) of `cfg` for `target` in folder `work`.
+/// accelerator) of the Verilog `sources` for `target` in folder `work`.
 pub fn synthesize(
-    cfg: &ArrayConfig,
+    sources: &[Source],
     target: Target,
     top: &str,
     work: &Path,
 ) -> Result<Resources, ToolError> {
     std::fs::create_dir_all(work)?;
     let mut reads = String::new();
-    for f in sysgrad_hdl::generate(cfg) {
-        std::fs::write(work.join(&f.name), &f.text)?;
-        reads.push_str(&format!("read_verilog {}; ", f.name));
+    for (name, text) in sources {
+        std::fs::write(work.join(name), text)?;
+        reads.push_str(&format!("read_verilog {name}; "));
     }
     let script = format!("{reads}{}; stat", target.script(top));
     let out = run(
@@ -135,9 +138,9 @@ pub fn csv_row(cfg: &ArrayConfig, top: &str, r: &Resources) -> String {
         cfg.tag(),
         cfg.rows(),
         cfg.cols(),
-        cfg.format.in_bits,
-        cfg.format.acc_bits,
-        cfg.array.backward.name(),
+        cfg.format().in_bits,
+        cfg.format().acc_bits,
+        cfg.backward().name(),
         r.target.name(),
         r.luts(),
         r.ffs(),

@@ -1,13 +1,16 @@
 //! The accelerator around the array: four on-chip buffers, a command
-//! stream and the controller that runs it on the cycle-accurate driver.
-//! `docs/COMMANDS.md` is the contract the RTL controller will follow.
+//! stream and the controller that runs it on the cycle-accurate driver of
+//! `sysgrad-emulator`. `docs/COMMANDS.md` is the contract the RTL
+//! controller of `sa_accel` follows too.
 //!
-//! * [`command`]: [`Command`] <-> 64-bit command words.
+//! * [`command`]: [`Command`] <-> 64-bit command words (layout from `sysgrad_isa`).
+//! * [`asm`]: the text form of programs.
 //! * [`buffer`]: banked buffers with access counters.
 //! * [`layout`]: how matrices map to buffer lines.
 //! * [`machine`]: the [`Accelerator`] (checks, then executes, each command).
 //! * [`compile`]: programs for an FC layer in `gemm`'s tile order.
-//! * [`error`]: the error codes a bad command stops the controller with.
+//! * [`error`]: where and why a bad command stopped the controller.
+//! * [`counters`]: the hardware counters of `docs/HOST.md`, as the emulator computes them.
 
 pub mod asm;
 pub mod buffer;

@@ -4,8 +4,8 @@
 
 use super::command::{BackwardMode, Command};
 use super::layout::Blocked;
-use crate::gemm::{tiles, DwSink};
 use sysgrad_config::{ArrayConfig, Backward};
+use sysgrad_emulator::gemm::{tiles, DwSink};
 
 /// Where an M x K x N layer's operands live (line layouts, see [`Blocked`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

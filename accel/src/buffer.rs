@@ -3,8 +3,8 @@
 //! moves whole or partial lines (lanes `0..n`) in one cycle, so a tile
 //! never needs two accesses to one bank in a cycle.
 
-use sysgrad_config::host::DmaTarget;
 use sysgrad_config::{fixed, ArrayConfig};
+use sysgrad_isa::host::DmaTarget;
 
 /// The four buffers around the array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

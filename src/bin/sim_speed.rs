@@ -14,7 +14,7 @@ use std::time::Instant;
 use sysgrad_config::{ArrayConfig, Backward};
 use sysgrad_emulator::gemm::{self, DwSink};
 use sysgrad_emulator::{fast, Array, CycleInput, Driver, Stats};
-use sysgrad_testbench::scenario::Rng;
+use sysgrad_rng::Rng;
 use sysgrad_testbench::verilator::{self, BuildOptions};
 use sysgrad_testbench::{icarus, stimulus};
 
@@ -41,7 +41,7 @@ struct Workload {
 fn backward_pass(size: usize) -> Result<Workload, String> {
     let cfg = ArrayConfig::default_16x16();
     let mut rng = Rng::new(7);
-    let bits = cfg.format.in_bits;
+    let bits = cfg.format().in_bits;
     let (w, x, dy) = (
         rng.matrix(size, size, bits),
         rng.matrix(size, size, bits),
@@ -93,7 +93,7 @@ fn cnn_step() -> Result<Workload, String> {
     let rec = sysgrad_workloads::train::record_training_step(&model, &samples)
         .map_err(|e| e.to_string())?;
     let mut cfg = model.cfg;
-    cfg.array.backward = Backward::Interleaved;
+    cfg = cfg.with_backward(Backward::Interleaved);
     Ok(Workload {
         name: format!(
             "{} one CNN training step (batch {})",

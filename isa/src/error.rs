@@ -1,0 +1,124 @@
+//! The controller's error codes (`STATUS[15:8]`, `docs/COMMANDS.md`,
+//! Errors): each code's number, name and meaning, listed in the order of
+//! their priority when several apply (the RTL's check chain follows it).
+
+use serde::Serialize;
+
+/// Why the controller stopped at a command. Every command is checked
+/// completely before it has any effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum ErrorCode {
+    UnknownOpcode = 0x01,
+    ReservedBits = 0x02,
+    ProgramEnd = 0x03,
+    ZeroSize = 0x04,
+    TileTooLarge = 0x05,
+    LrShift = 0x06,
+    NotInterleaved = 0x07,
+    NoTile = 0x08,
+    AddressRange = 0x09,
+    WeightOverlap = 0x0A,
+}
+
+impl ErrorCode {
+    /// Every code, in code order.
+    pub const ALL: [ErrorCode; 10] = [
+        ErrorCode::UnknownOpcode,
+        ErrorCode::ReservedBits,
+        ErrorCode::ProgramEnd,
+        ErrorCode::ZeroSize,
+        ErrorCode::TileTooLarge,
+        ErrorCode::LrShift,
+        ErrorCode::NotInterleaved,
+        ErrorCode::NoTile,
+        ErrorCode::AddressRange,
+        ErrorCode::WeightOverlap,
+    ];
+
+    /// The checks made on a decoded command, highest priority first
+    /// (`UNKNOWN_OPCODE` and `PROGRAM_END` are found while fetching, and
+    /// `RESERVED_BITS` while decoding, before any of these).
+    pub const CHECK_ORDER: [ErrorCode; 7] = [
+        ErrorCode::ZeroSize,
+        ErrorCode::TileTooLarge,
+        ErrorCode::LrShift,
+        ErrorCode::NotInterleaved,
+        ErrorCode::NoTile,
+        ErrorCode::AddressRange,
+        ErrorCode::WeightOverlap,
+    ];
+
+    /// The 8-bit code in `STATUS`.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    pub fn from_code(code: u8) -> Option<ErrorCode> {
+        ErrorCode::ALL.into_iter().find(|e| e.code() == code)
+    }
+
+    /// The name in `docs/COMMANDS.md`, e.g. `TILE_TOO_LARGE`.
+    pub fn name(self) -> &'static str {
+        use ErrorCode::*;
+        match self {
+            UnknownOpcode => "UNKNOWN_OPCODE",
+            ReservedBits => "RESERVED_BITS",
+            ProgramEnd => "PROGRAM_END",
+            ZeroSize => "ZERO_SIZE",
+            TileTooLarge => "TILE_TOO_LARGE",
+            LrShift => "LR_SHIFT",
+            NotInterleaved => "NOT_INTERLEAVED",
+            NoTile => "NO_TILE",
+            AddressRange => "ADDRESS_RANGE",
+            WeightOverlap => "WEIGHT_OVERLAP",
+        }
+    }
+
+    /// What went wrong, in a phrase.
+    pub fn message(self) -> &'static str {
+        use ErrorCode::*;
+        match self {
+            UnknownOpcode => "unknown opcode",
+            ReservedBits => "a reserved or unused field is not zero",
+            ProgramEnd => "the program ended before a HALT (or inside a two-word command)",
+            ZeroSize => "a size field (m, k, n or count) is zero",
+            TileTooLarge => "the tile is larger than the array (m > cols or k > rows)",
+            LrShift => "lr_shift is larger than 63 (the array's port is 6 bits)",
+            NotInterleaved => {
+                "interleaved backward on an array built with backward = \"sequential\""
+            }
+            NoTile => "the command needs a weight tile in the array and none is loaded",
+            AddressRange => "an address range runs past the end of its buffer",
+            WeightOverlap => {
+                "LOAD_W reads lines that the write-back of the previous tile overwrites"
+            }
+        }
+    }
+
+    /// The Verilog localparam naming this code, e.g. `E_NO_TILE`.
+    pub fn verilog_name(self) -> String {
+        format!("E_{}", self.name())
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl std::error::Error for ErrorCode {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_dense_and_round_trip() {
+        for (i, e) in ErrorCode::ALL.iter().enumerate() {
+            assert_eq!(usize::from(e.code()), i + 1);
+            assert_eq!(ErrorCode::from_code(e.code()), Some(*e));
+        }
+        assert_eq!(ErrorCode::from_code(0), None);
+    }
+}
