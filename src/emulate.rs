@@ -25,7 +25,8 @@ pub struct EmulateArgs {
     lr_shift: u32,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Write the interleaved step's per-cycle port stimulus and trace
+    /// Write the step's per-cycle port stimulus and trace, in the array's
+    /// own schedule
     /// (stimulus.txt, ports.txt) into this folder.
     #[arg(long)]
     trace: Option<std::path::PathBuf>,
@@ -79,73 +80,8 @@ fn step(
     Ok(drv)
 }
 
-pub fn run(a: &EmulateArgs) -> Result<(), String> {
-    let mut cfg = a.config.load()?;
-    if a.m == 0 || a.k == 0 || a.n == 0 {
-        return Err(format!(
-            "layer sizes must be at least 1 (got M={} K={} N={})",
-            a.m, a.k, a.n
-        ));
-    }
-    for (terms, what) in [
-        (a.k, "the forward reduction K"),
-        (a.m, "the dX reduction M"),
-        (a.n, "the dW reduction N"),
-    ] {
-        if let Some(w) = cfg.saturation_warning(terms, what) {
-            eprintln!("warning: {w}");
-        }
-    }
-    // Both schedules run on the interleaved array so that only the schedule differs.
-    cfg = cfg.with_backward(Backward::Interleaved);
-    let mut rng = Rng::new(a.seed);
-    let bits = cfg.format().in_bits;
-    let (w, x, dy) = (
-        rng.matrix(a.m, a.k, bits),
-        rng.matrix(a.k, a.n, bits),
-        rng.matrix(a.m, a.n, bits),
-    );
-    let il = step(
-        Driver::new(cfg),
-        Backward::Interleaved,
-        &w,
-        &x,
-        &dy,
-        a.lr_shift,
-    )?
-    .stats;
-    let seq = step(
-        Driver::new(cfg),
-        Backward::Sequential,
-        &w,
-        &x,
-        &dy,
-        a.lr_shift,
-    )?
-    .stats;
-    if let Some(dir) = &a.trace {
-        let mut drv = step(
-            Driver::recording(cfg, a.vcd),
-            Backward::Interleaved,
-            &w,
-            &x,
-            &dy,
-            a.lr_shift,
-        )?;
-        write_trace(&cfg, drv.recording.take().expect("recording driver"), dir)?;
-    }
-    println!(
-        "# {} array, layer M={} K={} N={} (forward + backward + SGD update)\n",
-        cfg.tag(),
-        a.m,
-        a.k,
-        a.n
-    );
-    let pes = cfg.rows() * cfg.cols();
-    print!(
-        "{}",
-        stats::markdown_table(&[("interleaved", &il), ("sequential", &seq)], pes)
-    );
+/// The interleaved-vs-sequential summary lines.
+fn print_comparison(il: &stats::Stats, seq: &stats::Stats) {
     let (bi, bs) = (il.backward(), seq.backward());
     println!(
         "\nbackward pass: {} cycles interleaved vs {} sequential ({:.2}x fewer); buffer accesses {} vs {} ({:.2}x fewer)",
@@ -163,5 +99,66 @@ pub fn run(a: &EmulateArgs) -> Result<(), String> {
         ts.cycles,
         ts.cycles as f64 / ti.cycles as f64
     );
+}
+
+pub fn run(a: &EmulateArgs) -> Result<(), String> {
+    let cfg = a.config.load()?;
+    if a.m == 0 || a.k == 0 || a.n == 0 {
+        return Err(format!(
+            "layer sizes must be at least 1 (got M={} K={} N={})",
+            a.m, a.k, a.n
+        ));
+    }
+    for (terms, what) in [
+        (a.k, "the forward reduction K"),
+        (a.m, "the dX reduction M"),
+        (a.n, "the dW reduction N"),
+    ] {
+        if let Some(w) = cfg.saturation_warning(terms, what) {
+            eprintln!("warning: {w}");
+        }
+    }
+    // An interleaved array also runs the sequential baseline (same
+    // hardware, only the schedule differs); a sequential array can only run
+    // its own schedule.
+    let schedules: &[Backward] = if cfg.interleaved() {
+        &[Backward::Interleaved, Backward::Sequential]
+    } else {
+        &[Backward::Sequential]
+    };
+    let mut rng = Rng::new(a.seed);
+    let bits = cfg.format().in_bits;
+    let (w, x, dy) = (
+        rng.matrix(a.m, a.k, bits),
+        rng.matrix(a.k, a.n, bits),
+        rng.matrix(a.m, a.n, bits),
+    );
+    let runs = schedules
+        .iter()
+        .map(|&s| {
+            Ok((
+                s.name(),
+                step(Driver::new(cfg), s, &w, &x, &dy, a.lr_shift)?.stats,
+            ))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    if let Some(dir) = &a.trace {
+        let recording = Driver::recording(cfg, a.vcd);
+        let mut drv = step(recording, cfg.backward(), &w, &x, &dy, a.lr_shift)?;
+        write_trace(&cfg, drv.recording.take().expect("recording driver"), dir)?;
+    }
+    println!(
+        "# {} array, layer M={} K={} N={} (forward + backward + SGD update)\n",
+        cfg.tag(),
+        a.m,
+        a.k,
+        a.n
+    );
+    let pes = cfg.rows() * cfg.cols();
+    let table: Vec<(&str, &stats::Stats)> = runs.iter().map(|(n, s)| (*n, s)).collect();
+    print!("{}", stats::markdown_table(&table, pes));
+    if let [(_, il), (_, seq)] = &runs[..] {
+        print_comparison(il, seq);
+    }
     Ok(())
 }

@@ -54,8 +54,8 @@ pub struct TrainArgs {
     /// Topology: where dW goes, `update` (in place, lr 2^-8) or `drain`.
     #[arg(long, default_value = "update")]
     dw_sink: String,
-    /// Topology: step every tile cycle by cycle instead of one
-    /// representative tile per tile shape (slow on big layers).
+    /// Topology: step every tile cycle by cycle instead of counting with
+    /// the fast mode's ledger (same counts; slow on big layers).
     #[arg(long)]
     exact: bool,
 }
@@ -234,7 +234,7 @@ fn run_topology(a: &TrainArgs, path: &Path) -> Result<(), String> {
     let how = if a.exact {
         Exactness::Stepped
     } else {
-        Exactness::RepresentativeTiles
+        Exactness::FastLedger
     };
     let start = Instant::now();
     let run = scalesim::run_topology(&topo, &sc, a.batch, sink, how).map_err(|e| e.to_string())?;

@@ -13,6 +13,7 @@ use super::stats::ControlStats;
 use ndarray::{Array2, ArrayView2};
 use sysgrad_config::{fixed, ArrayConfig};
 use sysgrad_emulator::{Counters, Driver, Phase};
+use sysgrad_isa::timing;
 
 /// Why the driver's own operand checks cannot fail once `check` passed:
 /// sizes and modes are checked, and buffers only hold in-range words.
@@ -120,9 +121,16 @@ impl Accelerator {
     fn fetch(&mut self, program: &[u64], pc: usize) -> Result<(Command, usize), ErrorCode> {
         let rest = program.get(pc..).unwrap_or(&[]);
         let words = rest.first().map_or(1, |&w| super::command::words_of(w));
-        self.driver.idle(words);
-        self.control.decode_cycles += words as u64;
+        let cycles = self.cost(timing::DECODE, words);
+        self.driver.idle(cycles);
+        self.control.decode_cycles += cycles as u64;
         Command::decode(rest)
+    }
+
+    /// `cycles` for this array and `n` (stream columns, lines or words).
+    fn cost(&self, cycles: timing::Cycles, n: usize) -> usize {
+        let cfg = self.cfg();
+        cycles.eval(cfg.rows(), cfg.cols(), n) as usize
     }
 
     fn fault(&mut self, code: ErrorCode, program: &[u64], pc: usize) -> Result<(), Fault> {
@@ -390,8 +398,9 @@ impl Accelerator {
                 .collect();
             self.buffer_mut(dst_buffer(dst)).write(dst_addr + line, &q);
         }
-        self.driver.idle(count);
-        self.control.requant_cycles += count as u64;
+        let cycles = self.cost(timing::REQUANT, count);
+        self.driver.idle(cycles);
+        self.control.requant_cycles += cycles as u64;
         self.control.requant_words += (count * lanes) as u64;
     }
 }

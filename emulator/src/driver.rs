@@ -11,7 +11,7 @@ use crate::array::{Array, CycleInput, CycleOutput};
 use crate::stats::{Phase, Stats};
 use ndarray::{Array2, ArrayView1, ArrayView2};
 use sysgrad_config::{fixed, ArrayConfig};
-use sysgrad_isa::Mode;
+use sysgrad_isa::{timing, Mode};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DriveError {
@@ -154,7 +154,8 @@ impl Driver {
         let (m, k) = w.dim();
         let mut old = Array2::zeros((c, r));
         let mut inp = CycleInput::zeros(&self.cfg(), Mode::Load);
-        for step in 0..r {
+        // One array row per LOAD cycle, the bottom row first.
+        for step in 0..self.cost(timing::LOAD, 0) {
             let row = r - 1 - step;
             for j in 0..m {
                 inp.w[j] = if row < k { w[[j, row]] } else { 0 };
@@ -169,9 +170,14 @@ impl Driver {
         Ok(old)
     }
 
-    /// Number of cycles of one streaming pass of `n` columns.
+    /// Cycles of one streaming pass of `n` columns ([`timing::PASS`]).
     pub fn pass_cycles(&self, n: usize) -> usize {
-        n + self.array.rows() + self.array.cols() - 1
+        self.cost(timing::PASS, n)
+    }
+
+    /// `cycles` evaluated for this array and a stream of `n` columns.
+    fn cost(&self, cycles: timing::Cycles, n: usize) -> usize {
+        cycles.eval(self.array.rows(), self.array.cols(), n) as usize
     }
 
     /// Streams x (K' x N) through the loaded weights: returns the raw
@@ -183,7 +189,7 @@ impl Driver {
         if n == 0 {
             return Err(DriveError::EmptyStream);
         }
-        let (lat, len) = (r + c, self.pass_cycles(n));
+        let (lat, len) = (self.cost(timing::RESULT_LATENCY, n), self.pass_cycles(n));
         let mut y = Array2::zeros((c, n));
         let mut inp = CycleInput::zeros(&self.cfg(), Mode::Fwd);
         for t in 0..len {
@@ -246,7 +252,7 @@ impl Driver {
         } else {
             None
         };
-        let (lat, len) = (r + c, self.pass_cycles(n));
+        let (lat, len) = (self.cost(timing::RESULT_LATENCY, n), self.pass_cycles(n));
         let mut dx = Array2::zeros((r, n));
         let mut inp = CycleInput::zeros(&self.cfg(), mode);
         for t in 0..len {
@@ -293,7 +299,8 @@ impl Driver {
         let (r, c) = (self.array.rows(), self.array.cols());
         let mut dw = Array2::zeros((c, r));
         let inp = CycleInput::zeros(&self.cfg(), Mode::Drain);
-        for k in 0..c {
+        // One array column per DRAIN cycle, the east column first.
+        for k in 0..self.cost(timing::DRAIN, 0) {
             // dw_out: the east column's accumulators, before the edge.
             for i in 0..r {
                 dw[[c - 1 - k, i]] = self.array.dw[i * c + c - 1];
@@ -312,7 +319,9 @@ impl Driver {
         }
         let mut inp = CycleInput::zeros(&self.cfg(), Mode::Update);
         inp.lr_shift = lr_shift;
-        self.clock(inp, Phase::Update);
+        for _ in 0..self.cost(timing::UPDATE, 0) {
+            self.clock(inp.clone(), Phase::Update);
+        }
         Ok(())
     }
 

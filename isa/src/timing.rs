@@ -74,6 +74,15 @@ pub const REQUANT: Cycles = Cycles {
     constant: 0,
 };
 
+/// Decoding a command: one cycle per command word fetched (`N` is the
+/// number of words).
+pub const DECODE: Cycles = Cycles {
+    n_coef: 1,
+    row_coef: 0,
+    col_coef: 0,
+    constant: 0,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -81,7 +81,7 @@ fn topology_report_files() {
         &sc,
         1,
         DwSink::Update { lr_shift: 8 },
-        Exactness::RepresentativeTiles,
+        Exactness::FastLedger,
     )
     .unwrap();
     let out = temp_dir("topo");

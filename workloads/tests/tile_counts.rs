@@ -1,5 +1,5 @@
-//! Counting a layer by one representative tile per tile shape gives every
-//! counter of every phase exactly as the full cycle-stepped `gemm` run.
+//! Counting a layer with the fast mode's ledger gives every counter of
+//! every phase exactly as the full cycle-stepped `gemm` run.
 
 use ndarray::Array2;
 use std::path::Path;
@@ -7,7 +7,7 @@ use sysgrad_config::{ArrayConfig, Backward, NumberFormat};
 use sysgrad_emulator::gemm::{self, DwSink};
 use sysgrad_emulator::{Driver, Stats};
 use sysgrad_rng::Rng;
-use sysgrad_workloads::scalesim::{self, count, Exactness, Gemm, TileCounter};
+use sysgrad_workloads::scalesim::{self, count, Exactness, Gemm};
 
 fn cfg(rows: usize, cols: usize) -> ArrayConfig {
     let fmt = NumberFormat {
@@ -30,9 +30,7 @@ fn stepped(cfg: ArrayConfig, g: Gemm, schedule: Backward, sink: DwSink) -> (Stat
         random(&mut rng, g.k, g.n),
         random(&mut rng, g.m, g.n),
     );
-    let mut c = cfg;
-    c = c.with_backward(schedule);
-    let mut d = Driver::new(c);
+    let mut d = Driver::new(cfg.with_backward(schedule));
     gemm::forward(&mut d, w.view(), x.view()).unwrap();
     let fwd = std::mem::take(&mut d.stats);
     gemm::backward(&mut d, schedule, w.view(), x.view(), dy.view(), sink).unwrap();
@@ -40,7 +38,7 @@ fn stepped(cfg: ArrayConfig, g: Gemm, schedule: Backward, sink: DwSink) -> (Stat
 }
 
 #[test]
-fn representative_tiles_equal_the_stepped_run() {
+fn ledger_counts_equal_the_stepped_run() {
     let layers = [
         Gemm { m: 1, k: 1, n: 1 },
         Gemm { m: 4, k: 4, n: 5 },
@@ -50,17 +48,17 @@ fn representative_tiles_equal_the_stepped_run() {
     ];
     for (r, c) in [(4, 4), (3, 5), (5, 2)] {
         let cfg = cfg(r, c);
-        let mut counter = TileCounter::new(cfg);
         for g in layers {
             for sink in [DwSink::Drain, DwSink::Update { lr_shift: 3 }] {
+                let counted = count::counted(&cfg, g, sink).unwrap();
                 for schedule in [Backward::Interleaved, Backward::Sequential] {
                     let (fwd, bwd) = stepped(cfg, g, schedule, sink);
-                    assert_eq!(counter.forward(g).unwrap(), fwd, "forward {g:?} on {r}x{c}");
-                    assert_eq!(
-                        counter.backward(schedule, g, sink).unwrap(),
-                        bwd,
-                        "{schedule:?} {sink:?} {g:?} on {r}x{c}"
-                    );
+                    assert_eq!(counted.forward, fwd, "forward {g:?} on {r}x{c}");
+                    let ledger = match schedule {
+                        Backward::Interleaved => &counted.backward_interleaved,
+                        Backward::Sequential => &counted.backward_sequential,
+                    };
+                    assert_eq!(*ledger, bwd, "{schedule:?} {sink:?} {g:?} on {r}x{c}");
                 }
             }
         }
@@ -81,8 +79,7 @@ fc, 2, 2, 2, 2, 5, 7, 1,
     )
     .unwrap();
     for sink in [DwSink::Drain, DwSink::Update { lr_shift: 2 }] {
-        let fast =
-            scalesim::run_topology(&topo, &sc, 2, sink, Exactness::RepresentativeTiles).unwrap();
+        let fast = scalesim::run_topology(&topo, &sc, 2, sink, Exactness::FastLedger).unwrap();
         let full = scalesim::run_topology(&topo, &sc, 2, sink, Exactness::Stepped).unwrap();
         for (a, b) in fast.layers.iter().zip(&full.layers) {
             assert_eq!(a.cost, b.cost, "{}", a.layer.name);

@@ -9,7 +9,7 @@ use crate::gemm::{tiles, DwSink};
 use crate::stats::{Counters, Phase, Stats};
 use ndarray::{s, ArrayView2};
 use sysgrad_config::{fixed, ArrayConfig, Backward};
-use sysgrad_isa::Mode;
+use sysgrad_isa::{timing, Mode};
 
 /// What the walk needs to know about the operands besides their shapes:
 /// whether the values of a tile fit the data width.
@@ -78,15 +78,16 @@ struct Ledger<'a> {
 }
 
 impl Ledger<'_> {
-    fn pass_cycles(&self, n: usize) -> u64 {
-        (n + self.cfg.rows() + self.cfg.cols() - 1) as u64
+    /// `cycles` for this array and a stream of `n` columns.
+    fn cost(&self, cycles: timing::Cycles, n: usize) -> u64 {
+        cycles.eval(self.cfg.rows(), self.cfg.cols(), n)
     }
 
     /// `Driver::load` of an `mt` x `kt` tile (values already checked).
     fn load(&mut self, mt: usize, kt: usize) {
-        let rows = self.cfg.rows() as u64;
+        let cycles = self.cost(timing::LOAD, 0);
         let st = self.stats.phase_mut(Phase::Load);
-        st.cycles += rows;
+        st.cycles += cycles;
         st.w_reads += (mt * kt) as u64;
     }
 
@@ -99,7 +100,7 @@ impl Ledger<'_> {
 
     /// A streaming pass of `n` columns through an `mt` x `kt` tile.
     fn pass(&mut self, mode: Mode, mt: usize, kt: usize, n: usize) {
-        let cycles = self.pass_cycles(n);
+        let cycles = self.cost(timing::PASS, n);
         let phase = match mode {
             Mode::Fwd => Phase::Forward,
             Mode::BwdDx => Phase::BackwardDx,
@@ -142,13 +143,15 @@ impl Ledger<'_> {
 
     /// `Driver::drain` after an `mt` x `kt` tile: only its words are written.
     fn drain(&mut self, mt: usize, kt: usize) {
+        let cycles = self.cost(timing::DRAIN, 0);
         let st = self.stats.phase_mut(Phase::Drain);
-        st.cycles += self.cfg.cols() as u64;
+        st.cycles += cycles;
         st.dw_writes += (mt * kt) as u64;
     }
 
     fn update(&mut self) {
-        self.stats.phase_mut(Phase::Update).cycles += 1;
+        let cycles = self.cost(timing::UPDATE, 0);
+        self.stats.phase_mut(Phase::Update).cycles += cycles;
     }
 }
 

@@ -9,7 +9,7 @@ pub mod report;
 pub mod topology;
 
 pub use config::{load_config, parse_config, ScaleConfig};
-pub use count::{Exactness, LayerCost, TileCounter};
+pub use count::{Exactness, LayerCost};
 pub use topology::{load_topology, parse_topology, Gemm, TopoForm, TopoLayer, Topology};
 
 use crate::error::{Result, WorkloadError};
@@ -79,13 +79,12 @@ pub fn run_topology(
     if batch == 0 {
         return Err(WorkloadError::out_of_range("batch", 0, "1 or more"));
     }
-    let mut counter = TileCounter::new(cfg);
     let layers = topo
         .layers
         .iter()
         .map(|l| {
             let gemm = l.batched(batch);
-            let cost = count::layer_cost(&mut counter, gemm, sink, how)?;
+            let cost = count::layer_cost(&cfg, gemm, sink, how)?;
             Ok(LayerRun {
                 layer: l.clone(),
                 gemm,
