@@ -146,37 +146,64 @@ impl Accelerator {
     /// Everything that can go wrong, in the documented priority order,
     /// before any effect.
     fn check(&self, cmd: &Command) -> Result<(), ErrorCode> {
+        match ErrorCode::CHECK_ORDER
+            .into_iter()
+            .find(|&code| self.violates(cmd, code))
+        {
+            Some(code) => Err(code),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether `cmd` fails the check of `code` (`docs/COMMANDS.md`, Errors);
+    /// [`Accelerator::check`] asks in the documented priority order, so a
+    /// check may assume that the ones before it passed.
+    fn violates(&self, cmd: &Command, code: ErrorCode) -> bool {
         use ErrorCode::*;
         let cfg = self.cfg();
-        let (r, c) = (cfg.rows(), cfg.cols());
-        let tile = || self.resident.ok_or(NoTile);
-        let range = |id: BufferId, addr: u16, len: usize| {
-            self.buffer(id)
-                .holds(addr as usize, len)
-                .then_some(())
-                .ok_or(AddressRange)
-        };
-        match *cmd {
-            Command::LoadW { addr, m, k } => {
-                let (m, k) = (m as usize, k as usize);
-                ensure(m > 0 && k > 0, ZeroSize)?;
-                ensure(m <= c && k <= r, TileTooLarge)?;
-                range(BufferId::Weights, addr, k)?;
-                if let Some(old) = self.resident.filter(|t| t.dirty) {
-                    let a = addr as usize;
-                    let overlap = a < old.addr + old.k && old.addr < a + k;
-                    ensure(!overlap || a == old.addr, WeightOverlap)?;
-                }
+        let outside =
+            |id: BufferId, addr: u16, len: usize| !self.buffer(id).holds(addr.into(), len);
+        match (code, *cmd) {
+            (ZeroSize, Command::LoadW { m, k, .. }) => m == 0 || k == 0,
+            (ZeroSize, Command::Forward { n, .. } | Command::Backward { n, .. }) => n == 0,
+            (ZeroSize, Command::Requant { count, .. }) => count == 0,
+            (TileTooLarge, Command::LoadW { m, k, .. }) => {
+                usize::from(m) > cfg.cols() || usize::from(k) > cfg.rows()
             }
-            Command::FlushW | Command::Sync | Command::Halt => {}
+            (LrShift, Command::Update { lr_shift }) => {
+                u32::from(lr_shift) >= 1 << sysgrad_config::LR_SHIFT_BITS
+            }
+            (NotInterleaved, Command::Backward { mode, .. }) => {
+                mode == BackwardMode::Interleaved && !cfg.interleaved()
+            }
+            (
+                NoTile,
+                Command::Forward { .. }
+                | Command::Backward { .. }
+                | Command::Drain { .. }
+                | Command::Update { .. },
+            ) => self.resident.is_none(),
+            (AddressRange, _) => self.out_of_range(cmd, outside),
+            (WeightOverlap, Command::LoadW { addr, k, .. }) => {
+                self.resident.filter(|t| t.dirty).is_some_and(|old| {
+                    let (a, k) = (usize::from(addr), usize::from(k));
+                    let overlap = a < old.addr + old.k && old.addr < a + k;
+                    overlap && a != old.addr
+                })
+            }
+            _ => false,
+        }
+    }
+
+    /// ADDRESS_RANGE: whether a line range the command names runs past its
+    /// buffer (`outside`), operands in the documented order.
+    fn out_of_range(&self, cmd: &Command, outside: impl Fn(BufferId, u16, usize) -> bool) -> bool {
+        use BufferId::*;
+        match *cmd {
+            Command::LoadW { addr, k, .. } => outside(Weights, addr, k.into()),
             Command::Forward {
                 x_addr, y_addr, n, ..
-            } => {
-                ensure(n > 0, ZeroSize)?;
-                tile()?;
-                range(BufferId::Activations, x_addr, n as usize)?;
-                range(BufferId::Accumulators, y_addr, n as usize)?;
-            }
+            } => outside(Activations, x_addr, n.into()) || outside(Accumulators, y_addr, n.into()),
             Command::Backward {
                 mode,
                 dy_addr,
@@ -185,41 +212,25 @@ impl Accelerator {
                 n,
                 ..
             } => {
-                ensure(n > 0, ZeroSize)?;
-                let il = mode == BackwardMode::Interleaved;
-                ensure(!il || cfg.interleaved(), NotInterleaved)?;
-                tile()?;
-                range(BufferId::Gradients, dy_addr, n as usize)?;
-                if mode.computes_dw() {
-                    range(BufferId::Activations, x_addr, n as usize)?;
-                }
-                if mode.computes_dx() {
-                    range(BufferId::Accumulators, dx_addr, n as usize)?;
-                }
+                let n = n.into();
+                outside(Gradients, dy_addr, n)
+                    || (mode.computes_dw() && outside(Activations, x_addr, n))
+                    || (mode.computes_dx() && outside(Accumulators, dx_addr, n))
             }
-            Command::Drain { dw_addr } => {
-                let t = tile()?;
-                range(BufferId::Accumulators, dw_addr, t.m)?;
-            }
-            Command::Update { lr_shift } => {
-                ensure(
-                    u32::from(lr_shift) < 1 << sysgrad_config::LR_SHIFT_BITS,
-                    LrShift,
-                )?;
-                tile()?;
-            }
+            Command::Drain { dw_addr } => self
+                .resident
+                .is_some_and(|t| outside(Accumulators, dw_addr, t.m)),
             Command::Requant {
                 src,
                 dst,
                 dst_addr,
                 count,
             } => {
-                ensure(count > 0, ZeroSize)?;
-                range(BufferId::Accumulators, src, count as usize)?;
-                range(dst_buffer(dst), dst_addr, count as usize)?;
+                outside(Accumulators, src, count.into())
+                    || outside(dst_buffer(dst), dst_addr, count.into())
             }
+            Command::FlushW | Command::Update { .. } | Command::Sync | Command::Halt => false,
         }
-        Ok(())
     }
 
     /// Runs a command that passed [`Accelerator::check`].
@@ -402,14 +413,6 @@ impl Accelerator {
         self.driver.idle(cycles);
         self.control.requant_cycles += cycles as u64;
         self.control.requant_words += (count * lanes) as u64;
-    }
-}
-
-fn ensure(ok: bool, code: ErrorCode) -> Result<(), ErrorCode> {
-    if ok {
-        Ok(())
-    } else {
-        Err(code)
     }
 }
 

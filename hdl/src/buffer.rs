@@ -10,12 +10,12 @@ use crate::ir::*;
 pub fn module() -> Module {
     let write = Stmt::If {
         cond: id("we"),
-        then: vec![nb(id("mem").at(id("waddr")), id("wdata"))],
+        then: vec![set(id("mem").at(id("waddr")), id("wdata"))],
         els: vec![],
     };
     let read = Stmt::If {
         cond: id("re"),
-        then: vec![nb("rdata_q", id("mem").at(id("raddr")))],
+        then: vec![set("rdata_q", id("mem").at(id("raddr")))],
         els: vec![],
     };
     Module {

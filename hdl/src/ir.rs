@@ -225,7 +225,7 @@ pub fn assign(lhs: impl Into<Expr>, rhs: impl Into<Expr>) -> Item {
     Item::Assign(lhs.into(), rhs.into())
 }
 
-pub fn nb(lhs: impl Into<Expr>, rhs: impl Into<Expr>) -> Stmt {
+pub fn set(lhs: impl Into<Expr>, rhs: impl Into<Expr>) -> Stmt {
     Stmt::NonBlocking(lhs.into(), rhs.into())
 }
 
@@ -271,6 +271,6 @@ pub fn plain_register(q: &str, width: Width, next: impl Into<Expr>) -> Vec<Item>
     };
     vec![
         reg(q, width).item(),
-        Item::Clocked(vec![if_else("rst", vec![nb(q, zero)], vec![nb(q, next)])]),
+        Item::Clocked(vec![if_else("rst", vec![set(q, zero)], vec![set(q, next)])]),
     ]
 }

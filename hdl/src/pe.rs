@@ -162,16 +162,16 @@ fn sgd_update() -> Vec<Item> {
 }
 
 fn registers() -> Item {
-    let acc = |r: &str, p: &str| nb(r, call("sat_add", [id(&format!("{r}_in")), id(p)]));
-    let dx = || vec![nb("d", "d_in"), nb("dv", "dv_in"), acc("psh", "p_dx")];
+    let acc = |r: &str, p: &str| set(r, call("sat_add", [id(&format!("{r}_in")), id(p)]));
+    let dx = || vec![set("d", "d_in"), set("dv", "dv_in"), acc("psh", "p_dx")];
     let dw = || {
         vec![
-            nb("d", "d_in"),
-            nb("dv", "dv_in"),
-            nb("x", "x_in"),
+            set("d", "d_in"),
+            set("dv", "dv_in"),
+            set("x", "x_in"),
             if_else(
                 "dv_in",
-                vec![nb("dw", call("sat_add", [id("dw"), id("p_dw")]))],
+                vec![set("dw", call("sat_add", [id("dw"), id("p_dw")]))],
                 vec![],
             ),
         ]
@@ -180,10 +180,10 @@ fn registers() -> Item {
     il.extend(dw().into_iter().skip(2));
     let mut reset: Vec<Stmt> = ["w", "x", "d"]
         .iter()
-        .map(|r| nb(*r, zeros(data_w())))
+        .map(|r| set(*r, zeros(data_w())))
         .collect();
-    reset.extend(["psv", "psh", "dw"].iter().map(|r| nb(*r, zeros(acc_w()))));
-    reset.push(nb("dv", lit(1, 0)));
+    reset.extend(["psv", "psh", "dw"].iter().map(|r| set(*r, zeros(acc_w()))));
+    reset.push(set("dv", lit(1, 0)));
     let arm = |m: &str, body: Vec<Stmt>| (vec![id(m)], body);
     Item::Clocked(vec![if_else(
         "rst",
@@ -191,8 +191,8 @@ fn registers() -> Item {
         vec![Stmt::Case {
             sel: id("mode"),
             arms: vec![
-                arm("M_LOAD", vec![nb("w", "w_in")]),
-                arm("M_FWD", vec![nb("x", "x_in"), acc("psv", "p_dx")]),
+                arm("M_LOAD", vec![set("w", "w_in")]),
+                arm("M_FWD", vec![set("x", "x_in"), acc("psv", "p_dx")]),
                 arm("M_BWD_DX", dx()),
                 arm("M_BWD_DW", dw()),
                 arm(
@@ -201,9 +201,9 @@ fn registers() -> Item {
                 ),
                 arm(
                     "M_UPDATE",
-                    vec![nb("w", "w_next"), nb("dw", zeros(acc_w()))],
+                    vec![set("w", "w_next"), set("dw", zeros(acc_w()))],
                 ),
-                arm("M_DRAIN", vec![nb("dw", "dw_in")]),
+                arm("M_DRAIN", vec![set("dw", "dw_in")]),
             ],
             default: vec![],
         }],

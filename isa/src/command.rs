@@ -341,6 +341,10 @@ mod tests {
             }
         }
         assert_eq!(format(opcode::BACKWARD).unwrap().words(), 2);
+        // The RTL's program counter relies on BACKWARD being the only
+        // command longer than a word.
+        let long: Vec<_> = FORMATS.iter().filter(|f| f.words() > 1).collect();
+        assert_eq!(long.len(), 1);
         assert_eq!(words_of(0), 1);
     }
 

@@ -4,6 +4,9 @@
 
 use serde::Serialize;
 
+/// Width of an error code (`STATUS[15:8]`).
+pub const CODE_BITS: u32 = 8;
+
 /// Why the controller stopped at a command. Every command is checked
 /// completely before it has any effect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

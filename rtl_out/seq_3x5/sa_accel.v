@@ -208,32 +208,34 @@ module sa_accel #(
   localparam [7:0] E_NO_TILE = 8'd8;
   localparam [7:0] E_ADDRESS_RANGE = 8'd9;
   localparam [7:0] E_WEIGHT_OVERLAP = 8'd10;
-  localparam R8_I = R;
-  localparam [7:0] R8 = R8_I[7:0];
-  localparam C8_I = C;
-  localparam [7:0] C8 = C8_I[7:0];
-  localparam LA8_I = LA;
-  localparam [7:0] LA8 = LA8_I[7:0];
-  localparam RC8_I = R + C;
-  localparam [7:0] RC8 = RC8_I[7:0];
-  localparam R17_I = R;
-  localparam [16:0] R17 = R17_I[16:0];
-  localparam RM1_17_I = R - 1;
-  localparam [16:0] RM1_17 = RM1_17_I[16:0];
-  localparam CM1_17_I = C - 1;
-  localparam [16:0] CM1_17 = CM1_17_I[16:0];
-  localparam RC1_17_I = R + C - 1;
-  localparam [16:0] RC1_17 = RC1_17_I[16:0];
-  localparam C17_I = C;
-  localparam [16:0] C17 = C17_I[16:0];
-  localparam W_D18_I = W_DEPTH;
-  localparam [17:0] W_D18 = W_D18_I[17:0];
-  localparam X_D18_I = X_DEPTH;
-  localparam [17:0] X_D18 = X_D18_I[17:0];
-  localparam G_D18_I = G_DEPTH;
-  localparam [17:0] G_D18 = G_D18_I[17:0];
-  localparam A_D18_I = A_DEPTH;
-  localparam [17:0] A_D18 = A_D18_I[17:0];
+  localparam MAX_K_I = R;
+  localparam [7:0] MAX_K = MAX_K_I[7:0];
+  localparam MAX_M_I = C;
+  localparam [7:0] MAX_M = MAX_M_I[7:0];
+  localparam ACC_LANES_I = LA;
+  localparam [7:0] ACC_LANES = ACC_LANES_I[7:0];
+  localparam RESULT_LATENCY_I = R + C;
+  localparam [7:0] RESULT_LATENCY = RESULT_LATENCY_I[7:0];
+  localparam LOAD_LEN_I = R;
+  localparam [16:0] LOAD_LEN = LOAD_LEN_I[16:0];
+  localparam LAST_ROW_I = R - 1;
+  localparam [16:0] LAST_ROW = LAST_ROW_I[16:0];
+  localparam LAST_COL_I = C - 1;
+  localparam [16:0] LAST_COL = LAST_COL_I[16:0];
+  localparam PASS_EXTRA_I = R + C - 1;
+  localparam [16:0] PASS_EXTRA = PASS_EXTRA_I[16:0];
+  localparam DRAIN_LEN_I = C;
+  localparam [16:0] DRAIN_LEN = DRAIN_LEN_I[16:0];
+  localparam UPDATE_LEN_I = 1;
+  localparam [16:0] UPDATE_LEN = UPDATE_LEN_I[16:0];
+  localparam W_DEPTH_SPAN_I = W_DEPTH;
+  localparam [17:0] W_DEPTH_SPAN = W_DEPTH_SPAN_I[17:0];
+  localparam X_DEPTH_SPAN_I = X_DEPTH;
+  localparam [17:0] X_DEPTH_SPAN = X_DEPTH_SPAN_I[17:0];
+  localparam G_DEPTH_SPAN_I = G_DEPTH;
+  localparam [17:0] G_DEPTH_SPAN = G_DEPTH_SPAN_I[17:0];
+  localparam A_DEPTH_SPAN_I = A_DEPTH;
+  localparam [17:0] A_DEPTH_SPAN = A_DEPTH_SPAN_I[17:0];
   // Sequencer state and the resident weight tile.
   reg [1:0] ctl_state;
   reg [16:0] pc;
@@ -259,15 +261,15 @@ module sa_accel #(
   wire [63:0] w0 = in_dec ? c_rdata : cmd_q;
   wire [63:0] w1 = in_dec2 ? c_rdata : cmd2_q;
   wire [7:0] op = w0[63:56];
-  wire [15:0] f_a0 = w0[15:0];
-  wire [15:0] f_a1 = w0[31:16];
-  wire [15:0] f_n = w0[47:32];
+  wire [15:0] f_addr_a = w0[15:0];
+  wire [15:0] f_addr_b = w0[31:16];
+  wire [15:0] f_len = w0[47:32];
   wire f_flag = w0[48];
   wire [1:0] f_mode = w0[50:49];
-  wire [7:0] f_b0 = w0[7:0];
+  wire [7:0] f_lr = w0[7:0];
   wire [7:0] f_m = w0[23:16];
   wire [7:0] f_k = w0[31:24];
-  wire [15:0] f_x = w1[15:0];
+  wire [15:0] f_x_addr = w1[15:0];
   wire is_load_w = op == OP_LOAD_W;
   wire is_flush_w = op == OP_FLUSH_W;
   wire is_forward = op == OP_FORWARD;
@@ -278,16 +280,16 @@ module sa_accel #(
   wire is_sync = op == OP_SYNC;
   wire is_halt = op == OP_HALT;
   // Checks, each complete before the command has any effect.
-  wire [17:0] dst_d18 = f_flag ? G_D18 : X_D18;
+  wire [17:0] dst_span = f_flag ? G_DEPTH_SPAN : X_DEPTH_SPAN;
   wire known_op = (op != 8'd0) && (op <= OP_HALT);
-  wire bad_reserved_bits = is_load_w ? |w0[55:32] : ((is_flush_w || is_sync || is_halt) ? |w0[55:0] : ((is_forward || is_requant) ? |w0[55:49] : (is_backward ? |w0[55:51] || |w1[63:16] : (is_drain ? |w0[55:16] : |w0[55:8]))));
-  wire bad_zero_size = is_load_w ? (f_m == 8'd0) || (f_k == 8'd0) : (is_forward || is_backward || is_requant) && (f_n == 16'd0);
-  wire bad_tile_too_large = is_load_w && ((f_m > C8) || (f_k > R8));
-  wire bad_lr_shift = is_update && (f_b0 > 8'd63);
+  wire bad_reserved_bits = is_load_w ? |(w0 & 64'hffffff00000000) : (is_flush_w ? |(w0 & 64'hffffffffffffff) : (is_forward ? |(w0 & 64'hfe000000000000) : (is_backward ? |(w0 & 64'hf8000000000000) || |(w1 & 64'hffffffffff0000) : (is_drain ? |(w0 & 64'hffffffffff0000) : (is_update ? |(w0 & 64'hffffffffffff00) : (is_requant ? |(w0 & 64'hfe000000000000) : (is_sync ? |(w0 & 64'hffffffffffffff) : (is_halt ? |(w0 & 64'hffffffffffffff) : 1'b0))))))));
+  wire bad_zero_size = is_load_w ? (f_m == 8'd0) || (f_k == 8'd0) : (is_forward || is_backward || is_requant) && (f_len == 16'd0);
+  wire bad_tile_too_large = is_load_w && ((f_m > MAX_M) || (f_k > MAX_K));
+  wire bad_lr_shift = is_update && (f_lr > 8'd63);
   wire bad_not_interleaved = is_backward && (f_mode == 2'd3) && (INTERLEAVED == 0);
   wire bad_no_tile = (is_forward || is_backward || is_drain || is_update) && ~res_valid;
-  wire bad_address_range = is_load_w ? ({{2{1'b0}}, f_a0} + {{2{1'b0}}, {{8{1'b0}}, f_k}}) > W_D18 : (is_forward ? (({{2{1'b0}}, f_a0} + {{2{1'b0}}, f_n}) > X_D18) || (({{2{1'b0}}, f_a1} + {{2{1'b0}}, f_n}) > A_D18) : (is_backward ? (({{2{1'b0}}, f_a0} + {{2{1'b0}}, f_n}) > G_D18) || (~(f_mode == 2'd0) && (({{2{1'b0}}, f_x} + {{2{1'b0}}, f_n}) > X_D18)) || (~(f_mode == 2'd1) && (({{2{1'b0}}, f_a1} + {{2{1'b0}}, f_n}) > A_D18)) : (is_drain ? ({{2{1'b0}}, f_a0} + {{2{1'b0}}, {{8{1'b0}}, res_m}}) > A_D18 : is_requant && ((({{2{1'b0}}, f_a0} + {{2{1'b0}}, f_n}) > A_D18) || (({{2{1'b0}}, f_a1} + {{2{1'b0}}, f_n}) > dst_d18)))));
-  wire bad_weight_overlap = is_load_w && res_valid && res_dirty && (f_a0 != res_addr) && ({{2{1'b0}}, f_a0} < ({{2{1'b0}}, res_addr} + {{10{1'b0}}, res_k})) && ({{2{1'b0}}, res_addr} < ({{2{1'b0}}, f_a0} + {{10{1'b0}}, f_k}));
+  wire bad_address_range = is_load_w ? ({{2{1'b0}}, f_addr_a} + {{10{1'b0}}, f_k}) > W_DEPTH_SPAN : (is_forward ? (({{2{1'b0}}, f_addr_a} + {{2{1'b0}}, f_len}) > X_DEPTH_SPAN) || (({{2{1'b0}}, f_addr_b} + {{2{1'b0}}, f_len}) > A_DEPTH_SPAN) : (is_backward ? (({{2{1'b0}}, f_addr_a} + {{2{1'b0}}, f_len}) > G_DEPTH_SPAN) || (~(f_mode == 2'd0) && (({{2{1'b0}}, f_x_addr} + {{2{1'b0}}, f_len}) > X_DEPTH_SPAN)) || (~(f_mode == 2'd1) && (({{2{1'b0}}, f_addr_b} + {{2{1'b0}}, f_len}) > A_DEPTH_SPAN)) : (is_drain ? ({{2{1'b0}}, f_addr_a} + {{10{1'b0}}, res_m}) > A_DEPTH_SPAN : is_requant && ((({{2{1'b0}}, f_addr_a} + {{2{1'b0}}, f_len}) > A_DEPTH_SPAN) || (({{2{1'b0}}, f_addr_b} + {{2{1'b0}}, f_len}) > dst_span)))));
+  wire bad_weight_overlap = is_load_w && res_valid && res_dirty && (f_addr_a != res_addr) && ({{2{1'b0}}, f_addr_a} < ({{2{1'b0}}, res_addr} + {{10{1'b0}}, res_k})) && ({{2{1'b0}}, res_addr} < ({{2{1'b0}}, f_addr_a} + {{10{1'b0}}, f_k}));
   wire [7:0] chk_err = bad_reserved_bits ? E_RESERVED_BITS : (bad_zero_size ? E_ZERO_SIZE : (bad_tile_too_large ? E_TILE_TOO_LARGE : (bad_lr_shift ? E_LR_SHIFT : (bad_not_interleaved ? E_NOT_INTERLEAVED : (bad_no_tile ? E_NO_TILE : (bad_address_range ? E_ADDRESS_RANGE : (bad_weight_overlap ? E_WEIGHT_OVERLAP : 8'd0)))))));
   wire end0 = pc >= prog_len;
   wire end1 = (pc + 17'd1) >= prog_len;
@@ -297,7 +299,7 @@ module sa_accel #(
   wire dec_fault = dec_final && (dec_err != 8'd0);
   wire dec_go = dec_final && (dec_err == 8'd0);
   wire exec_begin = dec_go && ~is_sync && ~is_halt;
-  wire [16:0] ex_len = (is_load_w || is_flush_w) ? R17 : ((is_forward || is_backward) ? {{1{1'b0}}, f_n} + RC1_17 : (is_drain ? C17 : (is_update ? 17'd1 : {{1{1'b0}}, f_n})));
+  wire [16:0] ex_len = (is_load_w || is_flush_w) ? LOAD_LEN : ((is_forward || is_backward) ? {{1{1'b0}}, f_len} + PASS_EXTRA : (is_drain ? DRAIN_LEN : (is_update ? UPDATE_LEN : {{1{1'b0}}, f_len})));
   wire ex_last = in_exec && (ex_t == (ex_len - 17'd1));
   wire seq_more = ex_last && is_backward && (f_mode == 2'd2) && ~ex_pass;
   wire ex_done = ex_last && ~seq_more;
@@ -307,16 +309,16 @@ module sa_accel #(
   wire [3:0] pass_mode = (f_mode == 2'd0) ? M_BWD_DX : ((f_mode == 2'd1) ? M_BWD_DW : ((f_mode == 2'd3) ? M_BWD_IL : (ex_pass ? M_BWD_DW : M_BWD_DX)));
   wire [3:0] nx_pass_mode = (f_mode == 2'd0) ? M_BWD_DX : ((f_mode == 2'd1) ? M_BWD_DW : ((f_mode == 2'd3) ? M_BWD_IL : (nx_pass ? M_BWD_DW : M_BWD_DX)));
   // Array inputs, as the emulator's Driver drives them.
-  wire stream = in_exec && (ex_t < {{1{1'b0}}, f_n});
+  wire stream = in_exec && (ex_t < {{1{1'b0}}, f_len});
   wire x_on = stream && (is_forward || (is_backward && (pass_mode != M_BWD_DX)));
   wire dy_on = stream && is_backward;
-  wire [16:0] row = RM1_17 - ex_t;
+  wire [16:0] row = LAST_ROW - ex_t;
   wire w_on = in_exec && is_load_w && (row < {{9{1'b0}}, f_k});
   wire [R-1:0] k_mask = ~({R{1'b1}} << res_k);
   wire [C-1:0] m_mask = ~({C{1'b1}} << res_m);
   wire [C-1:0] fm_mask = ~({C{1'b1}} << f_m);
   assign arr_mode = ~in_exec ? M_IDLE : ((is_load_w || is_flush_w) ? M_LOAD : (is_forward ? M_FWD : (is_backward ? pass_mode : (is_update ? M_UPDATE : (is_drain ? M_DRAIN : M_IDLE)))));
-  assign arr_lr_shift = (in_exec && is_update) ? f_b0[5:0] : 6'd0;
+  assign arr_lr_shift = (in_exec && is_update) ? f_lr[5:0] : 6'd0;
   assign arr_dy_valid = dy_on;
   generate
   for (l = 0; l < R; l = l + 1) begin : g_arr_x_in
@@ -340,34 +342,34 @@ module sa_accel #(
   wire [C_AB-1:0] c_ctl_waddr = {C_AB{1'b0}};
   wire [63:0] c_ctl_wdata = {64{1'b0}};
   // Weights: the new tile's rows, bottom first; the old one written back.
-  wire [16:0] nx_row = RM1_17 - nx_t;
+  wire [16:0] nx_row = LAST_ROW - nx_t;
   wire w_ctl_re = nx_exec && is_load_w && (nx_row < {{9{1'b0}}, f_k});
-  wire [W_AB-1:0] w_ctl_raddr = f_a0[W_AB-1:0] + nx_row[W_AB-1:0];
+  wire [W_AB-1:0] w_ctl_raddr = f_addr_a[W_AB-1:0] + nx_row[W_AB-1:0];
   wire wback = (is_load_w || is_flush_w) && in_exec && res_valid && res_dirty && (row < {{9{1'b0}}, res_k});
   wire [C-1:0] w_ctl_we = wback ? m_mask : {C{1'b0}};
   wire [W_AB-1:0] w_ctl_waddr = res_addr[W_AB-1:0] + row[W_AB-1:0];
   wire [C*DW-1:0] w_ctl_wdata = arr_w_out;
   // Activations and gradients: streamed lines; REQUANT's results.
   wire req_wr = in_exec && is_requant;
-  wire x_ctl_re = nx_exec && (nx_t < {{1{1'b0}}, f_n}) && (is_forward || (is_backward && (nx_pass_mode != M_BWD_DX)));
-  wire [X_AB-1:0] x_ctl_raddr = (is_forward ? f_a0[X_AB-1:0] : f_x[X_AB-1:0]) + nx_t[X_AB-1:0];
+  wire x_ctl_re = nx_exec && (nx_t < {{1{1'b0}}, f_len}) && (is_forward || (is_backward && (nx_pass_mode != M_BWD_DX)));
+  wire [X_AB-1:0] x_ctl_raddr = (is_forward ? f_addr_a[X_AB-1:0] : f_x_addr[X_AB-1:0]) + nx_t[X_AB-1:0];
   wire [R-1:0] x_ctl_we = (req_wr && ~f_flag) ? {R{1'b1}} : {R{1'b0}};
-  wire [X_AB-1:0] x_ctl_waddr = f_a1[X_AB-1:0] + ex_t[X_AB-1:0];
+  wire [X_AB-1:0] x_ctl_waddr = f_addr_b[X_AB-1:0] + ex_t[X_AB-1:0];
   wire [R*DW-1:0] x_ctl_wdata = rq_out[R*DW-1:0];
-  wire g_ctl_re = nx_exec && is_backward && (nx_t < {{1{1'b0}}, f_n});
-  wire [G_AB-1:0] g_ctl_raddr = f_a0[G_AB-1:0] + nx_t[G_AB-1:0];
+  wire g_ctl_re = nx_exec && is_backward && (nx_t < {{1{1'b0}}, f_len});
+  wire [G_AB-1:0] g_ctl_raddr = f_addr_a[G_AB-1:0] + nx_t[G_AB-1:0];
   wire [C-1:0] g_ctl_we = (req_wr && f_flag) ? {C{1'b1}} : {C{1'b0}};
-  wire [G_AB-1:0] g_ctl_waddr = f_a1[G_AB-1:0] + ex_t[G_AB-1:0];
+  wire [G_AB-1:0] g_ctl_waddr = f_addr_b[G_AB-1:0] + ex_t[G_AB-1:0];
   wire [C*DW-1:0] g_ctl_wdata = rq_out[C*DW-1:0];
   // Accumulators: REQUANT reads, DRAIN and write-back writes.
   wire req_rd = nx_exec && is_requant;
   wire a_ctl_re = req_rd || wb_rd;
-  wire [A_AB-1:0] a_ctl_raddr = req_rd ? f_a0[A_AB-1:0] + nx_t[A_AB-1:0] : wb_raddr;
-  wire [16:0] drain_j = CM1_17 - ex_t;
+  wire [A_AB-1:0] a_ctl_raddr = req_rd ? f_addr_a[A_AB-1:0] + nx_t[A_AB-1:0] : wb_raddr;
+  wire [16:0] drain_j = LAST_COL - ex_t;
   wire drain_wr = in_exec && is_drain && (drain_j < {{9{1'b0}}, res_m});
   wire [LA-1:0] drain_mask = ~({LA{1'b1}} << res_k);
   wire [LA-1:0] a_ctl_we = drain_wr ? drain_mask : wb_we;
-  wire [A_AB-1:0] a_ctl_waddr = drain_wr ? f_a0[A_AB-1:0] + drain_j[A_AB-1:0] : wb_line;
+  wire [A_AB-1:0] a_ctl_waddr = drain_wr ? f_addr_a[A_AB-1:0] + drain_j[A_AB-1:0] : wb_line;
   wire [LA*AW-1:0] a_ctl_wdata = drain_wr ? dw_wide : wb_data;
   wire [LA*AW-1:0] dw_wide;
   generate
@@ -445,7 +447,7 @@ module sa_accel #(
   reg wb_dx;
   reg [1:0] wb_ph;
   reg [7:0] wb_lanes;
-  wire wb_start = exec_begin && (is_forward || (is_backward && (f_mode != 2'd1)));
+  wire wb_start = exec_begin && (is_forward || (is_backward && ~(f_mode == 2'd1)));
   wire wb_write = (wb_wait == 8'd0) && (wb_left != 17'd0);
   wire wb_rd = wb_acc && (((wb_wait == 8'd1) && (wb_left != 17'd0)) || (wb_write && (wb_left > 17'd1)));
   wire [A_AB-1:0] wb_raddr = wb_write ? wb_line + ~({A_AB{1'b1}} << 1) : wb_line;
@@ -469,9 +471,9 @@ module sa_accel #(
       wb_lanes <= 8'd0;
     end else begin
       if (wb_start) begin
-        wb_wait <= RC8;
-        wb_left <= {{1{1'b0}}, f_n};
-        wb_line <= f_a1[A_AB-1:0];
+        wb_wait <= RESULT_LATENCY;
+        wb_left <= {{1{1'b0}}, f_len};
+        wb_line <= f_addr_b[A_AB-1:0];
         wb_acc <= f_flag;
         wb_dx <= is_backward;
         wb_ph <= is_forward ? 2'd0 : ((f_mode == 2'd3) ? 2'd2 : 2'd1);
@@ -565,7 +567,7 @@ module sa_accel #(
         if (is_load_w) begin
           res_valid <= 1'b1;
           res_dirty <= 1'b0;
-          res_addr <= f_a0;
+          res_addr <= f_addr_a;
           res_m <= f_m;
           res_k <= f_k;
           res_mk <= {{8{1'b0}}, f_m} * {{8{1'b0}}, f_k};
@@ -591,16 +593,16 @@ module sa_accel #(
   localparam [7:0] P_DW8 = P_DW8_I[7:0];
   localparam P_AW8_I = (AW > 64) ? 1 : 64 / AW;
   localparam [7:0] P_AW8 = P_AW8_I[7:0];
-  localparam C_D32_I = C_DEPTH;
-  localparam [31:0] C_D32 = C_D32_I[31:0];
-  localparam W_D32_I = W_DEPTH;
-  localparam [31:0] W_D32 = W_D32_I[31:0];
-  localparam X_D32_I = X_DEPTH;
-  localparam [31:0] X_D32 = X_D32_I[31:0];
-  localparam G_D32_I = G_DEPTH;
-  localparam [31:0] G_D32 = G_D32_I[31:0];
-  localparam A_D32_I = A_DEPTH;
-  localparam [31:0] A_D32 = A_D32_I[31:0];
+  localparam C_DEPTH_REG_I = C_DEPTH;
+  localparam [31:0] C_DEPTH_REG = C_DEPTH_REG_I[31:0];
+  localparam W_DEPTH_REG_I = W_DEPTH;
+  localparam [31:0] W_DEPTH_REG = W_DEPTH_REG_I[31:0];
+  localparam X_DEPTH_REG_I = X_DEPTH;
+  localparam [31:0] X_DEPTH_REG = X_DEPTH_REG_I[31:0];
+  localparam G_DEPTH_REG_I = G_DEPTH;
+  localparam [31:0] G_DEPTH_REG = G_DEPTH_REG_I[31:0];
+  localparam A_DEPTH_REG_I = A_DEPTH;
+  localparam [31:0] A_DEPTH_REG = A_DEPTH_REG_I[31:0];
   reg bvalid_q;
   reg [1:0] bresp_q;
   reg [16:0] prog_len;
@@ -613,7 +615,7 @@ module sa_accel #(
   assign s_axil_wready = axil_wr;
   assign s_axil_bvalid = bvalid_q;
   assign s_axil_bresp = bresp_q;
-  wire wr_ok = (s_axil_wstrb == 4'hf) && (((s_axil_awaddr == 12'h8) && ~(s_axil_wdata[0] && (ctl_running || dma_on))) || ((s_axil_awaddr == 12'h14) && (s_axil_wdata <= C_D32) && ~ctl_running) || (s_axil_awaddr == 12'h20) || (s_axil_awaddr == 12'h24) || (s_axil_awaddr == 12'h28) || ((s_axil_awaddr == 12'h2c) && (s_axil_wdata[31:3] == 29'd0) && ((s_axil_wdata[1:0] == 2'd1) || (s_axil_wdata[1:0] == 2'd2))));
+  wire wr_ok = (s_axil_wstrb == 4'hf) && (((s_axil_awaddr == 12'h8) && ~(s_axil_wdata[0] && (ctl_running || dma_on))) || ((s_axil_awaddr == 12'h14) && (s_axil_wdata <= C_DEPTH_REG) && ~ctl_running) || (s_axil_awaddr == 12'h20) || (s_axil_awaddr == 12'h24) || (s_axil_awaddr == 12'h28) || ((s_axil_awaddr == 12'h2c) && (s_axil_wdata[31:3] == 29'd0) && ((s_axil_wdata[1:0] == 2'd1) || (s_axil_wdata[1:0] == 2'd2))));
   wire wr_accepted = axil_wr && wr_ok;
   wire start_req = wr_accepted && (s_axil_awaddr == 12'h8) && s_axil_wdata[0];
   wire clear_req = wr_accepted && (s_axil_awaddr == 12'h8) && s_axil_wdata[1];
@@ -674,7 +676,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h4: begin
-            rdata_q <= {1'b0, IL1, AW6, 3'd0, DW5, C8, R8};
+            rdata_q <= {1'b0, IL1, AW6, 3'd0, DW5, MAX_M, MAX_K};
             rresp_q <= 2'd0;
           end
           12'hc: begin
@@ -1060,13 +1062,13 @@ module sa_accel #(
   reg m_v;
   reg [63:0] m_data;
   reg m_last;
-  wire [31:0] tgt_depth = (dma_target_q3 == 3'd0) ? C_D32 : ((dma_target_q3 == 3'd1) ? W_D32 : ((dma_target_q3 == 3'd2) ? X_D32 : ((dma_target_q3 == 3'd3) ? G_D32 : ((dma_target_q3 == 3'd4) ? A_D32 : 32'd0))));
-  wire [2:0] dma_target_q3 = dma_target_q[2:0];
+  wire [31:0] tgt_depth = (dma_target_sel == 3'd0) ? C_DEPTH_REG : ((dma_target_sel == 3'd1) ? W_DEPTH_REG : ((dma_target_sel == 3'd2) ? X_DEPTH_REG : ((dma_target_sel == 3'd3) ? G_DEPTH_REG : ((dma_target_sel == 3'd4) ? A_DEPTH_REG : 32'd0))));
+  wire [2:0] dma_target_sel = dma_target_q[2:0];
   wire dma_bad_target = dma_target_q > 32'd4;
   wire dma_bad_range = (dma_count_q == 32'd0) || (({1'b0, dma_addr_q} + {1'b0, dma_count_q}) > {1'b0, tgt_depth});
   wire dma_busy_req = ctl_running || dma_on;
   wire dma_start = dma_req && ~dma_busy_req && ~dma_bad_target && ~dma_bad_range;
-  wire [7:0] dma_lanes = (dma_tgt == 3'd0) ? 8'd1 : ((dma_tgt == 3'd1) ? C8 : ((dma_tgt == 3'd2) ? R8 : ((dma_tgt == 3'd3) ? C8 : ((dma_tgt == 3'd4) ? LA8 : 8'd1))));
+  wire [7:0] dma_lanes = (dma_tgt == 3'd0) ? 8'd1 : ((dma_tgt == 3'd1) ? MAX_M : ((dma_tgt == 3'd2) ? MAX_K : ((dma_tgt == 3'd3) ? MAX_M : ((dma_tgt == 3'd4) ? ACC_LANES : 8'd1))));
   // Lanes a beat moves: 1, or as many as fit 64 bits when packed.
   wire [7:0] dma_step = dma_packed ? ((dma_tgt == 3'd0) ? 8'd1 : ((dma_tgt == 3'd1) ? P_DW8 : ((dma_tgt == 3'd2) ? P_DW8 : ((dma_tgt == 3'd3) ? P_DW8 : ((dma_tgt == 3'd4) ? P_AW8 : 8'd1))))) : 8'd1;
   wire lane_last = ({1'b0, dma_lane} + {1'b0, dma_step}) >= {1'b0, dma_lanes};
@@ -1123,7 +1125,7 @@ module sa_accel #(
         dma_on <= 1'b1;
         dma_dir <= s_axil_wdata[1];
         dma_packed <= s_axil_wdata[2];
-        dma_tgt <= dma_target_q3;
+        dma_tgt <= dma_target_sel;
         dma_line <= dma_addr_q[15:0];
         dma_lane <= 8'd0;
         dma_left <= dma_count_q[16:0];
@@ -1190,11 +1192,11 @@ module sa_accel #(
   reg [47:0] cnt_drain_cycles;
   wire [16:0] inc_drain_cycles = {{16{1'b0}}, arr_mode == M_DRAIN};
   reg [47:0] cnt_fwd_macs;
-  wire [16:0] inc_fwd_macs = (stream && is_forward) ? {1'b0, res_mk} : 17'd0;
+  wire [16:0] inc_fwd_macs = (stream && is_forward) ? {{1{1'b0}}, res_mk} : 17'd0;
   reg [47:0] cnt_dx_macs;
-  wire [16:0] inc_dx_macs = (stream && (is_backward && (pass_mode == M_BWD_DX))) ? {1'b0, res_mk} : 17'd0;
+  wire [16:0] inc_dx_macs = (stream && (is_backward && (pass_mode == M_BWD_DX))) ? {{1{1'b0}}, res_mk} : 17'd0;
   reg [47:0] cnt_dw_macs;
-  wire [16:0] inc_dw_macs = (stream && (is_backward && (pass_mode == M_BWD_DW))) ? {1'b0, res_mk} : 17'd0;
+  wire [16:0] inc_dw_macs = (stream && (is_backward && (pass_mode == M_BWD_DW))) ? {{1{1'b0}}, res_mk} : 17'd0;
   reg [47:0] cnt_il_macs;
   wire [16:0] inc_il_macs = (stream && (is_backward && (pass_mode == M_BWD_IL))) ? {res_mk, 1'b0} : 17'd0;
   reg [47:0] cnt_load_w_reads;
@@ -1238,7 +1240,7 @@ module sa_accel #(
   reg [47:0] cnt_requant_cycles;
   wire [16:0] inc_requant_cycles = {{16{1'b0}}, req_wr};
   reg [47:0] cnt_requant_words;
-  wire [16:0] inc_requant_words = req_wr ? {{9{1'b0}}, f_flag ? C8 : R8} : 17'd0;
+  wire [16:0] inc_requant_words = req_wr ? {{9{1'b0}}, f_flag ? MAX_M : MAX_K} : 17'd0;
   reg [47:0] cnt_syncs;
   wire [16:0] inc_syncs = {{16{1'b0}}, dec_go && is_sync};
   reg [47:0] cnt_commands;

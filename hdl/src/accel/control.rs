@@ -7,122 +7,153 @@
 //! the *next-cycle* view (`nx_exec`, `nx_t`, `nx_pass`) from which
 //! [`super::datapath`] issues every registered buffer read one cycle ahead;
 //! the command memory is read at `pc + 1` in each decode cycle.
+//!
+//! Opcodes, field positions, reserved bits, mode and error codes and the
+//! execute lengths all come from `sysgrad_isa`; nothing here is a number
+//! of the command format.
 
-use super::{datapath, registers, sized_const, wb, wv};
+use super::sizes::*;
+use super::{datapath, flag_wire, registers, sized_const, wire_of};
 use crate::ir::*;
-use sysgrad_isa::command::FORMATS;
+use sysgrad_isa::command::{field, opcode, Format, FORMATS};
 use sysgrad_isa::mode::MODE_BITS;
-use sysgrad_isa::{ErrorCode, Mode};
+use sysgrad_isa::timing::{self, Cycles};
+use sysgrad_isa::{BackwardMode, ErrorCode, Mode};
 
-/// `(Verilog name, opcode)` of every command, from the command table.
-fn opcodes() -> Vec<(String, u8)> {
-    FORMATS
-        .iter()
-        .map(|f| (f.verilog_name(), f.opcode))
-        .collect()
+/// The sequencer's states.
+const STATES: [(&str, u64); 4] = [("S_STOP", 0), ("S_DEC", 1), ("S_DEC2", 2), ("S_EXEC", 3)];
+const STATE_BITS: u32 = 2;
+
+/// The part of a cycle count that does not depend on N, over the
+/// parameters `R` and `C` (e.g. `R + C - 1` for a pass).
+fn fixed_part(c: Cycles) -> Expr {
+    let terms = [(c.row_coef, "R"), (c.col_coef, "C")];
+    let mut e: Option<Expr> = None;
+    for (coef, name) in terms.into_iter().filter(|(coef, _)| *coef != 0) {
+        let term = if coef == 1 { id(name) } else { coef * id(name) };
+        e = Some(match e {
+            None => term,
+            Some(e) => e + term,
+        });
+    }
+    match (e, c.constant) {
+        (None, k) => int(k),
+        (Some(e), 0) => e,
+        (Some(e), k) if k > 0 => e + k,
+        (Some(e), k) => e - (-k),
+    }
 }
 
-pub(super) fn l(bits: u32, v: u64) -> Expr {
+/// `name`: the fixed part of `c` in `bits` bits, as a localparam.
+fn cycles_const(name: &str, bits: u32, c: Cycles) -> Vec<Item> {
+    sized_const(name, bits, fixed_part(c))
+}
+
+/// The execute length of a command with the cost `c` and stream length
+/// `len` (`STEP_BITS` wide): the named fixed part, plus `len` if the cost
+/// grows with N.
+fn length(c: Cycles, name: &str, len: Expr) -> Expr {
+    match (c.n_coef, fixed_part(c)) {
+        (0, _) => id(name),
+        (1, Expr::Int(0)) => len,
+        (1, _) => len + id(name),
+        (k, _) => unreachable!("no command costs {k} cycles per column"),
+    }
+}
+
+/// A sized literal of `bits` bits.
+fn word(bits: u32, v: u64) -> Expr {
     lit(bits, v)
 }
 
-/// `{pad'b0, e}`: `e` zero-extended by `pad` bits.
-pub(super) fn zext(pad: i64, e: Expr) -> Expr {
-    cat([zeros(pad), e])
+/// `f_mode == m`: BACKWARD's mode field selects `m`.
+pub(super) fn mode_is(m: BackwardMode) -> Expr {
+    id("f_mode").equals(word(MODE_FIELD_BITS, m.code()))
 }
 
-/// The first `n` lanes set: `~({lanes{1'b1}} << n)`.
-pub(super) fn lane_mask(lanes: &str, n: &str) -> Expr {
-    !(ones(lanes) << id(n))
+/// `is_<mnemonic>`: the decoded opcode is this command.
+fn is(mnemonic: &str) -> Expr {
+    id(&format!("is_{mnemonic}"))
 }
 
-/// Whether lines `a .. a + len` (16-bit fields) pass the depth `d18`.
-fn past(a: Expr, len: Expr, d18: &str) -> Expr {
-    (zext(2, a) + zext(2, len)).greater(d18)
-}
-
-/// The low `ab` bits of `e` (a buffer address from a wider field).
-pub(super) fn low(ab: &str, e: &str) -> Expr {
-    id(e).bits(id(ab) - 1, 0)
-}
-
-/// `a + b` in `ab` address bits.
-pub(super) fn sum(ab: &str, a: &str, b: &str) -> Expr {
-    low(ab, a) + low(ab, b)
-}
-
-/// 1 in `ab` bits: `{{(ab-1){1'b0}}, 1'b1}` would need ab > 1.
-pub(super) fn one(ab: &str) -> Expr {
-    !(ones(ab) << 1)
-}
-
-pub(super) fn any_of(es: Vec<Expr>) -> Expr {
-    es.into_iter().reduce(|a, b| a.or(b)).expect("at least one")
+fn is_format(f: &Format) -> Expr {
+    is(&f.mnemonic.to_lowercase())
 }
 
 fn constants() -> Vec<Item> {
     let mut v = vec![Item::Comment(
         "Controller states, opcodes, modes, error codes.".into(),
     )];
-    for (name, code) in [("S_STOP", 0), ("S_DEC", 1), ("S_DEC2", 2), ("S_EXEC", 3)] {
-        v.push(localparam(name, Width::of(2), l(2, code)));
+    for (name, code) in STATES {
+        v.push(localparam(
+            name,
+            Width::of(STATE_BITS),
+            lit(STATE_BITS, code),
+        ));
     }
-    for (name, code) in opcodes() {
-        v.push(localparam(&name, Width::of(8), l(8, code.into())));
+    for f in &FORMATS {
+        v.push(localparam(
+            &f.verilog_name(),
+            Width::of(OP_BITS),
+            lit(OP_BITS, f.opcode.into()),
+        ));
     }
     for m in Mode::ALL {
         v.push(localparam(
             &m.verilog_name(),
             Width::of(MODE_BITS),
-            l(MODE_BITS, m.code().into()),
+            lit(MODE_BITS, m.code().into()),
         ));
     }
     for e in ErrorCode::ALL {
         v.push(localparam(
             &e.verilog_name(),
-            Width::of(8),
-            l(8, e.code().into()),
+            Width::of(ERROR_BITS),
+            lit(ERROR_BITS, e.code().into()),
         ));
     }
-    v.extend(sized_const("R8", 8, id("R")));
-    v.extend(sized_const("C8", 8, id("C")));
-    v.extend(sized_const("LA8", 8, id("LA")));
-    v.extend(sized_const("RC8", 8, id("R") + "C"));
-    v.extend(sized_const("R17", 17, id("R")));
-    v.extend(sized_const("RM1_17", 17, id("R") - 1));
-    v.extend(sized_const("CM1_17", 17, id("C") - 1));
-    v.extend(sized_const("RC1_17", 17, id("R") + "C" - 1));
-    v.extend(sized_const("C17", 17, id("C")));
-    for (name, depth) in [
-        ("W_D18", "W_DEPTH"),
-        ("X_D18", "X_DEPTH"),
-        ("G_D18", "G_DEPTH"),
-        ("A_D18", "A_DEPTH"),
-    ] {
-        v.extend(sized_const(name, 18, id(depth)));
+    // The array's shape in the widths of the fields compared with it.
+    v.extend(sized_const("MAX_K", TILE_BITS, id("R")));
+    v.extend(sized_const("MAX_M", TILE_BITS, id("C")));
+    v.extend(sized_const("ACC_LANES", TILE_BITS, id("LA")));
+    v.extend(cycles_const(
+        "RESULT_LATENCY",
+        WAIT_BITS,
+        timing::RESULT_LATENCY,
+    ));
+    v.extend(cycles_const("LOAD_LEN", STEP_BITS, timing::LOAD));
+    v.extend(sized_const("LAST_ROW", STEP_BITS, id("R") - 1));
+    v.extend(sized_const("LAST_COL", STEP_BITS, id("C") - 1));
+    v.extend(cycles_const("PASS_EXTRA", STEP_BITS, timing::PASS));
+    v.extend(cycles_const("DRAIN_LEN", STEP_BITS, timing::DRAIN));
+    v.extend(cycles_const("UPDATE_LEN", STEP_BITS, timing::UPDATE));
+    for buffer in ["W", "X", "G", "A"] {
+        let name = format!("{buffer}_DEPTH");
+        v.extend(sized_const(&format!("{name}_SPAN"), SPAN_BITS, id(&name)));
     }
     v
 }
 
 /// The sequencer's registers and the resident weight tile.
 fn state_registers() -> (Vec<Item>, Vec<Stmt>) {
+    let bits = |b: u32| int(b as i64);
     registers(&[
-        ("ctl_state", int(2)),
-        ("pc", int(17)),
-        ("cmd_q", int(64)),
-        ("cmd2_q", int(64)),
-        ("ex_t", int(17)),
+        ("ctl_state", bits(STATE_BITS)),
+        ("pc", bits(PC_BITS)),
+        ("cmd_q", bits(WORD)),
+        ("cmd2_q", bits(WORD)),
+        ("ex_t", bits(STEP_BITS)),
         ("ex_pass", int(1)),
         ("halted", int(1)),
         ("faulted", int(1)),
-        ("err_code", int(8)),
-        ("stop_pc", int(17)),
+        ("err_code", bits(ERROR_BITS)),
+        ("stop_pc", bits(PC_BITS)),
         ("res_valid", int(1)),
         ("res_dirty", int(1)),
-        ("res_addr", int(16)),
-        ("res_m", int(8)),
-        ("res_k", int(8)),
-        ("res_mk", int(16)),
+        ("res_addr", bits(ADDR_BITS)),
+        ("res_m", bits(TILE_BITS)),
+        ("res_k", bits(TILE_BITS)),
+        ("res_mk", bits(TILE_AREA_BITS)),
     ])
 }
 
@@ -132,154 +163,183 @@ fn state() -> Vec<Item> {
     )];
     v.extend(state_registers().0);
     v.extend([
-        wb("ctl_running", id("ctl_state").differs("S_STOP")),
-        wb("in_dec", id("ctl_state").equals("S_DEC")),
-        wb("in_dec2", id("ctl_state").equals("S_DEC2")),
-        wb("in_exec", id("ctl_state").equals("S_EXEC")),
+        flag_wire("ctl_running", id("ctl_state").differs("S_STOP")),
+        flag_wire("in_dec", id("ctl_state").equals("S_DEC")),
+        flag_wire("in_dec2", id("ctl_state").equals("S_DEC2")),
+        flag_wire("in_exec", id("ctl_state").equals("S_EXEC")),
     ]);
     v
 }
 
 /// Command fields: from the command memory in decode, latched after.
 fn fields() -> Vec<Item> {
-    let w0 = || id("w0");
     let mut v = vec![
         Item::Comment("The command: word 0 (and BACKWARD's word 1) and its fields.".into()),
-        wv("w0", 64, cond("in_dec", "c_rdata", "cmd_q")),
-        wv("w1", 64, cond("in_dec2", "c_rdata", "cmd2_q")),
-        wv("op", 8, w0().bits(63, 56)),
-        wv("f_a0", 16, w0().bits(15, 0)),
-        wv("f_a1", 16, w0().bits(31, 16)),
-        wv("f_n", 16, w0().bits(47, 32)),
-        wb("f_flag", w0().at(48)),
-        wv("f_mode", 2, w0().bits(50, 49)),
-        wv("f_b0", 8, w0().bits(7, 0)),
-        wv("f_m", 8, w0().bits(23, 16)),
-        wv("f_k", 8, w0().bits(31, 24)),
-        wv("f_x", 16, id("w1").bits(15, 0)),
+        wire_of("w0", WORD, cond("in_dec", "c_rdata", "cmd_q")),
+        wire_of("w1", WORD, cond("in_dec2", "c_rdata", "cmd2_q")),
+        wire_of("op", OP_BITS, slice("w0", field::OPCODE)),
+        wire_of("f_addr_a", ADDR_BITS, slice("w0", field::ADDR_A)),
+        wire_of("f_addr_b", ADDR_BITS, slice("w0", field::ADDR_B)),
+        wire_of("f_len", LEN_BITS, slice("w0", field::LENGTH)),
+        flag_wire("f_flag", id("w0").at(field::FLAG.lo)),
+        wire_of("f_mode", MODE_FIELD_BITS, slice("w0", field::BACKWARD_MODE)),
+        wire_of("f_lr", LR_FIELD_BITS, slice("w0", field::LR_SHIFT)),
+        wire_of("f_m", TILE_BITS, slice("w0", field::TILE_M)),
+        wire_of("f_k", TILE_BITS, slice("w0", field::TILE_K)),
+        wire_of("f_x_addr", ADDR_BITS, slice("w1", field::X_ADDR)),
     ];
     for f in &FORMATS {
-        let short = f.mnemonic.to_lowercase();
-        v.push(wb(
-            &format!("is_{short}"),
+        v.push(flag_wire(
+            &format!("is_{}", f.mnemonic.to_lowercase()),
             id("op").equals(id(&f.verilog_name())),
         ));
     }
     v
 }
 
-/// The checks of `docs/COMMANDS.md`, in priority order, into `dec_err`.
-fn checks() -> Vec<Item> {
-    let w0 = || id("w0");
-    let is = |o: &str| id(&format!("is_{o}"));
-    let n = || id("f_n");
-    let mode_is = |m: u64| id("f_mode").equals(l(2, m));
-    let reserved = cond(
+/// Whether a bit outside the command's fields is set: `w0` and, for a
+/// two-word command, `w1`. Every command's mask comes from the table.
+fn reserved_bits() -> Expr {
+    let stray = |w: &str, f: &Format, word_no: usize| {
+        // The opcode byte is part of word 0's used bits; it is checked
+        // separately (an unknown opcode is its own error).
+        let reserved = !f.used_bits(word_no) & !field::OPCODE.mask();
+        id(w).bit_and(hex(WORD, reserved)).any()
+    };
+    let mut e = lit(1, 0);
+    for f in FORMATS.iter().rev() {
+        let mut test = stray("w0", f, 0);
+        if f.words() > 1 {
+            test = test.or(stray("w1", f, 1));
+        }
+        e = cond(is_format(f), test, e);
+    }
+    e
+}
+
+/// Whether lines `a .. a + len` pass the depth `depth` (all in `SPAN_BITS`).
+fn past(a: Expr, a_bits: u32, len: Expr, len_bits: u32, depth: &str) -> Expr {
+    (zext(SPAN_BITS - a_bits, a) + zext(SPAN_BITS - len_bits, len)).greater(depth)
+}
+
+/// ADDRESS_RANGE: every line range the command names, in the order of
+/// `docs/COMMANDS.md`.
+fn address_range() -> Expr {
+    let len = || id("f_len");
+    let range =
+        |a: &str, l: Expr, l_bits: u32, depth: &str| past(id(a), ADDR_BITS, l, l_bits, depth);
+    let stream = |a: &str, depth: &str| range(a, len(), LEN_BITS, depth);
+    cond(
         is("load_w"),
-        w0().bits(55, 32).any(),
-        cond(
-            is("flush_w").or(is("sync")).or(is("halt")),
-            w0().bits(55, 0).any(),
-            cond(
-                is("forward").or(is("requant")),
-                w0().bits(55, 49).any(),
-                cond(
-                    is("backward"),
-                    w0().bits(55, 51).any().or(id("w1").bits(63, 16).any()),
-                    cond(is("drain"), w0().bits(55, 16).any(), w0().bits(55, 8).any()),
-                ),
-            ),
-        ),
-    );
-    let sized = is("forward").or(is("backward")).or(is("requant"));
-    let zero = cond(
-        is("load_w"),
-        id("f_m").equals(l(8, 0)).or(id("f_k").equals(l(8, 0))),
-        sized.and(n().equals(l(16, 0))),
-    );
-    let range = cond(
-        is("load_w"),
-        past(id("f_a0"), zext(8, id("f_k")), "W_D18"),
+        range("f_addr_a", id("f_k"), TILE_BITS, "W_DEPTH_SPAN"),
         cond(
             is("forward"),
-            past(id("f_a0"), n(), "X_D18").or(past(id("f_a1"), n(), "A_D18")),
+            stream("f_addr_a", "X_DEPTH_SPAN").or(stream("f_addr_b", "A_DEPTH_SPAN")),
             cond(
                 is("backward"),
                 any_of(vec![
-                    past(id("f_a0"), n(), "G_D18"),
-                    (!mode_is(0)).and(past(id("f_x"), n(), "X_D18")),
-                    (!mode_is(1)).and(past(id("f_a1"), n(), "A_D18")),
+                    stream("f_addr_a", "G_DEPTH_SPAN"),
+                    (!mode_is(BackwardMode::Dx)).and(stream("f_x_addr", "X_DEPTH_SPAN")),
+                    (!mode_is(BackwardMode::Dw)).and(stream("f_addr_b", "A_DEPTH_SPAN")),
                 ]),
                 cond(
                     is("drain"),
-                    past(id("f_a0"), zext(8, id("res_m")), "A_D18"),
-                    is("requant").and(past(id("f_a0"), n(), "A_D18").or(past(
-                        id("f_a1"),
-                        n(),
-                        "dst_d18",
-                    ))),
+                    range("f_addr_a", id("res_m"), TILE_BITS, "A_DEPTH_SPAN"),
+                    is("requant")
+                        .and(stream("f_addr_a", "A_DEPTH_SPAN").or(stream("f_addr_b", "dst_span"))),
                 ),
             ),
         ),
-    );
-    let span = |a: &str, k: &str| zext(2, id(a)) + zext(10, id(k));
-    let overlap = is("load_w")
+    )
+}
+
+/// WEIGHT_OVERLAP: LOAD_W's lines overlap a dirty resident tile's at
+/// another address.
+fn weight_overlap() -> Expr {
+    let end =
+        |a: &str, k: &str| zext(SPAN_BITS - ADDR_BITS, id(a)) + zext(SPAN_BITS - TILE_BITS, id(k));
+    let start = |a: &str| zext(SPAN_BITS - ADDR_BITS, id(a));
+    is("load_w")
         .and(id("res_valid"))
         .and(id("res_dirty"))
-        .and(id("f_a0").differs("res_addr"))
-        .and(zext(2, id("f_a0")).less(span("res_addr", "res_k")))
-        .and(zext(2, id("res_addr")).less(span("f_a0", "f_k")));
-    let chain = [
-        ("E_RESERVED_BITS", reserved),
-        ("E_ZERO_SIZE", zero),
-        (
-            "E_TILE_TOO_LARGE",
-            is("load_w").and(id("f_m").greater("C8").or(id("f_k").greater("R8"))),
+        .and(id("f_addr_a").differs("res_addr"))
+        .and(start("f_addr_a").less(end("res_addr", "res_k")))
+        .and(start("res_addr").less(end("f_addr_a", "f_k")))
+}
+
+/// The test for one checked error code.
+fn violates(code: ErrorCode) -> Expr {
+    let zero = |n: &str, bits: u32| id(n).equals(lit(bits, 0));
+    match code {
+        ErrorCode::ReservedBits => reserved_bits(),
+        ErrorCode::ZeroSize => cond(
+            is("load_w"),
+            zero("f_m", TILE_BITS).or(zero("f_k", TILE_BITS)),
+            any_of(vec![is("forward"), is("backward"), is("requant")]).and(zero("f_len", LEN_BITS)),
         ),
-        ("E_LR_SHIFT", is("update").and(id("f_b0").greater(l(8, 63)))),
-        (
-            "E_NOT_INTERLEAVED",
-            is("backward")
-                .and(mode_is(3))
-                .and(id("INTERLEAVED").equals(0)),
-        ),
-        (
-            "E_NO_TILE",
-            any_of(vec![
-                is("forward"),
-                is("backward"),
-                is("drain"),
-                is("update"),
-            ])
-            .and(!id("res_valid")),
-        ),
-        ("E_ADDRESS_RANGE", range),
-        ("E_WEIGHT_OVERLAP", overlap),
-    ];
-    let mut chk = l(8, 0);
+        ErrorCode::TileTooLarge => {
+            is("load_w").and(id("f_m").greater("MAX_M").or(id("f_k").greater("MAX_K")))
+        }
+        ErrorCode::LrShift => {
+            let max = (1u64 << sysgrad_config::LR_SHIFT_BITS) - 1;
+            is("update").and(id("f_lr").greater(lit(LR_FIELD_BITS, max)))
+        }
+        ErrorCode::NotInterleaved => is("backward")
+            .and(mode_is(BackwardMode::Interleaved))
+            .and(id("INTERLEAVED").equals(0)),
+        ErrorCode::NoTile => any_of(vec![
+            is("forward"),
+            is("backward"),
+            is("drain"),
+            is("update"),
+        ])
+        .and(!id("res_valid")),
+        ErrorCode::AddressRange => address_range(),
+        ErrorCode::WeightOverlap => weight_overlap(),
+        ErrorCode::UnknownOpcode | ErrorCode::ProgramEnd => {
+            unreachable!("found while fetching, not by the checks")
+        }
+    }
+}
+
+/// The checks of `docs/COMMANDS.md`, in priority order, into `dec_err`.
+fn checks() -> Vec<Item> {
+    let no_error = || lit(ERROR_BITS, 0);
+    let order = std::iter::once(ErrorCode::ReservedBits).chain(ErrorCode::CHECK_ORDER);
     let mut nets = Vec::new();
-    for (code, test) in chain.into_iter().rev() {
-        let net = format!("bad_{}", code.trim_start_matches("E_").to_lowercase());
-        nets.push(wb(&net, test));
-        chk = cond(id(&net), code, chk);
+    let mut first_failing = no_error();
+    for code in order.collect::<Vec<_>>().into_iter().rev() {
+        let net = format!("bad_{}", code.name().to_lowercase());
+        nets.push(flag_wire(&net, violates(code)));
+        first_failing = cond(id(&net), id(&code.verilog_name()), first_failing);
     }
     nets.reverse();
+    let last_opcode = FORMATS.iter().map(|f| f.opcode).max().expect("commands");
+    let last_name = sysgrad_isa::command::format(last_opcode).expect("a format");
+    debug_assert_eq!(last_opcode, opcode::HALT);
     let mut v = vec![
         Item::Comment("Checks, each complete before the command has any effect.".into()),
-        wv("dst_d18", 18, cond("f_flag", "G_D18", "X_D18")),
-        wb(
+        wire_of(
+            "dst_span",
+            SPAN_BITS,
+            cond("f_flag", "G_DEPTH_SPAN", "X_DEPTH_SPAN"),
+        ),
+        flag_wire(
             "known_op",
-            id("op").differs(l(8, 0)).and(id("op").at_most("OP_HALT")),
+            id("op")
+                .differs(lit(OP_BITS, 0))
+                .and(id("op").at_most(id(&last_name.verilog_name()))),
         ),
     ];
     v.extend(nets);
+    let pc_plus = |k: u64| id("pc") + lit(PC_BITS, k);
     v.extend([
-        wv("chk_err", 8, chk),
-        wb("end0", id("pc").at_least("prog_len")),
-        wb("end1", (id("pc") + l(17, 1)).at_least("prog_len")),
-        wv(
+        wire_of("chk_err", ERROR_BITS, first_failing),
+        flag_wire("end0", id("pc").at_least("prog_len")),
+        flag_wire("end1", pc_plus(1).at_least("prog_len")),
+        wire_of(
             "dec_err",
-            8,
+            ERROR_BITS,
             cond(
                 "in_dec",
                 cond(
@@ -288,35 +348,67 @@ fn checks() -> Vec<Item> {
                     cond(
                         !id("known_op"),
                         "E_UNKNOWN_OPCODE",
-                        cond("is_backward", l(8, 0), "chk_err"),
+                        cond("is_backward", no_error(), "chk_err"),
                     ),
                 ),
-                cond("in_dec2", cond("end1", "E_PROGRAM_END", "chk_err"), l(8, 0)),
+                cond(
+                    "in_dec2",
+                    cond("end1", "E_PROGRAM_END", "chk_err"),
+                    no_error(),
+                ),
             ),
         ),
     ]);
     v
 }
 
-/// `pm(p)`: the array mode of a BACKWARD pass (`p` = second pass).
-fn pass_mode(p: Expr) -> Expr {
-    let mode_is = |m: u64| id("f_mode").equals(l(2, m));
+/// The array mode of a BACKWARD pass (`second` = the second pass of a
+/// SEQUENTIAL command), from the mode table.
+fn pass_mode(second: Expr) -> Expr {
+    let mode = |m: Mode| id(&m.verilog_name());
+    let sequential = BackwardMode::Sequential.passes();
     cond(
-        mode_is(0),
-        "M_BWD_DX",
+        mode_is(BackwardMode::Dx),
+        mode(BackwardMode::Dx.passes()[0]),
         cond(
-            mode_is(1),
-            "M_BWD_DW",
-            cond(mode_is(3), "M_BWD_IL", cond(p, "M_BWD_DW", "M_BWD_DX")),
+            mode_is(BackwardMode::Dw),
+            mode(BackwardMode::Dw.passes()[0]),
+            cond(
+                mode_is(BackwardMode::Interleaved),
+                mode(BackwardMode::Interleaved.passes()[0]),
+                cond(second, mode(sequential[1]), mode(sequential[0])),
+            ),
+        ),
+    )
+}
+
+/// The execute length of the decoded command (`docs/COMMANDS.md`, Cycles).
+fn execute_length() -> Expr {
+    let len = || zext(1, id("f_len"));
+    cond(
+        is("load_w").or(is("flush_w")),
+        length(timing::LOAD, "LOAD_LEN", len()),
+        cond(
+            is("forward").or(is("backward")),
+            length(timing::PASS, "PASS_EXTRA", len()),
+            cond(
+                is("drain"),
+                length(timing::DRAIN, "DRAIN_LEN", len()),
+                cond(
+                    is("update"),
+                    length(timing::UPDATE, "UPDATE_LEN", len()),
+                    length(timing::REQUANT, "", len()),
+                ),
+            ),
         ),
     )
 }
 
 fn sequencer() -> Vec<Item> {
-    let n17 = || zext(1, id("f_n"));
+    let step = |k: u64| lit(STEP_BITS, k);
     vec![
         Item::Comment("Sequencing: decode ends, execute length, the next cycle's view.".into()),
-        wb(
+        flag_wire(
             "dec_final",
             id("in_dec")
                 .and(any_of(vec![
@@ -326,162 +418,172 @@ fn sequencer() -> Vec<Item> {
                 ]))
                 .or(id("in_dec2")),
         ),
-        wb(
+        flag_wire(
             "dec_fault",
-            id("dec_final").and(id("dec_err").differs(l(8, 0))),
+            id("dec_final").and(id("dec_err").differs(lit(ERROR_BITS, 0))),
         ),
-        wb("dec_go", id("dec_final").and(id("dec_err").equals(l(8, 0)))),
-        wb(
+        flag_wire(
+            "dec_go",
+            id("dec_final").and(id("dec_err").equals(lit(ERROR_BITS, 0))),
+        ),
+        flag_wire(
             "exec_begin",
             id("dec_go").and(!id("is_sync")).and(!id("is_halt")),
         ),
-        wv(
-            "ex_len",
-            17,
-            cond(
-                id("is_load_w").or(id("is_flush_w")),
-                "R17",
-                cond(
-                    id("is_forward").or(id("is_backward")),
-                    n17() + "RC1_17",
-                    cond("is_drain", "C17", cond("is_update", l(17, 1), n17())),
-                ),
-            ),
-        ),
-        wb(
+        wire_of("ex_len", STEP_BITS, execute_length()),
+        flag_wire(
             "ex_last",
-            id("in_exec").and(id("ex_t").equals(id("ex_len") - l(17, 1))),
+            id("in_exec").and(id("ex_t").equals(id("ex_len") - step(1))),
         ),
-        wb(
+        flag_wire(
             "seq_more",
             id("ex_last")
-                .and(id("is_backward"))
-                .and(id("f_mode").equals(l(2, 2)))
+                .and(is("backward"))
+                .and(mode_is(BackwardMode::Sequential))
                 .and(!id("ex_pass")),
         ),
-        wb("ex_done", id("ex_last").and(!id("seq_more"))),
-        wb(
+        flag_wire("ex_done", id("ex_last").and(!id("seq_more"))),
+        flag_wire(
             "nx_exec",
             id("exec_begin").or(id("in_exec").and(!id("ex_done"))),
         ),
-        wv(
+        wire_of(
             "nx_t",
-            17,
+            STEP_BITS,
             cond(
                 id("in_exec").and(!id("ex_last")),
-                id("ex_t") + l(17, 1),
-                l(17, 0),
+                id("ex_t") + step(1),
+                step(0),
             ),
         ),
-        wb(
+        flag_wire(
             "nx_pass",
             id("in_exec").and(id("ex_pass").or(id("ex_last"))),
         ),
-        wv("pass_mode", 4, pass_mode(id("ex_pass"))),
-        wv("nx_pass_mode", 4, pass_mode(id("nx_pass"))),
+        wire_of("pass_mode", MODE_BITS, pass_mode(id("ex_pass"))),
+        wire_of("nx_pass_mode", MODE_BITS, pass_mode(id("nx_pass"))),
     ]
 }
 
-fn fsm() -> Item {
-    let running = vec![
-        Stmt::If {
-            cond: id("in_dec"),
-            then: vec![nb("cmd_q", "c_rdata")],
-            els: vec![],
-        },
-        Stmt::If {
-            cond: id("in_dec2"),
-            then: vec![nb("cmd2_q", "c_rdata")],
-            els: vec![],
-        },
-        if_else(
-            "dec_fault",
-            vec![
-                nb("ctl_state", "S_STOP"),
-                nb("faulted", lit(1, 1)),
-                nb("err_code", "dec_err"),
-                nb("stop_pc", "pc"),
-            ],
+/// What a decode cycle does: latch the word, then stop (fault, HALT),
+/// step over a SYNC, start executing, or go on to the second word.
+fn decode_step() -> Stmt {
+    let pc_plus = |k: u64| id("pc") + lit(PC_BITS, k);
+    let stop = |flag: &str, extra: Vec<Stmt>| {
+        let mut v = vec![set("ctl_state", "S_STOP"), set(flag, lit(1, 1))];
+        v.extend(extra);
+        v.push(set("stop_pc", "pc"));
+        v
+    };
+    if_else(
+        "dec_fault",
+        stop("faulted", vec![set("err_code", "dec_err")]),
+        vec![if_else(
+            "dec_go",
             vec![if_else(
-                "dec_go",
+                "is_halt",
+                stop("halted", vec![]),
                 vec![if_else(
-                    "is_halt",
+                    "is_sync",
+                    vec![set("pc", pc_plus(1))],
                     vec![
-                        nb("ctl_state", "S_STOP"),
-                        nb("halted", lit(1, 1)),
-                        nb("stop_pc", "pc"),
+                        set("ctl_state", "S_EXEC"),
+                        set("ex_t", lit(STEP_BITS, 0)),
+                        set("ex_pass", lit(1, 0)),
                     ],
-                    vec![if_else(
-                        "is_sync",
-                        vec![nb("pc", id("pc") + l(17, 1))],
-                        vec![
-                            nb("ctl_state", "S_EXEC"),
-                            nb("ex_t", l(17, 0)),
-                            nb("ex_pass", lit(1, 0)),
-                        ],
-                    )],
-                )],
-                vec![if_else(
-                    "in_dec",
-                    vec![nb("ctl_state", "S_DEC2")],
-                    vec![if_else(
-                        "seq_more",
-                        vec![nb("ex_t", l(17, 0)), nb("ex_pass", lit(1, 1))],
-                        vec![if_else(
-                            "ex_done",
-                            vec![
-                                nb("ctl_state", "S_DEC"),
-                                nb("pc", id("pc") + cond("is_backward", l(17, 2), l(17, 1))),
-                            ],
-                            vec![nb("ex_t", id("ex_t") + l(17, 1))],
-                        )],
-                    )],
                 )],
             )],
-        ),
+            vec![if_else(
+                "in_dec",
+                vec![set("ctl_state", "S_DEC2")],
+                vec![execute_step()],
+            )],
+        )],
+    )
+}
+
+/// What an execute cycle does: the next pass of a SEQUENTIAL BACKWARD, the
+/// next command's decode, or the next step.
+fn execute_step() -> Stmt {
+    let step = |k: u64| lit(STEP_BITS, k);
+    // BACKWARD is the only two-word command (`sysgrad_isa`'s tests).
+    let backward_words = sysgrad_isa::command::format(opcode::BACKWARD)
+        .expect("a format")
+        .words() as u64;
+    if_else(
+        "seq_more",
+        vec![set("ex_t", step(0)), set("ex_pass", lit(1, 1))],
+        vec![if_else(
+            "ex_done",
+            vec![
+                set("ctl_state", "S_DEC"),
+                set(
+                    "pc",
+                    id("pc") + cond("is_backward", lit(PC_BITS, backward_words), lit(PC_BITS, 1)),
+                ),
+            ],
+            vec![set("ex_t", id("ex_t") + step(1))],
+        )],
+    )
+}
+
+/// The resident tile after a command that changes it.
+fn resident_update() -> Stmt {
+    let tile_area =
+        zext(TILE_AREA_BITS - TILE_BITS, id("f_m")) * zext(TILE_AREA_BITS - TILE_BITS, id("f_k"));
+    let when = |c: &str, then: Vec<Stmt>| Stmt::If {
+        cond: is(c),
+        then,
+        els: vec![],
+    };
+    Stmt::If {
+        cond: id("ex_done"),
+        then: vec![
+            when(
+                "load_w",
+                vec![
+                    set("res_valid", lit(1, 1)),
+                    set("res_dirty", lit(1, 0)),
+                    set("res_addr", "f_addr_a"),
+                    set("res_m", "f_m"),
+                    set("res_k", "f_k"),
+                    set("res_mk", tile_area),
+                ],
+            ),
+            when(
+                "flush_w",
+                vec![set("res_valid", lit(1, 0)), set("res_dirty", lit(1, 0))],
+            ),
+            when("update", vec![set("res_dirty", lit(1, 1))]),
+        ],
+        els: vec![],
+    }
+}
+
+fn fsm() -> Item {
+    let latch = |state: &str, q: &str| Stmt::If {
+        cond: id(state),
+        then: vec![set(q, "c_rdata")],
+        els: vec![],
+    };
+    let running = vec![
+        latch("in_dec", "cmd_q"),
+        latch("in_dec2", "cmd2_q"),
+        decode_step(),
     ];
     let stopped = vec![Stmt::If {
         cond: id("start_req"),
         then: vec![
-            nb("ctl_state", "S_DEC"),
-            nb("pc", l(17, 0)),
-            nb("halted", lit(1, 0)),
-            nb("faulted", lit(1, 0)),
-            nb("err_code", l(8, 0)),
-        ],
-        els: vec![],
-    }];
-    let resident = vec![Stmt::If {
-        cond: id("ex_done"),
-        then: vec![
-            Stmt::If {
-                cond: id("is_load_w"),
-                then: vec![
-                    nb("res_valid", lit(1, 1)),
-                    nb("res_dirty", lit(1, 0)),
-                    nb("res_addr", "f_a0"),
-                    nb("res_m", "f_m"),
-                    nb("res_k", "f_k"),
-                    nb("res_mk", zext(8, id("f_m")) * zext(8, id("f_k"))),
-                ],
-                els: vec![],
-            },
-            Stmt::If {
-                cond: id("is_flush_w"),
-                then: vec![nb("res_valid", lit(1, 0)), nb("res_dirty", lit(1, 0))],
-                els: vec![],
-            },
-            Stmt::If {
-                cond: id("is_update"),
-                then: vec![nb("res_dirty", lit(1, 1))],
-                els: vec![],
-            },
+            set("ctl_state", "S_DEC"),
+            set("pc", lit(PC_BITS, 0)),
+            set("halted", lit(1, 0)),
+            set("faulted", lit(1, 0)),
+            set("err_code", lit(ERROR_BITS, 0)),
         ],
         els: vec![],
     }];
     let reset = state_registers().1;
-    let mut live = vec![if_else("ctl_running", running, stopped)];
-    live.extend(resident);
+    let live = vec![if_else("ctl_running", running, stopped), resident_update()];
     Item::Clocked(vec![if_else("rst", reset, live)])
 }
 

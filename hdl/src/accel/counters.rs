@@ -1,40 +1,47 @@
 //! The hardware counters of `sa_accel`, one per
-//! `sysgrad_isa::host::Counter`, each adding a 17-bit increment per
-//! cycle. The increments count what `docs/COMMANDS.md` charges: cycles
+//! `sysgrad_isa::host::Counter`, each adding an increment of
+//! [`INC_BITS`] per cycle. The increments count what `docs/COMMANDS.md` charges: cycles
 //! per array mode, MACs and buffer words (lanes accessed) per phase.
 //! Write-back words are charged to the phase of the pass that produced
 //! them (`wb_ph`), though the last one lands in the next decode cycle.
 
-use super::{rv, wv};
+use super::datapath::WbPhase;
+use super::sizes::{TILE_AREA_BITS, TILE_BITS};
+use super::{reg_of, wire_of};
 use crate::ir::*;
 use sysgrad_isa::host::{Counter, COUNTER_BITS};
 
-const INC_BITS: i64 = 17;
+/// The largest increment is an interleaved pass's MACs per cycle,
+/// `2 m k`: one bit more than a tile's area.
+const INC_BITS: u32 = TILE_AREA_BITS + 1;
 
-fn zext(e: Expr, bits: i64) -> Expr {
-    cat([zeros(INC_BITS - bits), e])
+/// `e` (`bits` wide) zero-extended to an increment.
+fn widen(e: Expr, bits: u32) -> Expr {
+    cat([zeros((INC_BITS - bits) as i64), e])
 }
 
-/// `on ? {0, v} : 0` for an 8-bit `v`.
+fn nothing() -> Expr {
+    lit(INC_BITS, 0)
+}
+
+/// `on ? v : 0` for a lane count `v` (a tile-size field).
 fn lanes_if(on: Expr, v: &str) -> Expr {
-    cond(on, zext(id(v), 8), lit(17, 0))
+    cond(on, widen(id(v), TILE_BITS), nothing())
 }
 
 fn one_if(on: Expr) -> Expr {
-    zext(on, 1)
+    widen(on, 1)
 }
 
 fn mode_is(m: &str) -> Expr {
     id("arr_mode").equals(m)
 }
 
-/// A write-back line of phase `ph` (0 forward, 1 dX, 2 interleaved),
-/// first write (`acc` false) or accumulating (`acc` true).
-fn wb_line(ph: u64, acc: bool) -> Expr {
+/// A write-back line of pass `ph`, first write (`acc` false) or
+/// accumulating (`acc` true).
+fn wb_line(ph: WbPhase, acc: bool) -> Expr {
     let acc_e = if acc { id("wb_acc") } else { !id("wb_acc") };
-    id("wb_write")
-        .and(id("wb_ph").equals(lit(2, ph)))
-        .and(acc_e)
+    id("wb_write").and(id("wb_ph").equals(ph.lit())).and(acc_e)
 }
 
 fn pass(m: &str) -> Expr {
@@ -44,7 +51,7 @@ fn pass(m: &str) -> Expr {
 fn increment(c: Counter) -> Expr {
     use Counter::*;
     let stream_in = |m: &str| id("stream").and(pass(m));
-    let mk = || cat([lit(1, 0), id("res_mk")]);
+    let mk = || widen(id("res_mk"), TILE_AREA_BITS);
     match c {
         RunCycles => one_if(id("ctl_running")),
         IdleCycles => one_if(id("ctl_running").and(mode_is("M_IDLE"))),
@@ -55,32 +62,36 @@ fn increment(c: Counter) -> Expr {
         IlCycles => one_if(mode_is("M_BWD_IL")),
         UpdateCycles => one_if(mode_is("M_UPDATE")),
         DrainCycles => one_if(mode_is("M_DRAIN")),
-        FwdMacs => cond(id("stream").and("is_forward"), mk(), lit(17, 0)),
-        DxMacs => cond(stream_in("M_BWD_DX"), mk(), lit(17, 0)),
-        DwMacs => cond(stream_in("M_BWD_DW"), mk(), lit(17, 0)),
+        FwdMacs => cond(id("stream").and("is_forward"), mk(), nothing()),
+        DxMacs => cond(stream_in("M_BWD_DX"), mk(), nothing()),
+        DwMacs => cond(stream_in("M_BWD_DW"), mk(), nothing()),
         IlMacs => cond(
             stream_in("M_BWD_IL"),
             cat([id("res_mk"), lit(1, 0)]),
-            lit(17, 0),
+            nothing(),
         ),
         LoadWReads => lanes_if(id("w_on"), "f_m"),
         LoadWWrites => lanes_if(id("wback"), "res_m"),
         FwdXReads => lanes_if(id("x_on").and("is_forward"), "res_k"),
-        FwdYWrites => lanes_if(wb_line(0, false), "wb_lanes"),
-        FwdAccReads | FwdAccWrites => lanes_if(wb_line(0, true), "wb_lanes"),
+        FwdYWrites => lanes_if(wb_line(WbPhase::Forward, false), "wb_lanes"),
+        FwdAccReads | FwdAccWrites => lanes_if(wb_line(WbPhase::Forward, true), "wb_lanes"),
         DxDyReads => lanes_if(id("dy_on").and(pass("M_BWD_DX")), "res_m"),
-        DxDxWrites => lanes_if(wb_line(1, false), "wb_lanes"),
-        DxAccReads | DxAccWrites => lanes_if(wb_line(1, true), "wb_lanes"),
+        DxDxWrites => lanes_if(wb_line(WbPhase::Dx, false), "wb_lanes"),
+        DxAccReads | DxAccWrites => lanes_if(wb_line(WbPhase::Dx, true), "wb_lanes"),
         DwDyReads => lanes_if(id("dy_on").and(pass("M_BWD_DW")), "res_m"),
         DwXReads => lanes_if(id("x_on").and(pass("M_BWD_DW")), "res_k"),
         IlDyReads => lanes_if(id("dy_on").and(pass("M_BWD_IL")), "res_m"),
         IlXReads => lanes_if(id("x_on").and(pass("M_BWD_IL")), "res_k"),
-        IlDxWrites => lanes_if(wb_line(2, false), "wb_lanes"),
-        IlAccReads | IlAccWrites => lanes_if(wb_line(2, true), "wb_lanes"),
+        IlDxWrites => lanes_if(wb_line(WbPhase::Interleaved, false), "wb_lanes"),
+        IlAccReads | IlAccWrites => lanes_if(wb_line(WbPhase::Interleaved, true), "wb_lanes"),
         DrainDwWrites => lanes_if(id("drain_wr"), "res_k"),
         DecodeCycles => one_if(id("in_dec").or("in_dec2")),
         RequantCycles => one_if(id("req_wr")),
-        RequantWords => cond("req_wr", zext(cond("f_flag", "C8", "R8"), 8), lit(17, 0)),
+        RequantWords => cond(
+            "req_wr",
+            widen(cond("f_flag", "MAX_M", "MAX_K"), TILE_BITS),
+            nothing(),
+        ),
         Syncs => one_if(id("dec_go").and("is_sync")),
         Commands => one_if(id("dec_go")),
         DmaInBeats => one_if(id("dma_wbeat")),
@@ -99,16 +110,16 @@ pub(super) fn items() -> Vec<Item> {
     let mut body = Vec::new();
     for c in Counter::ALL {
         let (cnt, inc) = (format!("cnt_{}", c.name()), format!("inc_{}", c.name()));
-        v.push(rv(&cnt, bits));
-        v.push(wv(&inc, INC_BITS, increment(c)));
-        body.push(nb(
+        v.push(reg_of(&cnt, bits));
+        v.push(wire_of(&inc, INC_BITS, increment(c)));
+        body.push(set(
             &*cnt,
-            id(&cnt) + cat([zeros(bits - INC_BITS), id(&inc)]),
+            id(&cnt) + cat([zeros(bits - INC_BITS as i64), id(&inc)]),
         ));
     }
     let clear: Vec<Stmt> = Counter::ALL
         .iter()
-        .map(|c| nb(&*format!("cnt_{}", c.name()), lit(COUNTER_BITS, 0)))
+        .map(|c| set(&*format!("cnt_{}", c.name()), lit(COUNTER_BITS, 0)))
         .collect();
     v.push(Item::Clocked(vec![if_else(
         id("rst").or("clear_req"),

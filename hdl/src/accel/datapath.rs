@@ -10,9 +10,27 @@
 //! accumulator read port forwards a line written in the same cycle
 //! (`a_fwd_*`), which a read-before-write bank would not.
 
-use super::control::{any_of, l, lane_mask, low, one, sum, zext};
-use super::{registers, rv, wb, wv};
+use super::control::mode_is;
+use super::sizes::*;
+use super::{flag_wire, reg_of, registers, wire_of};
 use crate::ir::*;
+use sysgrad_isa::BackwardMode;
+
+/// The pass a write-back line comes from (`wb_ph`), which decides the
+/// counters it is charged to.
+#[derive(Clone, Copy)]
+pub(super) enum WbPhase {
+    Forward = 0,
+    Dx = 1,
+    Interleaved = 2,
+}
+
+impl WbPhase {
+    pub(super) const BITS: u32 = 2;
+    pub(super) fn lit(self) -> Expr {
+        lit(Self::BITS, self as u64)
+    }
+}
 
 /// `arr_*`: the array's inputs, zero outside the tile and the stream.
 fn array_inputs() -> Vec<Item> {
@@ -34,26 +52,26 @@ fn array_inputs() -> Vec<Item> {
     };
     vec![
         Item::Comment("Array inputs, as the emulator's Driver drives them.".into()),
-        wb(
+        flag_wire(
             "stream",
-            id("in_exec").and(id("ex_t").less(zext(1, id("f_n")))),
+            id("in_exec").and(id("ex_t").less(zext(STEP_BITS - LEN_BITS, id("f_len")))),
         ),
-        wb(
+        flag_wire(
             "x_on",
             id("stream")
                 .and(is("forward").or(is("backward").and(id("pass_mode").differs("M_BWD_DX")))),
         ),
-        wb("dy_on", id("stream").and(is("backward"))),
-        wv("row", 17, id("RM1_17") - "ex_t"),
-        wb(
+        flag_wire("dy_on", id("stream").and(is("backward"))),
+        wire_of("row", STEP_BITS, id("LAST_ROW") - "ex_t"),
+        flag_wire(
             "w_on",
             id("in_exec")
                 .and(is("load_w"))
-                .and(id("row").less(zext(9, id("f_k")))),
+                .and(id("row").less(zext(STEP_BITS - TILE_BITS, id("f_k")))),
         ),
-        wv("k_mask", "R", lane_mask("R", "res_k")),
-        wv("m_mask", "C", lane_mask("C", "res_m")),
-        wv("fm_mask", "C", lane_mask("C", "f_m")),
+        wire_of("k_mask", "R", lane_mask("R", "res_k")),
+        wire_of("m_mask", "C", lane_mask("C", "res_m")),
+        wire_of("fm_mask", "C", lane_mask("C", "f_m")),
         assign(
             "arr_mode",
             cond(
@@ -82,8 +100,8 @@ fn array_inputs() -> Vec<Item> {
             "arr_lr_shift",
             cond(
                 id("in_exec").and(is("update")),
-                id("f_b0").bits(5, 0),
-                l(6, 0),
+                id("f_lr").bits(5, 0),
+                lit(sysgrad_config::LR_SHIFT_BITS, 0),
             ),
         ),
         assign("arr_dy_valid", "dy_on"),
@@ -114,11 +132,11 @@ fn widen_lanes(wide: &str, src: &str, n: &str) -> Vec<Item> {
 /// The controller's side of the buffer ports (`<b>_ctl_*`).
 fn buffer_ports() -> Vec<Item> {
     let is = |o: &str| id(&format!("is_{o}"));
-    let n17 = || zext(1, id("f_n"));
+    let n17 = || zext(STEP_BITS - LEN_BITS, id("f_len"));
     let mut v = vec![
         Item::Comment("Command memory: read pc+1 (pc+2 in BACKWARD's second decode).".into()),
-        wb("c_ctl_re", id("in_dec").or(id("in_dec2")).or("start_req")),
-        wv(
+        flag_wire("c_ctl_re", id("in_dec").or(id("in_dec2")).or("start_req")),
+        wire_of(
             "c_ctl_raddr",
             "C_AB",
             cond(
@@ -127,96 +145,100 @@ fn buffer_ports() -> Vec<Item> {
                 low("C_AB", "pc") + cond("in_dec", one("C_AB"), one("C_AB") << 1),
             ),
         ),
-        wb("c_ctl_we", lit(1, 0)),
-        wv("c_ctl_waddr", "C_AB", zeros("C_AB")),
-        wv("c_ctl_wdata", 64, zeros(64)),
+        flag_wire("c_ctl_we", lit(1, 0)),
+        wire_of("c_ctl_waddr", "C_AB", zeros("C_AB")),
+        wire_of("c_ctl_wdata", 64, zeros(64)),
         Item::Comment(
             "Weights: the new tile's rows, bottom first; the old one written back.".into(),
         ),
-        wv("nx_row", 17, id("RM1_17") - "nx_t"),
-        wb(
+        wire_of("nx_row", STEP_BITS, id("LAST_ROW") - "nx_t"),
+        flag_wire(
             "w_ctl_re",
             id("nx_exec")
                 .and(is("load_w"))
-                .and(id("nx_row").less(zext(9, id("f_k")))),
+                .and(id("nx_row").less(zext(STEP_BITS - TILE_BITS, id("f_k")))),
         ),
-        wv("w_ctl_raddr", "W_AB", sum("W_AB", "f_a0", "nx_row")),
-        wb(
+        wire_of("w_ctl_raddr", "W_AB", sum("W_AB", "f_addr_a", "nx_row")),
+        flag_wire(
             "wback",
             any_of(vec![is("load_w"), is("flush_w")])
                 .and(id("in_exec"))
                 .and(id("res_valid"))
                 .and(id("res_dirty"))
-                .and(id("row").less(zext(9, id("res_k")))),
+                .and(id("row").less(zext(STEP_BITS - TILE_BITS, id("res_k")))),
         ),
-        wv("w_ctl_we", "C", cond("wback", "m_mask", zeros("C"))),
-        wv("w_ctl_waddr", "W_AB", sum("W_AB", "res_addr", "row")),
-        wv("w_ctl_wdata", id("C") * "DW", "arr_w_out"),
+        wire_of("w_ctl_we", "C", cond("wback", "m_mask", zeros("C"))),
+        wire_of("w_ctl_waddr", "W_AB", sum("W_AB", "res_addr", "row")),
+        wire_of("w_ctl_wdata", id("C") * "DW", "arr_w_out"),
         Item::Comment("Activations and gradients: streamed lines; REQUANT's results.".into()),
-        wb("req_wr", id("in_exec").and(is("requant"))),
-        wb(
+        flag_wire("req_wr", id("in_exec").and(is("requant"))),
+        flag_wire(
             "x_ctl_re",
             id("nx_exec")
                 .and(id("nx_t").less(n17()))
                 .and(is("forward").or(is("backward").and(id("nx_pass_mode").differs("M_BWD_DX")))),
         ),
-        wv(
+        wire_of(
             "x_ctl_raddr",
             "X_AB",
-            cond("is_forward", low("X_AB", "f_a0"), low("X_AB", "f_x")) + low("X_AB", "nx_t"),
+            cond(
+                "is_forward",
+                low("X_AB", "f_addr_a"),
+                low("X_AB", "f_x_addr"),
+            ) + low("X_AB", "nx_t"),
         ),
-        wv(
+        wire_of(
             "x_ctl_we",
             "R",
             cond(id("req_wr").and(!id("f_flag")), ones("R"), zeros("R")),
         ),
-        wv("x_ctl_waddr", "X_AB", sum("X_AB", "f_a1", "ex_t")),
-        wv(
+        wire_of("x_ctl_waddr", "X_AB", sum("X_AB", "f_addr_b", "ex_t")),
+        wire_of(
             "x_ctl_wdata",
             id("R") * "DW",
             id("rq_out").bits(id("R") * "DW" - 1, 0),
         ),
-        wb(
+        flag_wire(
             "g_ctl_re",
             id("nx_exec")
                 .and(is("backward"))
                 .and(id("nx_t").less(n17())),
         ),
-        wv("g_ctl_raddr", "G_AB", sum("G_AB", "f_a0", "nx_t")),
-        wv(
+        wire_of("g_ctl_raddr", "G_AB", sum("G_AB", "f_addr_a", "nx_t")),
+        wire_of(
             "g_ctl_we",
             "C",
             cond(id("req_wr").and(id("f_flag")), ones("C"), zeros("C")),
         ),
-        wv("g_ctl_waddr", "G_AB", sum("G_AB", "f_a1", "ex_t")),
-        wv(
+        wire_of("g_ctl_waddr", "G_AB", sum("G_AB", "f_addr_b", "ex_t")),
+        wire_of(
             "g_ctl_wdata",
             id("C") * "DW",
             id("rq_out").bits(id("C") * "DW" - 1, 0),
         ),
         Item::Comment("Accumulators: REQUANT reads, DRAIN and write-back writes.".into()),
-        wb("req_rd", id("nx_exec").and(is("requant"))),
-        wb("a_ctl_re", id("req_rd").or("wb_rd")),
-        wv(
+        flag_wire("req_rd", id("nx_exec").and(is("requant"))),
+        flag_wire("a_ctl_re", id("req_rd").or("wb_rd")),
+        wire_of(
             "a_ctl_raddr",
             "A_AB",
-            cond("req_rd", sum("A_AB", "f_a0", "nx_t"), "wb_raddr"),
+            cond("req_rd", sum("A_AB", "f_addr_a", "nx_t"), "wb_raddr"),
         ),
-        wv("drain_j", 17, id("CM1_17") - "ex_t"),
-        wb(
+        wire_of("drain_j", STEP_BITS, id("LAST_COL") - "ex_t"),
+        flag_wire(
             "drain_wr",
             id("in_exec")
                 .and(is("drain"))
-                .and(id("drain_j").less(zext(9, id("res_m")))),
+                .and(id("drain_j").less(zext(STEP_BITS - TILE_BITS, id("res_m")))),
         ),
-        wv("drain_mask", "LA", lane_mask("LA", "res_k")),
-        wv("a_ctl_we", "LA", cond("drain_wr", "drain_mask", "wb_we")),
-        wv(
+        wire_of("drain_mask", "LA", lane_mask("LA", "res_k")),
+        wire_of("a_ctl_we", "LA", cond("drain_wr", "drain_mask", "wb_we")),
+        wire_of(
             "a_ctl_waddr",
             "A_AB",
-            cond("drain_wr", sum("A_AB", "f_a0", "drain_j"), "wb_line"),
+            cond("drain_wr", sum("A_AB", "f_addr_a", "drain_j"), "wb_line"),
         ),
-        wv(
+        wire_of(
             "a_ctl_wdata",
             id("LA") * "AW",
             cond("drain_wr", "dw_wide", "wb_data"),
@@ -232,23 +254,23 @@ fn buffer_ports() -> Vec<Item> {
 fn accumulator_read() -> Vec<Item> {
     let fwd = Stmt::If {
         cond: id("rst"),
-        then: vec![nb("a_fwd_q", zeros("LA"))],
+        then: vec![set("a_fwd_q", zeros("LA"))],
         els: vec![Stmt::If {
             cond: id("a_re"),
             then: vec![
-                nb(
+                set(
                     "a_fwd_q",
                     cond(id("a_raddr").equals("a_waddr"), "a_we", zeros("LA")),
                 ),
-                nb("a_fwd_data_q", "a_wdata"),
+                set("a_fwd_data_q", "a_wdata"),
             ],
             els: vec![],
         }],
     };
     vec![
         Item::Comment("A lane written in the cycle it is read reads the new word.".into()),
-        rv("a_fwd_q", "LA"),
-        rv("a_fwd_data_q", id("LA") * "AW"),
+        reg_of("a_fwd_q", "LA"),
+        reg_of("a_fwd_data_q", id("LA") * "AW"),
         Item::Clocked(vec![fwd]),
         wire("a_rd", Width::of(id("LA") * "AW")).item(),
         wire("rq_out", Width::of(id("LA") * "DW")).item(),
@@ -286,29 +308,33 @@ fn accumulator_read() -> Vec<Item> {
 fn write_back() -> Vec<Item> {
     let is = |o: &str| id(&format!("is_{o}"));
     let start = vec![
-        nb("wb_wait", "RC8"),
-        nb("wb_left", zext(1, id("f_n"))),
-        nb("wb_line", low("A_AB", "f_a1")),
-        nb("wb_acc", "f_flag"),
-        nb("wb_dx", "is_backward"),
-        nb(
+        set("wb_wait", "RESULT_LATENCY"),
+        set("wb_left", zext(STEP_BITS - LEN_BITS, id("f_len"))),
+        set("wb_line", low("A_AB", "f_addr_b")),
+        set("wb_acc", "f_flag"),
+        set("wb_dx", "is_backward"),
+        set(
             "wb_ph",
             cond(
                 "is_forward",
-                l(2, 0),
-                cond(id("f_mode").equals(l(2, 3)), l(2, 2), l(2, 1)),
+                WbPhase::Forward.lit(),
+                cond(
+                    mode_is(BackwardMode::Interleaved),
+                    WbPhase::Interleaved.lit(),
+                    WbPhase::Dx.lit(),
+                ),
             ),
         ),
-        nb("wb_lanes", cond("is_forward", "res_m", "res_k")),
+        set("wb_lanes", cond("is_forward", "res_m", "res_k")),
     ];
     let (regs, reset) = registers(&[
-        ("wb_wait", int(8)),
-        ("wb_left", int(17)),
+        ("wb_wait", int(WAIT_BITS as i64)),
+        ("wb_left", int(STEP_BITS as i64)),
         ("wb_line", id("A_AB")),
         ("wb_acc", int(1)),
         ("wb_dx", int(1)),
-        ("wb_ph", int(2)),
-        ("wb_lanes", int(8)),
+        ("wb_ph", int(WbPhase::BITS as i64)),
+        ("wb_lanes", int(TILE_BITS as i64)),
     ]);
     let body = if_else(
         "rst",
@@ -317,13 +343,13 @@ fn write_back() -> Vec<Item> {
             "wb_start",
             start,
             vec![if_else(
-                id("wb_wait").differs(l(8, 0)),
-                vec![nb("wb_wait", id("wb_wait") - l(8, 1))],
+                id("wb_wait").differs(lit(WAIT_BITS, 0)),
+                vec![set("wb_wait", id("wb_wait") - lit(WAIT_BITS, 1))],
                 vec![Stmt::If {
                     cond: id("wb_write"),
                     then: vec![
-                        nb("wb_left", id("wb_left") - l(17, 1)),
-                        nb("wb_line", id("wb_line") + one("A_AB")),
+                        set("wb_left", id("wb_left") - lit(STEP_BITS, 1)),
+                        set("wb_line", id("wb_line") + one("A_AB")),
                     ],
                     els: vec![],
                 }],
@@ -336,34 +362,33 @@ fn write_back() -> Vec<Item> {
     ];
     v.extend(regs);
     v.extend([
-        wb(
+        flag_wire(
             "wb_start",
-            id("exec_begin")
-                .and(is("forward").or(is("backward").and(id("f_mode").differs(l(2, 1))))),
+            id("exec_begin").and(is("forward").or(is("backward").and(!mode_is(BackwardMode::Dw)))),
         ),
-        wb(
+        flag_wire(
             "wb_write",
             id("wb_wait")
-                .equals(l(8, 0))
-                .and(id("wb_left").differs(l(17, 0))),
+                .equals(lit(WAIT_BITS, 0))
+                .and(id("wb_left").differs(lit(STEP_BITS, 0))),
         ),
-        wb(
+        flag_wire(
             "wb_rd",
             id("wb_acc").and(
                 id("wb_wait")
-                    .equals(l(8, 1))
-                    .and(id("wb_left").differs(l(17, 0)))
-                    .or(id("wb_write").and(id("wb_left").greater(l(17, 1)))),
+                    .equals(lit(WAIT_BITS, 1))
+                    .and(id("wb_left").differs(lit(STEP_BITS, 0)))
+                    .or(id("wb_write").and(id("wb_left").greater(lit(STEP_BITS, 1)))),
             ),
         ),
-        wv(
+        wire_of(
             "wb_raddr",
             "A_AB",
             cond("wb_write", id("wb_line") + one("A_AB"), "wb_line"),
         ),
-        wv("wb_mask", "LA", lane_mask("LA", "wb_lanes")),
-        wv("wb_we", "LA", cond("wb_write", "wb_mask", zeros("LA"))),
-        wv(
+        wire_of("wb_mask", "LA", lane_mask("LA", "wb_lanes")),
+        wire_of("wb_we", "LA", cond("wb_write", "wb_mask", zeros("LA"))),
+        wire_of(
             "wb_new",
             id("LA") * "AW",
             cond("wb_dx", "dx_wide", "y_wide"),

@@ -7,15 +7,22 @@
 //! advancing only when the next stage has room, so `m_axis_tdata` holds
 //! still under back-pressure and the stream still moves a beat per cycle.
 
-use super::{registers, sized_const, wb, wv, BUFFERS};
+use super::sizes::{ADDR_BITS, TILE_BITS};
+use super::{flag_wire, registers, sized_const, wire_of, BUFFERS};
 use crate::ir::*;
 use sysgrad_isa::host::{
-    reg, status, Counter, DmaError, DmaTarget, AXIL_ADDR_BITS, DMA_READ, DMA_WRITE, ID_VALUE,
+    reg, status, Counter, DmaError, DmaTarget, AXIL_ADDR_BITS, AXIL_DATA_BITS, DMA_READ, DMA_WRITE,
+    ID_VALUE, STREAM_BITS,
 };
 
-fn l(bits: u32, v: u64) -> Expr {
-    lit(bits, v)
-}
+/// A DMA target code (`DMA_TARGET`'s low bits).
+const TARGET_BITS: u32 = 3;
+/// A lane index or count of a line: as wide as a tile-size field.
+const LANE_BITS: u32 = TILE_BITS;
+/// Lines left of a transfer: up to a buffer's depth, `2^ADDR_BITS`.
+const COUNT_BITS: u32 = ADDR_BITS + 1;
+/// A DMA error code (`STATUS[23:16]`).
+const DMA_ERROR_BITS: u32 = 8;
 
 fn addr(offset: u32) -> Expr {
     hex(AXIL_ADDR_BITS, offset.into())
@@ -36,11 +43,11 @@ fn beat_value(w: &str) -> Vec<Item> {
     let lw = w.to_lowercase();
     let fits = format!("fits_{lw}");
     vec![
-        wb(
+        flag_wire(
             &fits,
             sext64(t.bits(id(w) - 1, 0), t.at(id(w) - 1), w).equals(t.clone()),
         ),
-        wv(
+        wire_of(
             &format!("dma_val_{lw}"),
             w,
             cond(&*fits, t.bits(id(w) - 1, 0), clamp_value(t.at(63), w)),
@@ -78,7 +85,7 @@ fn constants() -> Vec<Item> {
     ));
     for b in &BUFFERS {
         v.extend(sized_const(
-            &format!("{}_D32", b.prefix.to_uppercase()),
+            &format!("{}_DEPTH_REG", b.prefix.to_uppercase()),
             32,
             id(b.depth),
         ));
@@ -93,17 +100,17 @@ fn axil_write() -> Vec<Item> {
     let ok = [
         is_wr(reg::CTRL).and(!(wd().at(0).and(busy()))),
         is_wr(reg::PROG_LEN)
-            .and(wd().at_most("C_D32"))
+            .and(wd().at_most("C_DEPTH_REG"))
             .and(!id("ctl_running")),
         is_wr(reg::DMA_TARGET),
         is_wr(reg::DMA_ADDR),
         is_wr(reg::DMA_COUNT),
         is_wr(reg::DMA_CTRL)
-            .and(wd().bits(31, 3).equals(l(29, 0)))
+            .and(wd().bits(31, 3).equals(lit(29, 0)))
             .and(
                 wd().bits(1, 0)
-                    .equals(l(2, DMA_WRITE.into()))
-                    .or(wd().bits(1, 0).equals(l(2, DMA_READ.into()))),
+                    .equals(lit(2, DMA_WRITE.into()))
+                    .or(wd().bits(1, 0).equals(lit(2, DMA_READ.into()))),
             ),
     ]
     .into_iter()
@@ -111,7 +118,7 @@ fn axil_write() -> Vec<Item> {
     .expect("writable registers");
     let store = |offset: u32, r: &str, value: Expr| Stmt::If {
         cond: is_wr(offset),
-        then: vec![nb(r, value)],
+        then: vec![set(r, value)],
         els: vec![],
     };
     let (regs, reset) = registers(&[
@@ -128,8 +135,8 @@ fn axil_write() -> Vec<Item> {
         vec![if_else(
             "axil_wr",
             vec![
-                nb("bvalid_q", lit(1, 1)),
-                nb("bresp_q", cond("wr_ok", l(2, 0), l(2, 2))),
+                set("bvalid_q", lit(1, 1)),
+                set("bresp_q", cond("wr_ok", lit(2, 0), lit(2, 2))),
                 Stmt::If {
                     cond: id("wr_ok"),
                     then: vec![
@@ -143,7 +150,7 @@ fn axil_write() -> Vec<Item> {
             ],
             vec![Stmt::If {
                 cond: id("s_axil_bready"),
-                then: vec![nb("bvalid_q", lit(1, 0))],
+                then: vec![set("bvalid_q", lit(1, 0))],
                 els: vec![],
             }],
         )],
@@ -151,7 +158,7 @@ fn axil_write() -> Vec<Item> {
     let mut v = regs;
     v.extend([
         Item::Comment("A write takes address and data together, answered the next cycle.".into()),
-        wb(
+        flag_wire(
             "axil_wr",
             id("s_axil_awvalid")
                 .and(id("s_axil_wvalid"))
@@ -161,17 +168,17 @@ fn axil_write() -> Vec<Item> {
         assign("s_axil_wready", "axil_wr"),
         assign("s_axil_bvalid", "bvalid_q"),
         assign("s_axil_bresp", "bresp_q"),
-        wb("wr_ok", id("s_axil_wstrb").equals(hex(4, 0xf)).and(ok)),
-        wb("wr_accepted", id("axil_wr").and(id("wr_ok"))),
-        wb(
+        flag_wire("wr_ok", id("s_axil_wstrb").equals(hex(4, 0xf)).and(ok)),
+        flag_wire("wr_accepted", id("axil_wr").and(id("wr_ok"))),
+        flag_wire(
             "start_req",
             id("wr_accepted").and(is_wr(reg::CTRL)).and(wd().at(0)),
         ),
-        wb(
+        flag_wire(
             "clear_req",
             id("wr_accepted").and(is_wr(reg::CTRL)).and(wd().at(1)),
         ),
-        wb("dma_req", id("wr_accepted").and(is_wr(reg::DMA_CTRL))),
+        flag_wire("dma_req", id("wr_accepted").and(is_wr(reg::DMA_CTRL))),
         Item::Clocked(vec![body]),
     ]);
     v
@@ -194,7 +201,7 @@ fn axil_read() -> Vec<Item> {
     let read = |offset: u32, value: Expr| {
         (
             vec![addr(offset)],
-            vec![nb("rdata_q", value), nb("rresp_q", l(2, 0))],
+            vec![set("rdata_q", value), set("rresp_q", lit(2, 0))],
         )
     };
     let mut arms = vec![
@@ -205,27 +212,27 @@ fn axil_read() -> Vec<Item> {
                 lit(1, 0),
                 id("IL1"),
                 id("AW6"),
-                l(3, 0),
+                lit(3, 0),
                 id("DW5"),
-                id("C8"),
-                id("R8"),
+                id("MAX_M"),
+                id("MAX_K"),
             ]),
         ),
         read(
             reg::STATUS,
             cat([
-                l(8, 0),
+                lit(8, 0),
                 id("dma_err"),
                 id("err_code"),
-                l(4, 0),
+                lit(4, 0),
                 id("dma_on"),
                 id("faulted"),
                 id("halted"),
                 id("ctl_running"),
             ]),
         ),
-        read(reg::PC, cat([l(15, 0), id("stop_pc")])),
-        read(reg::PROG_LEN, cat([l(15, 0), id("prog_len")])),
+        read(reg::PC, cat([lit(15, 0), id("stop_pc")])),
+        read(reg::PROG_LEN, cat([lit(15, 0), id("prog_len")])),
         read(reg::DMA_TARGET, id("dma_target_q")),
         read(reg::DMA_ADDR, id("dma_addr_q")),
         read(reg::DMA_COUNT, id("dma_count_q")),
@@ -234,7 +241,7 @@ fn axil_read() -> Vec<Item> {
     for c in Counter::ALL {
         let cnt = id(&format!("cnt_{}", c.name()));
         arms.push(read(c.offset(), cnt.bits(31, 0)));
-        arms.push(read(c.offset() + 4, cat([l(16, 0), cnt.bits(47, 32)])));
+        arms.push(read(c.offset() + 4, cat([lit(16, 0), cnt.bits(47, 32)])));
     }
     let (regs, reset) = registers(&[
         ("rvalid_q", int(1)),
@@ -247,16 +254,16 @@ fn axil_read() -> Vec<Item> {
         vec![if_else(
             "axil_rd",
             vec![
-                nb("rvalid_q", lit(1, 1)),
+                set("rvalid_q", lit(1, 1)),
                 Stmt::Case {
                     sel: id("s_axil_araddr"),
                     arms,
-                    default: vec![nb("rdata_q", l(32, 0)), nb("rresp_q", l(2, 2))],
+                    default: vec![set("rdata_q", lit(32, 0)), set("rresp_q", lit(2, 2))],
                 },
             ],
             vec![Stmt::If {
                 cond: id("s_axil_rready"),
-                then: vec![nb("rvalid_q", lit(1, 0))],
+                then: vec![set("rvalid_q", lit(1, 0))],
                 els: vec![],
             }],
         )],
@@ -266,7 +273,7 @@ fn axil_read() -> Vec<Item> {
     )];
     v.extend(regs);
     v.extend([
-        wb("axil_rd", id("s_axil_arvalid").and(!id("rvalid_q"))),
+        flag_wire("axil_rd", id("s_axil_arvalid").and(!id("rvalid_q"))),
         assign("s_axil_arready", !id("rvalid_q")),
         assign("s_axil_rvalid", "rvalid_q"),
         assign("s_axil_rdata", "rdata_q"),
@@ -276,101 +283,113 @@ fn axil_read() -> Vec<Item> {
     v
 }
 
-fn dma() -> Vec<Item> {
-    let code = |e: DmaError| l(8, e as u64);
-    let depth32 = |b: &str| id(&format!("{}_D32", b.to_uppercase()));
-    let lanes8 = [l(8, 1), id("C8"), id("R8"), id("C8"), id("LA8")];
-    let sel_lane = |bus: &str, w: &str| {
-        let base = || id("s1_lane") * w;
-        sext64(id(bus).part(base(), w), id(bus).at(base() + w - 1), w)
-    };
-    // Packed: the beat's lanes from s1_lane on, zero above them.
-    let read_lanes = |bus: &str, w: &str, single: Expr| {
-        cond(
-            "dma_packed",
-            id(&format!("rx_{bus}"))
-                .bits(63, 0)
-                .bit_and(id(&format!("PMASK_{w}"))),
-            single,
-        )
-    };
-    let (regs, reset) = registers(&[
+/// The DMA's registers, and the reset statements that clear them.
+fn dma_registers() -> (Vec<Item>, Vec<Stmt>) {
+    registers(&[
         ("dma_on", int(1)),
         ("dma_dir", int(1)),
         ("dma_packed", int(1)),
-        ("dma_tgt", int(3)),
-        ("dma_line", int(16)),
-        ("dma_lane", int(8)),
-        ("dma_left", int(17)),
-        ("dma_err", int(8)),
+        ("dma_tgt", int(TARGET_BITS as i64)),
+        ("dma_line", int(ADDR_BITS as i64)),
+        ("dma_lane", int(LANE_BITS as i64)),
+        ("dma_left", int(COUNT_BITS as i64)),
+        ("dma_err", int(DMA_ERROR_BITS as i64)),
         ("s1_v", int(1)),
-        ("s1_lane", int(8)),
+        ("s1_lane", int(LANE_BITS as i64)),
         ("s1_last", int(1)),
         ("m_v", int(1)),
-        ("m_data", int(64)),
+        ("m_data", int(STREAM_BITS as i64)),
         ("m_last", int(1)),
-    ]);
-    let mut v = vec![Item::Comment(
-        "DMA: one buffer lane (or command word) per stream beat.".into(),
-    )];
-    v.extend(regs);
-    v.extend([
-        wv(
+    ])
+}
+
+/// A `DMA_CTRL` write: the target's depth and the checks that refuse it.
+fn dma_request() -> Vec<Item> {
+    let depth_reg = |b: &str| id(&format!("{}_DEPTH_REG", b.to_uppercase()));
+    vec![
+        wire_of(
             "tgt_depth",
-            32,
+            AXIL_DATA_BITS,
             by_target(
-                "dma_target_q3",
-                BUFFERS.map(|b| depth32(b.prefix)),
-                l(32, 0),
+                "dma_target_sel",
+                BUFFERS.map(|b| depth_reg(b.prefix)),
+                lit(AXIL_DATA_BITS, 0),
             ),
         ),
-        wv("dma_target_q3", 3, id("dma_target_q").bits(2, 0)),
-        wb(
+        wire_of(
+            "dma_target_sel",
+            TARGET_BITS,
+            id("dma_target_q").bits(TARGET_BITS - 1, 0),
+        ),
+        flag_wire(
             "dma_bad_target",
-            id("dma_target_q").greater(l(32, DmaTarget::Accumulators.code().into())),
+            id("dma_target_q").greater(lit(AXIL_DATA_BITS, DmaTarget::Accumulators.code().into())),
         ),
-        wb(
+        flag_wire(
             "dma_bad_range",
-            id("dma_count_q")
-                .equals(l(32, 0))
-                .or(
-                    (cat([lit(1, 0), id("dma_addr_q")]) + cat([lit(1, 0), id("dma_count_q")]))
-                        .greater(cat([lit(1, 0), id("tgt_depth")])),
-                ),
+            id("dma_count_q").equals(lit(AXIL_DATA_BITS, 0)).or((cat([
+                lit(1, 0),
+                id("dma_addr_q"),
+            ]) + cat([
+                lit(1, 0),
+                id("dma_count_q"),
+            ]))
+            .greater(cat([lit(1, 0), id("tgt_depth")]))),
         ),
-        wb("dma_busy_req", id("ctl_running").or("dma_on")),
-        wb(
+        flag_wire("dma_busy_req", id("ctl_running").or("dma_on")),
+        flag_wire(
             "dma_start",
             id("dma_req")
                 .and(!id("dma_busy_req"))
                 .and(!id("dma_bad_target"))
                 .and(!id("dma_bad_range")),
         ),
-        wv("dma_lanes", 8, by_target("dma_tgt", lanes8, l(8, 1))),
+    ]
+}
+
+/// Lanes of the target's lines, lanes a beat moves, and whether this beat
+/// ends its line.
+fn dma_lanes() -> Vec<Item> {
+    let one = || lit(LANE_BITS, 1);
+    let lanes = [
+        one(),
+        id("MAX_M"),
+        id("MAX_K"),
+        id("MAX_M"),
+        id("ACC_LANES"),
+    ];
+    let packed = [one(), id("P_DW8"), id("P_DW8"), id("P_DW8"), id("P_AW8")];
+    let wide = |n: &str| cat([lit(1, 0), id(n)]);
+    vec![
+        wire_of("dma_lanes", LANE_BITS, by_target("dma_tgt", lanes, one())),
         Item::Comment("Lanes a beat moves: 1, or as many as fit 64 bits when packed.".into()),
-        wv(
+        wire_of(
             "dma_step",
-            8,
-            cond(
-                "dma_packed",
-                by_target(
-                    "dma_tgt",
-                    [l(8, 1), id("P_DW8"), id("P_DW8"), id("P_DW8"), id("P_AW8")],
-                    l(8, 1),
-                ),
-                l(8, 1),
-            ),
+            LANE_BITS,
+            cond("dma_packed", by_target("dma_tgt", packed, one()), one()),
         ),
-        wb(
+        flag_wire(
             "lane_last",
-            (cat([lit(1, 0), id("dma_lane")]) + cat([lit(1, 0), id("dma_step")]))
-                .at_least(cat([lit(1, 0), id("dma_lanes")])),
+            (wide("dma_lane") + wide("dma_step")).at_least(wide("dma_lanes")),
         ),
+    ]
+}
+
+/// Taking beats from `s_axis`, and each beat's value per word width.
+fn dma_write_beats() -> Vec<Item> {
+    let mut v = vec![
         assign("s_axis_tready", id("dma_on").and(!id("dma_dir"))),
-        wb("dma_wbeat", id("s_axis_tvalid").and("s_axis_tready")),
-    ]);
+        flag_wire("dma_wbeat", id("s_axis_tvalid").and("s_axis_tready")),
+    ];
     v.extend(beat_value("DW"));
     v.extend(beat_value("AW"));
+    v
+}
+
+/// The read data of each buffer shifted to the beat's first lane, and
+/// the mask of a packed beat's lanes.
+fn dma_read_lanes() -> Vec<Item> {
+    let mut v = Vec::new();
     for (w, p) in [("DW", "P_DW8"), ("AW", "P_AW8")] {
         v.push(localparam(
             &format!("PMASK_{w}"),
@@ -386,19 +405,25 @@ fn dma() -> Vec<Item> {
     ] {
         let bits = id(lanes) * w;
         let rx = format!("rx_{bus}");
-        v.push(wv(
+        v.push(wire_of(
             &rx,
             bits.clone() + 64,
             cat([zeros(64), id(bus)]) >> (id("s1_lane") * w),
         ));
-        v.push(wv(
+        v.push(wire_of(
             &format!("{rx}_unused"),
             bits.clone(),
             id(&rx).bits(bits + 63, 64),
         ));
     }
-    v.extend([
-        wb(
+    v
+}
+
+/// A write beat: whether it fits its word, the lanes it writes, and its
+/// lanes placed in the line when packed.
+fn dma_write_packing() -> Vec<Item> {
+    vec![
+        flag_wire(
             "beat_fits",
             id("dma_packed").or(by_target(
                 "dma_tgt",
@@ -412,44 +437,65 @@ fn dma() -> Vec<Item> {
                 lit(1, 1),
             )),
         ),
-        wv(
+        wire_of(
             "dma_wmask",
             "LA",
             !(ones("LA") << id("dma_step")) << id("dma_lane"),
         ),
         Item::Comment("Packed beats: lane dma_lane + i is bits [i*W +: W] of the beat.".into()),
-        wv(
+        wire_of(
             "dma_pkw_dw",
             id("LA") * "DW" + 64,
             cat([zeros(id("LA") * "DW"), id("s_axis_tdata")]) << (id("dma_lane") * "DW"),
         ),
-        wv(
+        wire_of(
             "dma_pkw_aw",
             id("LA") * "AW" + 64,
             cat([zeros(id("LA") * "AW"), id("s_axis_tdata")]) << (id("dma_lane") * "AW"),
         ),
-        wv(
+        wire_of(
             "dma_pkw_dw_unused",
             64,
             id("dma_pkw_dw").bits(id("LA") * "DW" + 63, id("LA") * "DW"),
         ),
-        wv(
+        wire_of(
             "dma_pkw_aw_unused",
             64,
             id("dma_pkw_aw").bits(id("LA") * "AW" + 63, id("LA") * "AW"),
         ),
-        wb("s1_move", id("s1_v").and((!id("m_v")).or("m_axis_tready"))),
-        wb(
+    ]
+}
+
+/// The read pipeline: the bank's registered read (`s1_*`), then the
+/// stream's output register (`m_*`), each moving only into room.
+fn dma_read_pipeline() -> Vec<Item> {
+    let sel_lane = |bus: &str, w: &str| {
+        let base = || id("s1_lane") * w;
+        sext64(id(bus).part(base(), w), id(bus).at(base() + w - 1), w)
+    };
+    // Packed: the beat's lanes from s1_lane on, zero above them.
+    let read_lanes = |bus: &str, w: &str, single: Expr| {
+        cond(
+            "dma_packed",
+            id(&format!("rx_{bus}"))
+                .bits(63, 0)
+                .bit_and(id(&format!("PMASK_{w}"))),
+            single,
+        )
+    };
+    vec![
+        flag_wire("s1_move", id("s1_v").and((!id("m_v")).or("m_axis_tready"))),
+        flag_wire(
             "dma_issue",
             id("dma_on")
                 .and(id("dma_dir"))
-                .and(id("dma_left").differs(l(17, 0)))
+                .and(id("dma_left").differs(lit(COUNT_BITS, 0)))
                 .and((!id("s1_v")).or("s1_move")),
         ),
-        wb("dma_re", "dma_issue"),
-        wb("dma_advance", id("dma_wbeat").or("dma_issue")),
-        wb("dma_last_line", id("dma_left").equals(l(17, 1))),
-        wv(
+        flag_wire("dma_re", "dma_issue"),
+        flag_wire("dma_advance", id("dma_wbeat").or("dma_issue")),
+        flag_wire("dma_last_line", id("dma_left").equals(lit(COUNT_BITS, 1))),
+        wire_of(
             "dma_rsel",
             64,
             by_target(
@@ -467,18 +513,24 @@ fn dma() -> Vec<Item> {
         assign("m_axis_tvalid", "m_v"),
         assign("m_axis_tdata", "m_data"),
         assign("m_axis_tlast", "m_last"),
-    ]);
+    ]
+}
+
+/// The DMA's clocked process: start, run (advance lanes and lines, move
+/// the read pipeline, end), and the DMA error code.
+fn dma_sequencer(reset: Vec<Stmt>) -> Item {
+    let code = |e: DmaError| lit(DMA_ERROR_BITS, e as u64);
     let run = vec![
         Stmt::If {
             cond: id("dma_advance"),
             then: vec![if_else(
                 "lane_last",
                 vec![
-                    nb("dma_lane", l(8, 0)),
-                    nb("dma_line", id("dma_line") + l(16, 1)),
-                    nb("dma_left", id("dma_left") - l(17, 1)),
+                    set("dma_lane", lit(LANE_BITS, 0)),
+                    set("dma_line", id("dma_line") + lit(ADDR_BITS, 1)),
+                    set("dma_left", id("dma_left") - lit(COUNT_BITS, 1)),
                 ],
-                vec![nb("dma_lane", id("dma_lane") + id("dma_step"))],
+                vec![set("dma_lane", id("dma_lane") + id("dma_step"))],
             )],
             els: vec![],
         },
@@ -486,40 +538,40 @@ fn dma() -> Vec<Item> {
             cond: id("dma_wbeat")
                 .and(id("lane_last"))
                 .and(id("dma_last_line")),
-            then: vec![nb("dma_on", lit(1, 0))],
+            then: vec![set("dma_on", lit(1, 0))],
             els: vec![],
         },
-        nb("s1_v", id("dma_issue").or(id("s1_v").and(!id("s1_move")))),
+        set("s1_v", id("dma_issue").or(id("s1_v").and(!id("s1_move")))),
         Stmt::If {
             cond: id("dma_issue"),
             then: vec![
-                nb("s1_lane", "dma_lane"),
-                nb("s1_last", id("lane_last").and("dma_last_line")),
+                set("s1_lane", "dma_lane"),
+                set("s1_last", id("lane_last").and("dma_last_line")),
             ],
             els: vec![],
         },
         if_else(
             "s1_move",
             vec![
-                nb("m_v", lit(1, 1)),
-                nb("m_data", "dma_rsel"),
-                nb("m_last", "s1_last"),
+                set("m_v", lit(1, 1)),
+                set("m_data", "dma_rsel"),
+                set("m_last", "s1_last"),
             ],
             vec![Stmt::If {
                 cond: id("m_axis_tready"),
-                then: vec![nb("m_v", lit(1, 0))],
+                then: vec![set("m_v", lit(1, 0))],
                 els: vec![],
             }],
         ),
         Stmt::If {
             cond: id("m_v").and("m_axis_tready").and("m_last"),
-            then: vec![nb("dma_on", lit(1, 0))],
+            then: vec![set("dma_on", lit(1, 0))],
             els: vec![],
         },
     ];
     let errors = if_else(
         "dma_req",
-        vec![nb(
+        vec![set(
             "dma_err",
             cond(
                 "dma_busy_req",
@@ -527,33 +579,52 @@ fn dma() -> Vec<Item> {
                 cond(
                     "dma_bad_target",
                     code(DmaError::BadTarget),
-                    cond("dma_bad_range", code(DmaError::Range), l(8, 0)),
+                    cond(
+                        "dma_bad_range",
+                        code(DmaError::Range),
+                        lit(DMA_ERROR_BITS, 0),
+                    ),
                 ),
             ),
         )],
         vec![Stmt::If {
             cond: id("dma_wbeat").and(!id("beat_fits")),
-            then: vec![nb("dma_err", code(DmaError::Value))],
+            then: vec![set("dma_err", code(DmaError::Value))],
             els: vec![],
         }],
     );
     let start = vec![
-        nb("dma_on", lit(1, 1)),
-        nb("dma_dir", id("s_axil_wdata").at(1)),
-        nb("dma_packed", id("s_axil_wdata").at(2)),
-        nb("dma_tgt", "dma_target_q3"),
-        nb("dma_line", id("dma_addr_q").bits(15, 0)),
-        nb("dma_lane", l(8, 0)),
-        nb("dma_left", id("dma_count_q").bits(16, 0)),
-        nb("s1_v", lit(1, 0)),
-        nb("m_v", lit(1, 0)),
-        nb("m_last", lit(1, 0)),
+        set("dma_on", lit(1, 1)),
+        set("dma_dir", id("s_axil_wdata").at(1)),
+        set("dma_packed", id("s_axil_wdata").at(2)),
+        set("dma_tgt", "dma_target_sel"),
+        set("dma_line", id("dma_addr_q").bits(ADDR_BITS - 1, 0)),
+        set("dma_lane", lit(LANE_BITS, 0)),
+        set("dma_left", id("dma_count_q").bits(COUNT_BITS - 1, 0)),
+        set("s1_v", lit(1, 0)),
+        set("m_v", lit(1, 0)),
+        set("m_last", lit(1, 0)),
     ];
-    v.push(Item::Clocked(vec![if_else(
+    Item::Clocked(vec![if_else(
         "rst",
         reset,
         vec![if_else("dma_start", start, run), errors],
-    )]));
+    )])
+}
+
+fn dma() -> Vec<Item> {
+    let (regs, reset) = dma_registers();
+    let mut v = vec![Item::Comment(
+        "DMA: one buffer lane (or command word) per stream beat.".into(),
+    )];
+    v.extend(regs);
+    v.extend(dma_request());
+    v.extend(dma_lanes());
+    v.extend(dma_write_beats());
+    v.extend(dma_read_lanes());
+    v.extend(dma_write_packing());
+    v.extend(dma_read_pipeline());
+    v.push(dma_sequencer(reset));
     v
 }
 

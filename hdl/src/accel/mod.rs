@@ -18,28 +18,29 @@ mod control;
 mod counters;
 mod datapath;
 mod host;
+mod sizes;
 
 use crate::ir::*;
 use sysgrad_config::{ArrayConfig, LR_SHIFT_BITS};
 use sysgrad_isa::host::{DmaTarget, AXIL_ADDR_BITS, AXIL_DATA_BITS, STREAM_BITS};
 
 /// A wire of `bits` bits driven by `e`.
-fn wv(name: &str, bits: impl Into<Expr>, e: impl Into<Expr>) -> Item {
+fn wire_of(name: &str, bits: impl Into<Expr>, e: impl Into<Expr>) -> Item {
     wire(name, Width::of(bits)).init(e).item()
 }
 
 /// A one-bit wire driven by `e`.
-fn wb(name: &str, e: impl Into<Expr>) -> Item {
+fn flag_wire(name: &str, e: impl Into<Expr>) -> Item {
     wire(name, Width::bit()).init(e).item()
 }
 
 /// A register of `bits` bits.
-fn rv(name: &str, bits: impl Into<Expr>) -> Item {
+fn reg_of(name: &str, bits: impl Into<Expr>) -> Item {
     reg(name, Width::of(bits)).item()
 }
 
 /// A one-bit register.
-fn rb(name: &str) -> Item {
+fn flag_reg(name: &str) -> Item {
     reg(name, Width::bit()).item()
 }
 
@@ -50,9 +51,9 @@ fn registers(table: &[(&str, Expr)]) -> (Vec<Item>, Vec<Stmt>) {
     table
         .iter()
         .map(|(name, width)| match width {
-            Expr::Int(1) => (rb(name), nb(*name, lit(1, 0))),
-            Expr::Int(bits) => (rv(name, *bits), nb(*name, lit(*bits as u32, 0))),
-            w => (rv(name, w.clone()), nb(*name, zeros(w.clone()))),
+            Expr::Int(1) => (flag_reg(name), set(*name, lit(1, 0))),
+            Expr::Int(bits) => (reg_of(name, *bits), set(*name, lit(*bits as u32, 0))),
+            w => (reg_of(name, w.clone()), set(*name, zeros(w.clone()))),
         })
         .unzip()
 }
@@ -182,7 +183,7 @@ fn buffer(b: &Buf) -> Vec<Item> {
         ),
     ));
     items.extend([
-        wb(
+        flag_wire(
             &b.n("re"),
             cond(
                 "dma_on",
@@ -190,7 +191,7 @@ fn buffer(b: &Buf) -> Vec<Item> {
                 id(&b.n("ctl_re")),
             ),
         ),
-        wv(
+        wire_of(
             &b.n("raddr"),
             id(&ab),
             cond(
@@ -199,7 +200,7 @@ fn buffer(b: &Buf) -> Vec<Item> {
                 id(&b.n("ctl_raddr")).bits(id(&ab) - 1, 0),
             ),
         ),
-        wv(
+        wire_of(
             &b.n("we"),
             lanes(),
             cond(
@@ -212,7 +213,7 @@ fn buffer(b: &Buf) -> Vec<Item> {
                 id(&b.n("ctl_we")),
             ),
         ),
-        wv(
+        wire_of(
             &b.n("waddr"),
             id(&ab),
             cond(
@@ -221,7 +222,7 @@ fn buffer(b: &Buf) -> Vec<Item> {
                 id(&b.n("ctl_waddr")).bits(id(&ab) - 1, 0),
             ),
         ),
-        wv(
+        wire_of(
             &b.n("wdata"),
             b.bus(),
             cond("dma_on", dma_value, id(&b.n("ctl_wdata"))),
