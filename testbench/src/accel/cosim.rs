@@ -431,27 +431,14 @@ fn check_status(
     }
 }
 
-/// The co-simulation with `run` playing the host script in a work folder
-/// named after `label`.
-fn cosim_on(
+/// The emulator side of a co-simulation: `setup`'s data in its buffers,
+/// then every program run in turn; the state after each run and the cycle
+/// count at its end.
+fn run_emulator(
     cfg: &ArrayConfig,
     setup: &Setup,
     programs: &[&[u64]],
-    label: &str,
-    run: impl FnOnce(&HostScript, &Path) -> Result<HostResult, AccelError>,
-) -> Result<AccelReport, AccelError> {
-    if programs.is_empty() {
-        return Err(AccelError::Setup("no program to run".into()));
-    }
-    if let Some(p) = programs.iter().find(|p| p.len() > cfg.buffers().commands) {
-        return Err(AccelError::Setup(format!(
-            "a program has {} words, command memory {}",
-            p.len(),
-            cfg.buffers().commands
-        )));
-    }
-
-    // The emulator.
+) -> Result<(Accelerator, Vec<State>, Vec<usize>), AccelError> {
     let mut emu = Accelerator::with_driver(Driver::recording(*cfg, false));
     for f in &setup.fills {
         let buf = emu.buffer_mut(f.buffer);
@@ -473,88 +460,99 @@ fn cosim_on(
             }
         }
     }
-    let (states, ends): (Vec<State>, Vec<usize>) = programs
+    let (states, ends) = programs
         .iter()
         .map(|p| {
             let _ = emu.run(p);
             (emu.state(), emu.driver.cycle() as usize)
         })
         .unzip();
+    Ok((emu, states, ends))
+}
 
-    // The RTL: the same data, each program loaded, started and waited for.
+/// The host script of a co-simulation, and what it reads back: STATUS and
+/// PC after each run, the compared regions, every counter.
+struct CosimScript {
+    script: HostScript,
+    after_run: Vec<(RegRead, RegRead)>,
+    regions: Vec<(Region, StreamRead)>,
+    counters: CounterReads,
+}
+
+/// The same data into the RTL's buffers, each program loaded, started and
+/// waited for, then the regions and the counters read back.
+fn host_script(cfg: &ArrayConfig, setup: &Setup, programs: &[&[u64]]) -> CosimScript {
     let mut script = HostScript::new(cfg);
     script.set_packed(setup.packed);
     for f in &setup.fills {
         script.dma_write_lines(f.buffer.target(), f.addr, &f.lines);
     }
-    let after_run: Vec<(RegRead, RegRead)> = programs
+    let after_run = programs
         .iter()
         .map(|p| {
             script.load_program(p).start().poll();
             (script.read_reg(reg::STATUS), script.read_reg(reg::PC))
         })
         .collect();
-    let regions: Vec<(Region, StreamRead)> = setup
+    let regions = setup
         .compare
         .iter()
         .map(|r| (*r, script.dma_read(r.buffer.target(), r.addr, r.count)))
         .collect();
-    let (beats_in, beats_out) = (script.beats_in(), script.beats_out());
     let counters = script.read_counters();
-
-    let work = work_dir(cfg, label);
-    let res = run(&script, &work)?;
-    let mut findings = Vec::new();
-
-    // (a) The array's inputs, cycle by cycle.
-    let rec = emu
-        .driver
-        .recording
-        .as_ref()
-        .ok_or_else(|| AccelError::Setup("the emulator did not record".into()))?;
-    let text = stimulus::render(cfg, &rec.inputs);
-    let want: Vec<&str> = text.lines().skip(1).collect();
-    findings.extend(compare_traces(cfg, &want, &res.trace, &ends));
-
-    // (b) STATUS and PC after each run.
-    for (i, ((p, state), (st, pc))) in programs.iter().zip(&states).zip(&after_run).enumerate() {
-        check_status(i, *state, p, res.value(*st), res.value(*pc), &mut findings);
+    CosimScript {
+        script,
+        after_run,
+        regions,
+        counters,
     }
-    let state = *states.last().expect("at least one program");
-    let (st, pc) = *after_run.last().expect("at least one program");
-    let (status_v, pc_v) = (res.value(st), res.value(pc));
+}
 
-    // (c) Counters.
-    let mut counters_compared = 0;
-    let rtl_counters = res.counters(counters).unwrap_or_default();
-    if rtl_counters.is_empty() {
+/// Every counter the RTL reported against the emulator's (or, for the
+/// host-side beat counts, the script's); returns how many were compared.
+fn compare_counters(
+    emu: &Accelerator,
+    rtl: &[(Counter, u64)],
+    (beats_in, beats_out): (u64, u64),
+    findings: &mut Vec<String>,
+) -> usize {
+    if rtl.is_empty() {
         findings.push("a counter read was refused or has bits above bit 47".into());
     }
-    for &(c, v) in &rtl_counters {
+    let mut compared = 0;
+    for &(c, v) in rtl {
         let want = match c {
             Counter::DmaInBeats => Some(beats_in),
             Counter::DmaOutBeats => Some(beats_out),
             c => emu.counter(c),
         };
-        if let Some(w) = want {
-            counters_compared += 1;
-            if w != v {
-                let whose = if c.host_only() {
-                    "the script"
-                } else {
-                    "the emulator"
-                };
-                findings.push(format!(
-                    "counter {}: {v} in the RTL, {w} in {whose}",
-                    c.name()
-                ));
-            }
+        let Some(w) = want else { continue };
+        compared += 1;
+        if w != v {
+            let whose = if c.host_only() {
+                "the script"
+            } else {
+                "the emulator"
+            };
+            findings.push(format!(
+                "counter {}: {v} in the RTL, {w} in {whose}",
+                c.name()
+            ));
         }
     }
+    compared
+}
 
-    // (d) Buffers.
+/// The buffer regions read back against the emulator's buffers; returns
+/// how many words were compared.
+fn compare_buffers(
+    emu: &Accelerator,
+    res: &HostResult,
+    regions: &[(Region, StreamRead)],
+    findings: &mut Vec<String>,
+) -> Result<usize, AccelError> {
     let mut words_compared = 0;
-    for (r, s) in &regions {
+    for (r, s) in regions {
         let Some(lines) = res.lines(*s) else {
             findings.push(format!("no stream for {r:?}"));
             continue;
@@ -587,8 +585,11 @@ fn cosim_on(
             ));
         }
     }
+    Ok(words_compared)
+}
 
-    // The host interface itself.
+/// Refused writes and reads and handshake violations of the host interface.
+fn host_interface_findings(res: &HostResult, findings: &mut Vec<String>) {
     for (addr, resp) in &res.write_errors {
         findings.push(format!("write to {addr:#05x} answered {resp}"));
     }
@@ -600,6 +601,56 @@ fn cosim_on(
     for p in &res.protocol_errors {
         findings.push(format!("protocol: {p}"));
     }
+}
+
+/// The co-simulation with `run` playing the host script in a work folder
+/// named after `label`.
+fn cosim_on(
+    cfg: &ArrayConfig,
+    setup: &Setup,
+    programs: &[&[u64]],
+    label: &str,
+    run: impl FnOnce(&HostScript, &Path) -> Result<HostResult, AccelError>,
+) -> Result<AccelReport, AccelError> {
+    if programs.is_empty() {
+        return Err(AccelError::Setup("no program to run".into()));
+    }
+    if let Some(p) = programs.iter().find(|p| p.len() > cfg.buffers().commands) {
+        return Err(AccelError::Setup(format!(
+            "a program has {} words, command memory {}",
+            p.len(),
+            cfg.buffers().commands
+        )));
+    }
+    let (emu, states, ends) = run_emulator(cfg, setup, programs)?;
+    let cs = host_script(cfg, setup, programs);
+    let beats = (cs.script.beats_in(), cs.script.beats_out());
+    let work = work_dir(cfg, label);
+    let res = run(&cs.script, &work)?;
+    let mut findings = Vec::new();
+
+    // (a) The array's inputs, cycle by cycle.
+    let rec = emu
+        .driver
+        .recording
+        .as_ref()
+        .ok_or_else(|| AccelError::Setup("the emulator did not record".into()))?;
+    let text = stimulus::render(cfg, &rec.inputs);
+    let want: Vec<&str> = text.lines().skip(1).collect();
+    findings.extend(compare_traces(cfg, &want, &res.trace, &ends));
+
+    // (b) STATUS and PC after each run.
+    for (i, ((p, state), (st, pc))) in programs.iter().zip(&states).zip(&cs.after_run).enumerate() {
+        check_status(i, *state, p, res.value(*st), res.value(*pc), &mut findings);
+    }
+    let state = *states.last().expect("at least one program");
+    let (st, pc) = *cs.after_run.last().expect("at least one program");
+
+    // (c) Counters, (d) buffers, and the host interface itself.
+    let rtl_counters = res.counters(cs.counters).unwrap_or_default();
+    let counters_compared = compare_counters(&emu, &rtl_counters, beats, &mut findings);
+    let words_compared = compare_buffers(&emu, &res, &cs.regions, &mut findings)?;
+    host_interface_findings(&res, &mut findings);
 
     if !findings.is_empty() {
         return Err(AccelError::Mismatch { work, findings });
@@ -609,12 +660,12 @@ fn cosim_on(
         run_cycles: res.trace.len(),
         host_cycles: res.cycles,
         state,
-        status: status_v.unwrap_or(0),
-        pc: pc_v.unwrap_or(0),
+        status: res.value(st).unwrap_or(0),
+        pc: res.value(pc).unwrap_or(0),
         counters: rtl_counters,
         counters_compared,
         words_compared,
-        beats_in,
-        beats_out,
+        beats_in: beats.0,
+        beats_out: beats.1,
     })
 }
