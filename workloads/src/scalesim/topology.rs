@@ -127,11 +127,130 @@ pub fn load_topology(path: &Path) -> Result<Topology> {
     parse_topology(&text, path)
 }
 
-pub fn parse_topology(text: &str, path: &Path) -> Result<Topology> {
-    let err = |line: usize, message: String| WorkloadError::Parse {
+/// `line N: message` as a parse error of `path`.
+fn line_error(path: &Path, line: usize, message: String) -> WorkloadError {
+    WorkloadError::Parse {
         path: path.to_path_buf(),
         message: format!("line {line}: {message}"),
+    }
+}
+
+/// The column names of a row of `form` with `len` fields.
+fn column_names(form: TopoForm) -> &'static [&'static str] {
+    match form {
+        TopoForm::Conv => &CONV_FIELDS,
+        TopoForm::Gemm => &GEMM_FIELDS,
+    }
+}
+
+/// Checks a row's field count: 8 or 9 for a convolution, 4 for a GEMM.
+fn check_len(form: TopoForm, f: &[&str]) -> std::result::Result<(), String> {
+    let (ok, expected, shown) = match form {
+        TopoForm::Conv => (f.len() == 8 || f.len() == 9, "8 or 9", 8),
+        TopoForm::Gemm => (f.len() == 4, "4", 4),
     };
+    if ok {
+        return Ok(());
+    }
+    Err(format!(
+        "{} fields, expected {expected} ({})",
+        f.len(),
+        column_names(form)[..shown].join(", ")
+    ))
+}
+
+/// The numeric fields of a row (all but the name), each a positive integer.
+fn numbers(form: TopoForm, f: &[&str]) -> std::result::Result<Vec<usize>, String> {
+    let names = column_names(form);
+    f.iter()
+        .enumerate()
+        .skip(1)
+        .map(|(col, v)| {
+            // A conv row with one stride column means both strides.
+            let name = if form == TopoForm::Conv && f.len() == 8 && col == 7 {
+                "Strides"
+            } else {
+                names[col]
+            };
+            match v.parse::<usize>() {
+                Ok(x) if x >= 1 => Ok(x),
+                _ => Err(format!(
+                    "field `{name}` (column {}) = `{v}` is not a positive integer",
+                    col + 1
+                )),
+            }
+        })
+        .collect()
+}
+
+/// A convolution layer from its numbers; the filter must fit the input.
+fn conv_layer(name: String, line: usize, nums: &[usize]) -> std::result::Result<TopoLayer, String> {
+    let c = ConvParams {
+        ifmap_h: nums[0],
+        ifmap_w: nums[1],
+        filter_h: nums[2],
+        filter_w: nums[3],
+        channels: nums[4],
+        filters: nums[5],
+        stride_h: nums[6],
+        stride_w: *nums.get(7).unwrap_or(&nums[6]),
+    };
+    for (fil, ifm, what) in [
+        (c.filter_h, c.ifmap_h, "Height"),
+        (c.filter_w, c.ifmap_w, "Width"),
+    ] {
+        if fil > ifm {
+            return Err(format!(
+                "Filter {what} {fil} is larger than IFMAP {what} {ifm}"
+            ));
+        }
+    }
+    let (oh, ow) = c.ofmap();
+    Ok(TopoLayer {
+        name,
+        line,
+        conv: Some(c),
+        gemm: Gemm {
+            m: c.filters,
+            k: c.filter_h * c.filter_w * c.channels,
+            n: oh * ow,
+        },
+    })
+}
+
+/// A GEMM-form layer (`M, N, K` = output rows, outputs, reduction).
+fn gemm_layer(name: String, line: usize, nums: &[usize]) -> TopoLayer {
+    TopoLayer {
+        name,
+        line,
+        conv: None,
+        gemm: Gemm {
+            m: nums[1],
+            k: nums[2],
+            n: nums[0],
+        },
+    }
+}
+
+/// One layer row of a topology of `form`.
+fn parse_row(form: TopoForm, line: usize, text: &str) -> std::result::Result<TopoLayer, String> {
+    let f = fields(text);
+    check_len(form, &f)?;
+    if f[0].is_empty() {
+        return Err(format!(
+            "field `{}` (column 1) is empty",
+            column_names(form)[0]
+        ));
+    }
+    let nums = numbers(form, &f)?;
+    let name = f[0].to_string();
+    match form {
+        TopoForm::Gemm => Ok(gemm_layer(name, line, &nums)),
+        TopoForm::Conv => conv_layer(name, line, &nums),
+    }
+}
+
+pub fn parse_topology(text: &str, path: &Path) -> Result<Topology> {
     let mut lines = text
         .lines()
         .enumerate()
@@ -139,10 +258,11 @@ pub fn parse_topology(text: &str, path: &Path) -> Result<Topology> {
         .filter(|(_, l)| !l.trim().is_empty());
     let (hline, header) = lines
         .next()
-        .ok_or_else(|| err(1, "empty file (expected a header line)".into()))?;
+        .ok_or_else(|| line_error(path, 1, "empty file (expected a header line)".into()))?;
     let header = fields(header);
     let form = detect_form(&header).ok_or_else(|| {
-        err(
+        line_error(
+            path,
             hline,
             format!(
                 "unrecognised header `{}`; expected `{},` or `{},`",
@@ -152,110 +272,11 @@ pub fn parse_topology(text: &str, path: &Path) -> Result<Topology> {
             ),
         )
     })?;
-    let mut layers = Vec::new();
-    for (line, text) in lines {
-        let f = fields(text);
-        let names: &[&str] = match form {
-            TopoForm::Conv => &CONV_FIELDS,
-            TopoForm::Gemm => &GEMM_FIELDS,
-        };
-        let ok_len = match form {
-            TopoForm::Conv => f.len() == 8 || f.len() == 9,
-            TopoForm::Gemm => f.len() == 4,
-        };
-        if !ok_len {
-            return Err(err(
-                line,
-                format!(
-                    "{} fields, expected {} ({})",
-                    f.len(),
-                    if form == TopoForm::Conv {
-                        "8 or 9"
-                    } else {
-                        "4"
-                    },
-                    names[..if form == TopoForm::Conv { 8 } else { 4 }].join(", ")
-                ),
-            ));
-        }
-        if f[0].is_empty() {
-            return Err(err(
-                line,
-                format!("field `{}` (column 1) is empty", names[0]),
-            ));
-        }
-        let mut nums = Vec::with_capacity(f.len() - 1);
-        for (col, v) in f.iter().enumerate().skip(1) {
-            // A conv row with one stride column means both strides.
-            let name = if form == TopoForm::Conv && f.len() == 8 && col == 7 {
-                "Strides"
-            } else {
-                names[col]
-            };
-            match v.parse::<usize>() {
-                Ok(x) if x >= 1 => nums.push(x),
-                _ => {
-                    return Err(err(
-                        line,
-                        format!(
-                            "field `{name}` (column {}) = `{v}` is not a positive integer",
-                            col + 1
-                        ),
-                    ))
-                }
-            }
-        }
-        let name = f[0].to_string();
-        let layer = match form {
-            TopoForm::Gemm => TopoLayer {
-                name,
-                line,
-                conv: None,
-                gemm: Gemm {
-                    m: nums[1],
-                    k: nums[2],
-                    n: nums[0],
-                },
-            },
-            TopoForm::Conv => {
-                let c = ConvParams {
-                    ifmap_h: nums[0],
-                    ifmap_w: nums[1],
-                    filter_h: nums[2],
-                    filter_w: nums[3],
-                    channels: nums[4],
-                    filters: nums[5],
-                    stride_h: nums[6],
-                    stride_w: *nums.get(7).unwrap_or(&nums[6]),
-                };
-                for (fil, ifm, what) in [
-                    (c.filter_h, c.ifmap_h, "Height"),
-                    (c.filter_w, c.ifmap_w, "Width"),
-                ] {
-                    if fil > ifm {
-                        return Err(err(
-                            line,
-                            format!("Filter {what} {fil} is larger than IFMAP {what} {ifm}"),
-                        ));
-                    }
-                }
-                let (oh, ow) = c.ofmap();
-                TopoLayer {
-                    name,
-                    line,
-                    conv: Some(c),
-                    gemm: Gemm {
-                        m: c.filters,
-                        k: c.filter_h * c.filter_w * c.channels,
-                        n: oh * ow,
-                    },
-                }
-            }
-        };
-        layers.push(layer);
-    }
+    let layers = lines
+        .map(|(line, text)| parse_row(form, line, text).map_err(|m| line_error(path, line, m)))
+        .collect::<Result<Vec<_>>>()?;
     if layers.is_empty() {
-        return Err(err(hline, "no layers after the header".into()));
+        return Err(line_error(path, hline, "no layers after the header".into()));
     }
     let name = path
         .file_stem()
