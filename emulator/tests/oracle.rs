@@ -8,8 +8,8 @@
 //! varying share of the format's extremes. Where nothing can saturate, the
 //! emulator and the oracle must also equal ndarray's exact integer product.
 //!
-//! Case counts are chosen so that the file takes a few seconds in
-//! `--release` on a 2-core machine (see the constants below).
+//! The case counts keep the file to a few seconds in `--release` on two
+//! cores (see the constants below).
 
 mod common;
 
@@ -111,8 +111,9 @@ struct Case {
     lr_shift: u32,
 }
 
-/// A layer up to `max` in M, K and N on a random configuration.
-fn case(max: usize) -> impl Strategy<Value = Case> {
+/// A layer up to 64 in M, K and N on a random configuration.
+fn case() -> impl Strategy<Value = Case> {
+    let max = MAX_LAYER;
     config_and_schedule().prop_flat_map(move |(cfg, schedule)| {
         let b = cfg.format.in_bits;
         let dims = (
@@ -176,7 +177,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(CYCLE_CASES))]
 
     #[test]
-    fn cycle_accurate_equals_oracle(c in case(MAX_LAYER)) {
+    fn cycle_accurate_equals_oracle(c in case()) {
         let want = expected(&c);
         let (w, x, dy) = (c.w.view(), c.x.view(), c.dy.view());
         let mut drv = Driver::new(c.cfg);
@@ -194,7 +195,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(FAST_CASES))]
 
     #[test]
-    fn fast_mode_equals_oracle(c in case(MAX_LAYER)) {
+    fn fast_mode_equals_oracle(c in case()) {
         let want = expected(&c);
         let (w, x, dy) = (c.w.view(), c.x.view(), c.dy.view());
         let (cfg, mut stats) = (&c.cfg, Stats::default());
@@ -277,7 +278,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(ACCEL_CASES))]
 
     #[test]
-    fn accelerator_program_equals_oracle(c in case(MAX_LAYER)) {
+    fn accelerator_program_equals_oracle(c in case()) {
         let want = expected(&c);
         let got = run_on_accelerator(&c);
         same("Y", &got.y, &want.y)?;
@@ -335,7 +336,7 @@ proptest! {
 #[test]
 fn generated_cases_saturate_often_but_not_always() {
     let mut runner = TestRunner::deterministic();
-    let strategy = case(MAX_LAYER);
+    let strategy = case();
     let samples = 200;
     let saturated = (0..samples)
         .filter(|_| {
