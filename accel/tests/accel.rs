@@ -1,14 +1,19 @@
-//! The accelerator's command stream against `gemm` and the reference: an FC
+//! The accelerator's command stream against `gemm` and the oracle: an FC
 //! layer larger than the array (100 x 70, N = 16 on 8 x 8), compiled to
 //! commands, must give the same bits, the same array stimulus (apart from
 //! the controller's IDLE cycles) and the same per-phase counters. Bad
 //! commands must stop the controller with their code and change nothing.
 
+#[path = "../../emulator/tests/common/mod.rs"]
+mod common;
+
+use common::{assert_same, oracle_config, to_oracle};
 use ndarray::Array2;
 use sysgrad_accel::*;
 use sysgrad_config::{fixed, ArrayConfig, Backward, NumberFormat};
 use sysgrad_emulator::gemm::{self, DwSink};
-use sysgrad_emulator::{reference, Driver, Mode, Phase};
+use sysgrad_emulator::{Driver, Mode, Phase};
+use sysgrad_oracle as oracle;
 
 fn cfg(backward: Backward) -> ArrayConfig {
     ArrayConfig::new(
@@ -107,25 +112,26 @@ fn check_step(schedule: Backward, array: Backward, sink: DwSink) {
 
     let l = &c.layer;
     let accbuf = acc.buffer(BufferId::Accumulators);
+    let o = oracle_config(&c.cfg);
+    let (ow, ox, ody) = (to_oracle(&c.w), to_oracle(&c.x), to_oracle(&c.dy));
     assert_eq!(l.y.load(accbuf).unwrap(), y);
-    assert_eq!(y, reference::forward(&c.cfg, c.w.view(), c.x.view()));
+    assert_same("Y", &y, &oracle::forward(&o, &ow, &ox));
     assert_eq!(l.dx.load(accbuf).unwrap(), bw.dx);
-    assert_eq!(bw.dx, reference::dx(&c.cfg, c.w.view(), c.dy.view()));
-    let dw_ref = reference::dw(&c.cfg, c.dy.view(), c.x.view());
+    assert_same("dX", &bw.dx, &oracle::dx(&o, &ow, &ody));
+    let dw_want = oracle::dw(&o, &ody, &ox);
     match sink {
         DwSink::Drain => {
-            assert_eq!(l.dw_t.load(accbuf).unwrap().t(), bw.dw.unwrap());
-            assert_eq!(l.dw_t.load(accbuf).unwrap().t(), dw_ref);
+            let dw = l.dw_t.load(accbuf).unwrap().t().to_owned();
+            assert_eq!(dw, bw.dw.unwrap());
+            assert_same("dW", &dw, &dw_want);
             // No UPDATE: the weights stay as they were.
             assert_eq!(l.w.load(acc.buffer(BufferId::Weights)).unwrap(), c.w);
         }
         DwSink::Update { lr_shift } => {
             let w_new = l.w.load(acc.buffer(BufferId::Weights)).unwrap();
             assert_eq!(w_new, bw.w.unwrap());
-            assert_eq!(
-                w_new,
-                reference::sgd(&c.cfg, c.w.view(), dw_ref.view(), lr_shift)
-            );
+            let w_want = oracle::update(&o, &ow, &dw_want, lr_shift);
+            assert_same("updated W", &w_new, &w_want);
         }
     }
 
@@ -204,10 +210,12 @@ fn requant_turns_y_into_the_next_layers_x() {
     prog.push(Command::Sync);
     prog.push(Command::Halt);
     acc.run(&encode_program(&prog)).unwrap();
-    let y = reference::forward(&c.cfg, c.w.view(), c.x.view());
-    assert_eq!(
-        next_x.load(acc.buffer(BufferId::Activations)).unwrap(),
-        reference::requantize(&c.cfg, y.view())
+    let o = oracle_config(&c.cfg);
+    let y = oracle::forward(&o, &to_oracle(&c.w), &to_oracle(&c.x));
+    assert_same(
+        "requantized Y",
+        &next_x.load(acc.buffer(BufferId::Activations)).unwrap(),
+        &oracle::requantize_matrix(&o, &y),
     );
     assert_eq!(acc.control.requant_cycles, l.y.lines() as u64);
     assert_eq!(acc.control.syncs, 1);

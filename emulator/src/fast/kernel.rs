@@ -8,7 +8,8 @@
 //! ```
 //!
 //! (the fold inside a chunk is the PE chain of one tile, the outer fold the
-//! accumulator buffer adding tile partial sums; see `reference.rs`).
+//! accumulator buffer adding tile partial sums; see `docs/ARCHITECTURE.md`,
+//! "Layers larger than the array").
 //! Saturating adds do not associate, so in general this order is the
 //! definition. But if `sum_i |a[r][i]| * max_c |b[i][c]| <= max_of(AW)`, no
 //! partial sum of row `r` can reach the clamp in *any* order, so the row is

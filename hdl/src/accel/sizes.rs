@@ -72,15 +72,7 @@ pub(super) fn any_of(es: Vec<Expr>) -> Expr {
     es.into_iter().reduce(|a, b| a.or(b)).expect("at least one")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn widths_hold_what_they_count() {
-        assert!(1usize << WAIT_BITS > 2 * MAX_DIM);
-        // n + R + C - 2 for the largest n.
-        assert!(1u64 << STEP_BITS > field::LENGTH.max() + 2 * MAX_DIM as u64);
-        assert_eq!(SPAN_BITS, 18);
-    }
-}
+// The widths hold what they count: R + C for the largest array, and
+// n + R + C - 2 for the largest n.
+const _: () = assert!(1usize << WAIT_BITS > 2 * MAX_DIM);
+const _: () = assert!(1u64 << STEP_BITS > field::LENGTH.max() + 2 * MAX_DIM as u64);

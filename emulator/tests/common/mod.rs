@@ -1,0 +1,61 @@
+//! Bridging the emulator's types to the independent oracle's, shared by
+//! the test files that check against it.
+// Each test file is its own crate and uses only some of these.
+#![allow(dead_code)]
+
+pub mod cases;
+
+use ndarray::Array2;
+use sysgrad_config::ArrayConfig;
+use sysgrad_oracle::{self as oracle, Matrix};
+
+/// The oracle's view of a configuration: array shape and number format.
+pub fn oracle_config(cfg: &ArrayConfig) -> oracle::Config {
+    oracle::Config {
+        rows: cfg.rows(),
+        cols: cfg.cols(),
+        format: oracle::Format {
+            in_bits: cfg.format().in_bits,
+            acc_bits: cfg.format().acc_bits,
+            frac_bits: cfg.format().frac_bits,
+        },
+    }
+}
+
+pub fn to_oracle(a: &Array2<i64>) -> Matrix {
+    Matrix::from_fn(a.nrows(), a.ncols(), |r, c| a[[r, c]] as i128)
+}
+
+/// The first entry where `got` and `want` differ, and how many do, as a
+/// message (a whole 64 x 64 matrix in an assertion would hide it); `None`
+/// if they are equal.
+pub fn difference(what: &str, got: &Array2<i64>, want: &Matrix) -> Option<String> {
+    let got = to_oracle(got);
+    if got.dim() != want.dim() {
+        return Some(format!(
+            "{what}: emulator {:?}, oracle {:?}",
+            got.dim(),
+            want.dim()
+        ));
+    }
+    let (rows, cols) = want.dim();
+    let diffs: Vec<(usize, usize)> = (0..rows)
+        .flat_map(|r| (0..cols).map(move |c| (r, c)))
+        .filter(|&ix| got[ix] != want[ix])
+        .collect();
+    let &ix = diffs.first()?;
+    Some(format!(
+        "{what}: {} of {} entries differ; first at {ix:?}: emulator {}, oracle {}",
+        diffs.len(),
+        rows * cols,
+        got[ix],
+        want[ix]
+    ))
+}
+
+/// Panics with [`difference`]'s message unless `got` equals `want`.
+pub fn assert_same(what: &str, got: &Array2<i64>, want: &Matrix) {
+    if let Some(msg) = difference(what, got, want) {
+        panic!("{msg}");
+    }
+}
