@@ -213,15 +213,11 @@ fn buffer_infers_block_ram() {
     }
 }
 
-/// The count of `cell` in the last `stat` table of a Yosys log.
+/// The count of `cell` in the last `stat` table of a Yosys log (the
+/// synthesis crate's reader, so the tests and `sysgrad synth` agree).
 fn stat_count(log: &str, cell: &str) -> u64 {
-    log.lines()
-        .rev()
-        .find_map(|l| {
-            let mut w = l.split_whitespace();
-            (w.next() == Some(cell))
-                .then(|| w.next().and_then(|n| n.parse().ok()))
-                .flatten()
-        })
+    sysgrad_synth::parse_stat(log)
+        .get(cell)
+        .copied()
         .unwrap_or(0)
 }

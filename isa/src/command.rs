@@ -244,6 +244,42 @@ pub fn words_of(word: u64) -> usize {
     format(field::OPCODE.get(word) as u8).map_or(1, Format::words)
 }
 
+/// The command table of `docs/COMMANDS.md` (a test keeps the page in step):
+/// opcode, mnemonic with its assembler arguments, words, and each field's bits.
+pub fn markdown_table() -> String {
+    let mut s = String::from("| opcode | command | words | fields (bits) |\n|---|---|---|---|\n");
+    for f in &FORMATS {
+        let names: Vec<&str> = f.args.iter().map(|a| a.name).collect();
+        let command = [f.mnemonic]
+            .into_iter()
+            .chain(names)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let field = |a: &Arg| match a.field.bits {
+            1 => format!("{} [{}]", a.name, a.field.lo),
+            _ => format!("{} [{}:{}]", a.name, a.field.hi(), a.field.lo),
+        };
+        let word = |w: usize| {
+            let v: Vec<String> = f.args.iter().filter(|a| a.word == w).map(field).collect();
+            v.join(", ")
+        };
+        let fields = match f.words() {
+            _ if f.args.is_empty() => "none".to_string(),
+            1 => word(0),
+            n => (0..n)
+                .map(|w| format!("word {w}: {}", word(w)))
+                .collect::<Vec<_>>()
+                .join("; "),
+        };
+        s.push_str(&format!(
+            "| `0x{:02X}` | `{command}` | {} | {fields} |\n",
+            f.opcode,
+            f.words()
+        ));
+    }
+    s
+}
+
 /// Which passes one BACKWARD command runs (its `mode` field).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BackwardMode {
@@ -346,6 +382,16 @@ mod tests {
         let long: Vec<_> = FORMATS.iter().filter(|f| f.words() > 1).collect();
         assert_eq!(long.len(), 1);
         assert_eq!(words_of(0), 1);
+    }
+
+    #[test]
+    fn commands_md_shows_the_table() {
+        let doc = include_str!("../../docs/COMMANDS.md");
+        assert!(
+            doc.contains(&markdown_table()),
+            "docs/COMMANDS.md is out of date; its command table should read:\n{}",
+            markdown_table()
+        );
     }
 
     #[test]

@@ -117,6 +117,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn commands_md_lists_every_code_in_order() {
+        let doc = include_str!("../../docs/COMMANDS.md");
+        let mut at = 0;
+        for e in ErrorCode::ALL {
+            let row = format!("| `0x{:02X}` | `{}` |", e.code(), e.name());
+            let found = doc[at..].find(&row);
+            assert!(
+                found.is_some(),
+                "docs/COMMANDS.md lacks the row `{row}` (in code order)"
+            );
+            at += found.unwrap();
+        }
+        // The priority sentence names the checks in CHECK_ORDER.
+        let order: Vec<String> = ErrorCode::CHECK_ORDER
+            .iter()
+            .map(|e| format!("`{}`", e.name()))
+            .collect();
+        assert!(
+            doc.contains(&order.join(", ")),
+            "docs/COMMANDS.md should give the check order {}",
+            order.join(", ")
+        );
+    }
+
+    #[test]
     fn codes_are_dense_and_round_trip() {
         for (i, e) in ErrorCode::ALL.iter().enumerate() {
             assert_eq!(usize::from(e.code()), i + 1);

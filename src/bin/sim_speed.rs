@@ -7,7 +7,7 @@
 //! layer) of the CNN example on its own array. Each engine's time is the
 //! best of several runs (5 for the emulator, 3 for Verilator).
 //!
-//!     cargo run --release -p sysgrad-testbench --bin sim-speed -- [--size 256] [--icarus-cycles 4000]
+//!     cargo run --release --bin sim-speed -- [--size 256] [--icarus-cycles 4000]
 
 use std::path::Path;
 use std::time::Instant;

@@ -6,15 +6,9 @@ use sysgrad_config::{ArrayConfig, Backward, NumberFormat};
 
 /// Fails (never skips) when `tool` is missing, naming the Debian package.
 pub fn require_tool(tool: &str) {
-    let package = match tool {
-        "iverilog" | "vvp" => "iverilog",
-        other => other,
-    };
-    let found = Command::new(tool).arg("-V").output().is_ok();
-    assert!(
-        found,
-        "`{tool}` is not installed: apt-get install {package} (or run scripts/setup.sh)"
-    );
+    if let Err(e) = sysgrad_tools::require(tool) {
+        panic!("{e}");
+    }
 }
 
 pub fn cfg(r: usize, c: usize, b: Backward, in_bits: u32, acc_bits: u32, frac: u32) -> ArrayConfig {
