@@ -53,6 +53,7 @@ impl Accelerator {
             RequantWords => ctl.requant_words,
             Syncs => ctl.syncs,
             Commands => ctl.commands(),
+            LoadSlots => p(Load).cycles,
             DmaInBeats | DmaOutBeats | DmaInStalls | DmaOutStalls | HostIdleCycles => return None,
         })
     }

@@ -32,6 +32,31 @@ impl Backward {
     }
 }
 
+/// How the array overlaps its work (`docs/ARCHITECTURE.md`, Dense pipelining).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Pipelining {
+    /// Double-buffered weights, control travelling with the data, tiles
+    /// back to back: only the first fill and the last drain are paid.
+    Dense,
+    /// One mode for the whole array each cycle; every tile is loaded, filled
+    /// and drained on its own (the SCALE-Sim-comparable schedule).
+    #[default]
+    None,
+}
+
+impl Pipelining {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pipelining::Dense => "dense",
+            Pipelining::None => "none",
+        }
+    }
+    pub fn is_default(&self) -> bool {
+        *self == Pipelining::default()
+    }
+}
+
 /// Geometry of the PE mesh.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -39,6 +64,9 @@ pub struct ArrayShape {
     pub rows: usize,
     pub cols: usize,
     pub backward: Backward,
+    /// Optional; written out only when it differs from the default.
+    #[serde(default, skip_serializing_if = "Pipelining::is_default")]
+    pub pipelining: Pipelining,
 }
 
 /// Fixed-point number format (see [`fixed`]).
@@ -173,6 +201,7 @@ impl ArrayConfig {
                 rows,
                 cols,
                 backward,
+                pipelining: Pipelining::default(),
             },
             format,
             buffers: BufferDepths::default(),
@@ -216,6 +245,19 @@ impl ArrayConfig {
     }
     pub fn buffers(&self) -> BufferDepths {
         self.buffers
+    }
+
+    pub fn pipelining(&self) -> Pipelining {
+        self.array.pipelining
+    }
+    pub fn dense(&self) -> bool {
+        self.array.pipelining == Pipelining::Dense
+    }
+
+    /// The same configuration with another pipelining (always valid).
+    pub fn with_pipelining(mut self, pipelining: Pipelining) -> Self {
+        self.array.pipelining = pipelining;
+        self
     }
 
     /// The same configuration with another backward schedule (always valid).
@@ -324,8 +366,9 @@ impl ArrayConfig {
 
     /// A short name used for generated file names, e.g. `sa_16x16_i16a40f8_il`.
     pub fn tag(&self) -> String {
+        let dense = if self.dense() { "_dense" } else { "" };
         format!(
-            "sa_{}x{}_i{}a{}f{}_{}",
+            "sa_{}x{}_i{}a{}f{}_{}{dense}",
             self.array.rows,
             self.array.cols,
             self.format().in_bits,
@@ -369,6 +412,27 @@ mod buffer_tests {
         assert_eq!(cfg.buffers().activations, DEFAULT_BUFFER_DEPTH);
         let again = parse_config(&cfg.to_toml(), false, Path::new("x.toml")).unwrap();
         assert_eq!(again, cfg);
+    }
+
+    #[test]
+    fn pipelining_is_read_and_written_only_when_dense() {
+        let cfg = parse_config(OLD, false, Path::new("x.toml")).unwrap();
+        assert_eq!(cfg.pipelining(), Pipelining::None);
+        let dense = OLD.replace(
+            "backward = \"sequential\"\n",
+            "backward = \"sequential\"\npipelining = \"dense\"\n",
+        );
+        let cfg = parse_config(&dense, false, Path::new("x.toml")).unwrap();
+        assert!(cfg.dense() && cfg.to_toml().contains("pipelining = \"dense\""));
+        assert!(cfg.tag().ends_with("_dense"));
+        let bad = OLD.replace(
+            "backward = \"sequential\"\n",
+            "backward = \"sequential\"\npipelining = \"fast\"\n",
+        );
+        let e = parse_config(&bad, false, Path::new("x.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("pipelining") || e.contains("fast"), "{e}");
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub const ID_VALUE: u32 = 0x5347_0001;
 pub mod reg {
     /// R: [`super::ID_VALUE`].
     pub const ID: u32 = 0x000;
-    /// R: rows [7:0], cols [15:8], in_bits [20:16], acc_bits [29:24], interleaved [30].
+    /// R: rows [7:0], cols [15:8], in_bits [20:16], acc_bits [29:24], interleaved [30], dense [31].
     pub const SHAPE: u32 = 0x004;
     /// W: bit 0 START (run the program from word 0), bit 1 CLEAR (zero every counter).
     pub const CTRL: u32 = 0x008;
@@ -172,12 +172,12 @@ macro_rules! counters {
 
 counters! {
     RunCycles => "cycles the controller ran (decode and execute)",
-    IdleCycles => "run cycles with the array IDLE (decode, REQUANT)",
-    LoadCycles => "LOAD cycles (LOAD_W, FLUSH_W)",
-    FwdCycles => "FWD cycles",
-    DxCycles => "BWD_DX cycles (DX and the first SEQUENTIAL pass)",
-    DwCycles => "BWD_DW cycles (DW and the second SEQUENTIAL pass)",
-    IlCycles => "BWD_IL cycles (INTERLEAVED)",
+    IdleCycles => "run cycles in which the array neither computes, loads, updates nor drains (none: decode and REQUANT; dense: bubbles and waits)",
+    LoadCycles => "cycles that only load weights (none: LOAD cycles; dense: slots without a data wave)",
+    FwdCycles => "FWD cycles (dense: FWD waves)",
+    DxCycles => "BWD_DX cycles (DX and the first SEQUENTIAL pass; dense: waves)",
+    DwCycles => "BWD_DW cycles (DW and the second SEQUENTIAL pass; dense: waves)",
+    IlCycles => "BWD_IL cycles (INTERLEAVED; dense: waves)",
     UpdateCycles => "UPDATE cycles",
     DrainCycles => "DRAIN cycles",
     FwdMacs => "useful MACs of FWD (m k per streamed column)",
@@ -202,7 +202,7 @@ counters! {
     IlAccReads => "accumulator words read by BWD_IL passes, acc = 1",
     IlAccWrites => "accumulator words written by BWD_IL passes, acc = 1",
     DrainDwWrites => "accumulator words written by DRAIN",
-    DecodeCycles => "decode cycles (one per command word)",
+    DecodeCycles => "decode cycles (one per command word; dense: overlapping the array's work)",
     RequantCycles => "REQUANT cycles (one per line)",
     RequantWords => "words requantized (accumulator reads = data writes)",
     Syncs => "SYNC commands executed",
@@ -212,6 +212,7 @@ counters! {
     DmaInStalls => "cycles a DMA write waited for s_axis_tvalid",
     DmaOutStalls => "cycles m_axis_tvalid waited for m_axis_tready",
     HostIdleCycles => "cycles with neither a run nor a DMA",
+    LoadSlots => "weight rows exchanged into the array (none: LOAD cycles; dense: slots, hidden or not)",
 }
 
 impl Counter {

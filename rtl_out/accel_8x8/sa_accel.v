@@ -1035,6 +1035,14 @@ module sa_accel #(
             rdata_q <= {16'd0, cnt_host_idle_cycles[47:32]};
             rresp_q <= 2'd0;
           end
+          12'h248: begin
+            rdata_q <= cnt_load_slots[31:0];
+            rresp_q <= 2'd0;
+          end
+          12'h24c: begin
+            rdata_q <= {16'd0, cnt_load_slots[47:32]};
+            rresp_q <= 2'd0;
+          end
           default: begin
             rdata_q <= 32'd0;
             rresp_q <= 2'd2;
@@ -1255,6 +1263,8 @@ module sa_accel #(
   wire [16:0] inc_dma_out_stalls = {{16{1'b0}}, m_v && ~m_axis_tready};
   reg [47:0] cnt_host_idle_cycles;
   wire [16:0] inc_host_idle_cycles = {{16{1'b0}}, ~ctl_running && ~dma_on};
+  reg [47:0] cnt_load_slots;
+  wire [16:0] inc_load_slots = {{16{1'b0}}, arr_mode == M_LOAD};
   always @(posedge clk) begin
     if (rst || clear_req) begin
       cnt_run_cycles <= 48'd0;
@@ -1298,6 +1308,7 @@ module sa_accel #(
       cnt_dma_in_stalls <= 48'd0;
       cnt_dma_out_stalls <= 48'd0;
       cnt_host_idle_cycles <= 48'd0;
+      cnt_load_slots <= 48'd0;
     end else begin
       cnt_run_cycles <= cnt_run_cycles + {{31{1'b0}}, inc_run_cycles};
       cnt_idle_cycles <= cnt_idle_cycles + {{31{1'b0}}, inc_idle_cycles};
@@ -1340,6 +1351,7 @@ module sa_accel #(
       cnt_dma_in_stalls <= cnt_dma_in_stalls + {{31{1'b0}}, inc_dma_in_stalls};
       cnt_dma_out_stalls <= cnt_dma_out_stalls + {{31{1'b0}}, inc_dma_out_stalls};
       cnt_host_idle_cycles <= cnt_host_idle_cycles + {{31{1'b0}}, inc_host_idle_cycles};
+      cnt_load_slots <= cnt_load_slots + {{31{1'b0}}, inc_load_slots};
     end
   end
 endmodule

@@ -99,6 +99,7 @@ fn increment(c: Counter) -> Expr {
         DmaInStalls => one_if(id("dma_on").and(!id("dma_dir")).and(!id("s_axis_tvalid"))),
         DmaOutStalls => one_if(id("m_v").and(!id("m_axis_tready"))),
         HostIdleCycles => one_if((!id("ctl_running")).and(!id("dma_on"))),
+        LoadSlots => one_if(mode_is("M_LOAD")),
     }
 }
 
