@@ -22,6 +22,38 @@ pub struct CycleInput {
     pub w: Vec<i64>,
     pub dy: Vec<i64>,
     pub dy_valid: bool,
+    /// The wave's control (dense arrays, in STREAM cycles; ignored otherwise).
+    pub wave: Wave,
+}
+
+/// The control a wave carries through a dense array
+/// (`docs/ARCHITECTURE.md`, The wave): the `wave_*` inputs, and what each
+/// PE's control registers hold. All zero is a bubble.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Wave {
+    /// The mode code of the data column's operation (0, or FWD..BWD_IL).
+    pub op: u8,
+    pub swap: bool,
+    pub update: bool,
+    /// The learning-rate shift of `update` (travels with the wave).
+    pub lr: u8,
+    pub load: bool,
+    pub load_row: u16,
+}
+
+impl Wave {
+    pub const BUBBLE: Wave = Wave {
+        op: 0,
+        swap: false,
+        update: false,
+        lr: 0,
+        load: false,
+        load_row: 0,
+    };
+
+    pub fn is_bubble(&self) -> bool {
+        *self == Wave::BUBBLE
+    }
 }
 
 impl CycleInput {
@@ -34,6 +66,7 @@ impl CycleInput {
             w: vec![0; cfg.cols()],
             dy: vec![0; cfg.cols()],
             dy_valid: false,
+            wave: Wave::BUBBLE,
         }
     }
 }
@@ -56,7 +89,7 @@ pub struct DelayLines<T> {
 }
 
 impl<T: Copy + Default> DelayLines<T> {
-    fn new(lens: impl Iterator<Item = usize>) -> Self {
+    pub(crate) fn new(lens: impl Iterator<Item = usize>) -> Self {
         let mut starts = vec![0];
         for len in lens {
             starts.push(starts.last().unwrap() + len);
@@ -78,7 +111,7 @@ impl<T: Copy + Default> DelayLines<T> {
 
     /// What lane `k` presents at its output this cycle: its last register,
     /// or `input` itself where the lane has none (a wire).
-    fn output(&self, k: usize, input: T) -> T {
+    pub(crate) fn output(&self, k: usize, input: T) -> T {
         let end = self.starts[k + 1];
         if end == self.starts[k] {
             input
@@ -91,7 +124,7 @@ impl<T: Copy + Default> DelayLines<T> {
     /// (the register crossing into the next lane is overwritten right
     /// after by that lane's input), then each lane's input. Read the
     /// outputs first.
-    fn shift_all(&mut self, input: impl Fn(usize) -> T) {
+    pub(crate) fn shift_all(&mut self, input: impl Fn(usize) -> T) {
         let n = self.regs.len();
         if n == 0 {
             return;
@@ -128,6 +161,8 @@ pub struct Array {
     /// dx deskew: row i delays by R-1-i cycles before `dx_q`.
     pub dx_deskew: DelayLines<i64>,
     pub dx_q: Vec<i64>,
+    /// The registers only a dense array has.
+    pub dense: Option<crate::dense::DenseRegs>,
 }
 
 impl Array {
@@ -149,6 +184,7 @@ impl Array {
             y_q: vec![0; c],
             dx_deskew: DelayLines::new((0..r).map(|i| r - 1 - i)),
             dx_q: vec![0; r],
+            dense: cfg.dense().then(|| crate::dense::DenseRegs::new(&cfg)),
         }
     }
 
@@ -167,7 +203,10 @@ impl Array {
             y: self.y_q.clone(),
             dx: self.dx_q.clone(),
             dw: (0..r).map(|i| self.dw[i * c + c - 1]).collect(),
-            w: (0..c).map(|j| self.w[(r - 1) * c + j]).collect(),
+            w: match &self.dense {
+                Some(d) => d.w_q.clone(),
+                None => (0..c).map(|j| self.w[(r - 1) * c + j]).collect(),
+            },
         }
     }
 
@@ -179,6 +218,9 @@ impl Array {
     /// move afterwards, each as one block copy. One loop per mode, over
     /// whole rows, so the mode and edge tests are out of the PE loop.
     pub fn step(&mut self, inp: &CycleInput) {
+        if self.dense.is_some() {
+            return self.step_dense(inp);
+        }
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU was just checked to support AVX2.
@@ -219,7 +261,7 @@ impl Array {
             m => m,
         };
         match mode {
-            Mode::Idle => {}
+            Mode::Idle | Mode::Stream => {}
             Mode::Load => {
                 self.w.copy_within(0..(r - 1) * c, c);
                 self.w[..c].copy_from_slice(&inp.w);

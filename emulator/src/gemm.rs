@@ -77,6 +77,9 @@ pub fn forward(
     let (r, c) = (drv.array.rows(), drv.array.cols());
     let (m, k) = w.dim();
     check_inner("X rows", x.nrows(), k)?;
+    if drv.cfg().dense() {
+        return crate::dense_gemm::forward(drv, w, x);
+    }
     let mut y = Array2::zeros((m, x.ncols()));
     for (m0, mt) in tiles(m, c) {
         for (k0, kt) in tiles(k, r) {
@@ -134,6 +137,9 @@ pub fn backward(
     let (m, k) = w.dim();
     let n = x.ncols();
     check_backward(w, x, dy, sink)?;
+    if drv.cfg().dense() {
+        return crate::dense_gemm::backward(drv, schedule, w, x, dy, sink);
+    }
     let mut dx = Array2::zeros((k, n));
     let mut dw = matches!(sink, DwSink::Drain).then(|| Array2::zeros((m, k)));
     let mut w_new = matches!(sink, DwSink::Update { .. }).then(|| Array2::zeros((m, k)));

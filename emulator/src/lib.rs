@@ -1,6 +1,8 @@
 //! Cycle-accurate model of the sysgrad training array.
 //!
 //! * [`array`]: the registers of `sa_top` and one clock edge ([`Array::step`]).
+//! * [`dense`]: the registers and clock edge of a dense array (waves,
+//!   shadow weights, exchange slots).
 //! * [`driver`]: tile operations (load, forward, backward, drain, update)
 //!   turned into per-cycle port stimulus, with counters and recording.
 //! * [`gemm`]: layer-sized products tiled onto the array.
@@ -16,12 +18,15 @@
 //! reference written from `docs/ARCHITECTURE.md` alone (`tests/oracle.rs`).
 
 pub mod array;
+pub mod dense;
+mod dense_gemm;
 pub mod driver;
 pub mod fast;
 pub mod gemm;
+pub mod issue;
 pub mod stats;
 
-pub use array::{Array, CycleInput, CycleOutput};
+pub use array::{Array, CycleInput, CycleOutput, Wave};
 pub use driver::{DriveError, Driver, Recording};
 pub use stats::{Counters, Phase, Stats};
 pub use sysgrad_isa::Mode;

@@ -8,6 +8,14 @@ use serde::{Deserialize, Serialize};
 /// Width of the `mode` port.
 pub const MODE_BITS: u32 = 4;
 
+/// Width of a wave's operation (`wave_op`): the streaming mode codes 0..=5.
+pub const WAVE_OP_BITS: u32 = 3;
+
+/// Width of a wave's load row (`wave_load_row`) on an array of `rows` rows.
+pub fn load_row_bits(rows: usize) -> u32 {
+    rows.next_power_of_two().trailing_zeros().max(1)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Mode {
     Idle = 0,
@@ -18,6 +26,8 @@ pub enum Mode {
     BwdIl = 5,
     Update = 6,
     Drain = 7,
+    /// Dense arrays only: the wave inputs enter the array.
+    Stream = 8,
 }
 
 impl Mode {
@@ -38,7 +48,19 @@ impl Mode {
         self as u8
     }
 
-    /// Decodes a 4-bit code; reserved codes 8..15 behave as IDLE.
+    /// The modes of a dense array (`docs/ARCHITECTURE.md`, Dense
+    /// pipelining): every other code takes a bubble, like IDLE.
+    pub const DENSE: [Mode; 4] = [Mode::Idle, Mode::Update, Mode::Drain, Mode::Stream];
+
+    /// Decodes a 4-bit code on a dense array; codes it does not have are IDLE.
+    pub fn dense_from_code(code: u8) -> Mode {
+        Mode::DENSE
+            .into_iter()
+            .find(|m| m.code() == code)
+            .unwrap_or(Mode::Idle)
+    }
+
+    /// Decodes a 4-bit code on a `none` array; reserved codes 8..15 behave as IDLE.
     pub fn from_code(code: u8) -> Mode {
         Mode::ALL
             .get(usize::from(code))
@@ -57,6 +79,7 @@ impl Mode {
             Mode::BwdIl => "BWD_IL",
             Mode::Update => "UPDATE",
             Mode::Drain => "DRAIN",
+            Mode::Stream => "STREAM",
         }
     }
 
@@ -93,5 +116,10 @@ mod tests {
         for code in Mode::ALL.len() as u8..1 << MODE_BITS {
             assert_eq!(Mode::from_code(code), Mode::Idle);
         }
+        for code in 0..1 << MODE_BITS {
+            let m = Mode::dense_from_code(code);
+            assert!(m.code() == code || m == Mode::Idle);
+        }
+        assert_eq!(Mode::dense_from_code(Mode::Fwd.code()), Mode::Idle);
     }
 }
