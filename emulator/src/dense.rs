@@ -148,7 +148,10 @@ impl Array {
     ) -> Inputs {
         let c = self.cols();
         let d = self.dense.as_ref().expect("a dense array");
-        let (west, north) = (j.checked_sub(1).map(|w| i * c + w), i.checked_sub(1).map(|n| n * c + j));
+        let (west, north) = (
+            j.checked_sub(1).map(|w| i * c + w),
+            i.checked_sub(1).map(|n| n * c + j),
+        );
         let (dv_in, d_in) = north.map_or(north_d[j], |k| (self.dv[k], self.d[k]));
         Inputs {
             c: west.map_or(west_ctl[i], |k| d.ctl[k]),
@@ -167,9 +170,8 @@ impl Array {
         let k = i * self.cols() + j;
         let f = self.cfg.format();
         let aw = f.acc_bits;
-        let sgd = |w: i64, dw: i64, lr: u32| {
-            fixed::sgd_update(w, dw, f.frac_bits, lr, f.in_bits, aw)
-        };
+        let sgd =
+            |w: i64, dw: i64, lr: u32| fixed::sgd_update(w, dw, f.frac_bits, lr, f.in_bits, aw);
         let c = inp.c;
         let op = Op::of(c.op, self.cfg.interleaved());
         let d = self.dense.as_mut().expect("a dense array");
@@ -193,8 +195,16 @@ impl Array {
         self.d[k] = inp.d_in;
         self.dv[k] = inp.dv_in;
         let acc = |a: i64, p: i64| fixed::acc_add(a, p, aw);
-        self.psv[k] = if op.fwd { acc(inp.psv_in, w_eff * inp.x_in) } else { 0 };
-        self.psh[k] = if op.dx { acc(inp.psh_in, w_eff * inp.d_in) } else { 0 };
+        self.psv[k] = if op.fwd {
+            acc(inp.psv_in, w_eff * inp.x_in)
+        } else {
+            0
+        };
+        self.psh[k] = if op.dx {
+            acc(inp.psh_in, w_eff * inp.d_in)
+        } else {
+            0
+        };
         let base = if c.swap { 0 } else { dw };
         let mut dw_next = if op.dw && inp.dv_in {
             acc(base, inp.d_in * inp.x_in)

@@ -37,7 +37,13 @@ struct Layer<'a> {
 impl Layer<'_> {
     /// `dst = part` for the first tile of a sum, `acc_add` for later ones,
     /// counted as `gemm` counts the accumulator buffer.
-    fn accumulate(&mut self, phase: Phase, first: bool, lanes: usize, write: impl Fn(&mut Self, usize, bool)) {
+    fn accumulate(
+        &mut self,
+        phase: Phase,
+        first: bool,
+        lanes: usize,
+        write: impl Fn(&mut Self, usize, bool),
+    ) {
         for l in 0..lanes {
             write(self, l, first);
         }
@@ -97,7 +103,11 @@ impl Waves<At> for Layer<'_> {
     fn result(&mut self, at: &At, mode: Mode, t: usize, (m, k): (usize, usize), array: &Array) {
         let aw = self.acc_bits;
         let add = |dst: &mut i64, v: i64, first: bool| {
-            *dst = if first { v } else { fixed::acc_add(*dst, v, aw) };
+            *dst = if first {
+                v
+            } else {
+                fixed::acc_add(*dst, v, aw)
+            };
         };
         if mode == Mode::Fwd {
             self.accumulate(Phase::Forward, at.k0 == 0, m, |s, j, first| {
@@ -157,8 +167,12 @@ fn layer_tiles(drv: &Driver, m: usize, k: usize) -> Vec<Tile<At>> {
     v
 }
 
-/// Runs `entries` (ended by a Stop) on the driver's array.
+/// Runs `entries` (ended by a Stop) on the driver's array; a layer
+/// without tiles (M or K is 0) runs nothing.
 fn run(drv: &mut Driver, entries: Vec<Entry<At>>, layer: &mut Layer) {
+    if entries.is_empty() {
+        return;
+    }
     let (r, c) = (drv.array.rows(), drv.array.cols());
     let mut issuer = Issuer::new(r, c);
     issuer.queue.extend(entries);
@@ -273,14 +287,10 @@ pub(crate) fn backward(
             });
         }
     }
-    if lr.is_some() {
+    if lr.is_some() && !entries.is_empty() {
         // The last tile leaves updated: a tile of zeros swaps it out, and
         // a second one sends it out of the array.
-        entries.extend([
-            zero_load(),
-            Entry::Swap { evict_update: lr },
-            zero_load(),
-        ]);
+        entries.extend([zero_load(), Entry::Swap { evict_update: lr }, zero_load()]);
     }
     let mut layer = new_layer(drv, w.view(), x.view(), Some(dy.view()), dx_phase);
     match sink {

@@ -11,6 +11,7 @@
 //! `tests/fast_vs_cycle.rs` checks results, errors and every counter
 //! against the cycle-accurate path.
 
+pub mod dense;
 pub mod engine;
 pub mod kernel;
 pub mod ledger;

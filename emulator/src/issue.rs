@@ -139,7 +139,11 @@ enum Step {
     /// Wait until the array is empty, then one UPDATE cycle.
     UpdateFirst(u8),
     /// Wave `t` of pass `pass`; `swap` on the first wave of a marked stream.
-    Wave { pass: usize, t: usize, swap: bool },
+    Wave {
+        pass: usize,
+        t: usize,
+        swap: bool,
+    },
     /// Wait until the array is empty, then DRAIN cycle 0, 1, ...
     Drain(usize),
     /// Wait until every result is written, then REQUANT cycle 0, 1, ...
@@ -363,7 +367,9 @@ impl<T: Clone> Issuer<T> {
 
     /// The active tile's (m, k), or (0, 0).
     fn shape(&self) -> (usize, usize) {
-        self.active.as_ref().map_or((0, 0), |h| (h.tile.m, h.tile.k))
+        self.active
+            .as_ref()
+            .map_or((0, 0), |h| (h.tile.m, h.tile.k))
     }
 
     /// The data engine takes the queue head if it is idle and the head is
@@ -399,7 +405,12 @@ impl<T: Clone> Issuer<T> {
         while self.pipe.front().is_some_and(|(due, _)| *due == now) {
             let (_, due) = self.pipe.pop_front().expect("a due entry");
             match due {
-                Due::Result { tag, mode, t, shape } => src.result(&tag, mode, t, shape, &drv.array),
+                Due::Result {
+                    tag,
+                    mode,
+                    t,
+                    shape,
+                } => src.result(&tag, mode, t, shape, &drv.array),
                 Due::Evicted { tile, row } => {
                     src.evicted(&tile, row, &drv.array);
                     self.dirty_rows -= 1;
@@ -483,11 +494,14 @@ impl<T: Clone> Issuer<T> {
         let Some(job) = &self.data else {
             return false;
         };
-        match job.steps.front() {
-            Some(Step::SwapBubble) | Some(Step::Wave { swap: true, .. }) => true,
-            Some(Step::UpdateFirst(_)) | Some(Step::Drain(0)) => true,
-            _ => false,
-        }
+        // Waiting to swap a loaded tile in, or for a global cycle.
+        matches!(
+            job.steps.front(),
+            Some(Step::SwapBubble)
+                | Some(Step::Wave { swap: true, .. })
+                | Some(Step::UpdateFirst(_))
+                | Some(Step::Drain(0))
+        )
     }
 
     /// The load engine takes a load at the queue head (`docs/COMMANDS.md`,

@@ -38,16 +38,31 @@ proptest! {
 /// result out.
 #[test]
 fn forward_cycles_follow_the_schedule() {
-    let fmt = NumberFormat { in_bits: 8, acc_bits: 24, frac_bits: 4 };
-    for (r, c, m, k, n) in [(4, 4, 9, 7, 3), (4, 4, 8, 8, 10), (3, 5, 7, 9, 1), (8, 8, 100, 70, 16)] {
-        let cfg = ArrayConfig::new(r, c, Backward::Interleaved, fmt).unwrap().with_pipelining(Pipelining::Dense);
+    let fmt = NumberFormat {
+        in_bits: 8,
+        acc_bits: 24,
+        frac_bits: 4,
+    };
+    for (r, c, m, k, n) in [
+        (4, 4, 9, 7, 3),
+        (4, 4, 8, 8, 10),
+        (3, 5, 7, 9, 1),
+        (8, 8, 100, 70, 16),
+    ] {
+        let cfg = ArrayConfig::new(r, c, Backward::Interleaved, fmt)
+            .unwrap()
+            .with_pipelining(Pipelining::Dense);
         let w = ndarray::Array2::<i64>::zeros((m, k));
         let x = ndarray::Array2::<i64>::zeros((k, n));
         let mut drv = Driver::new(cfg);
         gemm::forward(&mut drv, w.view(), x.view()).unwrap();
         let tiles = m.div_ceil(c) * k.div_ceil(r);
         let want = r + (tiles - 1) * r.max(n) + n + r + c + 1;
-        assert_eq!(drv.stats.total().cycles as usize, want, "{r}x{c} layer {m}x{k}x{n}");
+        assert_eq!(
+            drv.stats.total().cycles as usize,
+            want,
+            "{r}x{c} layer {m}x{k}x{n}"
+        );
         assert_eq!(drv.stats.phase(Phase::Forward).cycles as usize, tiles * n);
     }
 }

@@ -7,7 +7,7 @@
 
 use ndarray::Array2;
 use proptest::prelude::*;
-use sysgrad_config::{fixed, ArrayConfig, Backward, NumberFormat};
+use sysgrad_config::{fixed, ArrayConfig, Backward, NumberFormat, Pipelining};
 use sysgrad_emulator::fast::{self, Engine, EngineKind};
 use sysgrad_emulator::gemm::DwSink;
 use sysgrad_emulator::Stats;
@@ -23,14 +23,20 @@ fn array_dim() -> impl Strategy<Value = usize> {
 }
 
 fn config() -> impl Strategy<Value = ArrayConfig> {
-    (array_dim(), array_dim(), any::<bool>(), 4u32..=16)
-        .prop_flat_map(|(r, c, il, dw)| {
+    (
+        array_dim(),
+        array_dim(),
+        any::<bool>(),
+        4u32..=16,
+        any::<bool>(),
+    )
+        .prop_flat_map(|(r, c, il, dw, dense)| {
             let narrowest = (2 * dw).max(16);
             // Narrow accumulators saturate often; wide ones take the float path.
             let aw = prop_oneof![2 => Just(narrowest), 3 => narrowest..=48u32];
-            (Just((r, c, il, dw)), aw, 0..dw)
+            (Just((r, c, il, dw, dense)), aw, 0..dw)
         })
-        .prop_map(|((r, c, il, dw), aw, f)| {
+        .prop_map(|((r, c, il, dw, dense), aw, f)| {
             let b = if il {
                 Backward::Interleaved
             } else {
@@ -41,7 +47,14 @@ fn config() -> impl Strategy<Value = ArrayConfig> {
                 acc_bits: aw,
                 frac_bits: f,
             };
-            ArrayConfig::new(r, c, b, format).unwrap()
+            let pipelining = if dense {
+                Pipelining::Dense
+            } else {
+                Pipelining::None
+            };
+            ArrayConfig::new(r, c, b, format)
+                .unwrap()
+                .with_pipelining(pipelining)
         })
 }
 
@@ -158,7 +171,15 @@ proptest! {
 /// Counting without data gives the counters of the run with data.
 #[test]
 fn counting_without_data_matches() {
-    let cfg = ArrayConfig::default_16x16();
+    for cfg in [
+        ArrayConfig::default_16x16(),
+        ArrayConfig::default_16x16().with_pipelining(Pipelining::Dense),
+    ] {
+        counting_without_data_matches_on(cfg);
+    }
+}
+
+fn counting_without_data_matches_on(cfg: ArrayConfig) {
     let (m, k, n) = (40, 70, 9);
     let (w, x, dy) = (
         Array2::ones((m, k)),

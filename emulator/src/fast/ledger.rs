@@ -4,6 +4,7 @@
 //! made at the same points, so a bad layer fails with the same error and
 //! leaves the same partial counters as the cycle-accurate path.
 
+use super::dense;
 use crate::driver::DriveError;
 use crate::gemm::{tiles, DwSink};
 use crate::stats::{Counters, Phase, Stats};
@@ -163,6 +164,11 @@ pub fn forward(
     (m, k, n): (usize, usize, usize),
     ops: &impl Operands,
 ) -> Result<(), DriveError> {
+    if cfg.dense() {
+        ops.check_w((0, m), (0, k))?;
+        ops.check_x((0, k))?;
+        return dense_layer(stats, cfg, (m, k, n), dense::Layer::Forward);
+    }
     let mut ledger = Ledger { stats, cfg: *cfg };
     for (m0, mt) in tiles(m, cfg.cols()) {
         for (k0, kt) in tiles(k, cfg.rows()) {
@@ -215,6 +221,20 @@ pub fn backward(
     sink: DwSink,
     ops: &impl Operands,
 ) -> Result<(), DriveError> {
+    if cfg.dense() {
+        if schedule == Backward::Interleaved && !cfg.interleaved() {
+            return Err(DriveError::NotInterleaved);
+        }
+        ops.check_w((0, m), (0, k))?;
+        ops.check_dy((0, m))?;
+        ops.check_x((0, k))?;
+        return dense_layer(
+            stats,
+            cfg,
+            (m, k, n),
+            dense::Layer::Backward(schedule, sink),
+        );
+    }
     let mut ledger = Ledger { stats, cfg: *cfg };
     let modes: &[Mode] = match schedule {
         Backward::Interleaved => &[Mode::BwdIl],
@@ -249,5 +269,36 @@ pub fn backward(
         ledger.load(0, 0);
         ledger.store(pending);
     }
+    Ok(())
+}
+
+/// A dense layer: the words and MACs of the `none` walk (they do not depend
+/// on the schedule), the cycles of the dense schedule.
+fn dense_layer(
+    stats: &mut Stats,
+    cfg: &ArrayConfig,
+    (m, k, n): (usize, usize, usize),
+    layer: dense::Layer,
+) -> Result<(), DriveError> {
+    if n == 0 {
+        return Err(DriveError::EmptyStream);
+    }
+    let none = cfg.with_pipelining(sysgrad_config::Pipelining::None);
+    let mut words = Stats::default();
+    match layer {
+        dense::Layer::Forward => forward(&mut words, &none, (m, k, n), &Shapes)?,
+        dense::Layer::Backward(schedule, sink) => {
+            backward(&mut words, &none, schedule, (m, k, n), sink, &Shapes)?
+        }
+    }
+    let tiles = m.div_ceil(cfg.cols()) * k.div_ceil(cfg.rows());
+    if tiles == 0 {
+        return Ok(());
+    }
+    let cycles = dense::cycles(cfg.rows(), cfg.cols(), tiles, n, layer);
+    for p in Phase::ALL {
+        words.phase_mut(p).cycles = cycles.get(p);
+    }
+    *stats += &words;
     Ok(())
 }

@@ -1,0 +1,76 @@
+//! The cycles of a layer on a dense array, in closed form: what the issue
+//! engine (`crate::issue`) does with a layer's entries
+//! (`docs/ARCHITECTURE.md`, Scheduling a layer on a dense array).
+//! `tests/fast_vs_cycle.rs` checks every phase against the clocked run.
+
+use crate::gemm::DwSink;
+use crate::stats::Phase;
+use sysgrad_config::Backward;
+use sysgrad_isa::timing;
+
+/// Which product of a layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layer {
+    Forward,
+    Backward(Backward, DwSink),
+}
+
+/// Cycles per phase of a dense layer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cycles {
+    per_phase: Vec<(Phase, u64)>,
+}
+
+impl Cycles {
+    pub fn get(&self, p: Phase) -> u64 {
+        self.per_phase
+            .iter()
+            .find(|(q, _)| *q == p)
+            .map_or(0, |(_, c)| *c)
+    }
+}
+
+/// The waves of one tile's stream and the phase of each pass.
+fn passes(layer: Layer) -> &'static [Phase] {
+    match layer {
+        Layer::Forward => &[Phase::Forward],
+        Layer::Backward(Backward::Interleaved, _) => &[Phase::BackwardInterleaved],
+        Layer::Backward(Backward::Sequential, _) => &[Phase::BackwardDx, Phase::BackwardDw],
+    }
+}
+
+/// The cycles of `tiles` tiles of `n` columns on an `r` x `c` dense array.
+pub fn cycles(r: usize, c: usize, tiles: usize, n: usize, layer: Layer) -> Cycles {
+    let lat = timing::RESULT_LATENCY.eval(r, c, 0);
+    let (r, c, t, n) = (r as u64, c as u64, tiles as u64, n as u64);
+    let phases = passes(layer);
+    let w = n * phases.len() as u64;
+    // Each tile's slots start at the swap of the one before: a tile takes
+    // max(R, W) waves, and W < R leaves R - W cycles of slots alone.
+    let step = r.max(w);
+    let gap = r.saturating_sub(w);
+    let (total, load, drain) = match layer {
+        Layer::Forward => (r + (t - 1) * step + w + lat + 1, r + (t - 1) * gap, 0),
+        Layer::Backward(_, DwSink::Update { .. }) => {
+            // A tile of zeros swaps the last one out (max(W, R) after its
+            // swap), R more zero slots send it out of the array.
+            let last_swap = r + (t - 1) * step;
+            let zero_swap = last_swap + step;
+            (zero_swap + r + lat + 1, r + t * gap + r, 0)
+        }
+        Layer::Backward(_, DwSink::Drain) => {
+            // Loads come after each DRAIN: slots, waves, the wait until
+            // everything is out, C DRAIN cycles.
+            let per_tile = r + w + lat + c;
+            (t * per_tile + 1, t * r, t * c)
+        }
+    };
+    let mut per_phase: Vec<(Phase, u64)> = phases.iter().map(|&p| (p, t * n)).collect();
+    let busy = load + drain + t * w;
+    per_phase.extend([
+        (Phase::Load, load),
+        (Phase::Drain, drain),
+        (Phase::Idle, total - busy),
+    ]);
+    Cycles { per_phase }
+}
