@@ -17,6 +17,7 @@ pub mod buffer;
 pub mod command;
 pub mod compile;
 pub mod counters;
+pub mod dense;
 pub mod error;
 pub mod layout;
 pub mod machine;

@@ -43,10 +43,13 @@ pub enum State {
 /// The array, its four buffers and the controller state.
 pub struct Accelerator {
     pub driver: Driver,
-    buffers: [Buffer; 4],
-    resident: Option<Resident>,
+    pub(crate) buffers: [Buffer; 4],
+    /// The logical resident tile (the latest LOAD_W), which the checks use.
+    pub(crate) resident: Option<Resident>,
     pub control: ControlStats,
-    state: State,
+    pub(crate) state: State,
+    /// The dense controller's state (dense arrays only).
+    pub(crate) dense: Option<crate::dense::DenseControl>,
 }
 
 impl Accelerator {
@@ -63,6 +66,7 @@ impl Accelerator {
             resident: None,
             control: ControlStats::default(),
             state: State::Ready,
+            dense: cfg.dense().then(|| crate::dense::DenseControl::new(&cfg)),
         }
     }
 
@@ -94,6 +98,9 @@ impl Accelerator {
     /// Runs `program` from word 0 until HALT or the first bad command.
     /// Buffers and array state carry over from earlier runs.
     pub fn run(&mut self, program: &[u64]) -> Result<(), Fault> {
+        if self.dense.is_some() {
+            return self.run_dense(program);
+        }
         let mut pc = 0;
         loop {
             let (cmd, len) = match self.fetch(program, pc) {
@@ -145,7 +152,7 @@ impl Accelerator {
 
     /// Everything that can go wrong, in the documented priority order,
     /// before any effect.
-    fn check(&self, cmd: &Command) -> Result<(), ErrorCode> {
+    pub(crate) fn check(&self, cmd: &Command) -> Result<(), ErrorCode> {
         match ErrorCode::CHECK_ORDER
             .into_iter()
             .find(|&code| self.violates(cmd, code))

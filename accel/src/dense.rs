@@ -1,0 +1,459 @@
+//! The dense controller (`docs/COMMANDS.md`, Dense controller): a decoder
+//! that fetches one word per cycle into a two-entry queue, and the shared
+//! issue engine (`sysgrad_emulator::issue`) that streams the queue's
+//! entries into the array, reading and writing the buffers as waves issue
+//! and results come out.
+
+use crate::buffer::{Buffer, BufferId};
+use crate::command::{Command, DataBuffer};
+use crate::error::{ErrorCode, Fault};
+use crate::machine::{Accelerator, Resident, State};
+use sysgrad_config::{fixed, ArrayConfig};
+use sysgrad_emulator::issue::{Entry, Issuer, Marks, Tile, Waves};
+use sysgrad_emulator::{Array, Phase, Stats};
+use sysgrad_isa::command::words_of;
+use sysgrad_isa::Mode;
+
+/// Entries the decoder may have waiting in the queue.
+pub const QUEUE_DEPTH: usize = 2;
+
+/// What a data entry reads and writes: the command it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tag {
+    /// A weight tile at weight lines `addr..addr+k` (loads).
+    Tile { addr: usize },
+    Forward { x: usize, y: usize, acc: bool },
+    Backward { dy: usize, x: usize, dx: usize, acc: bool },
+    Drain { dw: usize },
+    Requant { src: usize, dst: DataBuffer, dst_addr: usize },
+    /// Zero loads and swaps read nothing.
+    None,
+}
+
+/// The dense controller's state beside the accelerator's.
+#[derive(Debug, Clone)]
+pub struct DenseControl {
+    pub issuer: Issuer<Tag>,
+    /// An update waiting for the tile in the PEs, and one for the resident
+    /// tile while it waits in the shadow registers.
+    active_pending: Option<u8>,
+    resident_pending: Option<u8>,
+    /// Whether the logical resident tile is the one in the PEs (no load
+    /// since the last swap mark).
+    resident_active: bool,
+    /// Entries of a FLUSH_W still to be queued.
+    backlog: Vec<Entry<Tag>>,
+}
+
+impl DenseControl {
+    pub fn new(cfg: &ArrayConfig) -> Self {
+        DenseControl {
+            issuer: Issuer::new(cfg.rows(), cfg.cols()),
+            active_pending: None,
+            resident_pending: None,
+            resident_active: true,
+            backlog: Vec::new(),
+        }
+    }
+
+    /// The marks of the next data entry that uses the resident tile: a
+    /// swap if it waits in the shadow (carrying the pending update of the
+    /// tile it replaces), and any update still pending for it.
+    fn marks(&mut self) -> Marks {
+        let mut marks = Marks::default();
+        if !self.resident_active {
+            marks.swap = true;
+            marks.evict_update = self.active_pending.take();
+            self.active_pending = self.resident_pending.take();
+            self.resident_active = true;
+        }
+        marks.update_first = self.active_pending.take();
+        marks
+    }
+}
+
+/// Where the decoder is in the program.
+struct Decoder {
+    pc: usize,
+    /// Words of the command being fetched.
+    words: Vec<u64>,
+    /// The stop (HALT or fault) has been queued.
+    done: bool,
+    stop: Option<Result<usize, Fault>>,
+}
+
+impl Accelerator {
+    /// [`Accelerator::run`] on a dense array: one cycle at a time, decoder
+    /// and issuer side by side.
+    pub(crate) fn run_dense(&mut self, program: &[u64]) -> Result<(), Fault> {
+        let mut dec = Decoder {
+            pc: 0,
+            words: Vec::new(),
+            done: false,
+            stop: None,
+        };
+        let mut words = Stats::default();
+        loop {
+            let ctl = self.dense.as_mut().expect("a dense array");
+            // The queue as it was at the start of the cycle decides whether
+            // the decoder may go on (its entry appears the next cycle).
+            let room = ctl.issuer.queue.len() < QUEUE_DEPTH;
+            let mut io = Io {
+                buffers: &mut self.buffers,
+                stats: &mut words,
+                control: &mut self.control,
+                cfg: self.driver.cfg(),
+            };
+            let stopped = ctl.issuer.cycle(&mut self.driver, &mut io);
+            if stopped {
+                break;
+            }
+            if room {
+                self.decode_cycle(program, &mut dec);
+            }
+        }
+        self.driver.stats += &words;
+        match dec.stop.expect("the run stopped at its stop entry") {
+            Ok(_) => {
+                self.state = State::Halted;
+                Ok(())
+            }
+            Err(f) => {
+                self.state = State::Faulted(f);
+                Err(f)
+            }
+        }
+    }
+
+    /// One decoder cycle: a queued FLUSH_W part, or the next word.
+    fn decode_cycle(&mut self, program: &[u64], dec: &mut Decoder) {
+        let ctl = self.dense.as_mut().expect("a dense array");
+        if let Some(e) = ctl.backlog.pop() {
+            ctl.issuer.queue.push_back(e);
+            return;
+        }
+        if dec.done {
+            return;
+        }
+        let at = dec.pc + dec.words.len();
+        self.control.decode_cycles += 1;
+        let Some(&w) = program.get(at) else {
+            return self.stop(dec, program, Err(ErrorCode::ProgramEnd));
+        };
+        dec.words.push(w);
+        if dec.words.len() < words_of(dec.words[0]) {
+            return;
+        }
+        let decoded = Command::decode(&dec.words).map(|(cmd, _)| cmd);
+        let checked = decoded.and_then(|cmd| self.check(&cmd).map(|_| cmd));
+        match checked {
+            Err(code) => self.stop(dec, program, Err(code)),
+            Ok(cmd) => {
+                let len = dec.words.len();
+                self.control.record(cmd.name(), len as u64);
+                if cmd == Command::Halt {
+                    return self.stop(dec, program, Ok(()));
+                }
+                self.enqueue(&cmd);
+                dec.pc += len;
+                dec.words.clear();
+            }
+        }
+    }
+
+    /// Queues the stop entry for a HALT (`Ok`) or a fault at the command
+    /// being fetched.
+    fn stop(&mut self, dec: &mut Decoder, program: &[u64], why: Result<(), ErrorCode>) {
+        dec.stop = Some(match why {
+            Ok(()) => Ok(dec.pc),
+            Err(code) => Err(Fault {
+                code,
+                pc: dec.pc,
+                word: program.get(dec.pc).copied().unwrap_or(0),
+            }),
+        });
+        dec.done = true;
+        let ctl = self.dense.as_mut().expect("a dense array");
+        ctl.issuer.queue.push_back(Entry::Stop);
+    }
+
+    /// The queue entries of a command that passed its checks, and the
+    /// logical resident tile after it.
+    fn enqueue(&mut self, cmd: &Command) {
+        let ctl = self.dense.as_mut().expect("a dense array");
+        let q = &mut ctl.issuer.queue;
+        match *cmd {
+            Command::LoadW { addr, m, k } => {
+                let (addr, m, k) = (addr.into(), m.into(), k.into());
+                q.push_back(Entry::Load {
+                    tile: Tile {
+                        m,
+                        k,
+                        lines: Some(addr..addr + k),
+                        tag: Tag::Tile { addr },
+                    },
+                    zero: false,
+                });
+                ctl.resident_pending = None;
+                ctl.resident_active = false;
+                self.resident = Some(Resident {
+                    addr,
+                    m,
+                    k,
+                    dirty: false,
+                });
+            }
+            Command::FlushW => {
+                let marks = ctl.marks_for_flush();
+                ctl.issuer.queue.push_back(zero_load());
+                // The rest goes in over the next cycles, one entry each.
+                ctl.backlog = vec![zero_load(), Entry::Swap { evict_update: marks }];
+                self.resident = None;
+            }
+            Command::Forward {
+                x_addr,
+                y_addr,
+                n,
+                accumulate,
+            } => {
+                let marks = ctl.marks();
+                q_stream(ctl, vec![Mode::Fwd], n.into(), marks, Tag::Forward {
+                    x: x_addr.into(),
+                    y: y_addr.into(),
+                    acc: accumulate,
+                });
+            }
+            Command::Backward {
+                mode,
+                dy_addr,
+                x_addr,
+                dx_addr,
+                n,
+                accumulate,
+            } => {
+                let marks = ctl.marks();
+                let tag = Tag::Backward {
+                    dy: dy_addr.into(),
+                    x: x_addr.into(),
+                    dx: dx_addr.into(),
+                    acc: accumulate,
+                };
+                q_stream(ctl, mode.passes().to_vec(), n.into(), marks, tag);
+            }
+            Command::Drain { dw_addr } => {
+                let marks = ctl.marks();
+                ctl.issuer.queue.push_back(Entry::Drain {
+                    marks,
+                    tag: Tag::Drain {
+                        dw: dw_addr.into(),
+                    },
+                });
+            }
+            Command::Update { lr_shift } => {
+                let pending = if ctl.resident_active {
+                    &mut ctl.active_pending
+                } else {
+                    &mut ctl.resident_pending
+                };
+                pending.get_or_insert(lr_shift);
+                if let Some(t) = &mut self.resident {
+                    t.dirty = true;
+                }
+            }
+            Command::Requant {
+                src,
+                dst,
+                dst_addr,
+                count,
+            } => q.push_back(Entry::Requant {
+                count: count.into(),
+                tag: Tag::Requant {
+                    src: src.into(),
+                    dst,
+                    dst_addr: dst_addr.into(),
+                },
+            }),
+            Command::Sync => self.control.syncs += 1,
+            Command::Halt => unreachable!("HALT is the stop entry"),
+        }
+    }
+}
+
+impl DenseControl {
+    /// FLUSH_W's swap carries the update pending for the tile in the PEs;
+    /// the resident tile, if it never got into the PEs, is dropped (it
+    /// would leave unchanged).
+    fn marks_for_flush(&mut self) -> Option<u8> {
+        self.resident_pending = None;
+        self.resident_active = true;
+        self.active_pending.take()
+    }
+}
+
+fn q_stream(ctl: &mut DenseControl, passes: Vec<Mode>, n: usize, marks: Marks, tag: Tag) {
+    ctl.issuer.queue.push_back(Entry::Stream {
+        passes,
+        n,
+        marks,
+        tag,
+    });
+}
+
+fn zero_load() -> Entry<Tag> {
+    Entry::Load {
+        tile: Tile {
+            m: 0,
+            k: 0,
+            lines: None,
+            tag: Tag::None,
+        },
+        zero: true,
+    }
+}
+
+/// The buffers as the issuer's waves see them, with the words they move.
+struct Io<'a> {
+    buffers: &'a mut [Buffer; 4],
+    stats: &'a mut Stats,
+    control: &'a mut crate::stats::ControlStats,
+    cfg: ArrayConfig,
+}
+
+impl Io<'_> {
+    fn buffer(&mut self, id: BufferId) -> &mut Buffer {
+        &mut self.buffers[id as usize]
+    }
+
+    /// Writes `values` to accumulator line `line`, or adds them to what is
+    /// there (saturating), charged to `phase` as the `none` controller does.
+    fn write_acc(&mut self, phase: Phase, line: usize, values: &[i64], acc: bool) {
+        let aw = self.cfg.format().acc_bits;
+        let n = values.len() as u64;
+        let buf = self.buffer(BufferId::Accumulators);
+        let mut v = values.to_vec();
+        if acc {
+            let old = buf.read(line, v.len());
+            v.iter_mut()
+                .zip(old)
+                .for_each(|(p, a)| *p = fixed::acc_add(*a, *p, aw));
+        }
+        buf.write(line, &v);
+        let st = self.stats.phase_mut(phase);
+        if acc {
+            st.acc_reads += n;
+            st.acc_writes += n;
+        } else if phase == Phase::Forward {
+            st.y_writes += n;
+        } else {
+            st.dx_writes += n;
+        }
+    }
+}
+
+fn phase_of(mode: Mode) -> Phase {
+    match mode {
+        Mode::Fwd => Phase::Forward,
+        Mode::BwdDx => Phase::BackwardDx,
+        Mode::BwdDw => Phase::BackwardDw,
+        _ => Phase::BackwardInterleaved,
+    }
+}
+
+impl Waves<Tag> for Io<'_> {
+    fn slot(&mut self, tile: &Tile<Tag>, row: usize, w: &mut [i64]) {
+        let Tag::Tile { addr } = tile.tag else {
+            return;
+        };
+        if row < tile.k {
+            let m = tile.m;
+            w[..m].copy_from_slice(self.buffer(BufferId::Weights).read(addr + row, m));
+            self.stats.phase_mut(Phase::Load).w_reads += m as u64;
+        }
+    }
+
+    fn column(
+        &mut self,
+        tag: &Tag,
+        mode: Mode,
+        _pass: usize,
+        t: usize,
+        (m, k): (usize, usize),
+        x: &mut [i64],
+        dy: &mut [i64],
+    ) -> bool {
+        let phase = phase_of(mode);
+        let (x_line, dy_line) = match *tag {
+            Tag::Forward { x, .. } => (x, None),
+            Tag::Backward { dy, x, .. } => (x, Some(dy)),
+            _ => unreachable!("only streams have columns"),
+        };
+        if mode.streams_x() {
+            x[..k].copy_from_slice(self.buffer(BufferId::Activations).read(x_line + t, k));
+            self.stats.phase_mut(phase).x_reads += k as u64;
+        }
+        let Some(dy_line) = dy_line else {
+            return false;
+        };
+        dy[..m].copy_from_slice(self.buffer(BufferId::Gradients).read(dy_line + t, m));
+        self.stats.phase_mut(phase).dy_reads += m as u64;
+        true
+    }
+
+    fn result(&mut self, tag: &Tag, mode: Mode, t: usize, (m, k): (usize, usize), array: &Array) {
+        match *tag {
+            Tag::Forward { y, acc, .. } => {
+                let v = array.y_q[..m].to_vec();
+                self.write_acc(Phase::Forward, y + t, &v, acc);
+            }
+            Tag::Backward { dx, acc, .. } => {
+                let v = array.dx_q[..k].to_vec();
+                self.write_acc(phase_of(mode), dx + t, &v, acc);
+            }
+            _ => unreachable!("only streams have results"),
+        }
+    }
+
+    fn evicted(&mut self, tile: &Tile<Tag>, row: usize, array: &Array) {
+        let Tag::Tile { addr } = tile.tag else {
+            return;
+        };
+        let w_q = &array.dense.as_ref().expect("a dense array").w_q;
+        let v = w_q[..tile.m].to_vec();
+        self.buffer(BufferId::Weights).write(addr + row, &v);
+        self.stats.phase_mut(Phase::Load).w_writes += tile.m as u64;
+    }
+
+    fn drained(&mut self, tag: &Tag, (m, k): (usize, usize), step: usize, array: &Array) {
+        let Tag::Drain { dw } = *tag else {
+            unreachable!("only drains drain")
+        };
+        let c = array.cols();
+        let j = c - 1 - step;
+        if j < m {
+            let v: Vec<i64> = (0..k).map(|i| array.dw[i * c + c - 1]).collect();
+            self.buffer(BufferId::Accumulators).write(dw + j, &v);
+            self.stats.phase_mut(Phase::Drain).dw_writes += k as u64;
+        }
+    }
+
+    fn requant(&mut self, tag: &Tag, t: usize) {
+        let Tag::Requant { src, dst, dst_addr } = *tag else {
+            unreachable!("only REQUANT requantizes")
+        };
+        let f = self.cfg.format();
+        let id = match dst {
+            DataBuffer::Activations => BufferId::Activations,
+            DataBuffer::Gradients => BufferId::Gradients,
+        };
+        let lanes = self.buffer(id).lanes();
+        let q: Vec<i64> = self
+            .buffer(BufferId::Accumulators)
+            .read(src + t, lanes)
+            .iter()
+            .map(|&a| fixed::requantize(a, f.frac_bits, f.in_bits, f.acc_bits))
+            .collect();
+        self.buffer(id).write(dst_addr + t, &q);
+        self.control.requant_cycles += 1;
+        self.control.requant_words += lanes as u64;
+    }
+}
