@@ -22,4 +22,4 @@ pub mod stats;
 pub use array::{Array, CycleInput, CycleOutput};
 pub use driver::{DriveError, Driver, Recording};
 pub use stats::{Counters, Phase, Stats};
-pub use sysgrad_isa::Mode;
+pub use sysgrad_isa::{Mode, ModeCode};
