@@ -21,11 +21,28 @@ pub const QUEUE_DEPTH: usize = 2;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tag {
     /// A weight tile at weight lines `addr..addr+k` (loads).
-    Tile { addr: usize },
-    Forward { x: usize, y: usize, acc: bool },
-    Backward { dy: usize, x: usize, dx: usize, acc: bool },
-    Drain { dw: usize },
-    Requant { src: usize, dst: DataBuffer, dst_addr: usize },
+    Tile {
+        addr: usize,
+    },
+    Forward {
+        x: usize,
+        y: usize,
+        acc: bool,
+    },
+    Backward {
+        dy: usize,
+        x: usize,
+        dx: usize,
+        acc: bool,
+    },
+    Drain {
+        dw: usize,
+    },
+    Requant {
+        src: usize,
+        dst: DataBuffer,
+        dst_addr: usize,
+    },
     /// Zero loads and swaps read nothing.
     None,
 }
@@ -207,7 +224,12 @@ impl Accelerator {
                 let marks = ctl.marks_for_flush();
                 ctl.issuer.queue.push_back(zero_load());
                 // The rest goes in over the next cycles, one entry each.
-                ctl.backlog = vec![zero_load(), Entry::Swap { evict_update: marks }];
+                ctl.backlog = vec![
+                    zero_load(),
+                    Entry::Swap {
+                        evict_update: marks,
+                    },
+                ];
                 self.resident = None;
             }
             Command::Forward {
@@ -217,11 +239,17 @@ impl Accelerator {
                 accumulate,
             } => {
                 let marks = ctl.marks();
-                q_stream(ctl, vec![Mode::Fwd], n.into(), marks, Tag::Forward {
-                    x: x_addr.into(),
-                    y: y_addr.into(),
-                    acc: accumulate,
-                });
+                q_stream(
+                    ctl,
+                    vec![Mode::Fwd],
+                    n.into(),
+                    marks,
+                    Tag::Forward {
+                        x: x_addr.into(),
+                        y: y_addr.into(),
+                        acc: accumulate,
+                    },
+                );
             }
             Command::Backward {
                 mode,
@@ -244,9 +272,7 @@ impl Accelerator {
                 let marks = ctl.marks();
                 ctl.issuer.queue.push_back(Entry::Drain {
                     marks,
-                    tag: Tag::Drain {
-                        dw: dw_addr.into(),
-                    },
+                    tag: Tag::Drain { dw: dw_addr.into() },
                 });
             }
             Command::Update { lr_shift } => {

@@ -7,7 +7,7 @@
 //! and `step` allocates nothing.
 
 use sysgrad_config::{fixed, ArrayConfig, MAX_DIM};
-use sysgrad_isa::Mode;
+use sysgrad_isa::{Mode, ModeCode};
 
 /// A row of zeros: `psv_in` of row 0.
 const ZEROS: [i64; MAX_DIM] = [0; MAX_DIM];
@@ -16,7 +16,11 @@ const ZEROS: [i64; MAX_DIM] = [0; MAX_DIM];
 /// (`x`) or column (`w`, `dy`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CycleInput {
-    pub mode: Mode,
+    /// Synchronous active-high reset: the edge clears every register,
+    /// whatever the other inputs.
+    pub rst: bool,
+    /// The raw 4-bit code, so that reserved codes (run as IDLE) can be driven.
+    pub mode: ModeCode,
     pub lr_shift: u32,
     pub x: Vec<i64>,
     pub w: Vec<i64>,
@@ -57,10 +61,11 @@ impl Wave {
 }
 
 impl CycleInput {
-    /// All-zero inputs in `mode`.
-    pub fn zeros(cfg: &ArrayConfig, mode: Mode) -> Self {
+    /// All-zero inputs in `mode` (a [`Mode`] or a raw [`ModeCode`]), reset low.
+    pub fn zeros(cfg: &ArrayConfig, mode: impl Into<ModeCode>) -> Self {
         CycleInput {
-            mode,
+            rst: false,
+            mode: mode.into(),
             lr_shift: 0,
             x: vec![0; cfg.rows()],
             w: vec![0; cfg.cols()],
@@ -188,6 +193,30 @@ impl Array {
         }
     }
 
+    /// What a reset edge does: every register to 0 (the state of [`Array::new`]).
+    pub fn reset(&mut self) {
+        for v in [
+            &mut self.w,
+            &mut self.x,
+            &mut self.d,
+            &mut self.psv,
+            &mut self.psh,
+            &mut self.dw,
+            &mut self.y_q,
+            &mut self.dx_q,
+        ] {
+            v.fill(0);
+        }
+        self.dv.fill(false);
+        self.x_skew.regs.fill(0);
+        self.dy_skew.regs.fill((false, 0));
+        self.y_deskew.regs.fill(0);
+        self.dx_deskew.regs.fill(0);
+        if self.dense.is_some() {
+            self.dense = Some(crate::dense::DenseRegs::new(&self.cfg));
+        }
+    }
+
     pub fn rows(&self) -> usize {
         self.cfg.rows()
     }
@@ -219,6 +248,9 @@ impl Array {
     /// whole rows, so the mode and edge tests are out of the PE loop.
     pub fn step(&mut self, inp: &CycleInput) {
         if self.dense.is_some() {
+            if inp.rst {
+                return self.reset();
+            }
             return self.step_dense(inp);
         }
         #[cfg(target_arch = "x86_64")]
@@ -239,6 +271,9 @@ impl Array {
 
     #[inline(always)]
     fn step_portable(&mut self, inp: &CycleInput) {
+        if inp.rst {
+            return self.reset();
+        }
         let (r, c) = (self.rows(), self.cols());
         debug_assert_eq!((inp.x.len(), inp.w.len(), inp.dy.len()), (r, c, c));
         let f = self.cfg.format();
@@ -256,7 +291,7 @@ impl Array {
         }
         self.dx_deskew.shift_all(|i| psh[i * c + c - 1]);
 
-        let mode = match inp.mode {
+        let mode = match inp.mode.mode() {
             Mode::BwdIl if !self.cfg.interleaved() => Mode::Idle,
             m => m,
         };
@@ -380,37 +415,75 @@ impl Array {
 mod tests {
     use super::*;
     use sysgrad_config::{Backward, NumberFormat};
+    use sysgrad_rng::Rng;
 
-    /// The AVX2 build of `step` and the portable one agree register for
-    /// register on random stimulus in every mode (only one of them runs in
-    /// the other tests, depending on the CPU).
-    #[test]
-    fn dispatched_and_portable_steps_agree() {
+    fn config() -> ArrayConfig {
         let fmt = NumberFormat {
             in_bits: 8,
             acc_bits: 16,
             frac_bits: 3,
         };
-        let cfg = ArrayConfig::new(5, 3, Backward::Interleaved, fmt).unwrap();
+        ArrayConfig::new(5, 3, Backward::Interleaved, fmt).unwrap()
+    }
+
+    /// Any of the 16 mode codes, random data and controls; a reset in
+    /// about one cycle of `reset_in`.
+    fn random_input(cfg: &ArrayConfig, rng: &mut Rng, reset_in: usize) -> CycleInput {
+        let code = ModeCode::new(rng.below(16) as u8).unwrap();
+        let mut inp = CycleInput::zeros(cfg, code);
+        let bits = cfg.format().in_bits;
+        for v in inp.x.iter_mut().chain(&mut inp.w).chain(&mut inp.dy) {
+            *v = rng.value(bits);
+        }
+        inp.dy_valid = rng.below(2) == 0;
+        inp.lr_shift = rng.below(64) as u32;
+        inp.rst = rng.below(reset_in) == 0;
+        inp
+    }
+
+    /// The AVX2 build of `step` and the portable one agree register for
+    /// register on random stimulus in every mode code, resets included
+    /// (only one of them runs in the other tests, depending on the CPU).
+    #[test]
+    fn dispatched_and_portable_steps_agree() {
+        let cfg = config();
         let (mut a, mut b) = (Array::new(cfg), Array::new(cfg));
-        let mut s = 0x1234_5678_u64;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut rng = Rng::new(0x1234_5678);
         for _ in 0..2000 {
-            let mut inp = CycleInput::zeros(&cfg, Mode::from_code((next() % 16) as u8));
-            let mut val = || (next() % 256) as i64 - 128;
-            inp.x.iter_mut().for_each(|v| *v = val());
-            inp.w.iter_mut().for_each(|v| *v = val());
-            inp.dy.iter_mut().for_each(|v| *v = val());
-            inp.dy_valid = next() % 2 == 0;
-            inp.lr_shift = (next() % 64) as u32;
+            let inp = random_input(&cfg, &mut rng, 100);
             a.step(&inp);
             b.step_portable(&inp);
             assert_eq!(a, b);
         }
+    }
+
+    /// A reset edge clears every register whatever the mode and data, as
+    /// the RTL's synchronous reset does; a reserved code holds every
+    /// register, as IDLE does.
+    #[test]
+    fn reset_clears_everything_and_reserved_codes_hold() {
+        let cfg = config();
+        let mut a = Array::new(cfg);
+        let mut rng = Rng::new(99);
+        for _ in 0..300 {
+            let mut inp = random_input(&cfg, &mut rng, usize::MAX);
+            let before = a.clone();
+            if inp.mode.is_reserved() {
+                let mut idle = inp.clone();
+                idle.mode = Mode::Idle.into();
+                let (mut held, mut idled) = (a.clone(), a.clone());
+                held.step(&inp);
+                idled.step(&idle);
+                assert_eq!(held, idled, "code {} differs from IDLE", inp.mode.code());
+            }
+            a.step(&inp);
+            if a != before && rng.below(10) == 0 {
+                inp.rst = true;
+                let mut r = a.clone();
+                r.step(&inp);
+                assert_eq!(r, Array::new(cfg));
+            }
+        }
+        assert_ne!(a, Array::new(cfg), "random stimulus left the array empty");
     }
 }

@@ -341,18 +341,18 @@ impl<T: Clone> Issuer<T> {
             phase = Phase::Load;
         }
         if let Some(lr) = act.update {
-            inp.mode = Mode::Update;
+            inp.mode = Mode::Update.into();
             inp.lr_shift = lr.into();
             phase = Phase::Update;
             if let Some(h) = &mut self.active {
                 h.dirty = true;
             }
         } else if let Some(step) = act.drain {
-            inp.mode = Mode::Drain;
+            inp.mode = Mode::Drain.into();
             phase = Phase::Drain;
             src.drained(&self.data_tag(), shape, step, &drv.array);
         } else if act.wave.is_some() || act.swap || slot {
-            inp.mode = Mode::Stream;
+            inp.mode = Mode::Stream.into();
             self.last_wave = Some(now);
         }
         if let Some(t) = act.requant {

@@ -29,4 +29,4 @@ pub mod stats;
 pub use array::{Array, CycleInput, CycleOutput, Wave};
 pub use driver::{DriveError, Driver, Recording};
 pub use stats::{Counters, Phase, Stats};
-pub use sysgrad_isa::Mode;
+pub use sysgrad_isa::{Mode, ModeCode};

@@ -21,4 +21,4 @@ pub mod timing;
 
 pub use command::{BackwardMode, DataBuffer, Field, Format};
 pub use error::ErrorCode;
-pub use mode::Mode;
+pub use mode::{Mode, ModeCode};

@@ -104,6 +104,52 @@ impl Mode {
     }
 }
 
+/// The raw value of the 4-bit `mode` port: one of the [`Mode`]s or a
+/// reserved code 8..15. Per-cycle stimulus carries this rather than a
+/// [`Mode`] so that a test can drive the reserved codes too (which the
+/// array must treat as IDLE); [`ModeCode::mode`] is what the array does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ModeCode(u8);
+
+impl ModeCode {
+    /// The code `code`, or `None` if it does not fit the port.
+    pub fn new(code: u8) -> Option<ModeCode> {
+        (code < 1 << MODE_BITS).then_some(ModeCode(code))
+    }
+
+    /// Every value of the port, 0..=15.
+    pub fn all() -> impl Iterator<Item = ModeCode> {
+        (0..1 << MODE_BITS).map(ModeCode)
+    }
+
+    pub fn code(self) -> u8 {
+        self.0
+    }
+
+    /// The mode the array runs for this code (reserved codes: IDLE).
+    #[inline]
+    pub fn mode(self) -> Mode {
+        Mode::from_code(self.0)
+    }
+
+    pub fn is_reserved(self) -> bool {
+        usize::from(self.0) >= Mode::ALL.len()
+    }
+}
+
+impl From<Mode> for ModeCode {
+    fn from(m: Mode) -> ModeCode {
+        ModeCode(m.code())
+    }
+}
+
+/// The same code: a reserved code equals no [`Mode`], although it runs as IDLE.
+impl PartialEq<Mode> for ModeCode {
+    fn eq(&self, m: &Mode) -> bool {
+        self.0 == m.code()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,5 +167,22 @@ mod tests {
             assert!(m.code() == code || m == Mode::Idle);
         }
         assert_eq!(Mode::dense_from_code(Mode::Fwd.code()), Mode::Idle);
+    }
+
+    #[test]
+    fn mode_codes_cover_the_port_and_reserved_ones_run_idle() {
+        assert_eq!(ModeCode::all().count(), 16);
+        assert_eq!(ModeCode::new(16), None);
+        for c in ModeCode::all() {
+            assert_eq!(ModeCode::new(c.code()), Some(c));
+            assert_eq!(c.is_reserved(), c.code() >= 8);
+            if c.is_reserved() {
+                assert_eq!(c.mode(), Mode::Idle);
+                assert!(c != Mode::Idle, "code {} is not IDLE's code", c.code());
+            } else {
+                assert_eq!(ModeCode::from(c.mode()), c);
+                assert!(c == c.mode());
+            }
+        }
     }
 }

@@ -5,6 +5,9 @@
 //
 //   Vsa_top <stimulus.txt> <ports.txt | -> [trace.vcd]
 //
+// Stimulus version 2 lines are `mode lr_shift dy_valid rst x.. w.. dy..`;
+// version 1 lines have no rst column (reset low throughout).
+//
 // Cycle t: inputs of line t applied with clk low, outputs sampled, then one
 // rising edge. VCD time 10t is the pre-edge sample, 10t+5 the edge.
 #include <chrono>
@@ -97,8 +100,8 @@ int main(int argc, char** argv) {
     std::string magic;
     int version = 0, R = 0, C = 0, DW = 0, AW = 0;
     stim >> magic >> version >> R >> C >> DW >> AW;
-    if (magic != "sysgrad-stimulus" || version != 1) {
-        std::cerr << "not a sysgrad stimulus file (version 1)\n";
+    if (magic != "sysgrad-stimulus" || (version != 1 && version != 2)) {
+        std::cerr << "not a sysgrad stimulus file (version 1 or 2)\n";
         return 2;
     }
 
@@ -129,7 +132,7 @@ int main(int argc, char** argv) {
 
     // Parse everything first so that the timed loop is simulation only.
     struct Cycle {
-        unsigned mode, lr, dyv;
+        unsigned mode, lr, dyv, rst;
         Words x, w, dy;
     };
     std::vector<Cycle> cycles;
@@ -140,6 +143,7 @@ int main(int argc, char** argv) {
         std::istringstream in(line);
         Cycle c{};
         in >> std::hex >> c.mode >> c.lr >> c.dyv;
+        if (version >= 2) in >> c.rst;
         auto x = read_lanes(in, R);
         auto w = read_lanes(in, C);
         auto dy = read_lanes(in, C);
@@ -156,6 +160,7 @@ int main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     uint64_t t = 0;
     for (const Cycle& c : cycles) {
+        top->rst = c.rst;
         top->mode = c.mode;
         top->lr_shift = c.lr;
         top->dy_valid = c.dyv;

@@ -30,7 +30,7 @@ module tb;
 
   reg [8*1024-1:0] stim_path, out_path, magic;
   integer fd, fo, code, k, version, hr, hc, hdw, haw;
-  reg [63:0] v, m, l, dv;
+  reg [63:0] v, m, l, dv, rs;
   initial begin
     if (!$value$plusargs("stim=%s", stim_path) || !$value$plusargs("out=%s", out_path)) begin
       $display("usage: vvp tb +stim=FILE +out=FILE"); $finish;
@@ -38,12 +38,15 @@ module tb;
     fd = $fopen(stim_path, "r");
     fo = $fopen(out_path, "w");
     code = $fscanf(fd, "%s %d %d %d %d %d", magic, version, hr, hc, hdw, haw);
-    if (code != 6 || hr != R || hc != C || hdw != DW || haw != AW) begin
+    if (code != 6 || (version != 1 && version != 2) || hr != R || hc != C || hdw != DW || haw != AW) begin
       $display("stimulus header does not match this testbench"); $finish;
     end
     #1 clk = 1; #1 clk = 0; rst = 0;
+    // Version 2 has the rst column after dy_valid; version 1 none (reset low).
+    rs = 0;
     while ($fscanf(fd, "%h %h %h", m, l, dv) == 3) begin
-      mode = m[3:0]; lr_shift = l[5:0]; dy_valid = dv[0];
+      if (version >= 2) code = $fscanf(fd, "%h", rs);
+      mode = m[3:0]; lr_shift = l[5:0]; dy_valid = dv[0]; rst = rs[0];
       for (k = 0; k < R; k = k + 1) begin code = $fscanf(fd, "%h", v); x_in[k*DW +: DW] = v[DW-1:0]; end
       for (k = 0; k < C; k = k + 1) begin code = $fscanf(fd, "%h", v); w_in[k*DW +: DW] = v[DW-1:0]; end
       for (k = 0; k < C; k = k + 1) begin code = $fscanf(fd, "%h", v); dy_in[k*DW +: DW] = v[DW-1:0]; end

@@ -6,9 +6,13 @@
 //! ([`sysgrad_emulator::Recording`]); [`stimulus::render`] writes it as text;
 //! a harness ([`verilator`] or [`icarus`]) replays it on the RTL and writes
 //! a port trace; [`compare`] reports the first mismatching cycle and signal.
+//! Before a register-level comparison, [`flops`] lists the RTL's registers
+//! (Yosys) and [`registers::check_coverage`] requires exactly the
+//! emulator's, so that no register of the RTL can go unchecked.
 
 pub mod accel;
 pub mod compare;
+pub mod flops;
 pub mod icarus;
 pub mod registers;
 pub mod scenario;
@@ -36,6 +40,8 @@ pub enum CosimError {
     Tool(#[from] ToolError),
     #[error("unreadable simulator output: {0}")]
     Trace(String),
+    #[error("the register comparison does not match the RTL's registers: {0}")]
+    Coverage(String),
     #[error("RTL and emulator differ: {0}")]
     Mismatch(Mismatch),
     #[error("{0}")]
@@ -48,6 +54,9 @@ pub struct CosimReport {
     pub cycles: usize,
     /// Register values compared (cycles x registers), 0 without VCD.
     pub register_samples: usize,
+    /// Registers of the RTL shown to be exactly the compared ones, 0
+    /// without VCD.
+    pub rtl_registers: usize,
 }
 
 /// Replays `rec` on the RTL of `cfg` with `sim` in folder `work` and
@@ -73,6 +82,12 @@ pub fn run_files(
 ) -> Result<CosimReport, CosimError> {
     let stim = stimulus::render(cfg, &rec.inputs);
     let want_vcd = rec.snapshots.is_some() && sim == Simulator::Verilator;
+    // Before anything is built: the registers compared must be all the RTL has.
+    let rtl_registers = if want_vcd {
+        registers::check_coverage(&flops::flip_flops(files)?, cfg).map_err(CosimError::Coverage)?
+    } else {
+        0
+    };
     let (text, vcd) = match sim {
         Simulator::Verilator => {
             let model = verilator::build_files(cfg, files, verilator::BuildOptions::default())?;
@@ -86,10 +101,12 @@ pub fn run_files(
     if let (Some(snaps), Some(vcd)) = (&rec.snapshots, vcd) {
         let wave =
             vcd::Waveform::parse(&std::fs::read_to_string(&vcd)?).map_err(CosimError::Trace)?;
-        register_samples = registers::compare(&wave, snaps).map_err(|e| match e {
+        let reg_error = |e| match e {
             registers::RegError::Missing(m) => CosimError::Trace(m),
             registers::RegError::Mismatch(m) => CosimError::Mismatch(m),
-        })?;
+        };
+        register_samples = registers::compare(&wave, snaps).map_err(reg_error)?;
+        registers::compare_ports(&wave, cfg, &rec.outputs).map_err(reg_error)?;
         // Waveforms are large; keep them only when something failed.
         let _ = std::fs::remove_file(&vcd);
     }
@@ -97,5 +114,6 @@ pub fn run_files(
     Ok(CosimReport {
         cycles: rec.inputs.len(),
         register_samples,
+        rtl_registers,
     })
 }

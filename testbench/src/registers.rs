@@ -1,11 +1,16 @@
 //! Register-level comparison: every register of the emulator's [`Array`]
-//! against the same register in a Verilator VCD, cycle by cycle. The names
-//! are the RTL's hierarchical names below `sa_top`.
+//! against the same register in a Verilator VCD, cycle by cycle, and the
+//! output ports as the VCD shows them. The names are the RTL's
+//! hierarchical names below `sa_top`. [`check_coverage`] makes sure this
+//! list is every register the RTL has ([`crate::flops`]), so none can go
+//! unchecked.
 
 use crate::compare::Mismatch;
+use crate::flops::RtlRegister;
 use crate::vcd::Waveform;
-use std::collections::HashMap;
-use sysgrad_emulator::Array;
+use std::collections::{BTreeMap, HashMap};
+use sysgrad_config::ArrayConfig;
+use sysgrad_emulator::{Array, CycleOutput};
 
 pub enum RegError {
     Missing(String),
@@ -94,27 +99,125 @@ fn delay_value(a: &Array, bank: sysgrad_hdl::DelayBank, lane: usize, stage: usiz
     }
 }
 
+/// The emulator's registers: name below `sa_top` and width.
+pub fn emulator_registers(cfg: &ArrayConfig) -> Vec<RtlRegister> {
+    registers(&Array::new(*cfg))
+        .into_iter()
+        .map(|r| RtlRegister {
+            name: r.name,
+            width: r.width,
+        })
+        .collect()
+}
+
+/// Checks that the RTL's registers (`rtl`, from [`crate::flops`]) and the
+/// emulator's are the same set with the same widths. `Err` names every
+/// register only one side has and every width that differs; `Ok` is the
+/// number of registers.
+pub fn check_coverage(rtl: &[RtlRegister], cfg: &ArrayConfig) -> Result<usize, String> {
+    let emu = emulator_registers(cfg);
+    let widths = |regs: &[RtlRegister]| -> BTreeMap<String, u32> {
+        regs.iter().map(|r| (r.name.clone(), r.width)).collect()
+    };
+    let (rtl, emu) = (widths(rtl), widths(&emu));
+    let unchecked: Vec<&str> = rtl
+        .keys()
+        .filter(|n| !emu.contains_key(*n))
+        .map(String::as_str)
+        .collect();
+    let absent: Vec<&str> = emu
+        .keys()
+        .filter(|n| !rtl.contains_key(*n))
+        .map(String::as_str)
+        .collect();
+    let widths: Vec<String> = rtl
+        .iter()
+        .filter_map(|(n, w)| {
+            let e = emu.get(n)?;
+            (e != w).then(|| format!("{n} is {w} bits in the RTL, {e} in the emulator"))
+        })
+        .collect();
+    let mut problems = Vec::new();
+    if !unchecked.is_empty() {
+        problems.push(format!(
+            "{} RTL register(s) the comparison does not check: {}",
+            unchecked.len(),
+            abbreviate(&unchecked)
+        ));
+    }
+    if !absent.is_empty() {
+        problems.push(format!(
+            "{} emulator register(s) the RTL does not have: {}",
+            absent.len(),
+            abbreviate(&absent)
+        ));
+    }
+    if !widths.is_empty() {
+        problems.push(abbreviate(&widths));
+    }
+    if problems.is_empty() {
+        Ok(rtl.len())
+    } else {
+        Err(format!("{} ({})", problems.join("; "), cfg.tag()))
+    }
+}
+
+/// The first few items of a list, and how many more there are.
+fn abbreviate<S: AsRef<str>>(items: &[S]) -> String {
+    const SHOWN: usize = 8;
+    let mut s = items
+        .iter()
+        .take(SHOWN)
+        .map(AsRef::as_ref)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > SHOWN {
+        s.push_str(&format!(" and {} more", items.len() - SHOWN));
+    }
+    s
+}
+
+/// The VCD's variables below `sa_top`, by their name relative to it
+/// (e.g. "g_row[0].g_col[1].u_pe.w" -> "TOP.sa_top.g_row[0].g_col[1].u_pe.w").
+fn below_top(wave: &Waveform) -> HashMap<&str, &str> {
+    wave.names()
+        .filter_map(|full| full.split_once("sa_top.").map(|(_, rel)| (rel, full)))
+        .collect()
+}
+
+/// VCD time of the pre-edge sample of cycle `t` (the harness's convention).
+fn vcd_time(t: usize) -> u64 {
+    10 * t as u64
+}
+
 /// Compares every register in every cycle; returns the number of samples.
+/// A register the VCD lacks, or whose width there differs, or that has no
+/// value in some cycle is an error naming it (and the cycle).
 pub fn compare(wave: &Waveform, snapshots: &[Array]) -> Result<usize, RegError> {
     let Some(first) = snapshots.first() else {
         return Ok(0);
     };
-    // VCD names below sa_top, e.g. "g_row[0].g_col[1].u_pe.w".
-    let index: HashMap<&str, &str> = wave
-        .names()
-        .filter_map(|full| full.split_once("sa_top.").map(|(_, rel)| (rel, full)))
-        .collect();
+    let index = below_top(wave);
     let regs = registers(first);
     let mut resolved = Vec::with_capacity(regs.len());
     for reg in &regs {
-        let full = index
+        let full = *index
             .get(reg.name.as_str())
             .ok_or_else(|| RegError::Missing(format!("register {} is not in the VCD", reg.name)))?;
-        resolved.push((reg, *full));
+        let width = wave.width(full).unwrap_or(0);
+        if width != reg.width {
+            return Err(RegError::Missing(format!(
+                "register {} is {width} bits in the VCD, {} in the emulator",
+                reg.name, reg.width
+            )));
+        }
+        resolved.push((reg, full));
     }
     for (t, snap) in snapshots.iter().enumerate() {
         for (reg, full) in &resolved {
-            let got = wave.sample(full, 10 * t as u64).unwrap_or(0);
+            let got = wave
+                .sample(full, vcd_time(t))
+                .map_err(|e| RegError::Missing(format!("register {}, cycle {t}: {e}", reg.name)))?;
             let expected = (reg.read)(snap);
             if got != expected {
                 return Err(RegError::Mismatch(Mismatch {
@@ -127,4 +230,62 @@ pub fn compare(wave: &Waveform, snapshots: &[Array]) -> Result<usize, RegError> 
         }
     }
     Ok(snapshots.len() * resolved.len())
+}
+
+/// The emulator's lanes of output port `port`.
+fn port_lanes<'a>(out: &'a CycleOutput, port: &str) -> &'a [i64] {
+    match port {
+        "y_out" => &out.y,
+        "dx_out" => &out.dx,
+        "dw_out" => &out.dw,
+        "w_out" => &out.w,
+        other => unreachable!("sa_top has no output {other}"),
+    }
+}
+
+/// Compares the output ports as the VCD shows them (packed, usually far
+/// wider than 64 bits) with the emulator's outputs, lane by lane, every
+/// cycle: a second reading of the ports, independent of the harness's
+/// port trace. Returns the number of lanes compared.
+pub fn compare_ports(
+    wave: &Waveform,
+    cfg: &ArrayConfig,
+    outputs: &[CycleOutput],
+) -> Result<usize, RegError> {
+    let index = below_top(wave);
+    let (dw, aw) = (cfg.format().in_bits, cfg.format().acc_bits);
+    let mut ports = Vec::new();
+    for (port, bits) in [("y_out", aw), ("dx_out", aw), ("dw_out", aw), ("w_out", dw)] {
+        let full = *index
+            .get(port)
+            .ok_or_else(|| RegError::Missing(format!("port {port} is not in the VCD")))?;
+        ports.push((port, full, bits));
+    }
+    let mut lanes = 0;
+    // Cycle by cycle, so that the first mismatch reported is the earliest.
+    for (t, out) in outputs.iter().enumerate() {
+        for &(port, full, bits) in &ports {
+            let got = wave
+                .lanes(full, vcd_time(t), bits)
+                .map_err(|e| RegError::Missing(format!("port {port}, cycle {t}: {e}")))?;
+            let expected = port_lanes(out, port);
+            if got.len() != expected.len() {
+                return Err(RegError::Missing(format!(
+                    "port {port} has {} lanes in the VCD, {} in the emulator",
+                    got.len(),
+                    expected.len()
+                )));
+            }
+            if let Some(k) = (0..got.len()).find(|&k| got[k] != expected[k]) {
+                return Err(RegError::Mismatch(Mismatch {
+                    cycle: t,
+                    signal: format!("{port}[{k}] (VCD)"),
+                    expected: expected[k],
+                    got: got[k],
+                }));
+            }
+            lanes += got.len();
+        }
+    }
+    Ok(lanes)
 }

@@ -1,12 +1,14 @@
-//! Randomised training work for co-simulation: a forward pass, an
-//! interleaved (or, on a sequential array, sequential) backward pass with
-//! an in-place update, a sequential backward pass with dW drained, and a
-//! few cycles of unsupported or idle modes, all on one random layer that
+//! Randomised work for co-simulation. [`training_step`]: a forward pass,
+//! an interleaved (or, on a sequential array, sequential) backward pass
+//! with an in-place update, a sequential backward pass with dW drained, and
+//! a few cycles of unsupported or idle modes, all on one random layer that
 //! spans several tiles, with the format's extreme values mixed in.
+//! [`random_cycles`]: no workload at all, every port random in every cycle,
+//! resets included, for what no driver would ever do.
 
 use sysgrad_config::{ArrayConfig, Backward};
 use sysgrad_emulator::gemm::{self, DwSink};
-use sysgrad_emulator::{CycleInput, Driver, Mode, Phase, Recording};
+use sysgrad_emulator::{CycleInput, Driver, Mode, ModeCode, Phase, Recording};
 use sysgrad_rng::Rng;
 
 /// The shape of one scenario: layer M x K x N, learning-rate shift, and the
@@ -96,4 +98,48 @@ pub fn run_spec(cfg: &ArrayConfig, spec: &Spec, snapshots: bool) -> (Recording, 
     run(&mut drv).expect("scenario inputs are in range by construction");
     let what = format!("{spec}, {} cycles", drv.cycle());
     (drv.recording.take().unwrap(), what)
+}
+
+/// About one cycle in this many raises `rst` in [`random_cycles`].
+pub const RESET_EVERY: usize = 64;
+
+/// `cycles` cycles of random port values, recorded (with `snapshots`, every
+/// register too): each cycle one of the 16 mode codes (reserved ones
+/// included; half the time the previous cycle's code again, so that runs
+/// of one mode carry data across the array), random x, w and dy with the
+/// format's extremes mixed in, random `dy_valid` and `lr_shift` (0..=63),
+/// and a reset in about one cycle of [`RESET_EVERY`]. Returns the
+/// recording and a description.
+pub fn random_cycles(
+    cfg: &ArrayConfig,
+    seed: u64,
+    cycles: usize,
+    snapshots: bool,
+) -> (Recording, String) {
+    let mut rng = Rng::new(seed ^ 0x7a9d_0c7c_1e55_0000);
+    let mut drv = Driver::recording(*cfg, snapshots);
+    let mut code = ModeCode::from(Mode::Idle);
+    for _ in 0..cycles {
+        if rng.below(2) == 0 {
+            code = ModeCode::new(rng.below(16) as u8).expect("0..16 fits the port");
+        }
+        drv.clock(random_input(cfg, &mut rng, code), Phase::Idle);
+    }
+    let rec = drv.recording.take().expect("recording driver");
+    let resets = rec.inputs.iter().filter(|i| i.rst).count();
+    let what = format!("random stimulus (seed {seed}): {cycles} cycles, {resets} resets");
+    (rec, what)
+}
+
+/// One cycle of random inputs in mode `code`.
+fn random_input(cfg: &ArrayConfig, rng: &mut Rng, code: ModeCode) -> CycleInput {
+    let bits = cfg.format().in_bits;
+    let mut inp = CycleInput::zeros(cfg, code);
+    for v in inp.x.iter_mut().chain(&mut inp.w).chain(&mut inp.dy) {
+        *v = rng.value(bits);
+    }
+    inp.dy_valid = rng.below(2) == 0;
+    inp.lr_shift = rng.below(1 << sysgrad_config::LR_SHIFT_BITS) as u32;
+    inp.rst = rng.below(RESET_EVERY) == 0;
+    inp
 }

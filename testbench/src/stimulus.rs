@@ -15,34 +15,58 @@ pub fn from_bits(u: u64, bits: u32) -> i64 {
     ((u << (64 - bits)) as i64) >> (64 - bits)
 }
 
-pub const MAGIC: &str = "sysgrad-stimulus 1";
+/// First word of a stimulus file; the format version follows it.
+pub const MAGIC: &str = "sysgrad-stimulus";
+/// Version 2 added the `rst` column; the harnesses still read version 1
+/// files (no `rst` column: reset low in every cycle).
+pub const VERSION: u32 = 2;
 
-/// Renders the stimulus for `inputs` (header + one line per cycle).
+/// Renders the stimulus for `inputs`: the header
+/// `sysgrad-stimulus 2 R C DW AW`, then one line per cycle,
+/// `mode lr_shift dy_valid rst x[0..R] w[0..C] dy[0..C]` in hex.
 pub fn render(cfg: &ArrayConfig, inputs: &[CycleInput]) -> String {
-    use std::fmt::Write;
     let f = cfg.format();
     let mut s = format!(
-        "{MAGIC} {} {} {} {}\n",
+        "{MAGIC} {VERSION} {} {} {} {}\n",
         cfg.rows(),
         cfg.cols(),
         f.in_bits,
         f.acc_bits
     );
     for inp in inputs {
-        write!(
-            s,
-            "{:x} {:x} {:x}",
-            inp.mode.code(),
-            inp.lr_shift,
-            inp.dy_valid as u8
-        )
-        .unwrap();
-        for v in inp.x.iter().chain(&inp.w).chain(&inp.dy) {
-            write!(s, " {:x}", to_bits(*v, f.in_bits)).unwrap();
-        }
+        push_line(&mut s, cfg, inp, true);
         s.push('\n');
     }
     s
+}
+
+/// One cycle's inputs the way the accelerator harnesses trace the array's
+/// inputs: a stimulus line without the `rst` column. The array's reset is
+/// the accelerator's reset, which is low whenever the controller runs,
+/// and they trace only then.
+pub fn render_traced_line(cfg: &ArrayConfig, inp: &CycleInput) -> String {
+    let mut s = String::new();
+    push_line(&mut s, cfg, inp, false);
+    s
+}
+
+fn push_line(s: &mut String, cfg: &ArrayConfig, inp: &CycleInput, with_rst: bool) {
+    use std::fmt::Write;
+    let bits = cfg.format().in_bits;
+    write!(
+        s,
+        "{:x} {:x} {:x}",
+        inp.mode.code(),
+        inp.lr_shift,
+        inp.dy_valid as u8
+    )
+    .unwrap();
+    if with_rst {
+        write!(s, " {:x}", inp.rst as u8).unwrap();
+    }
+    for v in inp.x.iter().chain(&inp.w).chain(&inp.dy) {
+        write!(s, " {:x}", to_bits(*v, bits)).unwrap();
+    }
 }
 
 /// Parses a port trace written by a harness.

@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 use std::path::PathBuf;
 use sysgrad_config::{ArrayConfig, Backward, NumberFormat};
-use sysgrad_testbench::{scenario, Simulator};
+use sysgrad_testbench::{icarus, scenario, stimulus, verilator, Simulator};
 use sysgrad_tools as tools;
 
 fn work(name: &str) -> PathBuf {
@@ -52,6 +52,43 @@ fn icarus_agrees_too() {
         for seed in 1..=2 {
             check(&cfg, seed, Simulator::Icarus);
         }
+    }
+}
+
+/// `text` (a version 2 stimulus) as version 1: no `rst` column.
+fn as_version_1(text: &str) -> String {
+    let mut lines = text.lines();
+    let header = lines
+        .next()
+        .unwrap()
+        .replacen("sysgrad-stimulus 2 ", "sysgrad-stimulus 1 ", 1);
+    let mut out = header + "\n";
+    for line in lines {
+        let mut fields: Vec<&str> = line.split(' ').collect();
+        assert_eq!(
+            fields.remove(3),
+            "0",
+            "a reset cannot be written as version 1"
+        );
+        out.push_str(&fields.join(" "));
+        out.push('\n');
+    }
+    out
+}
+
+/// Stimulus files written before the `rst` column existed still replay, on
+/// both harnesses, with reset low.
+#[test]
+fn version_1_stimulus_files_still_replay() {
+    let cfg = load("small_4x4.toml");
+    let (rec, _) = scenario::training_step(&cfg, 1, false);
+    let v1 = as_version_1(&stimulus::render(&cfg, &rec.inputs));
+    let model = verilator::build(&cfg, verilator::BuildOptions::default()).unwrap();
+    let (from_verilator, _) = model.run(&v1, &work("version-1-verilator"), false).unwrap();
+    let from_icarus = icarus::run_icarus(&cfg, &v1, &work("version-1-icarus")).unwrap();
+    for (sim, text) in [("Verilator", from_verilator), ("Icarus", from_icarus)] {
+        let ports = stimulus::parse_ports(&cfg, &text).unwrap();
+        assert!(ports == rec.outputs, "{sim} replays version 1 differently");
     }
 }
 

@@ -1,9 +1,11 @@
 //! A bounded randomised co-simulation soak (seed printed, reproducible),
-//! and faults injected into the RTL on purpose: each must be caught and
-//! named by cycle and signal, and the shrinker must find a smaller case.
+//! and faults injected into the RTL on purpose (in a PE, in a stage of each
+//! skew and deskew bank, on an output port): each must be caught and named
+//! by cycle and signal, and the shrinker must find a smaller case.
 
 use std::time::Duration;
 use sysgrad_config::ArrayConfig;
+use sysgrad_emulator::Recording;
 use sysgrad_hdl::VerilogFile;
 use sysgrad_testbench::scenario::{self, Spec};
 use sysgrad_testbench::{soak, verilator, CosimError, Simulator};
@@ -39,13 +41,64 @@ fn randomised_soak() {
     }
 }
 
+/// `from` replaced by `to` in the file `name` of `files`.
+fn edit(files: &mut [VerilogFile], name: &str, from: &str, to: &str) {
+    let f = files.iter_mut().find(|f| f.name == name).unwrap();
+    assert!(f.text.contains(from), "fault site `{from}` not in {name}");
+    f.text = f.text.replacen(from, to, 1);
+}
+
 /// The generated files with `from` replaced by `to` in `sa_pe.v`.
 fn with_fault(cfg: &ArrayConfig, from: &str, to: &str) -> Vec<VerilogFile> {
     let mut files = sysgrad_hdl::generate(cfg);
-    let pe = files.iter_mut().find(|f| f.name == "sa_pe.v").unwrap();
-    assert!(pe.text.contains(from), "fault site `{from}` not in sa_pe.v");
-    pe.text = pe.text.replacen(from, to, 1);
+    edit(&mut files, "sa_pe.v", from, to);
     files
+}
+
+/// The generated files with a fault in one delay bank only: the instance
+/// `instance` of `sa_top` (e.g. `u_xskew`) becomes a copy of `sa_skew` with
+/// `from` replaced by `to`; the other banks keep the good module, and the
+/// hierarchical names stay the same.
+fn with_bank_fault(cfg: &ArrayConfig, instance: &str, from: &str, to: &str) -> Vec<VerilogFile> {
+    let mut files = sysgrad_hdl::generate(cfg);
+    let good = files.iter().find(|f| f.name == "sa_skew.v").unwrap();
+    let mut faulty = VerilogFile {
+        name: "sa_skew_faulty.v".into(),
+        text: good
+            .text
+            .replacen("module sa_skew ", "module sa_skew_faulty ", 1),
+    };
+    edit(
+        std::slice::from_mut(&mut faulty),
+        "sa_skew_faulty.v",
+        from,
+        to,
+    );
+    let top = files.iter_mut().find(|f| f.name == "sa_top.v").unwrap();
+    let line = top
+        .text
+        .lines()
+        .find(|l| l.contains(&format!(") {instance} (")))
+        .unwrap_or_else(|| panic!("no instance {instance} in sa_top.v"))
+        .to_string();
+    top.text = top.text.replacen(
+        &line,
+        &line.replacen("sa_skew #(", "sa_skew_faulty #(", 1),
+        1,
+    );
+    files.push(faulty);
+    files
+}
+
+fn cosim_rec(
+    cfg: &ArrayConfig,
+    files: &[VerilogFile],
+    rec: &Recording,
+    sim: Simulator,
+    name: &str,
+) -> Result<(), CosimError> {
+    let work = verilator::cache_root().join("faults").join(name);
+    sysgrad_testbench::run_files(cfg, files, rec, sim, &work).map(|_| ())
 }
 
 fn cosim(
@@ -55,26 +108,31 @@ fn cosim(
     name: &str,
 ) -> Result<(), CosimError> {
     let (rec, _) = scenario::run_spec(cfg, spec, true);
-    let work = verilator::cache_root().join("faults").join(name);
-    sysgrad_testbench::run_files(cfg, files, &rec, Simulator::Verilator, &work).map(|_| ())
+    cosim_rec(cfg, files, &rec, Simulator::Verilator, name)
 }
 
-#[test]
-fn injected_faults_are_caught_and_located() {
-    // Accumulators of exactly 2*DW bits, so that two products can saturate.
+/// The fault configuration: accumulators of exactly 2*DW bits, so that two
+/// products can saturate.
+fn fault_config() -> ArrayConfig {
     let fmt = sysgrad_config::NumberFormat {
         in_bits: 8,
         acc_bits: 16,
         frac_bits: 4,
     };
-    let cfg = ArrayConfig::new(4, 4, sysgrad_config::Backward::Interleaved, fmt).unwrap();
-    let spec = Spec {
-        m: 6,
-        k: 7,
-        n: 5,
-        lr_shift: 2,
-        seed: 11,
-    };
+    ArrayConfig::new(4, 4, sysgrad_config::Backward::Interleaved, fmt).unwrap()
+}
+
+const FAULT_SPEC: Spec = Spec {
+    m: 6,
+    k: 7,
+    n: 5,
+    lr_shift: 2,
+    seed: 11,
+};
+
+#[test]
+fn injected_faults_are_caught_and_located() {
+    let (cfg, spec) = (fault_config(), FAULT_SPEC);
     // (what, text in sa_pe.v, replacement, register expected to differ)
     let faults = [
         ("update disabled", "w <= w_next;", "w <= w;", ".w"),
@@ -102,6 +160,98 @@ fn injected_faults_are_caught_and_located() {
                 println!("{what}: caught at {m}");
             }
             other => panic!("{what}: not caught ({other:?})"),
+        }
+    }
+}
+
+#[test]
+fn faults_in_skew_and_deskew_stages_are_caught_and_located() {
+    let cfg = fault_config();
+    let (training, _) = scenario::run_spec(&cfg, &FAULT_SPEC, true);
+    // Resets in mid-run, for the fault only a reset shows.
+    let (random, _) = scenario::random_cycles(&cfg, 5, 400, true);
+    // (what, bank instance, text in sa_skew.v, replacement, stimulus,
+    // register expected to differ first)
+    let faults = [
+        (
+            "x skew: the last stage of row 3 misses the reset",
+            "u_xskew",
+            "if (rst) begin",
+            "if (rst && !(k == LANES - 1 && s == L - 1)) begin",
+            &random,
+            "g_xskew.u_xskew.g_lane[3].g_stage[2].r",
+        ),
+        (
+            "dy skew: the valid bit of column 3's first stage stuck at 1",
+            "u_dyskew",
+            "r <= tap[s];",
+            "r <= (k == LANES - 1 && s == 0) ? (tap[s] | {1'b1, {(W-1){1'b0}}}) : tap[s];",
+            &training,
+            "g_dyskew.u_dyskew.g_lane[3].g_stage[0].r",
+        ),
+        (
+            "y deskew: the sign bit of column 0's first stage stuck at 0",
+            "u_ydeskew",
+            "r <= tap[s];",
+            "r <= (k == 0 && s == 0) ? {1'b0, tap[s][W-2:0]} : tap[s];",
+            &training,
+            "g_ydeskew.u_ydeskew.g_lane[0].g_stage[0].r",
+        ),
+        (
+            "dX deskew: row 0's first stage latches row 1's input",
+            "u_dxdeskew",
+            "r <= tap[s];",
+            "r <= (k == 0 && s == 0) ? d[W +: W] : tap[s];",
+            &training,
+            "g_dxdeskew.u_dxdeskew.g_lane[0].g_stage[0].r",
+        ),
+    ];
+    for (what, instance, from, to, rec, reg) in faults {
+        let files = with_bank_fault(&cfg, instance, from, to);
+        match cosim_rec(&cfg, &files, rec, Simulator::Verilator, instance) {
+            Err(CosimError::Mismatch(m)) => {
+                assert_eq!(m.signal, reg, "{what}: first mismatch {m}");
+                println!("{what}: caught at {m}");
+            }
+            other => panic!("{what}: not caught ({other:?})"),
+        }
+    }
+}
+
+/// Rows of `dw_out` in reverse order: a fault at the port, behind every
+/// register. Icarus compares ports only and catches it in its port trace;
+/// Verilator catches it in the VCD, where `dw_out` is one 96-bit value
+/// (R * AW = 4 * 24), before the port trace is looked at.
+#[test]
+fn a_wrong_lane_on_an_output_port_is_caught_by_both_simulators() {
+    let cfg: ArrayConfig = sysgrad_config::load_config(
+        &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../configs/small_4x4.toml"),
+    )
+    .unwrap();
+    assert!(cfg.rows() as u32 * cfg.format().acc_bits > 64);
+    let mut files = sysgrad_hdl::generate(&cfg);
+    edit(
+        &mut files,
+        "sa_top.v",
+        "assign dw_out[i*AW +: AW] = dw_o[i*C+C-1];",
+        "assign dw_out[i*AW +: AW] = dw_o[(R-1-i)*C+C-1];",
+    );
+    let (ports_only, _) = scenario::run_spec(&cfg, &FAULT_SPEC, false);
+    let (with_registers, _) = scenario::run_spec(&cfg, &FAULT_SPEC, true);
+    // (simulator, recording, whether the VCD shows the mismatch first)
+    for (sim, rec, in_vcd) in [
+        (Simulator::Icarus, &ports_only, false),
+        (Simulator::Verilator, &with_registers, true),
+    ] {
+        match cosim_rec(&cfg, &files, rec, sim, &format!("dw_out-{sim:?}")) {
+            Err(CosimError::Mismatch(m)) => {
+                assert!(
+                    m.signal.starts_with("dw_out[") && m.signal.ends_with(" (VCD)") == in_vcd,
+                    "{sim:?}: first mismatch {m}"
+                );
+                println!("{sim:?}: caught at {m}");
+            }
+            other => panic!("{sim:?}: the swapped dw_out lanes were not caught ({other:?})"),
         }
     }
 }

@@ -635,8 +635,17 @@ fn cosim_on(
         .recording
         .as_ref()
         .ok_or_else(|| AccelError::Setup("the emulator did not record".into()))?;
-    let text = stimulus::render(cfg, &rec.inputs);
-    let want: Vec<&str> = text.lines().skip(1).collect();
+    if let Some(t) = rec.inputs.iter().position(|i| i.rst) {
+        findings.push(format!(
+            "the emulator reset the array in cycle {t}, which a controller run cannot do"
+        ));
+    }
+    let lines: Vec<String> = rec
+        .inputs
+        .iter()
+        .map(|i| stimulus::render_traced_line(cfg, i))
+        .collect();
+    let want: Vec<&str> = lines.iter().map(String::as_str).collect();
     findings.extend(compare_traces(cfg, &want, &res.trace, &ends));
 
     // (b) STATUS and PC after each run.

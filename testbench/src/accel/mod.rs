@@ -5,8 +5,9 @@
 //! AXI4-Lite register writes and reads, DMA transfers over the two
 //! AXI4-Streams and polling of `STATUS`. The Verilator harness
 //! (`cpp/tb_sa_accel.cpp`) plays it with seeded random back-pressure and
-//! writes the array's inputs in every cycle the controller runs, in the
-//! stimulus format of [`stimulus::render`]. [`cosim_program`] puts the same
+//! writes the array's inputs in every cycle the controller runs, as
+//! stimulus lines without the reset column
+//! ([`stimulus::render_traced_line`]). [`cosim_program`] puts the same
 //! data into the emulator's buffers and the RTL's, runs one program on both
 //! and compares the array's inputs cycle by cycle, `STATUS` and `PC`, every
 //! counter and the buffer lines asked for.
