@@ -53,7 +53,10 @@ impl Accelerator {
             RequantWords => ctl.requant_words,
             Syncs => ctl.syncs,
             Commands => ctl.commands(),
-            LoadSlots => p(Load).cycles,
+            LoadSlots => match &self.dense {
+                Some(d) => d.issuer.slots,
+                None => p(Load).cycles,
+            },
             DmaInBeats | DmaOutBeats | DmaInStalls | DmaOutStalls | HostIdleCycles => return None,
         })
     }

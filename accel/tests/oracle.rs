@@ -14,7 +14,7 @@ use proptest::prelude::*;
 use sysgrad_accel::{
     compile_layer, encode_program, Accelerator, Blocked, BufferId, Command, DataBuffer, FcLayer,
 };
-use sysgrad_config::{ArrayConfig, BufferDepths, MAX_BUFFER_DEPTH};
+use sysgrad_config::{ArrayConfig, BufferDepths, Pipelining, MAX_BUFFER_DEPTH};
 use sysgrad_oracle as oracle;
 
 /// Layers per run: about 0.4 s in `--release` on two cores.
@@ -44,8 +44,8 @@ struct AccelResults {
 
 /// One training step of an FC layer as a command program on the
 /// accelerator, then a REQUANT of Y, read back from its buffers.
-fn run_on_accelerator(c: &Case) -> AccelResults {
-    let cfg = with_deep_buffers(c.cfg);
+fn run_on_accelerator(c: &Case, pipelining: Pipelining) -> AccelResults {
+    let cfg = with_deep_buffers(c.cfg).with_pipelining(pipelining);
     let (m, k) = c.w.dim();
     let l = FcLayer::new(&cfg, m, k, c.x.ncols());
     let mut acc = Accelerator::new(cfg);
@@ -89,11 +89,13 @@ proptest! {
     #[test]
     fn accelerator_program_equals_oracle(c in case()) {
         let want = expected(&c);
-        let got = run_on_accelerator(&c);
-        same("Y", &got.y, &want.y)?;
-        same("dX", &got.dx, &want.dx)?;
-        same("updated W", &got.w, &want.w)?;
-        let y_q = oracle::requantize_matrix(&oracle_config(&c.cfg), &want.y);
-        same("requantized Y", &got.y_requantized, &y_q)?;
+        for pipelining in [Pipelining::None, Pipelining::Dense] {
+            let got = run_on_accelerator(&c, pipelining);
+            same("Y", &got.y, &want.y)?;
+            same("dX", &got.dx, &want.dx)?;
+            same("updated W", &got.w, &want.w)?;
+            let y_q = oracle::requantize_matrix(&oracle_config(&c.cfg), &want.y);
+            same("requantized Y", &got.y_requantized, &y_q)?;
+        }
     }
 }
