@@ -135,7 +135,7 @@ pub fn run(a: &EmulateArgs) -> Result<(), String> {
         write_trace(&cfg, drv.recording.take().expect("recording driver"), dir)?;
     }
     println!(
-        "# {} array, layer M={} K={} N={} (forward + backward + SGD update)\n",
+        "**{} array, layer M={} K={} N={} (forward + backward + SGD update)**\n",
         cfg.tag(),
         a.m,
         a.k,
@@ -158,7 +158,7 @@ pub fn run(a: &EmulateArgs) -> Result<(), String> {
     );
     let (ti, ts) = (il.total(), seq.total());
     println!(
-        "whole step:    {} cycles interleaved vs {} sequential ({:.2}x fewer)",
+        "\nwhole step: {} cycles interleaved vs {} sequential ({:.2}x fewer)",
         ti.cycles,
         ts.cycles,
         ts.cycles as f64 / ti.cycles as f64

@@ -7,7 +7,7 @@
 //! layer) of the CNN example on its own array. Each engine's time is the
 //! best of several runs (5 for the emulator, 3 for Verilator).
 //!
-//!     cargo run --release -p sysgrad-testbench --bin sim-speed -- [--size 256] [--icarus-cycles 4000]
+//!     cargo run --release --bin sim-speed -- [--size 256] [--icarus-cycles 4000]
 
 use std::path::Path;
 use std::time::Instant;
@@ -148,7 +148,7 @@ fn report(w: &Workload, icarus_cycles: usize, work: &Path) -> Result<(), String>
     let ic = t.elapsed().as_secs_f64();
 
     let v1 = cycles / verilator_s[0];
-    println!("\n# {}: {} cycles\n", w.name, w.inputs.len());
+    println!("\n**{}: {} cycles**\n", w.name, w.inputs.len());
     println!("| engine | simulated cycles | seconds | cycles/s | vs Verilator 1 thread |");
     println!("|---|---:|---:|---:|---:|");
     let row = |name: &str, c: f64, s: f64| {
