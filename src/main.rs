@@ -3,6 +3,7 @@
 
 mod accel;
 mod emulate;
+mod figures;
 mod sweep;
 mod synth;
 mod train;
@@ -68,6 +69,9 @@ enum Cmd {
     /// Train a model (MLP, CNN, SNN) on the digits data set on the emulator
     /// next to an f32 reference, or count a SCALE-Sim topology's training cycles.
     Train(train::TrainArgs),
+    /// Regenerate (--write) or check (--check) the measured figures of the
+    /// READMEs from the commands written next to them.
+    Figures(figures::FiguresArgs),
     /// Run the RTL and the emulator on the same random training step and
     /// compare them every cycle.
     Cosim {
@@ -102,6 +106,7 @@ fn main() -> ExitCode {
         Cmd::Sweep(args) => sweep::run(&args),
         Cmd::Synth(args) => synth::run(&args),
         Cmd::Train(args) => train::run(&args),
+        Cmd::Figures(args) => figures::run(&args),
         Cmd::Cosim {
             config,
             seed,
@@ -131,7 +136,7 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), Stri
 
 /// A run time: on stdout when asked for (`--timings`), on stderr
 /// otherwise, so that stdout is the same in every run and a README can
-/// quote it.
+/// quote it (see `sysgrad figures`).
 pub fn print_timing(timings: bool, line: &str) {
     if timings {
         println!("{line}");
