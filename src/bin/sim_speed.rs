@@ -85,7 +85,8 @@ fn backward_pass(size: usize) -> Result<Workload, String> {
 
 /// One training step of the CNN example on its first batch of digits.
 fn cnn_step() -> Result<Workload, String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    // sim-speed is a binary of the root crate: its manifest is the repository's.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let model = sysgrad_workloads::model::load_model(&root.join("workloads/models/cnn.toml"))
         .map_err(|e| e.to_string())?;
     let samples = sysgrad_workloads::data::load(&sysgrad_workloads::model::default_data_path())
