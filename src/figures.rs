@@ -418,41 +418,53 @@ fn update_files(
     Ok(())
 }
 
+/// Regenerates the checked blocks, their commands run `jobs` at a time;
+/// returns the commands that failed.
+fn write_checked(docs: &[Doc], paths: &[PathBuf], jobs: usize) -> Result<Vec<String>, String> {
+    let commands = commands_of(docs, Kind::Checked);
+    eprintln!("running {} checked figure commands ...", commands.len());
+    let (mut outputs, mut failures) = (HashMap::new(), Vec::new());
+    for (c, r) in run_parallel(&commands, jobs) {
+        match r {
+            Ok(out) => drop(outputs.insert(c, out)),
+            Err(e) => failures.push(format!("`{c}` failed: {e}")),
+        }
+    }
+    update_files(paths, &[Kind::Checked], &outputs)?;
+    Ok(failures)
+}
+
+/// Regenerates the blocks of `kind` one at a time, so that a run time is
+/// not measured against another run, saving each as soon as it is done;
+/// returns the commands that failed.
+fn write_one_by_one(docs: &[Doc], paths: &[PathBuf], kind: Kind) -> Result<Vec<String>, String> {
+    let mut failures = Vec::new();
+    for c in commands_of(docs, kind) {
+        eprintln!("running the {} figure `{c}` ...", kind.name());
+        let t = Instant::now();
+        match run_command(&c, true) {
+            Ok(out) => update_files(paths, &[kind], &HashMap::from([(c, out)]))?,
+            Err(e) => failures.push(format!("`{c}` failed: {e}")),
+        }
+        eprintln!("  ({:.0} s)", t.elapsed().as_secs_f64());
+    }
+    Ok(failures)
+}
+
 fn write(docs: &[Doc], kinds: &[Kind], jobs: usize) -> Result<(), String> {
     let paths: Vec<PathBuf> = docs.iter().map(|d| d.path.clone()).collect();
     let start = Instant::now();
     let mut failures = Vec::new();
     if kinds.contains(&Kind::Checked) {
-        let commands = commands_of(docs, Kind::Checked);
-        eprintln!("running {} checked figure commands ...", commands.len());
-        let mut outputs = HashMap::new();
-        for (c, r) in run_parallel(&commands, jobs) {
-            match r {
-                Ok(out) => drop(outputs.insert(c, out)),
-                Err(e) => failures.push(format!("`{c}` failed: {e}")),
-            }
-        }
-        update_files(&paths, &[Kind::Checked], &outputs)?;
+        failures.extend(write_checked(docs, &paths, jobs)?);
     }
-    // One at a time, so that a run time is not measured against another run.
-    for kind in [Kind::Timed, Kind::Slow]
-        .into_iter()
-        .filter(|k| kinds.contains(k))
-    {
-        for c in commands_of(docs, kind) {
-            eprintln!("running the {} figure `{c}` ...", kind.name());
-            let t = Instant::now();
-            match run_command(&c, true) {
-                Ok(out) => update_files(&paths, &[kind], &HashMap::from([(c, out)]))?,
-                Err(e) => failures.push(format!("`{c}` failed: {e}")),
-            }
-            eprintln!("  ({:.0} s)", t.elapsed().as_secs_f64());
+    for kind in [Kind::Timed, Kind::Slow] {
+        if kinds.contains(&kind) {
+            failures.extend(write_one_by_one(docs, &paths, kind)?);
         }
     }
-    eprintln!(
-        "figures done in {:.1} min",
-        start.elapsed().as_secs_f64() / 60.0
-    );
+    let minutes = start.elapsed().as_secs_f64() / 60.0;
+    eprintln!("figures done in {minutes:.1} min");
     if failures.is_empty() {
         Ok(())
     } else {
