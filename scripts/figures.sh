@@ -6,7 +6,7 @@
 #   scripts/figures.sh            every block: checked, timed and slow; the
 #                                 slow ones (Yosys on the array and the whole
 #                                 accelerator, the 32x32 co-simulation) take
-#                                 about 70 minutes on 2 cores
+#                                 about half an hour on 2 cores
 #   scripts/figures.sh --no-slow  checked and timed blocks, a few minutes
 #
 # tests/figures.rs checks the checked blocks (deterministic figures) against
