@@ -145,7 +145,7 @@ pub fn run(a: &AccelArgs) -> Result<(), String> {
     if a.gap > 95 {
         return Err(format!("--gap {} is outside 0..=95 (percent)", a.gap));
     }
-    let mut runs = Vec::new();
+    let (mut runs, mut rtl_lines) = (Vec::new(), Vec::new());
     for schedule in [Backward::Interleaved, Backward::Sequential] {
         let mut step = prepare(cfg, (a.m, a.k, a.n), schedule, a.lr_shift, a.seed)?;
         step.acc
@@ -162,7 +162,7 @@ pub fn run(a: &AccelArgs) -> Result<(), String> {
             )
             .map_err(|e| e.to_string())?;
             let host = |c: Counter| rep.counter(c).unwrap_or(0);
-            println!(
+            rtl_lines.push(format!(
                 "RTL, {} step: {} run cycles, every array input and {} counters equal to \
                  the emulator, {} buffer words read back equal; host: {} cycles, {} beats in \
                  ({} stall cycles), {} beats out ({} stall cycles)",
@@ -175,7 +175,7 @@ pub fn run(a: &AccelArgs) -> Result<(), String> {
                 host(Counter::DmaInStalls),
                 rep.beats_out,
                 host(Counter::DmaOutStalls),
-            );
+            ));
         }
         if let (Some(path), Backward::Interleaved) = (&a.save_program, schedule) {
             let text = sysgrad_accel::asm::disassemble(&step.program);
@@ -185,7 +185,7 @@ pub fn run(a: &AccelArgs) -> Result<(), String> {
         runs.push((schedule, step.program.len(), counters(&step.acc)));
     }
     println!(
-        "# {} accelerator, FC layer M={} K={} N={}: one training step through the command stream\n",
+        "**{} accelerator, FC layer M={} K={} N={}: one training step through the command stream**\n",
         cfg.tag(),
         a.m,
         a.k,
@@ -221,17 +221,21 @@ pub fn run(a: &AccelArgs) -> Result<(), String> {
         runs[0].1, runs[1].1
     );
     println!(
-        "backward passes: {bci} cycles interleaved vs {bcs} sequential ({:.2}x fewer); \
+        "\nbackward passes: {bci} cycles interleaved vs {bcs} sequential ({:.2}x fewer); \
          buffer words {bwi} vs {bws} ({:.2}x fewer)",
         bcs as f64 / bci as f64,
         bws as f64 / bwi as f64
     );
     println!(
-        "whole step: {ci} cycles interleaved vs {cs} sequential ({:.2}x fewer); \
+        "\nwhole step: {ci} cycles interleaved vs {cs} sequential ({:.2}x fewer); \
          buffer words {wi} vs {ws} ({:.2}x fewer)",
         cs as f64 / ci as f64,
         ws as f64 / wi as f64
     );
+    // After the tables, so that the RTL's agreement reads as a conclusion.
+    for line in rtl_lines {
+        println!("\n{line}");
+    }
     Ok(())
 }
 
@@ -302,7 +306,7 @@ pub fn run_program(a: &ProgramArgs) -> Result<(), String> {
     setup.compare(BufferId::Accumulators, 0, acc_lines);
     let outcome = acc.run(&program);
     println!(
-        "# {}: {} words on the {} accelerator\n",
+        "**{}: {} words on the {} accelerator**\n",
         a.program.display(),
         program.len(),
         cfg.tag()

@@ -94,7 +94,7 @@ fn print_comparison(il: &stats::Stats, seq: &stats::Stats) {
     );
     let (ti, ts) = (il.total(), seq.total());
     println!(
-        "whole step:    {} cycles interleaved vs {} sequential ({:.2}x fewer)",
+        "\nwhole step: {} cycles interleaved vs {} sequential ({:.2}x fewer)",
         ti.cycles,
         ts.cycles,
         ts.cycles as f64 / ti.cycles as f64
@@ -148,7 +148,7 @@ pub fn run(a: &EmulateArgs) -> Result<(), String> {
         write_trace(&cfg, drv.recording.take().expect("recording driver"), dir)?;
     }
     println!(
-        "# {} array, layer M={} K={} N={} (forward + backward + SGD update)\n",
+        "**{} array, layer M={} K={} N={} (forward + backward + SGD update)**\n",
         cfg.tag(),
         a.m,
         a.k,

@@ -3,9 +3,11 @@
 
 mod accel;
 mod emulate;
+mod figures;
 mod sweep;
 mod synth;
 mod train;
+mod train_summary;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -67,6 +69,9 @@ enum Cmd {
     /// Train a model (MLP, CNN, SNN) on the digits data set on the emulator
     /// next to an f32 reference, or count a SCALE-Sim topology's training cycles.
     Train(train::TrainArgs),
+    /// Regenerate (--write) or check (--check) the measured figures of the
+    /// READMEs from the commands written next to them.
+    Figures(figures::FiguresArgs),
     /// Run the RTL and the emulator on the same random training step and
     /// compare them every cycle.
     Cosim {
@@ -84,6 +89,10 @@ enum Cmd {
         /// Working folder for stimulus, traces and builds.
         #[arg(long, default_value = "target/cosim/runs")]
         work: PathBuf,
+        /// Print each run's time (build included) on stdout; it goes to
+        /// stderr otherwise, so that stdout is the same in every run.
+        #[arg(long)]
+        timings: bool,
     },
 }
 
@@ -97,15 +106,17 @@ fn main() -> ExitCode {
         Cmd::Sweep(args) => sweep::run(&args),
         Cmd::Synth(args) => synth::run(&args),
         Cmd::Train(args) => train::run(&args),
+        Cmd::Figures(args) => figures::run(&args),
         Cmd::Cosim {
             config,
             seed,
             runs,
             sim,
             work,
+            timings,
         } => config
             .load()
-            .and_then(|cfg| cosim(&cfg, seed, runs, &sim, &work)),
+            .and_then(|cfg| cosim(&cfg, (seed, runs), &sim, &work, timings)),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
@@ -123,6 +134,17 @@ pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), Stri
         .map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
+/// A run time: on stdout when asked for (`--timings`), on stderr
+/// otherwise, so that stdout is the same in every run and a README can
+/// quote it (see `sysgrad figures`).
+pub fn print_timing(timings: bool, line: &str) {
+    if timings {
+        println!("{line}");
+    } else {
+        eprintln!("{line}");
+    }
+}
+
 fn gen(cfg: &ArrayConfig, out: &std::path::Path) -> Result<(), String> {
     let files =
         sysgrad_hdl::write_all(cfg, out).map_err(|e| format!("writing {}: {e}", out.display()))?;
@@ -134,10 +156,10 @@ fn gen(cfg: &ArrayConfig, out: &std::path::Path) -> Result<(), String> {
 
 fn cosim(
     cfg: &ArrayConfig,
-    seed: u64,
-    runs: u64,
+    (seed, runs): (u64, u64),
     sim: &str,
     work: &std::path::Path,
+    timings: bool,
 ) -> Result<(), String> {
     use sysgrad_testbench::{scenario, Simulator};
     let sim = match sim {
@@ -150,6 +172,7 @@ fn cosim(
         }
     };
     for s in seed..seed + runs {
+        let start = std::time::Instant::now();
         let (rec, what) = scenario::training_step(cfg, s, sim == Simulator::Verilator);
         let report = sysgrad_testbench::run(cfg, &rec, sim, &work.join(cfg.tag()))
             .map_err(|e| format!("{} ({what}): {e}", cfg.tag()))?;
@@ -159,6 +182,8 @@ fn cosim(
             report.cycles,
             report.register_samples
         );
+        let minutes = start.elapsed().as_secs_f64() / 60.0;
+        print_timing(timings, &format!("time: {minutes:.1} min"));
     }
     Ok(())
 }

@@ -21,6 +21,9 @@ pub struct SweepArgs {
     /// Output folder for sweep.csv and sweep.svg.
     #[arg(long, default_value = "target/sweep")]
     out: PathBuf,
+    /// Print the sweep's run time on stdout (else stderr).
+    #[arg(long)]
+    timings: bool,
 }
 
 fn dims(s: &str, n: usize, what: &str) -> Result<Vec<usize>, String> {
@@ -79,7 +82,13 @@ pub fn run(a: &SweepArgs) -> Result<(), String> {
         sink: DwSink::Update { lr_shift: 8 },
         data: SweepData::Counters,
     };
+    let start = std::time::Instant::now();
     let rows = sysgrad_explore::sweep(&layers, &grid).map_err(|e| e.to_string())?;
+    let time = format!(
+        "{} points in {:.1} ms",
+        rows.len(),
+        start.elapsed().as_secs_f64() * 1e3
+    );
     let mut csv = Vec::new();
     sysgrad_explore::write_csv(&rows, &mut csv).map_err(|e| e.to_string())?;
     let mut svg = Vec::new();
@@ -90,6 +99,7 @@ pub fn run(a: &SweepArgs) -> Result<(), String> {
         crate::write_atomically(&path, bytes)?;
         println!("wrote {} ({} points)", path.display(), rows.len());
     }
+    crate::print_timing(a.timings, &time);
     Ok(())
 }
 

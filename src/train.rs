@@ -3,8 +3,10 @@
 //! reference; or count the training cycles of a SCALE-Sim topology,
 //! interleaved vs sequential.
 
+use crate::train_summary as summary;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use sysgrad_emulator::fast::EngineKind;
 use sysgrad_emulator::gemm::DwSink;
 use sysgrad_workloads::report::TrainingSummary;
 use sysgrad_workloads::scalesim::{self, report::TopologySummary, Exactness};
@@ -12,21 +14,24 @@ use sysgrad_workloads::{data, model, report, train};
 
 #[derive(clap::Args)]
 pub struct TrainArgs {
-    /// Model file (.toml or .json), e.g. workloads/models/mlp.toml.
+    /// Model file (.toml or .json), e.g. workloads/models/mlp.toml. Give it
+    /// several times to train each model and print one summary row per model.
     #[arg(
         long,
         required_unless_present = "topology",
         conflicts_with = "topology"
     )]
-    model: Option<PathBuf>,
+    model: Vec<PathBuf>,
     /// SCALE-Sim topology CSV (convolution or `Layer, M, N, K,` form): count
-    /// forward and training cycles per layer instead of training.
+    /// forward and training cycles per layer instead of training. Several
+    /// topologies or configs: every pair runs, one summary row each.
     #[arg(long, requires = "scalesim_config")]
-    topology: Option<PathBuf>,
+    topology: Vec<PathBuf>,
     /// SCALE-Sim .cfg giving the array size (with --topology).
     #[arg(long)]
-    scalesim_config: Option<PathBuf>,
-    /// Output folder [default: target/train/<model or topology name>].
+    scalesim_config: Vec<PathBuf>,
+    /// Output folder [default: target/train/<model or topology name>]; with
+    /// several runs, the parent of one folder per run.
     #[arg(long, short)]
     out: Option<PathBuf>,
     /// Override the model's number of epochs.
@@ -48,6 +53,15 @@ pub struct TrainArgs {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Model: `cycle` clocks the register-level array; `fast` computes the
+    /// same bits and counters per tile without clocking it (much quicker;
+    /// `emulator/tests/fast_vs_cycle.rs` checks the equality).
+    #[arg(long, default_value = "cycle")]
+    engine: EngineKind,
+    /// Print run times on stdout (they go to stderr otherwise, so that
+    /// stdout is the same in every run).
+    #[arg(long)]
+    timings: bool,
     /// Topology: samples per step, folded into the stream length N.
     #[arg(long, default_value_t = 1)]
     batch: usize,
@@ -60,21 +74,75 @@ pub struct TrainArgs {
     exact: bool,
 }
 
-fn out_dir(a: &TrainArgs, name: &str) -> PathBuf {
-    a.out
-        .clone()
-        .unwrap_or_else(|| Path::new("target/train").join(name))
-}
-
-pub fn run(a: &TrainArgs) -> Result<(), String> {
-    match (&a.model, &a.topology) {
-        (Some(m), _) => run_model(a, m),
-        (None, Some(t)) => run_topology(a, t),
-        (None, None) => Err("give --model or --topology".into()),
+/// `--out` itself for a single run; one folder per run under it (or under
+/// `target/train`) otherwise.
+fn out_dir(a: &TrainArgs, name: &str, several: bool) -> PathBuf {
+    match &a.out {
+        Some(out) if several => out.join(name),
+        Some(out) => out.clone(),
+        None => Path::new("target/train").join(name),
     }
 }
 
-fn run_model(a: &TrainArgs, path: &Path) -> Result<(), String> {
+pub fn run(a: &TrainArgs) -> Result<(), String> {
+    if !a.model.is_empty() {
+        run_models(a)
+    } else if !a.topology.is_empty() {
+        run_topologies(a)
+    } else {
+        Err("give --model or --topology".into())
+    }
+}
+
+/// Trains every `--model`: one full report, or a summary row per model.
+fn run_models(a: &TrainArgs) -> Result<(), String> {
+    let several = a.model.len() > 1;
+    let mut runs = Vec::new();
+    for path in &a.model {
+        let (run, wall) = run_model(a, path, several)?;
+        if several {
+            eprintln!("{}: {wall:.1} s", run.summary.model);
+        } else {
+            print_training(a, &run.summary, wall);
+        }
+        runs.push((run, wall));
+    }
+    if several {
+        print!("{}", summary::models(&runs, a.engine, a.timings));
+    }
+    Ok(())
+}
+
+/// Runs every `--topology` on every `--scalesim-config`: one full report,
+/// or a summary row per pair.
+fn run_topologies(a: &TrainArgs) -> Result<(), String> {
+    let several = a.topology.len() * a.scalesim_config.len() > 1;
+    let mut runs = Vec::new();
+    for topology in &a.topology {
+        for config in &a.scalesim_config {
+            let (s, wall) = run_topology(a, topology, config, several)?;
+            if several {
+                crate::print_timing(
+                    a.timings,
+                    &format!("{} on {}: {wall:.2} s", s.topology, s.array),
+                );
+            } else {
+                print_topology(a, &s, wall);
+            }
+            runs.push(s);
+        }
+    }
+    if several {
+        print!("{}", summary::topologies(&runs));
+    }
+    Ok(())
+}
+
+fn run_model(
+    a: &TrainArgs,
+    path: &Path,
+    several: bool,
+) -> Result<(summary::ModelRun, f64), String> {
     let mut m = model::load_model(path).map_err(|e| e.to_string())?;
     if let Some(d) = &a.data {
         m.data_path = d.clone();
@@ -89,14 +157,18 @@ fn run_model(a: &TrainArgs, path: &Path) -> Result<(), String> {
         max_train: a.max_train,
         max_test: a.max_test,
         progress: !a.quiet,
+        engine: a.engine,
         ..train::TrainOptions::default()
     };
     let start = Instant::now();
     let run = train::train(&m, &split, &opts).map_err(|e| e.to_string())?;
-    let out = out_dir(a, &m.spec.name);
-    let s = report::write_training_report(&run, &out).map_err(|e| e.to_string())?;
-    print_training(&s, start.elapsed().as_secs_f64());
-    Ok(())
+    let out = out_dir(a, &m.spec.name, several);
+    let summary = report::write_training_report(&run, &out).map_err(|e| e.to_string())?;
+    let seed = t.seed;
+    Ok((
+        summary::ModelRun { summary, seed },
+        start.elapsed().as_secs_f64(),
+    ))
 }
 
 /// Warns about layers whose reductions could saturate the accumulators
@@ -120,7 +192,7 @@ fn warn_saturation(m: &model::Model) {
     }
 }
 
-fn print_training(s: &TrainingSummary, wall: f64) {
+fn print_training(a: &TrainArgs, s: &TrainingSummary, wall: f64) {
     println!(
         "# {} on {} ({} train / {} test samples, {} epochs)\n",
         s.model, s.array, s.train_samples, s.test_samples, s.epochs
@@ -136,8 +208,15 @@ fn print_training(s: &TrainingSummary, wall: f64) {
         s.fixed.train_loss, s.float.train_loss
     );
     println!(
-        "time: {:.1} s fixed point, {:.2} s f32, {:.1} s wall; {} array cycles in training, {} in evaluation\n",
-        s.fixed_seconds, s.float_seconds, wall, s.all_epochs_training.cycles, s.all_epochs_eval.cycles
+        "array cycles: {} in training, {} in evaluation\n",
+        s.all_epochs_training.cycles, s.all_epochs_eval.cycles
+    );
+    crate::print_timing(
+        a.timings,
+        &format!(
+            "time: {:.1} s fixed point, {:.2} s f32, {:.1} s wall\n",
+            s.fixed_seconds, s.float_seconds, wall
+        ),
     );
     println!(
         "per layer, epoch {} (cycles; ratio = sequential / interleaved):\n",
@@ -219,11 +298,12 @@ fn print_training(s: &TrainingSummary, wall: f64) {
     }
 }
 
-fn run_topology(a: &TrainArgs, path: &Path) -> Result<(), String> {
-    let cfg_path = a
-        .scalesim_config
-        .as_ref()
-        .ok_or("--topology needs --scalesim-config")?;
+fn run_topology(
+    a: &TrainArgs,
+    path: &Path,
+    cfg_path: &Path,
+    several: bool,
+) -> Result<(TopologySummary, f64), String> {
     let topo = scalesim::load_topology(path).map_err(|e| e.to_string())?;
     let sc = scalesim::load_config(cfg_path).map_err(|e| e.to_string())?;
     let sink = match a.dw_sink.as_str() {
@@ -238,17 +318,17 @@ fn run_topology(a: &TrainArgs, path: &Path) -> Result<(), String> {
     };
     let start = Instant::now();
     let run = scalesim::run_topology(&topo, &sc, a.batch, sink, how).map_err(|e| e.to_string())?;
-    let out = out_dir(a, &format!("{}_{}", topo.name, run.cfg.tag()));
+    let out = out_dir(a, &format!("{}_{}", topo.name, run.cfg.tag()), several);
     let s = scalesim::report::write_topology_report(&run, &out).map_err(|e| e.to_string())?;
-    print_topology(&s, start.elapsed().as_secs_f64());
-    Ok(())
+    Ok((s, start.elapsed().as_secs_f64()))
 }
 
-fn print_topology(s: &TopologySummary, wall: f64) {
+fn print_topology(a: &TrainArgs, s: &TopologySummary, wall: f64) {
     println!(
-        "# {} on {} (config {}, dataflow in config: {}), batch {}, dW {} ({:.2} s)\n",
-        s.topology, s.array, s.run_name, s.dataflow_in_config, s.batch, s.dw_sink, wall
+        "# {} on {} (config {}, dataflow in config: {}), batch {}, dW {}\n",
+        s.topology, s.array, s.run_name, s.dataflow_in_config, s.batch, s.dw_sink
     );
+    crate::print_timing(a.timings, &format!("time: {wall:.2} s\n"));
     println!("| layer | FC | GEMM MxKxN | forward cycles | training IL | training SEQ | ratio | reduction | util fwd | mapping eff |");
     println!("|---|---|---|---:|---:|---:|---:|---:|---:|---:|");
     for l in &s.layers {

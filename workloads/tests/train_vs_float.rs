@@ -213,3 +213,28 @@ fn backward_before_forward_is_an_error_not_a_panic() {
         Err(WorkloadError::Model { .. })
     ));
 }
+
+/// The fast exact engine trains the same network as the clocked array:
+/// the same losses and accuracies every epoch, the same counters, both for
+/// SGD in the PEs (dW applied in place) and momentum (dW drained).
+#[test]
+fn fast_engine_trains_exactly_like_the_clocked_array() {
+    use sysgrad_emulator::fast::EngineKind;
+    let momentum =
+        "[optimizer]\nkind = \"momentum\"\nlr_shift = 12\ngrad_scale_shift = 4\nmomentum = 0.75\n";
+    for opt in [SGD, momentum] {
+        let m = model(&small_model((8, 8), "", MLP_LAYERS, opt, 16));
+        let split = split(&m);
+        let run = |engine| {
+            let mut o = opts(96, 48, 1);
+            o.epochs = Some(2);
+            o.engine = engine;
+            train::train(&m, &split, &o).unwrap()
+        };
+        let (cycle, fast) = (run(EngineKind::Cycle), run(EngineKind::Fast));
+        for (c, f) in cycle.epochs.iter().zip(&fast.epochs) {
+            assert_eq!((c.fixed, c.float), (f.fixed, f.float));
+        }
+        assert_eq!(cycle.ledgers, fast.ledgers);
+    }
+}

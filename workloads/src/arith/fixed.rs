@@ -1,13 +1,15 @@
 //! Fixed point on the emulated array: every matrix product is run cycle by
-//! cycle through `sysgrad_emulator::gemm`, element-wise work is done on the
-//! host with the rounding rules of `sysgrad_config::fixed`.
+//! cycle through `sysgrad_emulator::gemm` (or, on request, in the fast exact
+//! mode, which gives the same bits and counters), element-wise work is done
+//! on the host with the rounding rules of `sysgrad_config::fixed`.
 
 use super::{Arith, Site, Step};
 use crate::error::{Result, WorkloadError};
 use ndarray::{Array2, ArrayView2};
 use std::collections::BTreeMap;
 use sysgrad_config::{fixed, ArrayConfig, Backward};
-use sysgrad_emulator::gemm::{self, BackwardResult, DwSink};
+use sysgrad_emulator::fast::{Engine, EngineKind, FastEngine};
+use sysgrad_emulator::gemm::{BackwardResult, DwSink};
 use sysgrad_emulator::{Driver, Stats};
 
 /// What a product's cycles were spent on.
@@ -50,27 +52,66 @@ impl Ledger {
     }
 }
 
+/// The array a network's products run on. Both kinds give the same bits and
+/// the same counters (`emulator/tests/fast_vs_cycle.rs`); only the clocked
+/// one can record its cycles for a replay on the RTL. Both are boxed, as
+/// both hold large counter tables.
+enum ArrayModel {
+    Cycle(Box<Driver>),
+    Fast(Box<FastEngine>),
+}
+
+impl ArrayModel {
+    fn new(kind: EngineKind, cfg: ArrayConfig) -> Self {
+        match kind {
+            EngineKind::Cycle => ArrayModel::Cycle(Box::new(Driver::new(cfg))),
+            EngineKind::Fast => ArrayModel::Fast(Box::new(FastEngine::new(cfg))),
+        }
+    }
+
+    fn kind(&self) -> EngineKind {
+        match self {
+            ArrayModel::Cycle(_) => EngineKind::Cycle,
+            ArrayModel::Fast(_) => EngineKind::Fast,
+        }
+    }
+
+    fn engine(&mut self) -> &mut dyn Engine {
+        match self {
+            ArrayModel::Cycle(d) => d.as_mut(),
+            ArrayModel::Fast(f) => f.as_mut(),
+        }
+    }
+}
+
 pub struct FixedArith {
     pub cfg: ArrayConfig,
     pub step: Step,
-    driver: Driver,
+    array: ArrayModel,
     /// A sequential-schedule array fed the same backward operands, to count
     /// what the baseline would take and to check it computes the same bits.
-    shadow: Option<Driver>,
+    shadow: Option<ArrayModel>,
     ledger: Ledger,
     /// The momentum factor in data format.
     momentum: Option<i64>,
 }
 
 impl FixedArith {
+    /// Products clocked cycle by cycle on the register-level model.
     pub fn new(cfg: ArrayConfig, step: Step) -> Self {
+        Self::on(EngineKind::Cycle, cfg, step)
+    }
+
+    /// Products on the given engine (the fast one computes the same bits
+    /// and counters without clocking the array).
+    pub fn on(engine: EngineKind, cfg: ArrayConfig, step: Step) -> Self {
         let mut cfg = cfg;
         cfg = cfg.with_backward(Backward::Interleaved);
         let f = cfg.format();
         FixedArith {
             cfg,
             step,
-            driver: Driver::new(cfg),
+            array: ArrayModel::new(engine, cfg),
             shadow: None,
             ledger: Ledger::default(),
             momentum: step
@@ -84,19 +125,25 @@ impl FixedArith {
         self.shadow = on.then(|| {
             let mut cfg = self.cfg;
             cfg = cfg.with_backward(Backward::Sequential);
-            Driver::new(cfg)
+            ArrayModel::new(self.array.kind(), cfg)
         });
     }
 
     /// Records every array cycle from now on (port stimulus and outputs),
-    /// e.g. to replay a training step on the RTL.
+    /// e.g. to replay a training step on the RTL. Does nothing on the fast
+    /// engine, which has no cycles to record.
     pub fn start_recording(&mut self) {
-        self.driver.recording = Some(sysgrad_emulator::Recording::default());
+        if let ArrayModel::Cycle(d) = &mut self.array {
+            d.recording = Some(sysgrad_emulator::Recording::default());
+        }
     }
 
     /// The cycles recorded since [`FixedArith::start_recording`].
     pub fn take_recording(&mut self) -> Option<sysgrad_emulator::Recording> {
-        self.driver.recording.take()
+        match &mut self.array {
+            ArrayModel::Cycle(d) => d.recording.take(),
+            ArrayModel::Fast(_) => None,
+        }
     }
 
     /// The counters since the last call.
@@ -105,12 +152,12 @@ impl FixedArith {
     }
 
     fn charge(&mut self, layer: usize, bucket: Bucket) {
-        let s = std::mem::take(&mut self.driver.stats);
+        let s = self.array.engine().take_stats();
         *self.ledger.interleaved.entry((layer, bucket)).or_default() += &s;
     }
 
     fn run_backward(
-        drv: &mut Driver,
+        drv: &mut dyn Engine,
         schedule: Backward,
         layer: usize,
         w: ArrayView2<i64>,
@@ -118,11 +165,12 @@ impl FixedArith {
         dy: ArrayView2<i64>,
         sink: DwSink,
     ) -> Result<BackwardResult> {
-        gemm::backward(drv, schedule, w, x, dy, sink).map_err(|source| WorkloadError::Array {
-            layer,
-            what: "backward",
-            source,
-        })
+        drv.backward(schedule, w, x, dy, sink)
+            .map_err(|source| WorkloadError::Array {
+                layer,
+                what: "backward",
+                source,
+            })
     }
 }
 
@@ -160,11 +208,15 @@ impl Arith for FixedArith {
         w: ArrayView2<i64>,
         x: ArrayView2<i64>,
     ) -> Result<Array2<i64>> {
-        let y = gemm::forward(&mut self.driver, w, x).map_err(|source| WorkloadError::Array {
-            layer: site.layer,
-            what: "forward",
-            source,
-        })?;
+        let y = self
+            .array
+            .engine()
+            .forward(w, x)
+            .map_err(|source| WorkloadError::Array {
+                layer: site.layer,
+                what: "forward",
+                source,
+            })?;
         let bucket = if site.training {
             Bucket::Forward
         } else {
@@ -191,7 +243,7 @@ impl Arith for FixedArith {
             },
         };
         let res = Self::run_backward(
-            &mut self.driver,
+            self.array.engine(),
             Backward::Interleaved,
             layer,
             w.view(),
@@ -201,9 +253,10 @@ impl Arith for FixedArith {
         )?;
         self.charge(layer, Bucket::Backward);
         if let Some(shadow) = &mut self.shadow {
+            let shadow = shadow.engine();
             let seq =
                 Self::run_backward(shadow, Backward::Sequential, layer, w.view(), x, dy, sink)?;
-            let s = std::mem::take(&mut shadow.stats);
+            let s = shadow.take_stats();
             *self.ledger.sequential_backward.entry(layer).or_default() += &s;
             if seq.dx != res.dx {
                 return Err(WorkloadError::ScheduleMismatch { layer, what: "dX" });

@@ -11,6 +11,7 @@ use crate::model::Model;
 use crate::net::{initial_weights, Activity, BatchResult, Network};
 use std::io::IsTerminal;
 use std::time::Instant;
+use sysgrad_emulator::fast::EngineKind;
 use sysgrad_rng::Rng;
 
 #[derive(Debug, Clone)]
@@ -28,6 +29,8 @@ pub struct TrainOptions {
     pub progress: bool,
     /// Samples per evaluation batch.
     pub eval_batch: usize,
+    /// Clocked or fast exact array model (same results and counters).
+    pub engine: EngineKind,
 }
 
 impl Default for TrainOptions {
@@ -39,6 +42,7 @@ impl Default for TrainOptions {
             max_test: None,
             progress: true,
             eval_batch: 128,
+            engine: EngineKind::Cycle,
         }
     }
 }
@@ -88,8 +92,14 @@ impl TrainRun {
     }
 }
 
-/// Both networks of `model`, built from the same initial weights.
+/// Both networks of `model`, built from the same initial weights, the
+/// fixed-point one on the cycle-accurate array.
 pub fn build(model: &Model) -> (Network<FixedArith>, Network<FloatArith>) {
+    build_on(model, EngineKind::Cycle)
+}
+
+/// [`build`] with the fixed-point network's products on `engine`.
+pub fn build_on(model: &Model, engine: EngineKind) -> (Network<FixedArith>, Network<FloatArith>) {
     let o = model.spec.optimizer;
     let step = Step {
         lr_shift: o.lr_shift,
@@ -97,7 +107,7 @@ pub fn build(model: &Model) -> (Network<FixedArith>, Network<FloatArith>) {
     };
     let init = initial_weights(model);
     (
-        Network::new(model, FixedArith::new(model.cfg, step), &init),
+        Network::new(model, FixedArith::on(engine, model.cfg, step), &init),
         Network::new(model, FloatArith::new(step), &init),
     )
 }
@@ -165,7 +175,7 @@ pub fn train(model: &Model, split: &Split, opts: &TrainOptions) -> Result<TrainR
         ));
     }
     let batch = spec.training.batch_size.min(train_set.len()).max(1);
-    let (mut fixed, mut float) = build(model);
+    let (mut fixed, mut float) = build_on(model, opts.engine);
     let mut spikes = Rng::derive(spec.training.seed, "input-spikes");
     let batches_per_epoch = train_set.len().div_ceil(batch);
     let bar = progress_bar((epochs * batches_per_epoch) as u64, opts.progress);

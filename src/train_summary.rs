@@ -1,0 +1,234 @@
+//! The one-row-per-run tables `sysgrad train` prints when it runs several
+//! models or topologies: the tables the READMEs quote (each run's full
+//! report is still written to its own folder).
+
+use std::fmt::Write;
+use sysgrad_emulator::fast::EngineKind;
+use sysgrad_workloads::report::{ActivityRow, ScheduleComparison, TrainingSummary};
+use sysgrad_workloads::scalesim::report::{
+    Reduction, TopologySummary, PUBLISHED_CNN_CYCLE_REDUCTION, PUBLISHED_FC_ACCESS_RATIO,
+    PUBLISHED_FC_CYCLE_RATIO,
+};
+
+/// A trained model's summary and the seed it ran with.
+pub struct ModelRun {
+    pub summary: TrainingSummary,
+    pub seed: u64,
+}
+
+/// A Markdown table; columns from `right_from` on are right-aligned.
+fn table(header: &[&str], right_from: usize, rows: &[Vec<String>]) -> String {
+    let line = |cells: &[String]| format!("| {} |\n", cells.join(" | "));
+    let mut s = line(&header.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    let rule: Vec<&str> = (0..header.len())
+        .map(|i| if i < right_from { "---" } else { "---:" })
+        .collect();
+    s.push_str(&format!("|{}|\n", rule.join("|")));
+    for r in rows {
+        s.push_str(&line(r));
+    }
+    s
+}
+
+fn percent(fraction: f64) -> String {
+    format!("{:.1}%", 100.0 * fraction)
+}
+
+fn times(ratio: f64) -> String {
+    format!("{ratio:.2}x")
+}
+
+/// `lo-hix`, or one value when both round the same.
+fn range(lo: f64, hi: f64) -> String {
+    let (a, b) = (format!("{lo:.2}"), format!("{hi:.2}"));
+    if a == b {
+        format!("{a}x")
+    } else {
+        format!("{a}-{b}x")
+    }
+}
+
+fn engine_phrase(engine: EngineKind) -> &'static str {
+    match engine {
+        EngineKind::Cycle => "clocked cycle by cycle",
+        EngineKind::Fast => "in the fast exact mode: the cycle-accurate bits and counters",
+    }
+}
+
+fn model_row(run: &ModelRun, wall: Option<f64>) -> Vec<String> {
+    let s = &run.summary;
+    let ratio = |f: fn(&ScheduleComparison) -> f64| {
+        s.network.as_ref().map_or("-".to_string(), |n| times(f(n)))
+    };
+    let mut row = vec![
+        format!("`{}`", s.model),
+        s.array.clone(),
+        format!("{} / {}", s.train_samples, s.test_samples),
+        run.seed.to_string(),
+        s.epochs.to_string(),
+        percent(s.fixed.test_accuracy),
+        percent(s.float.test_accuracy),
+        ratio(|n| n.training_cycle_ratio),
+        ratio(|n| n.backward_cycle_ratio),
+        ratio(|n| n.training_access_ratio),
+    ];
+    if let Some(w) = wall {
+        row.push(format!("{w:.1} s"));
+    }
+    row
+}
+
+/// Input zeros of the layers fed by spikes and spike rates of the LIF
+/// layers, or `None` for a model without spikes.
+fn spike_activity(s: &TrainingSummary) -> Option<String> {
+    let spiking = |a: &&ActivityRow| a.spiking_input;
+    let zeros: Vec<String> = s
+        .activity
+        .iter()
+        .filter(spiking)
+        .map(|a| format!("{} {}", a.name, percent(a.fixed_input_sparsity)))
+        .collect();
+    let rates: Vec<String> = s
+        .activity
+        .iter()
+        .filter(|a| a.fixed.neuron_steps > 0)
+        .map(|a| format!("{} {}", a.name, percent(a.fixed_spike_rate)))
+        .collect();
+    (!zeros.is_empty() || !rates.is_empty()).then(|| {
+        format!(
+            "`{}`, fixed point, all epochs: input zeros (spikes) {}; spike rates {}",
+            s.model,
+            zeros.join(", "),
+            rates.join(", ")
+        )
+    })
+}
+
+/// Test accuracies and schedule ratios of several trained models, with the
+/// run times if `timings`.
+pub fn models(runs: &[(ModelRun, f64)], engine: EngineKind, timings: bool) -> String {
+    let epoch = runs.first().map_or(1, |(r, _)| r.summary.counters_epoch);
+    let mut out = format!(
+        "**Test accuracy after the last epoch, fixed point (array products {}) vs f32; \
+         cycles and buffer accesses of the whole network in epoch {epoch}, \
+         sequential / interleaved**\n\n",
+        engine_phrase(engine)
+    );
+    let mut header = vec![
+        "model",
+        "array",
+        "train / test",
+        "seed",
+        "epochs",
+        "fixed point",
+        "f32",
+        "training cycles",
+        "backward cycles",
+        "buffer accesses",
+    ];
+    if timings {
+        header.push("run time");
+    }
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|(r, wall)| model_row(r, timings.then_some(*wall)))
+        .collect();
+    out.push_str(&table(&header, 3, &rows));
+    for line in runs.iter().filter_map(|(r, _)| spike_activity(&r.summary)) {
+        let _ = write!(out, "\n{line}\n");
+    }
+    out
+}
+
+fn fc_cells(fc: Option<&Reduction>) -> [String; 4] {
+    match fc {
+        Some(f) => [
+            f.layers.to_string(),
+            range(
+                f.min_layer_backward_cycle_ratio,
+                f.max_layer_backward_cycle_ratio,
+            ),
+            range(f.min_layer_cycle_ratio, f.max_layer_cycle_ratio),
+            times(f.training_access_ratio),
+        ],
+        None => ["0".into(), "-".into(), "-".into(), "-".into()],
+    }
+}
+
+fn topology_row(s: &TopologySummary) -> Vec<String> {
+    let mut row = vec![format!("`{}`", s.topology), s.array.clone()];
+    row.extend(fc_cells(s.fully_connected.as_ref()));
+    match &s.whole_network {
+        Some(w) => {
+            row.push(format!(
+                "{} fewer ({})",
+                percent(w.training_cycle_reduction),
+                times(w.training_cycle_ratio)
+            ));
+            row.push(times(w.training_access_ratio));
+        }
+        None => row.extend(["-".to_string(), "-".to_string()]),
+    }
+    row
+}
+
+/// The published figures for gradient interleaving, in the columns of
+/// [`topologies`], so that a reader can compare.
+fn published_row() -> Vec<String> {
+    let (lo, hi) = PUBLISHED_FC_CYCLE_RATIO;
+    let cycles = format!("{lo:.1}-{hi:.1}x");
+    vec![
+        "published".into(),
+        String::new(),
+        String::new(),
+        cycles.clone(),
+        cycles,
+        format!("{PUBLISHED_FC_ACCESS_RATIO:.1}x"),
+        format!("up to {:.0}% fewer", 100.0 * PUBLISHED_CNN_CYCLE_REDUCTION),
+        "-".into(),
+    ]
+}
+
+/// Interleaved vs sequential for several topology runs, one row each, and
+/// the published figures.
+pub fn topologies(runs: &[TopologySummary]) -> String {
+    let Some(first) = runs.first() else {
+        return String::new();
+    };
+    let mut out = format!(
+        "**SCALE-Sim topologies, batch {}, dW {}: sequential / interleaved (FC cycles: \
+         smallest-largest over the FC layers; accesses: all FC layers)**\n\n",
+        first.batch, first.dw_sink
+    );
+    let header = [
+        "topology",
+        "array",
+        "FC layers",
+        "FC backward cycles",
+        "FC training cycles",
+        "FC accesses",
+        "whole network: training cycles",
+        "whole network: accesses",
+    ];
+    let mut rows: Vec<Vec<String>> = runs.iter().map(topology_row).collect();
+    rows.push(published_row());
+    out.push_str(&table(&header, 2, &rows));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_collapse_when_both_ends_round_alike() {
+        assert_eq!(range(1.331, 1.334), "1.33x");
+        assert_eq!(range(1.60, 1.654), "1.60-1.65x");
+    }
+
+    #[test]
+    fn tables_align_numbers_right() {
+        let t = table(&["a", "b"], 1, &[vec!["x".into(), "1".into()]]);
+        assert_eq!(t, "| a | b |\n|---|---:|\n| x | 1 |\n");
+    }
+}
