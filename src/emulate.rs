@@ -1,8 +1,9 @@
 //! `sysgrad emulate`: one training step of a random layer, interleaved and
-//! sequential, with the per-phase counters side by side.
+//! sequential, on the dense and the `none` array, with the per-phase
+//! counters side by side.
 
 use ndarray::Array2;
-use sysgrad_config::Backward;
+use sysgrad_config::{ArrayConfig, Backward, Pipelining};
 use sysgrad_emulator::gemm::{self, DwSink};
 use sysgrad_emulator::{stats, Driver};
 use sysgrad_rng::Rng;
@@ -33,6 +34,10 @@ pub struct EmulateArgs {
     /// With --trace, also write every register as emulator.vcd.
     #[arg(long, requires = "trace")]
     vcd: bool,
+    /// Which pipelinings to run: `both` (the configuration's first), or only
+    /// `dense` or `none`.
+    #[arg(long, default_value = "both")]
+    pipelining: String,
 }
 
 /// Writes a recording as stimulus, port trace and (with snapshots) VCD.
@@ -80,25 +85,88 @@ fn step(
     Ok(drv)
 }
 
-/// The interleaved-vs-sequential summary lines.
-fn print_comparison(il: &stats::Stats, seq: &stats::Stats) {
-    let (bi, bs) = (il.backward(), seq.backward());
-    println!(
-        "\nbackward pass: {} cycles interleaved vs {} sequential ({:.2}x fewer); buffer accesses {} vs {} ({:.2}x fewer)",
-        bi.cycles,
-        bs.cycles,
-        bs.cycles as f64 / bi.cycles as f64,
-        bi.accesses(),
-        bs.accesses(),
-        bs.accesses() as f64 / bi.accesses() as f64
-    );
-    let (ti, ts) = (il.total(), seq.total());
-    println!(
-        "\nwhole step: {} cycles interleaved vs {} sequential ({:.2}x fewer)",
-        ti.cycles,
-        ts.cycles,
-        ts.cycles as f64 / ti.cycles as f64
-    );
+/// `a` over `b` as "N cycles vs M (Rx fewer)" for the summary lines.
+fn versus(what: &str, (an, a): (&str, u64), (bn, b): (&str, u64), unit: &str) -> String {
+    format!(
+        "{what}: {a} {unit} {an} vs {b} {bn} ({:.2}x fewer)",
+        b as f64 / a as f64
+    )
+}
+
+/// The summary lines: interleaved against sequential on each array, and
+/// dense against none for each schedule.
+fn print_comparisons(runs: &[Run]) {
+    let find =
+        |p: Pipelining, s: Backward| runs.iter().find(|r| r.pipelining == p && r.schedule == s);
+    for p in [Pipelining::Dense, Pipelining::None] {
+        let (Some(il), Some(seq)) = (
+            find(p, Backward::Interleaved),
+            find(p, Backward::Sequential),
+        ) else {
+            continue;
+        };
+        let (bi, bs) = (il.stats.backward(), seq.stats.backward());
+        println!(
+            "\n{} array: {}; {}; {}",
+            p.name(),
+            versus(
+                "backward pass",
+                ("interleaved", bi.cycles),
+                ("sequential", bs.cycles),
+                "cycles"
+            ),
+            versus(
+                "buffer accesses",
+                ("interleaved", bi.accesses()),
+                ("sequential", bs.accesses()),
+                "words"
+            ),
+            versus(
+                "whole step",
+                ("interleaved", il.stats.total().cycles),
+                ("sequential", seq.stats.total().cycles),
+                "cycles"
+            ),
+        );
+    }
+    for s in [Backward::Interleaved, Backward::Sequential] {
+        let (Some(d), Some(n)) = (find(Pipelining::Dense, s), find(Pipelining::None, s)) else {
+            continue;
+        };
+        println!(
+            "\n{} schedule: {}",
+            s.name(),
+            versus(
+                "whole step",
+                ("dense", d.stats.total().cycles),
+                ("none", n.stats.total().cycles),
+                "cycles"
+            ),
+        );
+    }
+}
+
+/// One step on one array with one schedule.
+struct Run {
+    pipelining: Pipelining,
+    schedule: Backward,
+    stats: stats::Stats,
+}
+
+/// The pipelinings to run, the configuration's own first.
+fn pipelinings(cfg: &ArrayConfig, which: &str) -> Result<Vec<Pipelining>, String> {
+    let other = match cfg.pipelining() {
+        Pipelining::Dense => Pipelining::None,
+        Pipelining::None => Pipelining::Dense,
+    };
+    match which {
+        "both" => Ok(vec![cfg.pipelining(), other]),
+        "dense" => Ok(vec![Pipelining::Dense]),
+        "none" => Ok(vec![Pipelining::None]),
+        other => Err(format!(
+            "--pipelining {other}: expected both, dense or none"
+        )),
+    }
 }
 
 pub fn run(a: &EmulateArgs) -> Result<(), String> {
@@ -133,32 +201,43 @@ pub fn run(a: &EmulateArgs) -> Result<(), String> {
         rng.matrix(a.k, a.n, bits),
         rng.matrix(a.m, a.n, bits),
     );
-    let runs = schedules
-        .iter()
-        .map(|&s| {
-            Ok((
-                s.name(),
-                step(Driver::new(cfg), s, &w, &x, &dy, a.lr_shift)?.stats,
-            ))
-        })
-        .collect::<Result<Vec<_>, String>>()?;
+    let mut runs = Vec::new();
+    for pipelining in pipelinings(&cfg, &a.pipelining)? {
+        for &schedule in schedules {
+            let drv = Driver::new(cfg.with_pipelining(pipelining));
+            let stats = step(drv, schedule, &w, &x, &dy, a.lr_shift)?.stats;
+            runs.push(Run {
+                pipelining,
+                schedule,
+                stats,
+            });
+        }
+    }
     if let Some(dir) = &a.trace {
         let recording = Driver::recording(cfg, a.vcd);
         let mut drv = step(recording, cfg.backward(), &w, &x, &dy, a.lr_shift)?;
         write_trace(&cfg, drv.recording.take().expect("recording driver"), dir)?;
     }
     println!(
-        "**{} array, layer M={} K={} N={} (forward + backward + SGD update)**\n",
-        cfg.tag(),
+        "**{}x{} array ({}), layer M={} K={} N={} (forward + backward + SGD update)**\n",
+        cfg.rows(),
+        cfg.cols(),
+        cfg.with_pipelining(Pipelining::None).tag(),
         a.m,
         a.k,
         a.n
     );
     let pes = cfg.rows() * cfg.cols();
-    let table: Vec<(&str, &stats::Stats)> = runs.iter().map(|(n, s)| (*n, s)).collect();
+    let names: Vec<String> = runs
+        .iter()
+        .map(|r| format!("{} {}", r.pipelining.name(), r.schedule.name()))
+        .collect();
+    let table: Vec<(&str, &stats::Stats)> = names
+        .iter()
+        .map(String::as_str)
+        .zip(runs.iter().map(|r| &r.stats))
+        .collect();
     print!("{}", stats::markdown_table(&table, pes));
-    if let [(_, il), (_, seq)] = &runs[..] {
-        print_comparison(il, seq);
-    }
+    print_comparisons(&runs);
     Ok(())
 }

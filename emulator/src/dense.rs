@@ -229,7 +229,11 @@ impl Array {
 /// otherwise.
 fn stream_wave(inp: &CycleInput, mode: Mode) -> Wave {
     if mode == Mode::Stream {
-        inp.wave
+        // The learning-rate shift enters with the wave from its own port.
+        Wave {
+            lr: inp.lr_shift as u8,
+            ..inp.wave
+        }
     } else {
         Wave::BUBBLE
     }

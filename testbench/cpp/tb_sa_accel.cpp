@@ -291,6 +291,11 @@ private:
         lanes(get(NET(arr_x_in)), R_);
         lanes(get(NET(arr_w_in)), C_);
         lanes(get(NET(arr_dy_in)), C_);
+#ifdef SG_DENSE
+        std::fprintf(trace_, " %x %x %x %x %x", unsigned(NET(arr_wave_op)),
+                     unsigned(NET(arr_wave_swap)), unsigned(NET(arr_wave_update)),
+                     unsigned(NET(arr_wave_load)), unsigned(NET(arr_wave_load_row)));
+#endif
         std::fputc('\n', trace_);
     }
 

@@ -6,6 +6,8 @@
 //   Vsa_top <stimulus.txt> <ports.txt | -> [trace.vcd]
 //
 // Stimulus version 2 lines are `mode lr_shift dy_valid rst x.. w.. dy..`;
+// version 3 (dense arrays, built with -DSG_DENSE) adds `op swap update load
+// load_row` at the end;
 // version 1 lines have no rst column (reset low throughout).
 //
 // Cycle t: inputs of line t applied with clk low, outputs sampled, then one
@@ -100,8 +102,8 @@ int main(int argc, char** argv) {
     std::string magic;
     int version = 0, R = 0, C = 0, DW = 0, AW = 0;
     stim >> magic >> version >> R >> C >> DW >> AW;
-    if (magic != "sysgrad-stimulus" || (version != 1 && version != 2)) {
-        std::cerr << "not a sysgrad stimulus file (version 1 or 2)\n";
+    if (magic != "sysgrad-stimulus" || version < 1 || version > 3) {
+        std::cerr << "not a sysgrad stimulus file (version 1, 2 or 3)\n";
         return 2;
     }
 
@@ -134,6 +136,8 @@ int main(int argc, char** argv) {
     struct Cycle {
         unsigned mode, lr, dyv, rst;
         Words x, w, dy;
+        // The wave's control (version 3, dense arrays).
+        unsigned op, swap, update, load, load_row;
     };
     std::vector<Cycle> cycles;
     std::string line;
@@ -147,6 +151,7 @@ int main(int argc, char** argv) {
         auto x = read_lanes(in, R);
         auto w = read_lanes(in, C);
         auto dy = read_lanes(in, C);
+        if (version >= 3) in >> c.op >> c.swap >> c.update >> c.load >> c.load_row;
         if (!in) {
             std::cerr << "stimulus line " << cycles.size() + 2 << " is malformed\n";
             return 2;
@@ -164,6 +169,13 @@ int main(int argc, char** argv) {
         top->mode = c.mode;
         top->lr_shift = c.lr;
         top->dy_valid = c.dyv;
+#ifdef SG_DENSE
+        top->wave_op = c.op;
+        top->wave_swap = c.swap;
+        top->wave_update = c.update;
+        top->wave_load = c.load;
+        top->wave_load_row = c.load_row;
+#endif
         put(top->x_in, c.x);
         put(top->w_in, c.w);
         put(top->dy_in, c.dy);

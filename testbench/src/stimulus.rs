@@ -20,6 +20,18 @@ pub const MAGIC: &str = "sysgrad-stimulus";
 /// Version 2 added the `rst` column; the harnesses still read version 1
 /// files (no `rst` column: reset low in every cycle).
 pub const VERSION: u32 = 2;
+/// The version of stimulus files for dense arrays: each line ends with the
+/// wave's control, `op swap update load load_row`.
+pub const DENSE_VERSION: u32 = 3;
+
+/// The stimulus version written for `cfg`.
+pub fn version(cfg: &ArrayConfig) -> u32 {
+    if cfg.dense() {
+        DENSE_VERSION
+    } else {
+        VERSION
+    }
+}
 
 /// Renders the stimulus for `inputs`: the header
 /// `sysgrad-stimulus 2 R C DW AW`, then one line per cycle,
@@ -27,7 +39,8 @@ pub const VERSION: u32 = 2;
 pub fn render(cfg: &ArrayConfig, inputs: &[CycleInput]) -> String {
     let f = cfg.format();
     let mut s = format!(
-        "{MAGIC} {VERSION} {} {} {} {}\n",
+        "{MAGIC} {} {} {} {} {}\n",
+        version(cfg),
         cfg.rows(),
         cfg.cols(),
         f.in_bits,
@@ -66,6 +79,15 @@ fn push_line(s: &mut String, cfg: &ArrayConfig, inp: &CycleInput, with_rst: bool
     }
     for v in inp.x.iter().chain(&inp.w).chain(&inp.dy) {
         write!(s, " {:x}", to_bits(*v, bits)).unwrap();
+    }
+    if cfg.dense() {
+        let w = &inp.wave;
+        write!(
+            s,
+            " {:x} {:x} {:x} {:x} {:x}",
+            w.op, w.swap as u8, w.update as u8, w.load as u8, w.load_row
+        )
+        .unwrap();
     }
 }
 

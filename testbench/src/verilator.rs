@@ -99,6 +99,10 @@ pub fn build_files(
     if opts.trace {
         args.push("--trace".into());
     }
+    if cfg.dense() {
+        // The harness drives the wave ports only a dense array has.
+        args.extend(["-CFLAGS".into(), "-DSG_DENSE=1".into()]);
+    }
     if opts.threads > 1 {
         args.extend(["--threads".into(), opts.threads.to_string()]);
     }

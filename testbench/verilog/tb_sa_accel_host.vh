@@ -48,6 +48,8 @@
       for (k = 0; k < R; k = k + 1) $fwrite(ft, " %0h", a_x[k*DW +: DW]);
       for (k = 0; k < C; k = k + 1) $fwrite(ft, " %0h", a_w[k*DW +: DW]);
       for (k = 0; k < C; k = k + 1) $fwrite(ft, " %0h", a_dy[k*DW +: DW]);
+      // A dense array's wave control ends the line (DENSE: the generated header).
+      if (DENSE) $fwrite(ft, " %0h %0h %0h %0h %0h", a_wave[14:12], a_wave[11], a_wave[10], a_wave[9], a_wave[8:0]);
       $fwrite(ft, "\n");
     end
   endtask

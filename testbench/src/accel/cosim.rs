@@ -325,9 +325,21 @@ fn field_name(cfg: &ArrayConfig, i: usize) -> String {
         2 => "dy_valid".into(),
         i if i < 3 + r => format!("x_in[{}]", i - 3),
         i if i < 3 + r + c => format!("w_in[{}]", i - 3 - r),
-        i => format!("dy_in[{}]", i - 3 - r - c),
+        i if i < 3 + r + 2 * c => format!("dy_in[{}]", i - 3 - r - c),
+        i => WAVE_FIELDS
+            .get(i - 3 - r - 2 * c)
+            .map_or_else(|| format!("field {i}"), |f| f.to_string()),
     }
 }
+
+/// The wave's control at the end of a dense array's trace line.
+const WAVE_FIELDS: [&str; 5] = [
+    "wave_op",
+    "wave_swap",
+    "wave_update",
+    "wave_load",
+    "wave_load_row",
+];
 
 fn parse_line(line: &str) -> Option<Vec<u64>> {
     line.split_whitespace()
@@ -343,7 +355,8 @@ fn compare_traces(
     got: &[String],
     ends: &[usize],
 ) -> Option<String> {
-    let fields = 3 + cfg.rows() + 2 * cfg.cols();
+    let wave = if cfg.dense() { WAVE_FIELDS.len() } else { 0 };
+    let fields = 3 + cfg.rows() + 2 * cfg.cols() + wave;
     let at = |t: usize| {
         let run = ends.iter().take_while(|e| **e <= t).count();
         let start = run.checked_sub(1).map_or(0, |r| ends[r]);

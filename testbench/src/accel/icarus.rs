@@ -113,10 +113,19 @@ module tb_sa_accel;
   wire [C*DW-1:0] a_w = dut.arr_w_in;
   wire [C*DW-1:0] a_dy = dut.arr_dy_in;
   wire running = dut.ctl_running;
+  // The wave control of a dense array as {{op[2:0], swap, update, load, load_row[8:0]}}.
+  localparam DENSE = {dense};
+  wire [14:0] a_wave = {wave};
 
 "#,
         tag = cfg.tag(),
         status_reg = reg::STATUS,
+        dense = cfg.dense() as u8,
+        wave = if cfg.dense() {
+            "{dut.arr_wave_op, dut.arr_wave_swap, dut.arr_wave_update, dut.arr_wave_load, 9'd0 | dut.arr_wave_load_row}"
+        } else {
+            "15'd0"
+        },
     )
 }
 

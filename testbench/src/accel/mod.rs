@@ -69,7 +69,7 @@ pub fn build(cfg: &ArrayConfig) -> Result<AccelModel, AccelError> {
 }
 
 /// The Verilator command line (without files), part of the cache key.
-fn verilator_args() -> Vec<String> {
+fn verilator_args(cfg: &ArrayConfig) -> Vec<String> {
     let busy = status::RUNNING | status::DMA_BUSY;
     [
         "--cc",
@@ -97,6 +97,13 @@ fn verilator_args() -> Vec<String> {
         "-CFLAGS".to_string(),
         format!("-DSG_STATUS_BUSY={busy:#x}"),
     ])
+    // A dense array's wave nets are traced too.
+    .chain(
+        cfg.dense()
+            .then(|| ["-CFLAGS".to_string(), "-DSG_DENSE=1".to_string()])
+            .into_iter()
+            .flatten(),
+    )
     .collect()
 }
 
@@ -122,7 +129,7 @@ pub fn build_files(cfg: &ArrayConfig, files: &[VerilogFile]) -> Result<AccelMode
         label: format!("accel-{}", cfg.tag()),
         files,
         harness: ("tb_sa_accel.cpp", HARNESS),
-        args: &verilator_args(),
+        args: &verilator_args(cfg),
         exe: "Vsa_accel",
     })?;
     Ok(AccelModel { exe, cfg: *cfg })
