@@ -146,8 +146,12 @@ enum Step {
     },
     /// Wait until the array is empty, then DRAIN cycle 0, 1, ...
     Drain(usize),
-    /// Wait until every result is written, then REQUANT cycle 0, 1, ...
+    /// Wait until every accumulator write has landed, then REQUANT cycle
+    /// 0, 1, ...
     Requant(usize),
+    /// One cycle for the last REQUANT line's write to land before the
+    /// next entry's waves read it.
+    Settle,
     Stop,
 }
 
@@ -202,12 +206,22 @@ pub struct Issuer<T> {
     load: Option<LoadJob<T>>,
     active: Option<Held<T>>,
     shadow: Shadow<T>,
-    /// The last cycle with a wave that was not a bubble, and the last with
-    /// a wave that produces results.
+    /// The last cycle that decided a wave that was not a bubble.
     last_wave: Option<u64>,
-    last_result_wave: Option<u64>,
+    /// The cycle in which the latest accumulator write lands (a result
+    /// line or a DRAIN line).
+    last_acc_write: Option<u64>,
     /// Results and weight rows on their way to the outputs, by due cycle.
     pipe: VecDeque<(u64, Due<T>)>,
+    /// The issue register: this cycle's decision reaches the array in the
+    /// next cycle (`None`: IDLE).
+    staged: Option<CycleInput>,
+    /// A DRAIN cycle decided in the last cycle: its line is on `dw_out`
+    /// in this one.
+    staged_drain: Option<(T, (usize, usize), usize)>,
+    /// Weight rows written back in this cycle: they count as written once
+    /// the cycle's decisions are made (a load may read them from the next).
+    rows_landing: usize,
     /// Rows of dirty tiles swapped out but not written yet, and the hull
     /// of their lines.
     dirty_rows: usize,
@@ -281,8 +295,11 @@ impl<T: Clone> Issuer<T> {
             active: None,
             shadow: Shadow::Junk,
             last_wave: None,
-            last_result_wave: None,
+            last_acc_write: None,
             pipe: VecDeque::new(),
+            staged: None,
+            staged_drain: None,
+            rows_landing: 0,
             dirty_rows: 0,
             hull: None,
             slots: 0,
@@ -299,20 +316,29 @@ impl<T: Clone> Issuer<T> {
         timing::RESULT_LATENCY.eval(self.rows, self.cols, 0)
     }
 
-    /// Whether `now` is more than R + C cycles past the last wave (with
-    /// `results_only`, the last wave that produced a result): everything
-    /// it sent out has been written.
-    fn quiet(&self, now: u64, results_only: bool) -> bool {
-        let last = if results_only {
-            self.last_result_wave
-        } else {
-            self.last_wave
-        };
-        last.is_none_or(|t| now > t + self.latency())
+    /// The cycles from a decision to its results at the array's outputs:
+    /// one in the issue register, R + C in the array.
+    fn due(&self, now: u64) -> u64 {
+        now + 1 + self.latency()
     }
 
-    /// One cycle: the engines act, the array is clocked once. Returns true
-    /// in the cycle a Stop entry completes (the run's last cycle).
+    /// Whether `now` is more than R + C cycles past the last wave: a global
+    /// cycle decided now reaches an empty array, and everything that wave
+    /// sent out is written by the end of this cycle.
+    fn quiet(&self, now: u64) -> bool {
+        self.last_wave.is_none_or(|t| now > t + self.latency())
+    }
+
+    /// Whether every accumulator write has landed before this cycle (so
+    /// REQUANT may read the lines).
+    fn acc_written(&self, now: u64) -> bool {
+        self.last_acc_write.is_none_or(|t| now > t)
+    }
+
+    /// One cycle: the results due are delivered, the engines decide, the
+    /// array is clocked once with the last cycle's decision (the issue
+    /// register) and this one's is staged. Returns true in the cycle a
+    /// Stop entry completes (the run's last cycle).
     pub fn cycle(&mut self, drv: &mut Driver, src: &mut impl Waves<T>) -> bool {
         let now = drv.cycle();
         self.deliver(now, drv, src);
@@ -350,7 +376,8 @@ impl<T: Clone> Issuer<T> {
         } else if let Some(step) = act.drain {
             inp.mode = Mode::Drain.into();
             phase = Phase::Drain;
-            src.drained(&self.data_tag(), shape, step, &drv.array);
+            self.staged_drain = Some((self.data_tag(), shape, step));
+            self.last_acc_write = Some(now + 1);
         } else if act.wave.is_some() || act.swap || slot {
             inp.mode = Mode::Stream.into();
             self.last_wave = Some(now);
@@ -358,7 +385,12 @@ impl<T: Clone> Issuer<T> {
         if let Some(t) = act.requant {
             src.requant(&self.data_tag(), t);
         }
-        drv.clock(inp, phase);
+        self.land_rows();
+        let apply = self.staged.replace(inp);
+        drv.clock(
+            apply.unwrap_or_else(|| CycleInput::zeros(&cfg, Mode::Idle)),
+            phase,
+        );
         if act.done {
             self.data = None;
         }
@@ -413,10 +445,18 @@ impl<T: Clone> Issuer<T> {
                 } => src.result(&tag, mode, t, shape, &drv.array),
                 Due::Evicted { tile, row } => {
                     src.evicted(&tile, row, &drv.array);
-                    self.dirty_rows -= 1;
+                    self.rows_landing += 1;
                 }
             }
         }
+        if let Some((tag, shape, step)) = self.staged_drain.take() {
+            src.drained(&tag, shape, step, &drv.array);
+        }
+    }
+
+    /// The weight rows written in this cycle count as written from the next.
+    fn land_rows(&mut self) {
+        self.dirty_rows -= std::mem::take(&mut self.rows_landing);
         if self.dirty_rows == 0 {
             self.hull = None;
         }
@@ -426,7 +466,7 @@ impl<T: Clone> Issuer<T> {
     fn data_action(&mut self, now: u64) -> DataAction {
         let mut act = DataAction::default();
         let load_idle = self.load.is_none();
-        let (quiet, written) = (self.quiet(now, false), self.quiet(now, true));
+        let (quiet, written) = (self.quiet(now), self.acc_written(now));
         let queue_empty = self.queue.is_empty();
         let cols = self.cols;
         let Some(job) = &mut self.data else {
@@ -466,8 +506,13 @@ impl<T: Clone> Issuer<T> {
                     unreachable!("requant steps belong to REQUANT")
                 };
                 act.requant = Some(t);
-                Some((t + 1 < *count).then_some(Step::Requant(t + 1)))
+                Some(Some(if t + 1 < *count {
+                    Step::Requant(t + 1)
+                } else {
+                    Step::Settle
+                }))
             }
+            Step::Settle => Some(None),
             Step::Stop if load_idle && queue_empty && quiet => {
                 act.stop = true;
                 Some(None)
@@ -538,7 +583,7 @@ impl<T: Clone> Issuer<T> {
     /// The load engine's slot in this cycle, if any (into `inp`).
     fn slot(&mut self, now: u64, inp: &mut CycleInput, src: &mut impl Waves<T>) -> bool {
         let rows = self.rows;
-        let lat = self.latency();
+        let due = self.due(now);
         let Some(job) = &mut self.load else {
             return false;
         };
@@ -560,11 +605,11 @@ impl<T: Clone> Issuer<T> {
             };
         }
         if let Some(out) = job.outgoing.as_ref().filter(|h| h.dirty && row < h.tile.k) {
-            let due = Due::Evicted {
+            let row_out = Due::Evicted {
                 tile: out.tile.clone(),
                 row,
             };
-            self.pipe.push_back((now + lat, due));
+            self.pipe.push_back((due, row_out));
         }
         if real {
             src.slot(&job.tile, row, &mut inp.w);
@@ -636,8 +681,9 @@ impl<T: Clone> Issuer<T> {
                 t,
                 shape,
             };
-            self.pipe.push_back((now + self.latency(), due));
-            self.last_result_wave = Some(now);
+            let at = self.due(now);
+            self.pipe.push_back((at, due));
+            self.last_acc_write = Some(at);
         }
     }
 }
