@@ -191,7 +191,7 @@ impl Accelerator {
         });
         dec.done = true;
         let ctl = self.dense.as_mut().expect("a dense array");
-        ctl.issuer.queue.push_back(Entry::Stop);
+        ctl.queue_stop();
     }
 
     /// The queue entries of a command that passed its checks, and the
@@ -306,6 +306,32 @@ impl Accelerator {
 }
 
 impl DenseControl {
+    /// The stop entry, and before it what the `none` controller would
+    /// have done already: a tile loaded but not used yet is swapped in
+    /// (carrying the update pending for the tile it replaces) and that tile
+    /// is sent out with a load of zeros, as FLUSH_W's last two entries do;
+    /// an update still pending for the tile in the PEs is applied by the
+    /// stop entry. So a run ends with the buffers, PEs and resident tile
+    /// of the `none` controller.
+    fn queue_stop(&mut self) {
+        let mut entries = Vec::new();
+        if !self.resident_active {
+            let evict_update = self.active_pending.take();
+            self.active_pending = self.resident_pending.take();
+            self.resident_active = true;
+            entries.extend([Entry::Swap { evict_update }, zero_load()]);
+        }
+        entries.push(Entry::Stop {
+            update_first: self.active_pending.take(),
+        });
+        // One entry now, the rest one per cycle from the backlog's end.
+        entries.reverse();
+        self.issuer
+            .queue
+            .push_back(entries.pop().expect("the stop entry"));
+        self.backlog = entries;
+    }
+
     /// FLUSH_W's swap carries the update pending for the tile in the PEs;
     /// the resident tile, if it never got into the PEs, is dropped (it
     /// would leave unchanged).

@@ -46,8 +46,9 @@ pub enum Entry<T> {
     Drain { marks: Marks, tag: T },
     /// `count` REQUANT cycles once every result is written.
     Requant { count: usize, tag: T },
-    /// HALT or a fault: stop once everything is written.
-    Stop,
+    /// HALT or a fault: stop once everything is written, after one UPDATE
+    /// cycle (`lr`) if an update is still pending for the tile in the PEs.
+    Stop { update_first: Option<u8> },
 }
 
 /// What the decoder attached to a data entry.
@@ -158,7 +159,8 @@ enum Step {
 /// The load engine's entry and how far it has got.
 #[derive(Debug, Clone)]
 struct LoadJob<T> {
-    tile: Tile<T>,
+    /// `None`: only send a dirty shadow tile out (before a stop).
+    tile: Option<Tile<T>>,
     zero: bool,
     phase: LoadPhase,
     /// The tile the slots are sending out.
@@ -185,6 +187,8 @@ struct DataAction {
     update: Option<u8>,
     drain: Option<usize>,
     requant: Option<usize>,
+    /// Before the stop: send the dirty tile in the shadow registers out.
+    push_out: bool,
     stop: bool,
     /// The entry is done after this cycle.
     done: bool,
@@ -263,7 +267,12 @@ fn steps_of<T>(entry: &Entry<T>) -> VecDeque<Step> {
         }
         Entry::Swap { .. } => steps.push_back(Step::SwapBubble),
         Entry::Requant { .. } => steps.push_back(Step::Requant(0)),
-        Entry::Stop => steps.push_back(Step::Stop),
+        Entry::Stop { update_first } => {
+            if let Some(lr) = update_first {
+                steps.push_back(Step::UpdateFirst(*lr));
+            }
+            steps.push_back(Step::Stop);
+        }
         Entry::Load { .. } => unreachable!("loads go to the load engine"),
     }
     steps
@@ -344,7 +353,6 @@ impl<T: Clone> Issuer<T> {
         self.deliver(now, drv, src);
         self.take_data();
         let act = self.data_action(now);
-        self.take_load(&act);
         let cfg = drv.cfg();
         let mut inp = CycleInput::zeros(&cfg, Mode::Idle);
         let mut phase = Phase::Idle;
@@ -357,6 +365,9 @@ impl<T: Clone> Issuer<T> {
                 inp.lr_shift = lr.into();
             }
         }
+        // After the swap: a load taken in the swap's cycle sees the tile
+        // just switched out (dirty or not) in the shadow registers.
+        self.take_load(&act);
         let shape = self.shape();
         if let Some((mode, pass, t)) = act.wave {
             phase = phase_of(mode);
@@ -468,6 +479,7 @@ impl<T: Clone> Issuer<T> {
         let load_idle = self.load.is_none();
         let (quiet, written) = (self.quiet(now), self.acc_written(now));
         let queue_empty = self.queue.is_empty();
+        let shadow_dirty = matches!(&self.shadow, Shadow::Evicted(h) if h.dirty);
         let cols = self.cols;
         let Some(job) = &mut self.data else {
             return act;
@@ -513,6 +525,10 @@ impl<T: Clone> Issuer<T> {
                 }))
             }
             Step::Settle => Some(None),
+            Step::Stop if load_idle && queue_empty && shadow_dirty => {
+                act.push_out = true;
+                None
+            }
             Step::Stop if load_idle && queue_empty && quiet => {
                 act.stop = true;
                 Some(None)
@@ -552,6 +568,15 @@ impl<T: Clone> Issuer<T> {
     /// The load engine takes a load at the queue head (`docs/COMMANDS.md`,
     /// Load engine).
     fn take_load(&mut self, act: &DataAction) {
+        if act.push_out {
+            self.load = Some(LoadJob {
+                tile: None,
+                zero: true,
+                phase: LoadPhase::PushOut(0),
+                outgoing: None,
+            });
+            return;
+        }
         if self.load.is_some() || self.data_blocks_loads(act) {
             return;
         }
@@ -573,7 +598,7 @@ impl<T: Clone> Issuer<T> {
             (true, _) => LoadPhase::WaitClean,
         };
         self.load = Some(LoadJob {
-            tile,
+            tile: Some(tile),
             zero,
             phase,
             outgoing: None,
@@ -611,14 +636,15 @@ impl<T: Clone> Issuer<T> {
             };
             self.pipe.push_back((due, row_out));
         }
-        if real {
-            src.slot(&job.tile, row, &mut inp.w);
+        if let Some(tile) = job.tile.as_ref().filter(|_| real) {
+            src.slot(tile, row, &mut inp.w);
         }
         inp.wave.load = true;
         inp.wave.load_row = row as u16;
         self.slots += 1;
         let last = row + 1 == rows;
         job.phase = match (job.phase, last) {
+            (LoadPhase::PushOut(_), true) if job.tile.is_none() => LoadPhase::Slots(rows),
             (LoadPhase::PushOut(_), true) => LoadPhase::WaitClean,
             (LoadPhase::PushOut(r), false) => LoadPhase::PushOut(r + 1),
             (_, false) => LoadPhase::Slots(row + 1),
@@ -626,7 +652,7 @@ impl<T: Clone> Issuer<T> {
         };
         if job.phase == LoadPhase::Slots(rows) {
             let job = self.load.take().expect("a load");
-            self.shadow = Shadow::Loaded(job.tile);
+            self.shadow = job.tile.map_or(Shadow::Junk, Shadow::Loaded);
         }
         true
     }
