@@ -161,6 +161,8 @@ fn exchange() -> Vec<Item> {
             "The slot is this row's: the shadow takes w_in's weight, the leaving one goes south."
                 .into(),
         ),
+        // Contract reading: a load_row >= R (R not a power of two) matches
+        // no row, so that slot's weights just pass down wp to w_out.
         wire("exch", Width::bit())
             .init(ctl_in(WaveField::Load).and(ctl_in(WaveField::LoadRow).equals("row")))
             .item(),
@@ -212,6 +214,8 @@ fn registers() -> Item {
         set("d", "d_in"),
         set("dv", "dv_in"),
     ];
+    // `{c_op..c_row}' = c` as taken: c_op keeps the raw code (5 on a
+    // sequential PE, 1/6/7 too); only the decoding above treats them as 0.
     for f in WaveField::ALL {
         wave.push(set(control_reg_name(f), ctl_in(f)));
     }
@@ -226,6 +230,9 @@ fn registers() -> Item {
                 "dw_base",
             ),
         ),
+        // Contract reading: UPDATE updates the register w (not w_eff) with
+        // the register dw, even if a swap wave arrives in the same cycle;
+        // ws and wp still do what that wave says.
         Stmt::Comment("UPDATE and DRAIN override w and dw (the later assignment wins).".into()),
         if_else(
             id("mode").equals(id(&Mode::Update.verilog_name())),

@@ -170,6 +170,7 @@ fn edges_and_outputs() -> Vec<Item> {
             "g_east",
             vec![
                 assign(id("dx_east").lane("i", "AW"), east("psh_o")),
+                // As on the `none` array (the dense section keeps dw_out).
                 assign(id("dw_out").lane("i", "AW"), east("dw_o")),
                 wire("x_unused", Width::of("DW")).init(east("x_o")).item(),
                 wire("c_unused", Width::of(ctl::word_bits()))
@@ -196,6 +197,10 @@ fn edges_and_outputs() -> Vec<Item> {
     ]
 }
 
+/// ARCHITECTURE.md names an `sa_top` parameter `DENSE = 1`; this text has
+/// none: the dense array is its own module text (a `DENSE` no logic read
+/// would be an unused parameter for `verilator -Wall`, and 0 could mean
+/// nothing here). `RB` is a parameter whose default comes from R.
 pub fn module(cfg: &ArrayConfig) -> Module {
     let mut ports = ports();
     let after_valid = ports.iter().position(|p| p.name == "dy_valid").unwrap() + 1;
