@@ -168,6 +168,9 @@ fn block(rows: usize, cols: usize) -> impl Strategy<Value = Vec<Command>> {
         k,
     });
     let backwards = prop::collection::vec(backward(), 0..3);
+    // An UPDATE right after LOAD_W (dW is 0 then on both) makes the tile
+    // dirty before any command used it.
+    let early_update = any::<bool>();
     let extra = prop::collection::vec(prop_oneof![requant(), Just(Command::Sync), forward()], 0..3);
     (
         load,
@@ -176,9 +179,13 @@ fn block(rows: usize, cols: usize) -> impl Strategy<Value = Vec<Command>> {
         sink(),
         extra,
         any::<bool>(),
+        early_update,
     )
-        .prop_map(|(load, fwd, bwd, sink, extra, flush)| {
+        .prop_map(|(load, fwd, bwd, sink, extra, flush, early)| {
             let mut v = vec![load];
+            if early {
+                v.push(Command::Update { lr_shift: 1 });
+            }
             v.extend(fwd);
             if !bwd.is_empty() {
                 v.extend(bwd);
