@@ -1,0 +1,423 @@
+//! The multi-array timeline: a list scheduler over the tasks of every
+//! stage. Each array runs one task at a time, never preempted; when it is
+//! free it starts the first ready task in its schedule's priority order,
+//! subject to the schedule's admission rules (in-flight limits, LayerPipe2's
+//! lag, the flush of synchronous schedules). A task is ready when its
+//! inputs have arrived over the link. Event driven and exact in cycles.
+
+use crate::cost::{Cost, TaskCosts};
+use crate::error::{PipelineError, Result};
+use crate::plan::{Kind, Plan};
+use crate::system::Link;
+use serde::Serialize;
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
+use std::ops::Range;
+
+/// What one stage runs per unit of work (a micro-batch, or one time chunk
+/// of it) and what it sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct StageLoad {
+    pub costs: TaskCosts,
+    /// Words of the activation it sends downstream per unit (and of the
+    /// gradient it receives back).
+    pub send_words: u64,
+    /// Words of the gradient it sends upstream per unit.
+    pub return_words: u64,
+}
+
+/// The cost of a task of `kind` on a stage whose backward runs `plan`'s way.
+pub fn task_cost(load: &StageLoad, plan: &Plan, kind: Kind) -> Cost {
+    match kind {
+        Kind::F => load.costs.forward,
+        Kind::B => load.costs.dx,
+        Kind::W => load.costs.dw,
+        Kind::BW => load.costs.backward(plan.backward),
+    }
+}
+
+/// One task as it ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Task {
+    pub stage: usize,
+    pub kind: Kind,
+    pub micro: usize,
+    pub chunk: usize,
+    pub start: u64,
+    pub finish: u64,
+}
+
+/// One message over a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Message {
+    pub from: usize,
+    pub to: usize,
+    pub micro: usize,
+    pub chunk: usize,
+    pub words: u64,
+    pub depart: u64,
+    pub arrive: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Timeline {
+    pub plan: Plan,
+    pub stages: usize,
+    /// Tasks in the order they started (ties: lower stage first).
+    pub tasks: Vec<Task>,
+    pub messages: Vec<Message>,
+    /// The micro-batches of each mini-batch (iteration).
+    pub groups: Vec<Range<usize>>,
+    /// Most micro-batches in flight on each stage at once.
+    pub peak_in_flight: Vec<usize>,
+}
+
+impl Timeline {
+    pub fn makespan(&self) -> u64 {
+        self.tasks.iter().map(|t| t.finish).max().unwrap_or(0)
+    }
+    /// The cycle at which every task of mini-batch `g` has finished.
+    pub fn group_end(&self, g: usize) -> u64 {
+        let r = &self.groups[g];
+        self.tasks
+            .iter()
+            .filter(|t| r.contains(&t.micro))
+            .map(|t| t.finish)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+struct StageState {
+    free_at: u64,
+    /// The next unit to forward (forwards run in unit order).
+    next_forward: usize,
+    /// Units forwarded whose dX (or whole backward) has not started.
+    waiting_backward: BTreeSet<usize>,
+    /// Units whose dX ran and whose dW has not (split backward).
+    waiting_dw: BTreeSet<usize>,
+    backward_done: Vec<bool>,
+    forwards: usize,
+    dx_done: usize,
+    finished: usize,
+    /// Units of each mini-batch whose last backward task ran.
+    finished_in_group: Vec<usize>,
+    micro_started: usize,
+    micro_finished: usize,
+}
+
+struct Sim<'a> {
+    plan: &'a Plan,
+    loads: &'a [StageLoad],
+    link: Link,
+    units: usize,
+    chunks: usize,
+    group_of: Vec<usize>,
+    groups: Vec<Range<usize>>,
+    st: Vec<StageState>,
+    /// Arrival cycle of unit u's activation at stage s / gradient at s.
+    activation_at: Vec<Vec<Option<u64>>>,
+    gradient_at: Vec<Vec<Option<u64>>>,
+    forward_link_free: Vec<u64>,
+    backward_link_free: Vec<u64>,
+    events: BinaryHeap<Reverse<u64>>,
+    tasks: Vec<Task>,
+    messages: Vec<Message>,
+    peak: Vec<usize>,
+}
+
+/// Runs `plan` for mini-batches of `group_sizes` micro-batches on the
+/// stages `loads` joined by `link`. Asynchronous schedules run the
+/// micro-batches as one stream (the groups only mark iterations).
+pub fn simulate(
+    plan: &Plan,
+    loads: &[StageLoad],
+    link: Link,
+    group_sizes: &[usize],
+) -> Result<Timeline> {
+    let mut sim = Sim::new(plan, loads, link, group_sizes);
+    sim.run()?;
+    Ok(Timeline {
+        plan: *plan,
+        stages: loads.len(),
+        tasks: sim.tasks,
+        messages: sim.messages,
+        groups: sim.groups,
+        peak_in_flight: sim.peak,
+    })
+}
+
+impl<'a> Sim<'a> {
+    fn new(plan: &'a Plan, loads: &'a [StageLoad], link: Link, group_sizes: &[usize]) -> Self {
+        let p = loads.len();
+        let mut groups = Vec::new();
+        let mut group_of = Vec::new();
+        let mut start = 0;
+        for (g, &n) in group_sizes.iter().enumerate() {
+            groups.push(start..start + n);
+            group_of.extend(std::iter::repeat_n(g, n));
+            start += n;
+        }
+        let chunks = plan.chunks;
+        let units = start * chunks;
+        let st = (0..p)
+            .map(|_| StageState {
+                free_at: 0,
+                next_forward: 0,
+                waiting_backward: BTreeSet::new(),
+                waiting_dw: BTreeSet::new(),
+                backward_done: vec![false; units],
+                forwards: 0,
+                dx_done: 0,
+                finished: 0,
+                finished_in_group: vec![0; groups.len()],
+                micro_started: 0,
+                micro_finished: 0,
+            })
+            .collect();
+        Sim {
+            plan,
+            loads,
+            link,
+            units,
+            chunks,
+            group_of,
+            groups,
+            st,
+            activation_at: vec![vec![None; units]; p],
+            gradient_at: vec![vec![None; units]; p],
+            forward_link_free: vec![0; p],
+            backward_link_free: vec![0; p],
+            events: BinaryHeap::new(),
+            tasks: Vec::new(),
+            messages: Vec::new(),
+            peak: vec![0; p],
+        }
+    }
+
+    fn p(&self) -> usize {
+        self.loads.len()
+    }
+
+    fn run(&mut self) -> Result<()> {
+        let mut t = 0;
+        loop {
+            while self.start_ready_tasks(t) {}
+            if self.st.iter().all(|s| s.finished == self.units) {
+                return Ok(());
+            }
+            t = loop {
+                match self.events.pop() {
+                    Some(Reverse(x)) if x > t => break x,
+                    Some(_) => continue,
+                    None => return Err(self.deadlock(t)),
+                }
+            };
+        }
+    }
+
+    fn deadlock(&self, t: u64) -> PipelineError {
+        let detail = self
+            .st
+            .iter()
+            .enumerate()
+            .map(|(s, st)| {
+                format!(
+                    "stage {s}: next forward {}, waiting dX {:?}, waiting dW {:?}",
+                    st.next_forward, st.waiting_backward, st.waiting_dw
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        PipelineError::Deadlock {
+            schedule: self.plan.label(),
+            cycle: t,
+            detail,
+        }
+    }
+
+    /// Starts one task on every free array that has one ready; true if any started.
+    fn start_ready_tasks(&mut self, t: u64) -> bool {
+        let mut any = false;
+        for s in 0..self.p() {
+            if self.st[s].free_at <= t {
+                if let Some((kind, u)) = self.pick(s, t) {
+                    self.start(s, kind, u, t);
+                    any = true;
+                }
+            }
+        }
+        any
+    }
+
+    fn micro_of(&self, u: usize) -> usize {
+        u / self.chunks
+    }
+
+    fn pick(&self, s: usize, t: u64) -> Option<(Kind, usize)> {
+        for &kind in self.plan.priority() {
+            let found = match kind {
+                Kind::F => self.forward_ready(s, t).then_some(self.st[s].next_forward),
+                Kind::B | Kind::BW => self.backward_ready(s, t),
+                Kind::W => self.st[s].waiting_dw.first().copied(),
+            };
+            if let Some(u) = found {
+                return Some((kind, u));
+            }
+        }
+        None
+    }
+
+    fn forward_ready(&self, s: usize, t: u64) -> bool {
+        let st = &self.st[s];
+        let u = st.next_forward;
+        if u >= self.units {
+            return false;
+        }
+        let arrived = s == 0 || self.activation_at[s][u].is_some_and(|a| a <= t);
+        let p = self.p();
+        let in_flight = st.micro_started - st.micro_finished;
+        let new_micro = u % self.chunks == 0;
+        let limit_ok = !new_micro
+            || self
+                .plan
+                .in_flight_limit(s, p)
+                .is_none_or(|l| in_flight < l);
+        let forward_ok = self
+            .plan
+            .forward_limit(s, p)
+            .is_none_or(|l| st.forwards - st.dx_done < l * self.chunks);
+        arrived && limit_ok && forward_ok && self.flushed(s, u)
+    }
+
+    /// A synchronous stage starts a mini-batch only after the previous
+    /// one's backward passes are all done (and its weights stepped).
+    fn flushed(&self, s: usize, u: usize) -> bool {
+        if !self.plan.schedule.synchronous() {
+            return true;
+        }
+        let g = self.group_of[self.micro_of(u)];
+        g == 0 || self.st[s].finished_in_group[g - 1] == self.groups[g - 1].len() * self.chunks
+    }
+
+    fn backward_ready(&self, s: usize, t: u64) -> Option<usize> {
+        let st = &self.st[s];
+        let ready = |&u: &usize| self.backward_unit_ready(s, u, t);
+        if self.plan.backward_newest_first() {
+            st.waiting_backward.iter().rev().find(|u| ready(u)).copied()
+        } else {
+            st.waiting_backward.iter().find(|u| ready(u)).copied()
+        }
+    }
+
+    fn backward_unit_ready(&self, s: usize, u: usize, t: u64) -> bool {
+        let st = &self.st[s];
+        let last = s + 1 == self.p();
+        let gradient = last || self.gradient_at[s][u].is_some_and(|a| a <= t);
+        // BPTT carries the membrane gradient from the later time chunk.
+        let carry = (u + 1) % self.chunks == 0 || st.backward_done[u + 1];
+        let lag_ok = self.plan.lag(s, self.p()).is_none_or(|lag| {
+            let j = (self.micro_of(u) + lag).min(self.units / self.chunks - 1);
+            st.next_forward > j * self.chunks + self.chunks - 1
+        });
+        // GPipe: a mini-batch's backwards come after all of its forwards.
+        let all_forwarded = !self.plan.backward_newest_first() || {
+            let g = self.group_of[self.micro_of(u)];
+            st.next_forward >= self.groups[g].end * self.chunks
+        };
+        gradient && carry && lag_ok && all_forwarded
+    }
+
+    fn start(&mut self, s: usize, kind: Kind, u: usize, t: u64) {
+        let cost = task_cost(&self.loads[s], self.plan, kind).cycles;
+        let finish = t + cost;
+        self.st[s].free_at = finish;
+        self.events.push(Reverse(finish));
+        self.tasks.push(Task {
+            stage: s,
+            kind,
+            micro: self.micro_of(u),
+            chunk: u % self.chunks,
+            start: t,
+            finish,
+        });
+        match kind {
+            Kind::F => self.started_forward(s, u, finish),
+            Kind::B => {
+                self.started_dx(s, u, finish);
+                self.st[s].waiting_dw.insert(u);
+            }
+            Kind::W => {
+                self.st[s].waiting_dw.remove(&u);
+                self.finished_unit(s, u);
+            }
+            Kind::BW => {
+                self.started_dx(s, u, finish);
+                self.finished_unit(s, u);
+            }
+        }
+    }
+
+    fn started_forward(&mut self, s: usize, u: usize, finish: u64) {
+        let st = &mut self.st[s];
+        st.next_forward += 1;
+        st.forwards += 1;
+        st.waiting_backward.insert(u);
+        if u % self.chunks == 0 {
+            st.micro_started += 1;
+            self.peak[s] = self.peak[s].max(st.micro_started - st.micro_finished);
+        }
+        if s + 1 < self.p() {
+            let words = self.loads[s].send_words;
+            let arrive = self.send(s, s + 1, u, words, finish);
+            self.activation_at[s + 1][u] = Some(arrive);
+        }
+    }
+
+    fn started_dx(&mut self, s: usize, u: usize, finish: u64) {
+        let st = &mut self.st[s];
+        st.waiting_backward.remove(&u);
+        st.backward_done[u] = true;
+        st.dx_done += 1;
+        if s > 0 {
+            let words = self.loads[s].return_words;
+            let arrive = self.send(s, s - 1, u, words, finish);
+            self.gradient_at[s - 1][u] = Some(arrive);
+        }
+    }
+
+    fn finished_unit(&mut self, s: usize, u: usize) {
+        let g = self.group_of[self.micro_of(u)];
+        let st = &mut self.st[s];
+        st.finished += 1;
+        st.finished_in_group[g] += 1;
+        // The backward runs the chunks last to first: chunk 0 ends the micro-batch.
+        if u % self.chunks == 0 {
+            st.micro_finished += 1;
+        }
+    }
+
+    /// Queues a message on the link from `from` to `to`; its arrival cycle.
+    fn send(&mut self, from: usize, to: usize, u: usize, words: u64, depart: u64) -> u64 {
+        let free = if to > from {
+            &mut self.forward_link_free[from]
+        } else {
+            &mut self.backward_link_free[to]
+        };
+        let begin = depart.max(*free);
+        let busy = self.link.occupancy(words);
+        *free = begin + busy;
+        let arrive = begin + busy + self.link.latency;
+        self.events.push(Reverse(arrive));
+        self.messages.push(Message {
+            from,
+            to,
+            micro: self.micro_of(u),
+            chunk: u % self.chunks,
+            words,
+            depart,
+            arrive,
+        });
+        arrive
+    }
+}
