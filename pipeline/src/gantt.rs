@@ -41,12 +41,13 @@ pub fn svg(tl: &Timeline, title: &str, until: Option<u64>) -> String {
     for t in tl.tasks.iter().filter(|t| t.start < end) {
         let x = LEFT + t.start as f64 * scale;
         let w = ((t.finish.min(end) - t.start) as f64 * scale).max(0.5);
-        let y = 30.0 + ROW * t.stage as f64 + 2.0;
+        let y = 30.0 + ROW * t.array as f64 + 2.0;
         let _ = writeln!(
             s,
-            r#"<rect x="{x:.2}" y="{y}" width="{w:.2}" height="{h}" fill="{c}" stroke="white" stroke-width="0.5"><title>{k} micro-batch {m} chunk {ch}: cycles {a}..{b}</title></rect>"#,
+            r#"<rect x="{x:.2}" y="{y}" width="{w:.2}" height="{h}" fill="{c}" stroke="white" stroke-width="0.5"><title>stage {st} {k} micro-batch {m} chunk {ch}: cycles {a}..{b}</title></rect>"#,
             h = ROW - 4.0,
             c = colour(t.kind),
+            st = t.stage,
             k = t.kind.name(),
             m = t.micro,
             ch = t.chunk,

@@ -14,7 +14,7 @@
 //! * [`system`], [`partition`]: arrays and links; balanced or given partitions.
 //! * [`plan`]: the schedules and their rules; [`sim`]: the event-driven
 //!   timeline; [`metrics`]: the figures; [`gantt`]: the SVG chart.
-//! * [`setup`]: all of the above for one run.
+//! * [`setup`]: all of the above for one run; [`report`]: its files.
 //! * [`numerics`]: training the model in fixed point in the timeline's
 //!   order, so stale weights and delayed gradients change the result.
 
@@ -25,6 +25,7 @@ pub mod metrics;
 pub mod numerics;
 pub mod partition;
 pub mod plan;
+pub mod report;
 pub mod setup;
 pub mod sim;
 pub mod system;

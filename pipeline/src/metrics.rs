@@ -39,6 +39,8 @@ pub struct StageFigures {
     /// The largest number of weight updates between a micro-batch's
     /// forward and its backward on this stage.
     pub max_delay: usize,
+    /// The array that runs this stage's dW tasks.
+    pub dw_array: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -68,7 +70,9 @@ pub fn iteration_cycles(tl: &Timeline) -> f64 {
     }
 }
 
-/// Busy cycles and useful MACs of one full mini-batch on each stage.
+/// Busy cycles and useful MACs of one full mini-batch on each array: its
+/// stage's forward and backward tasks, and the dW tasks it runs for
+/// itself or a neighbour.
 pub fn busy_per_iteration(plan: &Plan, loads: &[StageLoad]) -> Vec<(u64, u64)> {
     let units = (plan.micro_batches * plan.chunks) as u64;
     let kinds: &[Kind] = if plan.split() {
@@ -76,15 +80,16 @@ pub fn busy_per_iteration(plan: &Plan, loads: &[StageLoad]) -> Vec<(u64, u64)> {
     } else {
         &[Kind::F, Kind::BW]
     };
-    loads
-        .iter()
-        .map(|l| {
-            kinds.iter().fold((0, 0), |(c, m), &k| {
-                let t = task_cost(l, plan, k);
-                (c + units * t.cycles, m + units * t.macs)
-            })
-        })
-        .collect()
+    let mut busy = vec![(0, 0); loads.len()];
+    for (s, l) in loads.iter().enumerate() {
+        for &k in kinds {
+            let a = if k == Kind::W { l.dw_array } else { s };
+            let t = task_cost(l, plan, k);
+            busy[a].0 += units * t.cycles;
+            busy[a].1 += units * t.macs;
+        }
+    }
+    busy
 }
 
 /// The weight updates between each micro-batch's forward and backward
@@ -200,6 +205,7 @@ pub fn figures(
                 sent_forward_words: sent[s].0,
                 sent_backward_words: sent[s].1,
                 max_delay: delays[s].iter().copied().max().unwrap_or(0),
+                dw_array: loads[s].dw_array,
             }
         })
         .collect();

@@ -9,7 +9,7 @@
 
 use crate::error::{PipelineError, Result};
 use crate::plan::{Kind, Plan, Weights};
-use crate::sim::{self, StageLoad, Task, Timeline};
+use crate::sim::{self, Carries, StageLoad, Task, Timeline};
 use crate::system::System;
 use ndarray::{Array2, Array4, Axis};
 use serde::Serialize;
@@ -361,19 +361,38 @@ impl<'a> Trainer<'a> {
         }
     }
 
-    /// Runs the numerics of every task in the order the tasks started.
-    /// A micro-batch's work happens at its first task of each kind (the
-    /// forward's first time chunk, the backward's last), which the
-    /// timeline orders after everything it depends on.
+    /// Runs the numerics of every task in the order the tasks started,
+    /// except that a dW run on another array steps the weights when its
+    /// result is back on the stage (a forward starting before then uses
+    /// the older weights). A micro-batch's work happens at its first task
+    /// of each kind (the forward's first time chunk, the backward's last),
+    /// which the timeline orders after everything it depends on.
     fn run(&mut self, tl: &Timeline) -> Result<()> {
-        for t in &tl.tasks {
-            let first_of_kind = match t.kind {
+        let back: HashMap<(usize, usize), u64> = tl
+            .messages
+            .iter()
+            .filter(|m| m.carries == Carries::DwResult)
+            .map(|m| ((m.to, m.micro), m.arrive))
+            .collect();
+        let mut order: Vec<(u64, usize, &Task)> = tl
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| match t.kind {
                 Kind::F => t.chunk == 0,
                 _ => t.chunk + 1 == self.plan.chunks,
-            };
-            if first_of_kind {
-                self.execute(t)?;
-            }
+            })
+            .map(|(i, t)| {
+                let at = match back.get(&(t.stage, t.micro)) {
+                    Some(&arrive) if t.kind == Kind::W => arrive,
+                    _ => t.start,
+                };
+                (at, i, t)
+            })
+            .collect();
+        order.sort_by_key(|&(at, i, _)| (at, i));
+        for (_, _, t) in order {
+            self.execute(t)?;
         }
         Ok(())
     }

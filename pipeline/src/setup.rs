@@ -6,7 +6,7 @@ use crate::cost::{self, TaskCosts};
 use crate::error::{PipelineError, Result};
 use crate::metrics::{self, Figures, StageSizes};
 use crate::partition::{self, Partition};
-use crate::plan::Plan;
+use crate::plan::{Plan, Schedule};
 use crate::sim::{self, StageLoad, Timeline};
 use crate::system::System;
 use crate::work::Work;
@@ -31,6 +31,10 @@ pub struct Setup {
     pub micro_batch_size: usize,
     pub partition: PartitionChoice,
     pub engine: EngineKind,
+    /// LayerPipe and LayerPipe2 on sequential arrays: move the dW tasks of
+    /// the most loaded stage to a neighbour while that shortens the
+    /// slowest array (see [`offload_dw`]).
+    pub dw_offload: bool,
 }
 
 /// Everything measured for one setup.
@@ -121,24 +125,25 @@ impl Setup {
         let per_unit = |words: u64| words * self.micro_batch_size as u64 / self.plan.chunks as u64;
         let first_input = |s: usize| self.work.layers[part.stages[s].start].input_words;
         let p = part.stages.len();
-        (0..p)
+        let (mut loads, sizes): (Vec<StageLoad>, Vec<StageSizes>) = (0..p)
             .map(|s| {
                 let r = part.stages[s].clone();
-                let costs = r
-                    .clone()
-                    .map(|l| table[s][l])
-                    .reduce(|a, b| a + b)
-                    .expect("stages are not empty");
+                let layers = &self.work.layers[r.clone()];
                 let load = StageLoad {
-                    costs,
+                    costs: stage_costs(table, s, &r),
                     send_words: if s + 1 < p {
                         per_unit(first_input(s + 1))
                     } else {
                         0
                     },
                     return_words: if s > 0 { per_unit(first_input(s)) } else { 0 },
+                    dw_array: s,
+                    dw_words: layers
+                        .iter()
+                        .map(|l| per_unit(l.input_words + (l.m * l.n_per_sample) as u64))
+                        .sum(),
+                    dw_return_words: layers.iter().map(|l| l.weight_words()).sum(),
                 };
-                let layers = &self.work.layers[r];
                 let cfg = &self.system.arrays[s];
                 let sizes = StageSizes {
                     weight_words: layers.iter().map(|l| l.weight_words()).sum(),
@@ -148,7 +153,11 @@ impl Setup {
                 };
                 (load, sizes)
             })
-            .unzip()
+            .unzip();
+        if self.spreads_dw() {
+            offload_dw(table, part, &mut loads);
+        }
+        (loads, sizes)
     }
 
     /// Mini-batches to simulate for steady-state figures: three for a
@@ -164,13 +173,37 @@ impl Setup {
         vec![m; n]
     }
 
-    /// Costs, partition, timeline and figures.
+    /// LayerPipe and LayerPipe2 with split tasks may run a stage's dW on
+    /// a neighbour.
+    fn spreads_dw(&self) -> bool {
+        let layerpipe = matches!(
+            self.plan.schedule,
+            Schedule::LayerPipe | Schedule::LayerPipe2
+        );
+        self.dw_offload && layerpipe && self.plan.split()
+    }
+
+    /// Costs, partition, timeline and figures. A moved dW costs link
+    /// traffic (its operands there, the weight gradient back) and a longer
+    /// round trip, so it is kept only when the timeline is shorter.
     pub fn measure(&self) -> Result<Measured> {
         self.check()?;
         let table = self.cost_table()?;
         let partition = self.partition(&table)?;
-        let (loads, sizes) = self.loads(&table, &partition);
-        let timeline = sim::simulate(&self.plan, &loads, self.system.link, &self.figure_groups())?;
+        let (mut loads, sizes) = self.loads(&table, &partition);
+        let groups = self.figure_groups();
+        let mut timeline = sim::simulate(&self.plan, &loads, self.system.link, &groups)?;
+        if self.spreads_dw() {
+            let own = Setup {
+                dw_offload: false,
+                ..self.clone()
+            };
+            let (own_loads, _) = own.loads(&table, &partition);
+            let t = sim::simulate(&self.plan, &own_loads, self.system.link, &groups)?;
+            if metrics::iteration_cycles(&t) <= metrics::iteration_cycles(&timeline) {
+                (loads, timeline) = (own_loads, t);
+            }
+        }
         let figures = metrics::figures(
             &timeline,
             &loads,
@@ -185,5 +218,62 @@ impl Setup {
             timeline,
             figures,
         })
+    }
+}
+
+/// The task costs of stage `s`'s layers `r` on array `a`.
+fn stage_costs_on(table: &[Vec<TaskCosts>], a: usize, r: &std::ops::Range<usize>) -> TaskCosts {
+    r.clone()
+        .map(|l| table[a][l])
+        .reduce(|x, y| x + y)
+        .expect("stages are not empty")
+}
+
+fn stage_costs(table: &[Vec<TaskCosts>], s: usize, r: &std::ops::Range<usize>) -> TaskCosts {
+    stage_costs_on(table, s, r)
+}
+
+/// LayerPipe's spreading of a layer's tasks over processors, on a line of
+/// arrays: the dW tasks of the most loaded array's stage move to the
+/// neighbour where the slower of the two gets fastest, as long as that
+/// beats the most loaded array's load (sequential backward: a stage's load
+/// is its forward, dX and the dW tasks it runs, per unit). Greedy; a
+/// stage's dW moves at most once and only to an array that keeps its own.
+pub fn offload_dw(table: &[Vec<TaskCosts>], part: &Partition, loads: &mut [StageLoad]) {
+    let p = loads.len();
+    let array_load = |loads: &[StageLoad], a: usize| -> u64 {
+        let own = loads[a].costs.forward.cycles + loads[a].costs.dx.cycles;
+        let hosted: u64 = (0..p)
+            .filter(|&s| loads[s].dw_array == a)
+            .map(|s| loads[s].costs.dw.cycles)
+            .sum();
+        own + hosted
+    };
+    loop {
+        let heavy = (0..p)
+            .max_by_key(|&a| (array_load(loads, a), std::cmp::Reverse(a)))
+            .expect("at least one array");
+        if loads[heavy].dw_array != heavy {
+            return;
+        }
+        let worst = array_load(loads, heavy);
+        let r = &part.stages[heavy];
+        let best = [heavy.wrapping_sub(1), heavy + 1]
+            .into_iter()
+            .filter(|&n| n < p && loads[n].dw_array == n)
+            .map(|n| {
+                let dw = stage_costs_on(table, n, r).dw;
+                let there = array_load(loads, n) + dw.cycles;
+                let here = worst - loads[heavy].costs.dw.cycles;
+                (there.max(here), n, dw)
+            })
+            .min_by_key(|c| (c.0, c.1));
+        match best {
+            Some((new_worst, n, dw)) if new_worst < worst => {
+                loads[heavy].dw_array = n;
+                loads[heavy].costs.dw = dw;
+            }
+            _ => return,
+        }
     }
 }

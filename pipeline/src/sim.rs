@@ -24,6 +24,17 @@ pub struct StageLoad {
     pub send_words: u64,
     /// Words of the gradient it sends upstream per unit.
     pub return_words: u64,
+    /// The array that runs the stage's dW tasks (split backward): the
+    /// stage's own, or a neighbour that has time to spare (LayerPipe's
+    /// spreading of a layer's tasks over processors). `costs.dw` is
+    /// counted on that array.
+    pub dw_array: usize,
+    /// Words sent to `dw_array` per unit when it is not the stage's own:
+    /// the inputs and output gradients of the stage's layers.
+    pub dw_words: u64,
+    /// Words of the weight gradient sent back to the stage from
+    /// `dw_array` per unit (its layers' weights), when not its own.
+    pub dw_return_words: u64,
 }
 
 /// The cost of a task of `kind` on a stage whose backward runs `plan`'s way.
@@ -39,7 +50,10 @@ pub fn task_cost(load: &StageLoad, plan: &Plan, kind: Kind) -> Cost {
 /// One task as it ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Task {
+    /// The stage whose layers it computes.
     pub stage: usize,
+    /// The array it ran on (the stage's own, or its dW array).
+    pub array: usize,
     pub kind: Kind,
     pub micro: usize,
     pub chunk: usize,
@@ -47,9 +61,21 @@ pub struct Task {
     pub finish: u64,
 }
 
+/// What a message carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Carries {
+    Activation,
+    Gradient,
+    /// A stage's dW operands, to the array that runs its dW.
+    DwOperands,
+    /// The weight gradient back to the stage that owns the weights.
+    DwResult,
+}
+
 /// One message over a link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Message {
+    pub carries: Carries,
     pub from: usize,
     pub to: usize,
     pub micro: usize,
@@ -89,7 +115,6 @@ impl Timeline {
 }
 
 struct StageState {
-    free_at: u64,
     /// The next unit to forward (forwards run in unit order).
     next_forward: usize,
     /// Units forwarded whose dX (or whole backward) has not started.
@@ -102,8 +127,12 @@ struct StageState {
     finished: usize,
     /// Units of each mini-batch whose last backward task ran.
     finished_in_group: Vec<usize>,
+    /// The cycle by which each mini-batch's last backward tasks end.
+    group_done_at: Vec<u64>,
     micro_started: usize,
-    micro_finished: usize,
+    /// The cycles at which micro-batches' last backward tasks end (their
+    /// in-flight slot frees then, also when the dW ran on another array).
+    micro_releases: Vec<u64>,
 }
 
 struct Sim<'a> {
@@ -118,6 +147,10 @@ struct Sim<'a> {
     /// Arrival cycle of unit u's activation at stage s / gradient at s.
     activation_at: Vec<Vec<Option<u64>>>,
     gradient_at: Vec<Vec<Option<u64>>>,
+    /// When unit u's dW operands are on the stage's dW array.
+    dw_operands_at: Vec<Vec<Option<u64>>>,
+    /// When each array is free.
+    array_free: Vec<u64>,
     forward_link_free: Vec<u64>,
     backward_link_free: Vec<u64>,
     events: BinaryHeap<Reverse<u64>>,
@@ -162,7 +195,6 @@ impl<'a> Sim<'a> {
         let units = start * chunks;
         let st = (0..p)
             .map(|_| StageState {
-                free_at: 0,
                 next_forward: 0,
                 waiting_backward: BTreeSet::new(),
                 waiting_dw: BTreeSet::new(),
@@ -171,8 +203,9 @@ impl<'a> Sim<'a> {
                 dx_done: 0,
                 finished: 0,
                 finished_in_group: vec![0; groups.len()],
+                group_done_at: vec![0; groups.len()],
                 micro_started: 0,
-                micro_finished: 0,
+                micro_releases: Vec::new(),
             })
             .collect();
         Sim {
@@ -186,6 +219,8 @@ impl<'a> Sim<'a> {
             st,
             activation_at: vec![vec![None; units]; p],
             gradient_at: vec![vec![None; units]; p],
+            dw_operands_at: vec![vec![None; units]; p],
+            array_free: vec![0; p],
             forward_link_free: vec![0; p],
             backward_link_free: vec![0; p],
             events: BinaryHeap::new(),
@@ -239,10 +274,10 @@ impl<'a> Sim<'a> {
     /// Starts one task on every free array that has one ready; true if any started.
     fn start_ready_tasks(&mut self, t: u64) -> bool {
         let mut any = false;
-        for s in 0..self.p() {
-            if self.st[s].free_at <= t {
-                if let Some((kind, u)) = self.pick(s, t) {
-                    self.start(s, kind, u, t);
+        for a in 0..self.p() {
+            if self.array_free[a] <= t {
+                if let Some((s, kind, u)) = self.pick(a, t) {
+                    self.start(s, a, kind, u, t);
                     any = true;
                 }
             }
@@ -254,15 +289,37 @@ impl<'a> Sim<'a> {
         u / self.chunks
     }
 
-    fn pick(&self, s: usize, t: u64) -> Option<(Kind, usize)> {
+    /// The task array `a` starts next: its own stage's forward and dX, or
+    /// the dW of a stage whose dW it runs (its own first).
+    fn pick(&self, a: usize, t: u64) -> Option<(usize, Kind, usize)> {
         for &kind in self.plan.priority() {
             let found = match kind {
-                Kind::F => self.forward_ready(s, t).then_some(self.st[s].next_forward),
-                Kind::B | Kind::BW => self.backward_ready(s, t),
-                Kind::W => self.st[s].waiting_dw.first().copied(),
+                Kind::F => self
+                    .forward_ready(a, t)
+                    .then(|| (a, self.st[a].next_forward)),
+                Kind::B | Kind::BW => self.backward_ready(a, t).map(|u| (a, u)),
+                Kind::W => self.dw_ready(a, t),
             };
-            if let Some(u) = found {
-                return Some((kind, u));
+            if let Some((s, u)) = found {
+                return Some((s, kind, u));
+            }
+        }
+        None
+    }
+
+    /// The oldest dW task array `a` can run: its own stage's first, then
+    /// those of the stages whose dW it runs, once their operands are there.
+    fn dw_ready(&self, a: usize, t: u64) -> Option<(usize, usize)> {
+        let hosted = std::iter::once(a)
+            .chain((0..self.p()).filter(|&s| s != a))
+            .filter(|&s| self.loads[s].dw_array == a);
+        for s in hosted {
+            let ready = self.st[s]
+                .waiting_dw
+                .iter()
+                .find(|&&u| self.dw_operands_at[s][u].is_some_and(|x| x <= t));
+            if let Some(&u) = ready {
+                return Some((s, u));
             }
         }
         None
@@ -276,7 +333,7 @@ impl<'a> Sim<'a> {
         }
         let arrived = s == 0 || self.activation_at[s][u].is_some_and(|a| a <= t);
         let p = self.p();
-        let in_flight = st.micro_started - st.micro_finished;
+        let in_flight = self.in_flight(s, t);
         let new_micro = u % self.chunks == 0;
         let limit_ok = !new_micro
             || self
@@ -287,17 +344,20 @@ impl<'a> Sim<'a> {
             .plan
             .forward_limit(s, p)
             .is_none_or(|l| st.forwards - st.dx_done < l * self.chunks);
-        arrived && limit_ok && forward_ok && self.flushed(s, u)
+        arrived && limit_ok && forward_ok && self.flushed(s, u, t)
     }
 
     /// A synchronous stage starts a mini-batch only after the previous
     /// one's backward passes are all done (and its weights stepped).
-    fn flushed(&self, s: usize, u: usize) -> bool {
+    fn flushed(&self, s: usize, u: usize, t: u64) -> bool {
         if !self.plan.schedule.synchronous() {
             return true;
         }
         let g = self.group_of[self.micro_of(u)];
-        g == 0 || self.st[s].finished_in_group[g - 1] == self.groups[g - 1].len() * self.chunks
+        let st = &self.st[s];
+        g == 0
+            || (st.finished_in_group[g - 1] == self.groups[g - 1].len() * self.chunks
+                && st.group_done_at[g - 1] <= t)
     }
 
     fn backward_ready(&self, s: usize, t: u64) -> Option<usize> {
@@ -328,13 +388,14 @@ impl<'a> Sim<'a> {
         gradient && carry && lag_ok && all_forwarded
     }
 
-    fn start(&mut self, s: usize, kind: Kind, u: usize, t: u64) {
+    fn start(&mut self, s: usize, a: usize, kind: Kind, u: usize, t: u64) {
         let cost = task_cost(&self.loads[s], self.plan, kind).cycles;
         let finish = t + cost;
-        self.st[s].free_at = finish;
+        self.array_free[a] = finish;
         self.events.push(Reverse(finish));
         self.tasks.push(Task {
             stage: s,
+            array: a,
             kind,
             micro: self.micro_of(u),
             chunk: u % self.chunks,
@@ -342,34 +403,59 @@ impl<'a> Sim<'a> {
             finish,
         });
         match kind {
-            Kind::F => self.started_forward(s, u, finish),
+            Kind::F => self.started_forward(s, u, t, finish),
             Kind::B => {
                 self.started_dx(s, u, finish);
                 self.st[s].waiting_dw.insert(u);
+                let host = self.loads[s].dw_array;
+                self.dw_operands_at[s][u] = Some(if host == s {
+                    finish
+                } else {
+                    let words = self.loads[s].dw_words;
+                    self.send(Carries::DwOperands, s, host, u, words, finish)
+                });
             }
             Kind::W => {
                 self.st[s].waiting_dw.remove(&u);
-                self.finished_unit(s, u);
+                // A micro-batch is done on its stage once the weight
+                // gradient is back where the weights are.
+                let done = if a == s {
+                    finish
+                } else {
+                    let words = self.loads[s].dw_return_words;
+                    self.send(Carries::DwResult, a, s, u, words, finish)
+                };
+                self.finished_unit(s, u, done);
             }
             Kind::BW => {
                 self.started_dx(s, u, finish);
-                self.finished_unit(s, u);
+                self.finished_unit(s, u, finish);
             }
         }
     }
 
-    fn started_forward(&mut self, s: usize, u: usize, finish: u64) {
+    /// Micro-batches forwarded on stage `s` whose last backward task has
+    /// not ended by cycle `t`.
+    fn in_flight(&self, s: usize, t: u64) -> usize {
+        let st = &self.st[s];
+        st.micro_started - st.micro_releases.iter().filter(|&&r| r <= t).count()
+    }
+
+    fn started_forward(&mut self, s: usize, u: usize, start: u64, finish: u64) {
+        if u % self.chunks == 0 {
+            let now = self.in_flight(s, start) + 1;
+            self.peak[s] = self.peak[s].max(now);
+        }
         let st = &mut self.st[s];
         st.next_forward += 1;
         st.forwards += 1;
         st.waiting_backward.insert(u);
         if u % self.chunks == 0 {
             st.micro_started += 1;
-            self.peak[s] = self.peak[s].max(st.micro_started - st.micro_finished);
         }
         if s + 1 < self.p() {
             let words = self.loads[s].send_words;
-            let arrive = self.send(s, s + 1, u, words, finish);
+            let arrive = self.send(Carries::Activation, s, s + 1, u, words, finish);
             self.activation_at[s + 1][u] = Some(arrive);
         }
     }
@@ -381,24 +467,34 @@ impl<'a> Sim<'a> {
         st.dx_done += 1;
         if s > 0 {
             let words = self.loads[s].return_words;
-            let arrive = self.send(s, s - 1, u, words, finish);
+            let arrive = self.send(Carries::Gradient, s, s - 1, u, words, finish);
             self.gradient_at[s - 1][u] = Some(arrive);
         }
     }
 
-    fn finished_unit(&mut self, s: usize, u: usize) {
+    fn finished_unit(&mut self, s: usize, u: usize, finish: u64) {
         let g = self.group_of[self.micro_of(u)];
         let st = &mut self.st[s];
         st.finished += 1;
         st.finished_in_group[g] += 1;
+        st.group_done_at[g] = st.group_done_at[g].max(finish);
         // The backward runs the chunks last to first: chunk 0 ends the micro-batch.
         if u % self.chunks == 0 {
-            st.micro_finished += 1;
+            st.micro_releases.push(finish);
         }
     }
 
-    /// Queues a message on the link from `from` to `to`; its arrival cycle.
-    fn send(&mut self, from: usize, to: usize, u: usize, words: u64, depart: u64) -> u64 {
+    /// Queues a message on the link from `from` to `to` (neighbours); its
+    /// arrival cycle.
+    fn send(
+        &mut self,
+        carries: Carries,
+        from: usize,
+        to: usize,
+        u: usize,
+        words: u64,
+        depart: u64,
+    ) -> u64 {
         let free = if to > from {
             &mut self.forward_link_free[from]
         } else {
@@ -410,6 +506,7 @@ impl<'a> Sim<'a> {
         let arrive = begin + busy + self.link.latency;
         self.events.push(Reverse(arrive));
         self.messages.push(Message {
+            carries,
             from,
             to,
             micro: self.micro_of(u),

@@ -31,6 +31,7 @@ fn run(model: &Model, split: &Split, p: usize, plan: Plan, samples: usize) -> Tr
         micro_batch_size: numerics::micro_batch_size(model, &plan).unwrap(),
         partition: PartitionChoice::Balanced,
         engine: EngineKind::Fast,
+        dw_offload: true,
     };
     let measured = setup.measure().unwrap();
     let opts = TrainOptions {

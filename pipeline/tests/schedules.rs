@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use sysgrad_config::Backward;
 use sysgrad_pipeline::cost::{Cost, TaskCosts};
 use sysgrad_pipeline::metrics::{self, StageSizes};
-use sysgrad_pipeline::sim::{simulate, Message, StageLoad, Task, Timeline};
+use sysgrad_pipeline::sim::{simulate, Carries, Message, StageLoad, Task, Timeline};
 use sysgrad_pipeline::{Kind, Link, Plan, Schedule, Weights};
 
 fn cost(cycles: u64) -> Cost {
@@ -33,7 +33,18 @@ fn load(f: u64, dx: u64, dw: u64, il: u64, words: u64) -> StageLoad {
         },
         send_words: words,
         return_words: words,
+        dw_array: 0,
+        dw_words: words,
+        dw_return_words: words,
     }
+}
+
+/// Every stage runs its own dW.
+fn own_dw(mut loads: Vec<StageLoad>) -> Vec<StageLoad> {
+    for (s, l) in loads.iter_mut().enumerate() {
+        l.dw_array = s;
+    }
+    loads
 }
 
 fn sizes(p: usize) -> Vec<StageSizes> {
@@ -58,12 +69,19 @@ fn index(tl: &Timeline) -> HashMap<Key, Task> {
     by_key
 }
 
-/// The message that carried micro-batch `m`, chunk `c` from `from` to `to`.
-fn message(tl: &Timeline, from: usize, to: usize, m: usize, c: usize) -> Message {
+/// The message that carried `what` of micro-batch `m`, chunk `c` from
+/// `from` to `to`.
+fn message(
+    tl: &Timeline,
+    what: Carries,
+    (from, to): (usize, usize),
+    m: usize,
+    c: usize,
+) -> Message {
     let found: Vec<_> = tl
         .messages
         .iter()
-        .filter(|x| (x.from, x.to, x.micro, x.chunk) == (from, to, m, c))
+        .filter(|x| (x.carries, x.from, x.to, x.micro, x.chunk) == (what, from, to, m, c))
         .collect();
     assert_eq!(
         found.len(),
@@ -102,8 +120,8 @@ fn check_invariants(tl: &Timeline, loads: &[StageLoad], link: Link, micros: usiz
         assert_eq!(t.finish - t.start, want.cycles, "{label}: {t:?}");
     }
     // One task at a time per array.
-    for s in 0..p {
-        let mut on: Vec<&Task> = tl.tasks.iter().filter(|t| t.stage == s).collect();
+    for a in 0..p {
+        let mut on: Vec<&Task> = tl.tasks.iter().filter(|t| t.array == a).collect();
         on.sort_by_key(|t| t.start);
         for w in on.windows(2) {
             assert!(
@@ -128,7 +146,7 @@ fn check_invariants(tl: &Timeline, loads: &[StageLoad], link: Link, micros: usiz
                 if s > 0 {
                     // The activation came over the link, after its forward.
                     let prev = by_key[&(s - 1, Kind::F, m, c)];
-                    let msg = message(tl, s - 1, s, m, c);
+                    let msg = message(tl, Carries::Activation, (s - 1, s), m, c);
                     assert_eq!(msg.depart, prev.finish, "{label}");
                     let busy = link.width.map_or(0, |w| msg.words.div_ceil(w));
                     assert!(msg.arrive >= msg.depart + busy + link.latency, "{label}");
@@ -138,7 +156,7 @@ fn check_invariants(tl: &Timeline, loads: &[StageLoad], link: Link, micros: usiz
                     // The gradient came back over the link, as soon as the
                     // downstream dX was done (before its dW, if split).
                     let next = by_key[&(s + 1, dx_kind, m, c)];
-                    let msg = message(tl, s + 1, s, m, c);
+                    let msg = message(tl, Carries::Gradient, (s + 1, s), m, c);
                     assert_eq!(msg.depart, next.finish, "{label}: dX sent at once");
                     assert!(b.start >= msg.arrive, "{label}: {b:?} before {msg:?}");
                 }
@@ -150,7 +168,19 @@ fn check_invariants(tl: &Timeline, loads: &[StageLoad], link: Link, micros: usiz
                 if plan.split() {
                     let w = by_key[&(s, Kind::W, m, c)];
                     assert!(w.start >= b.finish, "{label}: dW before its dX");
+                    let host = loads[s].dw_array;
+                    assert_eq!(w.array, host, "{label}: dW on its array");
+                    if host != s {
+                        let msg = message(tl, Carries::DwOperands, (s, host), m, c);
+                        assert_eq!(msg.depart, b.finish, "{label}");
+                        assert!(w.start >= msg.arrive, "{label}: dW before its operands");
+                        let back = message(tl, Carries::DwResult, (host, s), m, c);
+                        assert_eq!(back.depart, w.finish, "{label}");
+                    }
+                } else {
+                    assert_eq!(b.array, s);
                 }
+                assert_eq!(f.array, s);
             }
         }
     }
@@ -207,7 +237,14 @@ fn check_invariants(tl: &Timeline, loads: &[StageLoad], link: Link, micros: usiz
         let mut events: Vec<(u64, i64)> = Vec::new();
         for m in 0..micros {
             events.push((by_key[&(s, Kind::F, m, 0)].start, 1));
-            events.push((by_key[&(s, last_kind, m, 0)].finish, -1));
+            // Released once the weight gradient is back on the stage.
+            let last = by_key[&(s, last_kind, m, 0)];
+            let release = if last.array == s {
+                last.finish
+            } else {
+                message(tl, Carries::DwResult, (last.array, s), m, 0).arrive
+            };
+            events.push((release, -1));
         }
         events.sort();
         let (mut now, mut peak) = (0i64, 0i64);
@@ -242,13 +279,21 @@ proptest! {
         width in prop::option::of(1u64..8),
         latency in 0u64..10,
         words in 0u64..30,
+        moves in prop::collection::vec(0usize..3, 7),
     ) {
         let chunks = if schedule == Schedule::SpikePipe { chunks } else { 1 };
         let plan = Plan::new(schedule, backward, m, chunks, None).unwrap();
-        let loads: Vec<StageLoad> = costs[..p]
+        let mut loads: Vec<StageLoad> = own_dw(costs[..p]
             .iter()
             .map(|&(f, dx, dw, il)| load(f, dx, dw, il, words))
-            .collect();
+            .collect());
+        // Split schedules: some stages' dW on a neighbour.
+        if plan.split() {
+            for (s, l) in loads.iter_mut().enumerate() {
+                let to = (s + moves[s]).checked_sub(1).filter(|&a| a < p);
+                l.dw_array = to.unwrap_or(s);
+            }
+        }
         let link = Link { width, latency };
         let tl = simulate(&plan, &loads, link, &vec![m; groups]).unwrap();
         check_invariants(&tl, &loads, link, m * groups);
@@ -263,7 +308,7 @@ fn gpipe_bubble_is_p_minus_1_over_m_plus_p_minus_1() {
         for p in 1..=8 {
             for m in 1..=12 {
                 let plan = Plan::new(Schedule::GPipe, backward, m, 1, None).unwrap();
-                let loads = vec![load(7, 5, 6, 9, 0); p];
+                let loads = own_dw(vec![load(7, 5, 6, 9, 0); p]);
                 let tl = simulate(&plan, &loads, Link::ideal(), &[m; 3]).unwrap();
                 let f = metrics::figures(&tl, &loads, &sizes(p), m, 100.0);
                 let want = (p - 1) as f64 / (m + p - 1) as f64;
@@ -285,7 +330,7 @@ fn gpipe_bubble_is_p_minus_1_over_m_plus_p_minus_1() {
 #[test]
 fn stashes_and_delays_of_the_asynchronous_schedules() {
     let p = 5;
-    let loads = vec![load(10, 6, 6, 9, 0); p];
+    let loads = own_dw(vec![load(10, 6, 6, 9, 0); p]);
     for (schedule, delay_per_stage) in [
         (Schedule::OneFOneB, 1),
         (Schedule::LayerPipe, 1),
@@ -315,7 +360,7 @@ fn stashes_and_delays_of_the_asynchronous_schedules() {
 /// Without stashing one weight copy; the reconstruction keeps the average too.
 #[test]
 fn weight_copies_without_stashing() {
-    let loads = vec![load(10, 6, 6, 9, 0); 3];
+    let loads = own_dw(vec![load(10, 6, 6, 9, 0); 3]);
     for (w, copies) in [(Weights::Latest, 1), (Weights::Ema, 2)] {
         let plan = Plan::new(Schedule::LayerPipe2, Backward::Sequential, 4, 1, Some(w)).unwrap();
         let tl = simulate(&plan, &loads, Link::ideal(), &[4; 6]).unwrap();
@@ -327,7 +372,7 @@ fn weight_copies_without_stashing() {
 /// Synchronous schedules apply every gradient in its own mini-batch.
 #[test]
 fn synchronous_schedules_have_no_delay() {
-    let loads = vec![load(10, 6, 6, 9, 3); 4];
+    let loads = own_dw(vec![load(10, 6, 6, 9, 3); 4]);
     for schedule in [Schedule::GPipe, Schedule::ZeroBubble, Schedule::SpikePipe] {
         for backward in [Backward::Interleaved, Backward::Sequential] {
             let plan = Plan::new(schedule, backward, 6, 1, None).unwrap();
@@ -344,7 +389,7 @@ fn synchronous_schedules_have_no_delay() {
 #[test]
 fn zero_bubble_beats_its_fused_self_and_gpipe() {
     for p in 2..=6 {
-        let loads = vec![load(10, 10, 10, 20, 0); p];
+        let loads = own_dw(vec![load(10, 10, 10, 20, 0); p]);
         let it = |s, b| {
             let plan = Plan::new(s, b, 2 * p, 1, None).unwrap();
             let tl = simulate(&plan, &loads, Link::ideal(), &[2 * p; 3]).unwrap();
@@ -374,4 +419,64 @@ fn plan_options_are_checked() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("synchronous"), "{e}");
+}
+
+/// LayerPipe's spreading: when one stage's layer dominates, moving its dW
+/// tasks to a lighter neighbour shortens the iteration (the slowest array
+/// goes from F + dX + dW to the larger of F + dX and the neighbour's load
+/// plus the dW), which no layer-granular partition can do.
+#[test]
+fn moving_the_heaviest_dw_to_a_neighbour_shortens_the_iteration() {
+    use sysgrad_pipeline::partition::Partition;
+    use sysgrad_pipeline::setup::offload_dw;
+    let light = TaskCosts {
+        forward: cost(10),
+        dx: cost(10),
+        dw: cost(10),
+        backward_interleaved: cost(15),
+        backward_sequential: cost(20),
+    };
+    let heavy = TaskCosts {
+        forward: cost(40),
+        dx: cost(40),
+        dw: cost(40),
+        backward_interleaved: cost(60),
+        backward_sequential: cost(80),
+    };
+    // One layer per stage on three equal arrays; the middle one is heavy.
+    let table = vec![vec![light, heavy, light]; 3];
+    let part = Partition::from_counts(&[1, 1, 1], 3).unwrap();
+    let base: Vec<StageLoad> = own_dw(
+        [light, heavy, light]
+            .iter()
+            .map(|c| StageLoad {
+                costs: *c,
+                send_words: 0,
+                return_words: 0,
+                dw_array: 0,
+                dw_words: 0,
+                dw_return_words: 0,
+            })
+            .collect(),
+    );
+    let mut moved = base.clone();
+    offload_dw(&table, &part, &mut moved);
+    assert_eq!(
+        moved[1].dw_array, 0,
+        "to the lighter neighbour, ties: upstream"
+    );
+    assert_eq!(moved[0].dw_array, 0);
+    assert_eq!(moved[2].dw_array, 2);
+    let plan = Plan::new(Schedule::LayerPipe, Backward::Sequential, 8, 1, None).unwrap();
+    let it = |loads: &[StageLoad]| {
+        let tl = simulate(&plan, loads, Link::ideal(), &[8; 10]).unwrap();
+        check_invariants(&tl, loads, Link::ideal(), 80);
+        metrics::iteration_cycles(&tl)
+    };
+    let (before, after) = (it(&base), it(&moved));
+    // Steady state: the slowest array's work per micro-batch times 8;
+    // moved, the longer round trip (dW waits on array 0) lets 1F1B's
+    // in-flight bound cost some of the gain, never all of it.
+    assert_eq!(before, 8.0 * 120.0);
+    assert!(after >= 8.0 * 80.0 && after < before, "{after}");
 }
