@@ -123,7 +123,7 @@ pub fn model_ranges(
 pub fn micro_batch_size(model: &Model, plan: &Plan) -> Result<usize> {
     let b = model.spec.training.batch_size;
     let m = plan.micro_batches;
-    if b % m != 0 {
+    if !b.is_multiple_of(m) {
         return Err(PipelineError::out_of_range(
             "microbatches",
             m,
@@ -152,6 +152,9 @@ struct Trainer<'a> {
 /// Trains `model` on `split` with `plan` on `system`, stages `stages`
 /// (compute layers per stage) with task costs `loads` (they order the
 /// tasks; the numerics do not depend on them otherwise).
+// The run's parts as they come out of `Setup::measure`, kept apart so a
+// caller can train on a partition it chose.
+#[allow(clippy::too_many_arguments)]
 pub fn train(
     model: &Model,
     split: &Split,

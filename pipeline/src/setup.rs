@@ -55,7 +55,7 @@ impl Setup {
 
     fn check(&self) -> Result<()> {
         let t = self.work.time_steps;
-        if self.plan.chunks > 1 && t % self.plan.chunks != 0 {
+        if self.plan.chunks > 1 && !t.is_multiple_of(self.plan.chunks) {
             return Err(PipelineError::out_of_range(
                 "time chunks",
                 self.plan.chunks,

@@ -334,7 +334,7 @@ impl<'a> Sim<'a> {
         let arrived = s == 0 || self.activation_at[s][u].is_some_and(|a| a <= t);
         let p = self.p();
         let in_flight = self.in_flight(s, t);
-        let new_micro = u % self.chunks == 0;
+        let new_micro = u.is_multiple_of(self.chunks);
         let limit_ok = !new_micro
             || self
                 .plan
@@ -375,7 +375,7 @@ impl<'a> Sim<'a> {
         let last = s + 1 == self.p();
         let gradient = last || self.gradient_at[s][u].is_some_and(|a| a <= t);
         // BPTT carries the membrane gradient from the later time chunk.
-        let carry = (u + 1) % self.chunks == 0 || st.backward_done[u + 1];
+        let carry = (u + 1).is_multiple_of(self.chunks) || st.backward_done[u + 1];
         let lag_ok = self.plan.lag(s, self.p()).is_none_or(|lag| {
             let j = (self.micro_of(u) + lag).min(self.units / self.chunks - 1);
             st.next_forward > j * self.chunks + self.chunks - 1
@@ -442,7 +442,7 @@ impl<'a> Sim<'a> {
     }
 
     fn started_forward(&mut self, s: usize, u: usize, start: u64, finish: u64) {
-        if u % self.chunks == 0 {
+        if u.is_multiple_of(self.chunks) {
             let now = self.in_flight(s, start) + 1;
             self.peak[s] = self.peak[s].max(now);
         }
@@ -450,7 +450,7 @@ impl<'a> Sim<'a> {
         st.next_forward += 1;
         st.forwards += 1;
         st.waiting_backward.insert(u);
-        if u % self.chunks == 0 {
+        if u.is_multiple_of(self.chunks) {
             st.micro_started += 1;
         }
         if s + 1 < self.p() {
@@ -479,7 +479,7 @@ impl<'a> Sim<'a> {
         st.finished_in_group[g] += 1;
         st.group_done_at[g] = st.group_done_at[g].max(finish);
         // The backward runs the chunks last to first: chunk 0 ends the micro-batch.
-        if u % self.chunks == 0 {
+        if u.is_multiple_of(self.chunks) {
             st.micro_releases.push(finish);
         }
     }
