@@ -6,6 +6,7 @@
 use crate::train_summary as summary;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use sysgrad_config::Pipelining;
 use sysgrad_emulator::fast::EngineKind;
 use sysgrad_emulator::gemm::DwSink;
 use sysgrad_workloads::report::TrainingSummary;
@@ -58,6 +59,10 @@ pub struct TrainArgs {
     /// `emulator/tests/fast_vs_cycle.rs` checks the equality).
     #[arg(long, default_value = "cycle")]
     engine: EngineKind,
+    /// Model: run on a `dense` or a `none` array instead of the model's
+    /// `[array] pipelining`.
+    #[arg(long, value_parser = ["dense", "none"])]
+    pipelining: Option<String>,
     /// Print run times on stdout (they go to stderr otherwise, so that
     /// stdout is the same in every run).
     #[arg(long)]
@@ -109,6 +114,7 @@ fn run_models(a: &TrainArgs) -> Result<(), String> {
     }
     if several {
         print!("{}", summary::models(&runs, a.engine, a.timings));
+        print!("\n{}", summary::utilization(&runs));
     }
     Ok(())
 }
@@ -147,6 +153,14 @@ fn run_model(
     if let Some(d) = &a.data {
         m.data_path = d.clone();
     }
+    if let Some(p) = &a.pipelining {
+        let p = if p == "dense" {
+            Pipelining::Dense
+        } else {
+            Pipelining::None
+        };
+        m.cfg = m.cfg.with_pipelining(p);
+    }
     warn_saturation(&m);
     let samples = data::load(&m.data_path).map_err(|e| e.to_string())?;
     let t = m.spec.training;
@@ -166,7 +180,11 @@ fn run_model(
     let summary = report::write_training_report(&run, &out).map_err(|e| e.to_string())?;
     let seed = t.seed;
     Ok((
-        summary::ModelRun { summary, seed },
+        summary::ModelRun {
+            summary,
+            seed,
+            pes: m.cfg.rows() * m.cfg.cols(),
+        },
         start.elapsed().as_secs_f64(),
     ))
 }
