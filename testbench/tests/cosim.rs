@@ -4,7 +4,8 @@
 
 use proptest::prelude::*;
 use std::path::PathBuf;
-use sysgrad_config::{ArrayConfig, Backward, NumberFormat};
+use sysgrad_config::{ArrayConfig, Backward, NumberFormat, Pipelining};
+use sysgrad_emulator::{Array, Mode, Recording};
 use sysgrad_testbench::{icarus, scenario, stimulus, verilator, Simulator};
 use sysgrad_tools as tools;
 
@@ -14,8 +15,31 @@ fn work(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// On a dense array, the scenario really uses what only a dense array has:
+/// waves that swap tiles, update the weights leaving and carry exchange
+/// slots, and (with snapshots) shadow weights and evicted weights in `w_q`.
+fn assert_exercises_the_dense_array(rec: &Recording) {
+    let waves: Vec<_> = rec
+        .inputs
+        .iter()
+        .filter(|i| i.mode == Mode::Stream)
+        .map(|i| i.wave)
+        .collect();
+    assert!(waves.iter().any(|w| w.swap), "no wave swaps a tile");
+    assert!(waves.iter().any(|w| w.swap && w.update), "no wave updates");
+    assert!(waves.iter().any(|w| w.load), "no wave carries a slot");
+    if let Some(snaps) = &rec.snapshots {
+        let dense = |a: &Array| a.dense.clone().unwrap();
+        assert!(snaps.iter().any(|a| dense(a).ws.iter().any(|&v| v != 0)));
+        assert!(snaps.iter().any(|a| dense(a).w_q.iter().any(|&v| v != 0)));
+    }
+}
+
 fn check(cfg: &ArrayConfig, seed: u64, sim: Simulator) {
     let (rec, what) = scenario::training_step(cfg, seed, sim == Simulator::Verilator);
+    if cfg.dense() {
+        assert_exercises_the_dense_array(&rec);
+    }
     let dir = work(&format!("{}-{seed}-{sim:?}", cfg.tag()));
     match sysgrad_testbench::run(cfg, &rec, sim, &dir) {
         Ok(rep) => {
@@ -40,6 +64,23 @@ fn shipped_configs_match_every_cycle() {
     for name in ["small_4x4.toml", "seq_3x5.toml", "default.toml"] {
         let cfg = load(name);
         for seed in 1..=3 {
+            check(&cfg, seed, Simulator::Verilator);
+        }
+    }
+}
+
+fn dense(cfg: ArrayConfig) -> ArrayConfig {
+    cfg.with_pipelining(Pipelining::Dense)
+}
+
+/// The dense array of the shipped 4x4 and 3x5 (sequential) configurations,
+/// on every register: both weights and the weight stream of every PE, the
+/// wave control in every PE and skew stage, the w deskew and `w_q`.
+#[test]
+fn dense_configs_match_every_cycle() {
+    for name in ["small_4x4.toml", "seq_3x5.toml"] {
+        let cfg = dense(load(name));
+        for seed in 1..=2 {
             check(&cfg, seed, Simulator::Verilator);
         }
     }
