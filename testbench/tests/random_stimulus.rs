@@ -93,7 +93,10 @@ fn assert_covers_the_wave_ports(cfg: &ArrayConfig, inputs: &[CycleInput]) {
         .collect();
     let rows = cfg.rows();
     for op in 0..1u8 << WaveField::Op.bits(rows) {
-        assert!(waves.iter().any(|w| w.op == op), "wave_op {op} never driven");
+        assert!(
+            waves.iter().any(|w| w.op == op),
+            "wave_op {op} never driven"
+        );
     }
     for row in 0..1u16 << WaveField::LoadRow.bits(rows) {
         assert!(
