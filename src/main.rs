@@ -93,7 +93,24 @@ enum Cmd {
         /// stderr otherwise, so that stdout is the same in every run.
         #[arg(long)]
         timings: bool,
+        /// Co-simulate the configuration's array with this pipelining
+        /// instead of its own: `dense` or `none`.
+        #[arg(long)]
+        pipelining: Option<String>,
     },
+}
+
+/// `cfg` with the pipelining named by `--pipelining`, if given.
+fn with_pipelining(cfg: ArrayConfig, name: Option<&str>) -> Result<ArrayConfig, String> {
+    use sysgrad_config::Pipelining;
+    let Some(name) = name else {
+        return Ok(cfg);
+    };
+    let all = [Pipelining::Dense, Pipelining::None];
+    match all.into_iter().find(|p| p.name() == name) {
+        Some(p) => Ok(cfg.with_pipelining(p)),
+        None => Err(format!("--pipelining {name}: expected dense or none")),
+    }
 }
 
 fn main() -> ExitCode {
@@ -114,8 +131,10 @@ fn main() -> ExitCode {
             sim,
             work,
             timings,
+            pipelining,
         } => config
             .load()
+            .and_then(|cfg| with_pipelining(cfg, pipelining.as_deref()))
             .and_then(|cfg| cosim(&cfg, (seed, runs), &sim, &work, timings)),
     };
     match res {

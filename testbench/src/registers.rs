@@ -24,12 +24,15 @@ pub enum RegError {
     Mismatch(Mismatch),
 }
 
+/// How to read one register's value from the model.
+pub(crate) type Reader = Box<dyn Fn(&Array) -> i64>;
+
 /// One register: its RTL name below `sa_top`, its width and how to read it
 /// from the model.
 pub(crate) struct Reg {
     pub name: String,
     pub width: u32,
-    pub read: Box<dyn Fn(&Array) -> i64>,
+    pub read: Reader,
 }
 
 /// Every register of the array, named as the generator names it: the
@@ -62,8 +65,8 @@ fn dense(a: &Array) -> &DenseRegs {
 }
 
 /// How to read PE register `name` of PE `k` (`i * cols + j`) from the model.
-fn pe_reader(name: &str, k: usize) -> Option<Box<dyn Fn(&Array) -> i64>> {
-    let read: Box<dyn Fn(&Array) -> i64> = match name {
+fn pe_reader(name: &str, k: usize) -> Option<Reader> {
+    let read: Reader = match name {
         "w" => Box::new(move |a| a.w[k]),
         "x" => Box::new(move |a| a.x[k]),
         "d" => Box::new(move |a| a.d[k]),
@@ -143,7 +146,7 @@ fn output_regs(cfg: &ArrayConfig) -> Vec<Reg> {
     let (r, c) = (cfg.rows(), cfg.cols());
     let (dw, aw) = (cfg.format().in_bits, cfg.format().acc_bits);
     let mut regs = Vec::new();
-    let mut add = |which: &str, k: usize, width: u32, read: Box<dyn Fn(&Array) -> i64>| {
+    let mut add = |which: &str, k: usize, width: u32, read: Reader| {
         regs.push(Reg {
             name: sysgrad_hdl::output_reg_name(cfg, which, k),
             width,
@@ -405,4 +408,43 @@ pub fn compare_ports(
         }
     }
     Ok(lanes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The control word is `{op, swap, update, lr, load, load_row}` as
+    /// ARCHITECTURE.md writes it (op on top), read back signed as the VCD
+    /// reader reads a 14-bit register of a 4-row array (RB = 2).
+    #[test]
+    fn the_control_word_is_the_concatenation_of_the_fields() {
+        let w = Wave {
+            op: 0b101,
+            swap: true,
+            update: false,
+            lr: 0b101010,
+            load: true,
+            load_row: 0b11,
+        };
+        // Grouped by field: op, swap, update, lr, load, load_row.
+        #[allow(clippy::unusual_byte_groupings)]
+        let word = 0b101_1_0_101010_1_11;
+        assert_eq!(control_word(&w, 4), word);
+        assert_eq!(control_bits(4), 14);
+        assert_eq!(as_sampled(word, 14), word as i64 - (1 << 14));
+        assert_eq!(as_sampled(1, 1), 1);
+    }
+
+    /// Every register the generator names for a dense PE has a reader.
+    #[test]
+    fn every_dense_pe_register_is_read() {
+        use sysgrad_config::Pipelining;
+        let cfg = ArrayConfig::default_16x16().with_pipelining(Pipelining::Dense);
+        for (name, _) in sysgrad_hdl::pe_registers(&cfg) {
+            assert!(pe_reader(name, 0).is_some(), "no reader for {name}");
+        }
+        let per_pe = sysgrad_hdl::pe_registers(&cfg).len();
+        assert_eq!(pe_regs(&cfg).len(), per_pe * cfg.rows() * cfg.cols());
+    }
 }

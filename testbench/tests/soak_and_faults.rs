@@ -291,6 +291,19 @@ fn first_swap_without_slot(rec: &Recording) -> (usize, String) {
     panic!("no wave swaps a tile without a slot in the same wave");
 }
 
+/// A fault in the dense `sa_pe.v`.
+struct PeFault<'a> {
+    /// Run by default (otherwise with [`all_faults`] only).
+    default: bool,
+    what: &'a str,
+    from: &'a str,
+    to: String,
+    /// The register names the first mismatch may end with.
+    first: &'a [&'a str],
+    /// The exact register and cycle of the first mismatch, where known.
+    exact: Option<(String, usize)>,
+}
+
 /// Faults in what only a dense PE has: its shadow weight, its weight
 /// stream, its wave control, the dW restart and the update of the weight
 /// a swap switches out. Each is caught in a training step and named by
@@ -302,63 +315,59 @@ fn injected_dense_pe_faults_are_caught_and_located() {
     let (rec, _) = scenario::run_spec(&cfg, &FAULT_SPEC, true);
     let flip_lsb = "^ {{(DW-1){1'b0}}, 1'b1}";
     let (ws_cycle, ws_reg) = first_swap_without_slot(&rec);
-    // (in the default run, what, text in sa_pe.v, replacement, registers
-    // that may differ first, the register and cycle if known)
-    let faults: [(bool, &str, &str, String, &[&str], Option<(&str, usize)>); 5] = [
-        (
-            true,
-            "a bit of the weight a swap moves into the shadow register flipped",
-            "(c_swap_in ? leaving : ws)",
-            format!("(c_swap_in ? leaving {flip_lsb} : ws)"),
-            &[".ws"],
-            Some((&ws_reg, ws_cycle)),
-        ),
-        (
-            true,
-            "the weight a swap switches out leaves without its update",
-            "c_swap_in ? (c_upd_in ? lv_w_next : w) : ws;",
-            "c_swap_in ? w : ws;".into(),
-            &[".ws", ".wp"],
-            None,
-        ),
-        (
-            false,
-            "a bit of the weight a slot sends south flipped",
-            "wp <= exch ? leaving : wp_in;",
-            format!("wp <= exch ? leaving {flip_lsb} : wp_in;"),
-            &[".wp"],
-            None,
-        ),
-        (
-            false,
-            "the wave's update flag is not kept",
-            "c_upd <= c_upd_in;",
-            "c_upd <= 1'b0;".into(),
-            &[".c_upd"],
-            None,
-        ),
-        (
-            false,
-            "a swap does not restart dW",
-            "dw_base = c_swap_in ? {AW{1'b0}} : dw;",
-            "dw_base = dw;".into(),
-            &[".dw"],
-            None,
-        ),
+    let faults = [
+        PeFault {
+            default: true,
+            what: "a bit of the weight a swap moves into the shadow register flipped",
+            from: "(c_swap_in ? leaving : ws)",
+            to: format!("(c_swap_in ? leaving {flip_lsb} : ws)"),
+            first: &[".ws"],
+            exact: Some((ws_reg, ws_cycle)),
+        },
+        PeFault {
+            default: true,
+            what: "the weight a swap switches out leaves without its update",
+            from: "c_swap_in ? (c_upd_in ? lv_w_next : w) : ws;",
+            to: "c_swap_in ? w : ws;".into(),
+            first: &[".ws", ".wp"],
+            exact: None,
+        },
+        PeFault {
+            default: false,
+            what: "a bit of the weight a slot sends south flipped",
+            from: "wp <= exch ? leaving : wp_in;",
+            to: format!("wp <= exch ? leaving {flip_lsb} : wp_in;"),
+            first: &[".wp"],
+            exact: None,
+        },
+        PeFault {
+            default: false,
+            what: "the wave's update flag is not kept",
+            from: "c_upd <= c_upd_in;",
+            to: "c_upd <= 1'b0;".into(),
+            first: &[".c_upd"],
+            exact: None,
+        },
+        PeFault {
+            default: false,
+            what: "a swap does not restart dW",
+            from: "dw_base = c_swap_in ? {AW{1'b0}} : dw;",
+            to: "dw_base = dw;".into(),
+            first: &[".dw"],
+            exact: None,
+        },
     ];
-    for (default, what, from, to, regs, exact) in faults {
-        if !default && !all_faults() {
-            continue;
-        }
-        let files = with_fault(&cfg, from, &to);
+    for f in faults.iter().filter(|f| f.default || all_faults()) {
+        let files = with_fault(&cfg, f.from, &f.to);
+        let what = f.what;
         match cosim_rec(&cfg, &files, &rec, Simulator::Verilator, what) {
             Err(CosimError::Mismatch(m)) => {
                 assert!(
-                    m.signal.contains("u_pe") && regs.iter().any(|r| m.signal.ends_with(r)),
+                    m.signal.contains("u_pe") && f.first.iter().any(|r| m.signal.ends_with(r)),
                     "{what}: first mismatch {m}"
                 );
-                if let Some((reg, cycle)) = exact {
-                    assert_eq!((m.signal.as_str(), m.cycle), (reg, cycle), "{what}: {m}");
+                if let Some((reg, cycle)) = &f.exact {
+                    assert_eq!((&m.signal, m.cycle), (reg, *cycle), "{what}: {m}");
                 }
                 println!("{what}: caught at {m}");
             }
