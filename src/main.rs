@@ -208,6 +208,24 @@ fn cosim(
 }
 
 #[cfg(test)]
+mod pipelining_flag {
+    use super::*;
+    use sysgrad_config::Pipelining;
+
+    #[test]
+    fn cosim_pipelining_overrides_the_config_or_names_the_choices() {
+        let cfg = ArrayConfig::default_16x16();
+        let dense = with_pipelining(cfg, Some("dense")).unwrap();
+        assert_eq!(dense.pipelining(), Pipelining::Dense);
+        let none = with_pipelining(dense, Some("none")).unwrap();
+        assert_eq!(none.pipelining(), Pipelining::None);
+        assert_eq!(with_pipelining(dense, None).unwrap(), dense);
+        let e = with_pipelining(cfg, Some("both")).unwrap_err();
+        assert_eq!(e, "--pipelining both: expected dense or none");
+    }
+}
+
+#[cfg(test)]
 mod cli_fuzz {
     use super::*;
     use clap::Parser;
