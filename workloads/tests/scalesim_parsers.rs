@@ -221,9 +221,15 @@ fn malformed_configs_name_line_and_field() {
     );
     for (line, what) in [
         ("[run_presets]\nInterfaceBandwidth: user\n", "USER, CALC"),
-        ("[run_presets]\nInterfaceBandwidth: USER\n", "needs `Bandwidth`"),
+        (
+            "[run_presets]\nInterfaceBandwidth: USER\n",
+            "needs `Bandwidth`",
+        ),
         ("[run_presets]\nUseRamulatorTrace: maybe\n", "not a boolean"),
-        ("[sparsity]\nSparsitySupport: true\nSparseRep: coo\n", "ellpack_block"),
+        (
+            "[sparsity]\nSparsitySupport: true\nSparseRep: coo\n",
+            "ellpack_block",
+        ),
         ("[layout]\nIfmapSRAMBankNum: 0\n", "IfmapSRAMBankNum"),
         ("[architecture_presets]\nBandwidth: 10,x\n", "comma list"),
     ] {
@@ -260,7 +266,13 @@ fn v3_gemm_rows_with_a_sparsity_column() {
     assert_eq!((t.form, t.layers.len()), (TopoForm::Gemm, 3));
     let l = &t.layers[1];
     assert_eq!((l.gemm.m, l.gemm.k, l.gemm.n), (1536, 384, 196));
-    assert_eq!(l.sparsity, scalesim::topology::Sparsity { nonzero: 2, block: 4 });
+    assert_eq!(
+        l.sparsity,
+        scalesim::topology::Sparsity {
+            nonzero: 2,
+            block: 4
+        }
+    );
 }
 
 /// v2 rows keep their separate stride width.
@@ -296,7 +308,10 @@ fn depthwise_layers_run_one_channel_at_a_time() {
     for (i, l) in dp.iter().enumerate() {
         assert_eq!(l.name, format!("DP_Conv2Channel_{i}"));
         let d = l.depthwise.as_ref().unwrap();
-        assert_eq!((d.layer.as_str(), d.channel, d.channels), ("DP_Conv2", i, 8));
+        assert_eq!(
+            (d.layer.as_str(), d.channel, d.channels),
+            ("DP_Conv2", i, 8)
+        );
         // 3x3 filter over one channel, one filter, 16x16 outputs.
         assert_eq!((l.gemm.m, l.gemm.k, l.gemm.n), (1, 9, 256));
     }
@@ -341,7 +356,13 @@ const V3_REQUIRED: [(&str, &[&str]); 5] = [
     ),
     (
         "sparsity",
-        &["SparsitySupport", "SparseRep", "OptimizedMapping", "BlockSize", "RandomNumberGeneratorSeed"],
+        &[
+            "SparsitySupport",
+            "SparseRep",
+            "OptimizedMapping",
+            "BlockSize",
+            "RandomNumberGeneratorSeed",
+        ],
     ),
 ];
 
@@ -370,12 +391,27 @@ fn assert_loads_in_scalesim3(text: &str, what: &str) {
 #[test]
 fn v3_configs_with_every_section_are_read() {
     let c = scalesim::load_config(&fixture("scale_v3_128.cfg")).unwrap();
-    assert_eq!((c.array_height, c.array_width, c.dataflow.as_str()), (128, 128, "ws"));
-    assert_eq!(c.memory.interface_bandwidth, scalesim::config::BandwidthMode::User);
-    assert_eq!((c.memory.bandwidth.clone(), c.memory.ifmap_sram_kb), (vec![50], 256));
-    assert_eq!((c.memory.read_request_buffer, c.memory.filter_offset), (128, 100));
+    assert_eq!(
+        (c.array_height, c.array_width, c.dataflow.as_str()),
+        (128, 128, "ws")
+    );
+    assert_eq!(
+        c.memory.interface_bandwidth,
+        scalesim::config::BandwidthMode::User
+    );
+    assert_eq!(
+        (c.memory.bandwidth.clone(), c.memory.ifmap_sram_kb),
+        (vec![50], 256)
+    );
+    assert_eq!(
+        (c.memory.read_request_buffer, c.memory.filter_offset),
+        (128, 100)
+    );
     assert!(c.sparsity.support && c.sparsity.optimized_mapping);
-    assert_eq!((c.sparsity.block_size, c.layout.ifmap_sram_bank_num), (8, 1));
+    assert_eq!(
+        (c.sparsity.block_size, c.layout.ifmap_sram_bank_num),
+        (8, 1)
+    );
     assert!(c.unused.is_empty(), "{:?}", c.unused);
     let c = parse_config(&format!("{CFG}[extra]\nfoo: 1\n"), Path::new("c.cfg")).unwrap();
     assert_eq!(c.unused, ["[extra] foo"]);

@@ -11,8 +11,8 @@ use super::sizes::{ADDR_BITS, TILE_BITS};
 use super::{flag_wire, registers, sized_const, wire_of, BUFFERS};
 use crate::ir::*;
 use sysgrad_isa::host::{
-    reg, status, Counter, DmaError, DmaTarget, AXIL_ADDR_BITS, AXIL_DATA_BITS, DMA_READ, DMA_WRITE,
-    ID_VALUE, STREAM_BITS,
+    reg, shape, status, Counter, DmaError, DmaTarget, AXIL_ADDR_BITS, AXIL_DATA_BITS, DMA_READ,
+    DMA_WRITE, ID_VALUE, STREAM_BITS,
 };
 
 /// A DMA target code (`DMA_TARGET`'s low bits).
@@ -69,8 +69,8 @@ fn constants() -> Vec<Item> {
     let mut v = vec![Item::Comment(
         "Host interface: registers (docs/HOST.md).".into(),
     )];
-    v.extend(sized_const("DW5", 5, id("DW")));
-    v.extend(sized_const("AW6", 6, id("AW")));
+    v.extend(sized_const("DW5", shape::IN_BITS_FIELD.bits, id("DW")));
+    v.extend(sized_const("AW6", shape::ACC_BITS_FIELD.bits, id("AW")));
     v.extend(sized_const("IL1", 1, id("INTERLEAVED")));
     // Lanes per packed beat (config::host::lanes_per_beat).
     v.extend(sized_const(
@@ -196,6 +196,25 @@ const _: () = assert!(
         && status::DMA_ERROR_SHIFT == 16
 );
 
+/// `SHAPE` from the fields of `sysgrad_isa::host::shape`, high to low,
+/// zero above the top field. The RTL has no dense pipelining yet, so its
+/// bit reads 0.
+fn shape_value() -> Expr {
+    let value = |name: &str| match name {
+        "dense" => lit(1, 0),
+        "interleaved" => id("IL1"),
+        "acc_bits" => id("AW6"),
+        "in_bits" => id("DW5"),
+        "cols" => id("MAX_M"),
+        "rows" => id("MAX_K"),
+        other => unreachable!("SHAPE field {other} has no RTL value"),
+    };
+    let top = shape::DENSE.lo + shape::DENSE.bits;
+    let mut parts = vec![lit(AXIL_DATA_BITS - top, 0)];
+    parts.extend(shape::FIELDS.iter().map(|(name, _)| value(name)));
+    Expr::Concat(parts)
+}
+
 /// The AXI4-Lite read channel: one register per offset, SLVERR elsewhere.
 fn axil_read() -> Vec<Item> {
     let read = |offset: u32, value: Expr| {
@@ -206,18 +225,7 @@ fn axil_read() -> Vec<Item> {
     };
     let mut arms = vec![
         read(reg::ID, hex(32, ID_VALUE.into())),
-        read(
-            reg::SHAPE,
-            cat([
-                lit(1, 0),
-                id("IL1"),
-                id("AW6"),
-                lit(3, 0),
-                id("DW5"),
-                id("MAX_M"),
-                id("MAX_K"),
-            ]),
-        ),
+        read(reg::SHAPE, shape_value()),
         read(
             reg::STATUS,
             cat([

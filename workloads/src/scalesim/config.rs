@@ -217,7 +217,8 @@ impl Reader<'_> {
     }
 
     fn text(&self, sec: &str, key: &str) -> Option<String> {
-        self.raw(sec, key).map(|(v, _)| v.trim_matches('"').to_string())
+        self.raw(sec, key)
+            .map(|(v, _)| v.trim_matches('"').to_string())
     }
 
     fn unused(&self) -> Vec<String> {
@@ -259,7 +260,9 @@ pub fn parse_config(text: &str, path: &Path) -> Result<ScaleConfig> {
     let layout = layout_config(&r)?;
     let sparsity = sparsity_config(&r, array_height)?;
     Ok(ScaleConfig {
-        run_name: r.text("general", "run_name").unwrap_or_else(|| "sysgrad_run".into()),
+        run_name: r
+            .text("general", "run_name")
+            .unwrap_or_else(|| "sysgrad_run".into()),
         array_height,
         array_width,
         dataflow,
@@ -297,19 +300,19 @@ fn memory_config(r: &Reader) -> Result<MemoryConfig> {
             )))
         }
         None => Vec::new(),
-        Some(e) => e
-            .0
-            .split(',')
-            .map(|v| v.trim().parse::<usize>().ok().filter(|b| *b >= 1))
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| {
-                r.bad(
-                    ARCH,
-                    "Bandwidth",
-                    e,
-                    "is not a comma list of positive integers (words per cycle)",
-                )
-            })?,
+        Some(e) => {
+            e.0.split(',')
+                .map(|v| v.trim().parse::<usize>().ok().filter(|b| *b >= 1))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| {
+                    r.bad(
+                        ARCH,
+                        "Bandwidth",
+                        e,
+                        "is not a comma list of positive integers (words per cycle)",
+                    )
+                })?
+        }
     };
     let (i, f, o) = DEFAULT_SRAM_KB;
     Ok(MemoryConfig {
