@@ -21,7 +21,18 @@ bin=target/release/sysgrad
 out=target/scalesim-compare
 rm -rf "$out" && mkdir -p "$out"
 run_name=$(sed -n 's/^run_name *= *//p' "$cfg" | head -1)
-"$venv/bin/python" -m scalesim.scale -c "$cfg" -t "$topo" -p "$out/scalesim" -i "$form" -s N >"$out/scalesim.log"
+# SCALE-Sim 3.0 always reads a layout file (used only with a custom layout):
+# one neutral row per layer in its format.
+"$venv/bin/python" - "$topo" "$out/layout.csv" <<'PY'
+import sys
+rows = [l for l in open(sys.argv[1]).read().splitlines()[1:] if l.strip()]
+with open(sys.argv[2], "w") as f:
+    f.write("Layer name, IFMAP Height Intraline Factor, IFMAP Width Intraline Factor, Filter Height Intraline Factor, Filter Width Intraline Factor, Channel Intraline Factor, Num Filter Intraline Factor, IFMAP Height Intraline Order, IFMAP Width Intraline Order, Channel Intraline Order, IFMAP Height Interline Order, IFMAP Width Interline Order, Channel Interline Order, Num Filter Intraline Order, Channel Intraline Order, Filter Height Intraline Order, Filter Width Intraline Order, Num Filter Interline Order, Channel Interline Order, Filter Height Interline Order, Filter Width Interline Order,\n")
+    for r in rows:
+        name = r.split(",")[0].strip()
+        f.write(f"{name}, 1, 1, 1, 1, 1, 1, 0, 1, 2, 4, 5, 3, 3, 2, 1, 0, 4, 5, 6, 7,\n")
+PY
+"$venv/bin/python" -m scalesim.scale -c "$cfg" -t "$topo" -l "$out/layout.csv" -p "$out/scalesim" -i "$form" -s N >"$out/scalesim.log"
 "$bin" train --topology "$topo" --scalesim-config "$cfg" --out "$out/sysgrad" >"$out/sysgrad.log"
 "$venv/bin/python" - "$out/scalesim/$run_name/COMPUTE_REPORT.csv" "$out/sysgrad/SYSGRAD_REPORT.csv" <<'PY'
 import csv, sys

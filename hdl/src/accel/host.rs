@@ -197,11 +197,10 @@ const _: () = assert!(
 );
 
 /// `SHAPE` from the fields of `sysgrad_isa::host::shape`, high to low,
-/// zero above the top field. The RTL has no dense pipelining yet, so its
-/// bit reads 0.
-fn shape_value() -> Expr {
+/// zero above the top field.
+fn shape_value(dense: bool) -> Expr {
     let value = |name: &str| match name {
-        "dense" => lit(1, 0),
+        "dense" => lit(1, dense.into()),
         "interleaved" => id("IL1"),
         "acc_bits" => id("AW6"),
         "in_bits" => id("DW5"),
@@ -216,7 +215,7 @@ fn shape_value() -> Expr {
 }
 
 /// The AXI4-Lite read channel: one register per offset, SLVERR elsewhere.
-fn axil_read() -> Vec<Item> {
+fn axil_read(dense: bool) -> Vec<Item> {
     let read = |offset: u32, value: Expr| {
         (
             vec![addr(offset)],
@@ -225,7 +224,7 @@ fn axil_read() -> Vec<Item> {
     };
     let mut arms = vec![
         read(reg::ID, hex(32, ID_VALUE.into())),
-        read(reg::SHAPE, shape_value()),
+        read(reg::SHAPE, shape_value(dense)),
         read(
             reg::STATUS,
             cat([
@@ -636,10 +635,11 @@ fn dma() -> Vec<Item> {
     v
 }
 
-pub(super) fn items() -> Vec<Item> {
+/// The host interface; `dense` is SHAPE's dense bit (`sysgrad_isa::host::shape::DENSE`).
+pub(super) fn items(dense: bool) -> Vec<Item> {
     let mut v = constants();
     v.extend(axil_write());
-    v.extend(axil_read());
+    v.extend(axil_read(dense));
     v.extend(dma());
     v
 }
