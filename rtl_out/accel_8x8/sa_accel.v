@@ -589,10 +589,10 @@ module sa_accel #(
   localparam [5:0] AW6 = AW6_I[5:0];
   localparam IL1_I = INTERLEAVED;
   localparam [0:0] IL1 = IL1_I[0:0];
-  localparam P_DW8_I = (DW > 64) ? 1 : 64 / DW;
-  localparam [7:0] P_DW8 = P_DW8_I[7:0];
-  localparam P_AW8_I = (AW > 64) ? 1 : 64 / AW;
-  localparam [7:0] P_AW8 = P_AW8_I[7:0];
+  localparam P_DW_I = (DW > 64) ? 1 : 64 / DW;
+  localparam [8:0] P_DW = P_DW_I[8:0];
+  localparam P_AW_I = (AW > 64) ? 1 : 64 / AW;
+  localparam [8:0] P_AW = P_AW_I[8:0];
   localparam C_DEPTH_REG_I = C_DEPTH;
   localparam [31:0] C_DEPTH_REG = C_DEPTH_REG_I[31:0];
   localparam W_DEPTH_REG_I = W_DEPTH;
@@ -1078,7 +1078,7 @@ module sa_accel #(
   wire dma_start = dma_req && ~dma_busy_req && ~dma_bad_target && ~dma_bad_range;
   wire [8:0] dma_lanes = (dma_tgt == 3'd0) ? 9'd1 : ((dma_tgt == 3'd1) ? MAX_M : ((dma_tgt == 3'd2) ? MAX_K : ((dma_tgt == 3'd3) ? MAX_M : ((dma_tgt == 3'd4) ? ACC_LANES : 9'd1))));
   // Lanes a beat moves: 1, or as many as fit 64 bits when packed.
-  wire [8:0] dma_step = dma_packed ? ((dma_tgt == 3'd0) ? 9'd1 : ((dma_tgt == 3'd1) ? P_DW8 : ((dma_tgt == 3'd2) ? P_DW8 : ((dma_tgt == 3'd3) ? P_DW8 : ((dma_tgt == 3'd4) ? P_AW8 : 9'd1))))) : 9'd1;
+  wire [8:0] dma_step = dma_packed ? ((dma_tgt == 3'd0) ? 9'd1 : ((dma_tgt == 3'd1) ? P_DW : ((dma_tgt == 3'd2) ? P_DW : ((dma_tgt == 3'd3) ? P_DW : ((dma_tgt == 3'd4) ? P_AW : 9'd1))))) : 9'd1;
   wire lane_last = ({1'b0, dma_lane} + {1'b0, dma_step}) >= {1'b0, dma_lanes};
   assign s_axis_tready = dma_on && ~dma_dir;
   wire dma_wbeat = s_axis_tvalid && s_axis_tready;
@@ -1086,8 +1086,8 @@ module sa_accel #(
   wire [DW-1:0] dma_val_dw = fits_dw ? s_axis_tdata[DW-1:0] : {s_axis_tdata[63], {(DW-1){~s_axis_tdata[63]}}};
   wire fits_aw = {{(64-AW){s_axis_tdata[AW-1]}}, s_axis_tdata[AW-1:0]} == s_axis_tdata;
   wire [AW-1:0] dma_val_aw = fits_aw ? s_axis_tdata[AW-1:0] : {s_axis_tdata[63], {(AW-1){~s_axis_tdata[63]}}};
-  localparam [63:0] PMASK_DW = ~({64{1'b1}} << (P_DW8 * DW));
-  localparam [63:0] PMASK_AW = ~({64{1'b1}} << (P_AW8 * AW));
+  localparam [63:0] PMASK_DW = ~({64{1'b1}} << (P_DW * DW));
+  localparam [63:0] PMASK_AW = ~({64{1'b1}} << (P_AW * AW));
   wire [C*DW+63:0] rx_w_rdata = {{64{1'b0}}, w_rdata} >> (s1_lane * DW);
   wire [C*DW-1:0] rx_w_rdata_unused = rx_w_rdata[C*DW+63:64];
   wire [R*DW+63:0] rx_x_rdata = {{64{1'b0}}, x_rdata} >> (s1_lane * DW);

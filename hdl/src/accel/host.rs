@@ -72,15 +72,16 @@ fn constants() -> Vec<Item> {
     v.extend(sized_const("DW5", shape::IN_BITS_FIELD.bits, id("DW")));
     v.extend(sized_const("AW6", shape::ACC_BITS_FIELD.bits, id("AW")));
     v.extend(sized_const("IL1", 1, id("INTERLEAVED")));
-    // Lanes per packed beat (config::host::lanes_per_beat).
+    // Lanes per packed beat (config::host::lanes_per_beat), as wide as a
+    // lane count.
     v.extend(sized_const(
-        "P_DW8",
-        8,
+        "P_DW",
+        LANE_BITS,
         cond(id("DW").greater(64), 1, 64 / id("DW")),
     ));
     v.extend(sized_const(
-        "P_AW8",
-        8,
+        "P_AW",
+        LANE_BITS,
         cond(id("AW").greater(64), 1, 64 / id("AW")),
     ));
     for b in &BUFFERS {
@@ -365,7 +366,7 @@ fn dma_lanes() -> Vec<Item> {
         id("MAX_M"),
         id("ACC_LANES"),
     ];
-    let packed = [one(), id("P_DW8"), id("P_DW8"), id("P_DW8"), id("P_AW8")];
+    let packed = [one(), id("P_DW"), id("P_DW"), id("P_DW"), id("P_AW")];
     let wide = |n: &str| cat([lit(1, 0), id(n)]);
     vec![
         wire_of("dma_lanes", LANE_BITS, by_target("dma_tgt", lanes, one())),
@@ -397,7 +398,7 @@ fn dma_write_beats() -> Vec<Item> {
 /// the mask of a packed beat's lanes.
 fn dma_read_lanes() -> Vec<Item> {
     let mut v = Vec::new();
-    for (w, p) in [("DW", "P_DW8"), ("AW", "P_AW8")] {
+    for (w, p) in [("DW", "P_DW"), ("AW", "P_AW")] {
         v.push(localparam(
             &format!("PMASK_{w}"),
             Width::of(64),
