@@ -32,7 +32,7 @@ with open(sys.argv[2], "w") as f:
         name = r.split(",")[0].strip()
         f.write(f"{name}, 1, 1, 1, 1, 1, 1, 0, 1, 2, 4, 5, 3, 3, 2, 1, 0, 4, 5, 6, 7,\n")
 PY
-"$venv/bin/python" -m scalesim.scale -c "$cfg" -t "$topo" -l "$out/layout.csv" -p "$out/scalesim" -i "$form" -s N >"$out/scalesim.log"
+"$venv/bin/python" -m scalesim.scale -c "$cfg" -t "$topo" -l "$out/layout.csv" -p "$out/scalesim" -i "$form" -s N >"$out/scalesim.log" 2>&1
 "$bin" train --topology "$topo" --scalesim-config "$cfg" --out "$out/sysgrad" >"$out/sysgrad.log"
 "$venv/bin/python" - "$out/scalesim/$run_name/COMPUTE_REPORT.csv" "$out/sysgrad/SYSGRAD_REPORT.csv" <<'PY'
 import csv, sys
