@@ -22,6 +22,10 @@ fn configs() -> Vec<ArrayConfig> {
         cfg(1, 4, Sequential, 16, 32, 15), // AW = 2*DW, one row, widest frac
         ArrayConfig::default_16x16(),
         cfg(32, 3, Sequential, 16, 32, 15),
+        // MAX_DIM rows or columns: the widest tile, wait and SHAPE fields
+        // (128x128 and 256x256 are linted by scripts/lint_large.sh).
+        cfg(sysgrad_config::MAX_DIM, 1, Interleaved, 8, 24, 4),
+        cfg(1, sysgrad_config::MAX_DIM, Sequential, 8, 24, 4),
     ]
 }
 

@@ -8,6 +8,13 @@
 //! best of several runs (5 for the emulator, 3 for Verilator).
 //!
 //!     cargo run --release --bin sim-speed -- [--size 256] [--icarus-cycles 4000]
+//!
+//! With `--array-sizes 16,64,128,256` it instead times the cycle-accurate
+//! emulator alone on TPU-sized arrays (an R^3 interleaved backward pass with
+//! update on an R x R array, the Q7.8 / 40-bit format): simulated cycles and
+//! PE-cycles per second, and each size's PE-cycle rate relative to the
+//! first size. Verilator builds of 128x128 and larger take too long to be
+//! part of a speed run (`scripts/lint_large.sh` lints them).
 
 use std::path::Path;
 use std::time::Instant;
@@ -168,7 +175,89 @@ fn report(w: &Workload, icarus_cycles: usize, work: &Path) -> Result<(), String>
     Ok(())
 }
 
+/// The `--array-sizes` list, if given.
+fn array_sizes() -> Result<Option<Vec<usize>>, String> {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(i) = args.iter().position(|a| a == "--array-sizes") else {
+        return Ok(None);
+    };
+    let bad = || "--array-sizes needs a comma list of sizes, e.g. 64,128,256".to_string();
+    let list = args.get(i + 1).ok_or_else(bad)?;
+    list.split(',')
+        .map(|v| v.trim().parse::<usize>().map_err(|_| bad()))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// The cycle-accurate emulator on an `n` x `n` array: an `n`^3 interleaved
+/// backward pass with update, best of 3.
+fn emulator_at(n: usize) -> Result<(usize, f64), String> {
+    let cfg = ArrayConfig::new(
+        n,
+        n,
+        Backward::Interleaved,
+        ArrayConfig::default_16x16().format(),
+    )
+    .map_err(|e| e.to_string())?;
+    let mut rng = Rng::new(11);
+    let bits = cfg.format().in_bits;
+    let (w, x, dy) = (
+        rng.matrix(n, n, bits),
+        rng.matrix(n, n, bits),
+        rng.matrix(n, n, bits),
+    );
+    let mut rec = Driver::recording(cfg, false);
+    let sink = DwSink::Update { lr_shift: 8 };
+    gemm::backward(
+        &mut rec,
+        Backward::Interleaved,
+        w.view(),
+        x.view(),
+        dy.view(),
+        sink,
+    )
+    .map_err(|e| e.to_string())?;
+    let inputs = rec.recording.take().unwrap().inputs;
+    let secs = best_of(3, || {
+        let t = Instant::now();
+        let mut array = Array::new(cfg);
+        for inp in &inputs {
+            array.step(inp);
+        }
+        std::hint::black_box(&array);
+        Ok(t.elapsed().as_secs_f64())
+    })?;
+    Ok((inputs.len(), secs))
+}
+
+fn array_size_report(sizes: &[usize]) -> Result<(), String> {
+    println!(
+        "| array | simulated cycles | seconds | cycles/s | PE-cycles/s | PE-cycle rate vs {}x{} |",
+        sizes[0], sizes[0]
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    let mut first = None;
+    for &n in sizes {
+        eprintln!("{n}x{n}: emulator ...");
+        let (cycles, secs) = emulator_at(n)?;
+        let pe_rate = (cycles * n * n) as f64 / secs;
+        let base = *first.get_or_insert(pe_rate);
+        println!(
+            "| {n}x{n} | {cycles} | {secs:.4} | {:.3e} | {pe_rate:.3e} | {:.2}x |",
+            cycles as f64 / secs,
+            pe_rate / base
+        );
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), String> {
+    if let Some(sizes) = array_sizes()? {
+        if sizes.is_empty() {
+            return Err("--array-sizes is empty".into());
+        }
+        return array_size_report(&sizes);
+    }
     let size = arg("--size", 256)?;
     let icarus_cycles = arg("--icarus-cycles", 4000)?;
     let work = verilator::cache_root().join("speed");
