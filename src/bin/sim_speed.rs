@@ -1,9 +1,9 @@
 //! Simulation speed, measured in one run: the same stimulus through the
 //! cycle-accurate emulator (`Array::step` per cycle), Verilator (1 and 2
-//! model threads) and Icarus, as simulated cycles per second, for two
+//! model threads) and Icarus, as simulated cycles per second, for three
 //! workloads: one interleaved backward pass of an N x N x N layer with an
-//! in-place update on the default 16x16 array (also timed in the fast exact
-//! mode), and one full training step (forward, backward, update of every
+//! in-place update on the default 16x16 array, `none` and dense (both also
+//! timed in the fast exact mode), and one full training step (forward, backward, update of every
 //! layer) of the CNN example on its own array. Each engine's time is the
 //! best of several runs (5 for the emulator, 3 for Verilator).
 //!
@@ -18,7 +18,7 @@
 
 use std::path::Path;
 use std::time::Instant;
-use sysgrad_config::{ArrayConfig, Backward};
+use sysgrad_config::{ArrayConfig, Backward, Pipelining};
 use sysgrad_emulator::gemm::{self, DwSink};
 use sysgrad_emulator::{fast, Array, CycleInput, Driver, Stats};
 use sysgrad_rng::Rng;
@@ -44,9 +44,10 @@ struct Workload {
     fast_seconds: Option<f64>,
 }
 
-/// One interleaved backward pass of a `size`^3 layer on the default array.
-fn backward_pass(size: usize) -> Result<Workload, String> {
-    let cfg = ArrayConfig::default_16x16();
+/// One interleaved backward pass of a `size`^3 layer on the default array
+/// with `pipelining`.
+fn backward_pass(size: usize, pipelining: Pipelining) -> Result<Workload, String> {
+    let cfg = ArrayConfig::default_16x16().with_pipelining(pipelining);
     let mut rng = Rng::new(7);
     let bits = cfg.format().in_bits;
     let (w, x, dy) = (
@@ -261,7 +262,12 @@ fn main() -> Result<(), String> {
     let size = arg("--size", 256)?;
     let icarus_cycles = arg("--icarus-cycles", 4000)?;
     let work = verilator::cache_root().join("speed");
-    for (k, w) in [backward_pass(size)?, cnn_step()?].iter().enumerate() {
+    let workloads = [
+        backward_pass(size, Pipelining::None)?,
+        backward_pass(size, Pipelining::Dense)?,
+        cnn_step()?,
+    ];
+    for (k, w) in workloads.iter().enumerate() {
         report(w, icarus_cycles, &work.join(k.to_string()))?;
     }
     Ok(())
