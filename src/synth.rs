@@ -37,11 +37,12 @@ struct Run {
 fn label(cfg: &ArrayConfig) -> String {
     let f = cfg.format();
     format!(
-        "{}x{} i{} a{}",
+        "{}x{} i{} a{}{}",
         cfg.rows(),
         cfg.cols(),
         f.in_bits,
-        f.acc_bits
+        f.acc_bits,
+        if cfg.dense() { " dense" } else { "" }
     )
 }
 

@@ -252,13 +252,15 @@ mod tests {
         let words = assemble(text).unwrap();
         assert_eq!(assemble(&disassemble(&words)).unwrap(), words);
         assert!(disassemble(&words).ends_with(".word 0x0a00000000000000\n"));
+        // One past the largest m the field holds.
+        let m_field = sysgrad_isa::command::field::TILE_M;
+        let too_big = m_field.max() + 1;
+        let big_m = format!("LOAD_W addr=0 m={too_big} k=1");
+        let big_m_says = format!("m={too_big} does not fit its {}-bit field", m_field.bits);
         for (bad, says) in [
             ("LOADW addr=0 m=1 k=1", "unknown mnemonic `LOADW`"),
             ("LOAD_W addr=0 m=1", "LOAD_W needs k="),
-            (
-                "LOAD_W addr=0 m=300 k=1",
-                "m=300 does not fit its 8-bit field",
-            ),
+            (big_m.as_str(), big_m_says.as_str()),
             (
                 "FORWARD x=0 y=0 n=1 acc=0 z=1",
                 "FORWARD has no argument z=",

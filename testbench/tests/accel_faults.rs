@@ -15,15 +15,12 @@ mod common;
 use sysgrad_accel::*;
 use sysgrad_testbench::accel::{self, AccelError};
 
-/// Builds `cfg`'s RTL with `from` replaced by `to` in `sa_accel.v` and
-/// returns what the co-simulation of [`common::training_step`] says.
-fn run_with(
+/// What the co-simulation of [`common::training_step`] says of `files`.
+fn run_files(
     c: &sysgrad_config::ArrayConfig,
-    from: &str,
-    to: &str,
+    files: Vec<sysgrad_hdl::VerilogFile>,
 ) -> Result<accel::AccelReport, AccelError> {
     let c = *c;
-    let files = common::with_fault(&c, from, to);
     let model = accel::build_files(&c, &files).unwrap_or_else(|e| panic!("{e}"));
     let (setup, prog) = common::training_step(&c);
     model.cosim(&setup, &prog, 5, 30)
@@ -34,15 +31,31 @@ fn expect_caught(from: &str, to: &str, named: &str) {
 }
 
 fn expect_caught_on(c: &sysgrad_config::ArrayConfig, from: &str, to: &str, named: &str) {
-    match run_with(c, from, to) {
-        Ok(_) => panic!("the fault `{from}` -> `{to}` went unnoticed"),
+    expect_files_caught(c, common::with_fault(c, from, to), &format!("{from}` -> `{to}"), named)
+}
+
+/// The fault in `net`'s declaration (`from` -> `to`) is reported, naming `named`.
+fn expect_caught_in(c: &sysgrad_config::ArrayConfig, net: &str, from: &str, to: &str, named: &str) {
+    let files = common::with_fault_in(c, net, from, to);
+    expect_files_caught(c, files, &format!("{net}: {from}` -> `{to}"), named)
+}
+
+/// `what` (the fault) in `files` is reported, naming `named`.
+fn expect_files_caught(
+    c: &sysgrad_config::ArrayConfig,
+    files: Vec<sysgrad_hdl::VerilogFile>,
+    what: &str,
+    named: &str,
+) {
+    match run_files(c, files) {
+        Ok(_) => panic!("the fault `{what}` went unnoticed"),
         Err(AccelError::Mismatch { findings, .. }) => {
             let text = findings.join("\n");
             assert!(
                 text.contains(named),
-                "the fault `{from}` was caught but `{named}` is not named:\n{text}"
+                "the fault `{what}` was caught but `{named}` is not named:\n{text}"
             );
-            eprintln!("caught `{to}`: {}", findings[0]);
+            eprintln!("caught `{what}`: {}", findings[0]);
         }
         Err(e) => panic!("the co-simulation failed to run: {e}"),
     }
@@ -77,9 +90,11 @@ fn a_missing_lane_mask_is_caught() {
 
 #[test]
 fn a_miscounted_counter_is_caught() {
-    expect_caught(
-        "(x_on && is_forward) ? {{9{1'b0}}, res_k}",
-        "(x_on && is_forward) ? {{9{1'b0}}, res_m}",
+    expect_caught_in(
+        &common::small(),
+        "inc_fwd_x_reads",
+        "res_k",
+        "res_m",
         "fwd_x_reads",
     );
 }
@@ -120,10 +135,11 @@ fn a_dense_engine_that_does_not_wait_for_the_array_to_empty_is_caught() {
 #[test]
 fn a_miscounted_slot_is_caught() {
     let c = common::dense(common::small());
-    expect_caught_on(
+    expect_caught_in(
         &c,
-        "inc_load_slots = {{16{1'b0}}, slot_now};",
-        "inc_load_slots = {{16{1'b0}}, slot_now && !do_wave};",
+        "inc_load_slots",
+        "slot_now",
+        "slot_now && !do_wave",
         "load_slots",
     );
 }

@@ -41,11 +41,8 @@ fn icarus_dense_training_step_matches_the_emulator() {
 fn icarus_catches_a_miscounted_counter() {
     // The Icarus side really compares: a fault of accel_faults.rs is reported.
     let c = common::small();
-    let (from, to) = (
-        "(x_on && is_forward) ? {{9{1'b0}}, res_k}",
-        "(x_on && is_forward) ? {{9{1'b0}}, res_m}",
-    );
-    let files = common::with_fault(&c, from, to);
+    let (from, to) = ("res_k", "res_m");
+    let files = common::with_fault_in(&c, "inc_fwd_x_reads", from, to);
     let (setup, prog) = common::training_step(&c);
     match accel::cosim_runs_icarus_files(&c, &files, &setup, &[&prog]) {
         Ok(_) => panic!("the fault `{from}` -> `{to}` went unnoticed under Icarus"),

@@ -326,20 +326,22 @@ fn field_name(cfg: &ArrayConfig, i: usize) -> String {
         i if i < 3 + r => format!("x_in[{}]", i - 3),
         i if i < 3 + r + c => format!("w_in[{}]", i - 3 - r),
         i if i < 3 + r + 2 * c => format!("dy_in[{}]", i - 3 - r - c),
-        i => WAVE_FIELDS
+        i => wave_fields()
             .get(i - 3 - r - 2 * c)
             .map_or_else(|| format!("field {i}"), |f| f.to_string()),
     }
 }
 
-/// The wave's control at the end of a dense array's trace line.
-const WAVE_FIELDS: [&str; 5] = [
-    "wave_op",
-    "wave_swap",
-    "wave_update",
-    "wave_load",
-    "wave_load_row",
-];
+/// The wave's control at the end of a dense array's trace line: every
+/// wave port but the learning-rate shift, which is field 1.
+fn wave_fields() -> Vec<&'static str> {
+    use sysgrad_isa::wave::WaveField;
+    WaveField::ALL
+        .iter()
+        .filter(|f| **f != WaveField::Lr)
+        .map(|f| f.port())
+        .collect()
+}
 
 fn parse_line(line: &str) -> Option<Vec<u64>> {
     line.split_whitespace()
@@ -355,7 +357,7 @@ fn compare_traces(
     got: &[String],
     ends: &[usize],
 ) -> Option<String> {
-    let wave = if cfg.dense() { WAVE_FIELDS.len() } else { 0 };
+    let wave = if cfg.dense() { wave_fields().len() } else { 0 };
     let fields = 3 + cfg.rows() + 2 * cfg.cols() + wave;
     let at = |t: usize| {
         let run = ends.iter().take_while(|e| **e <= t).count();

@@ -138,6 +138,28 @@ pub fn training_step(c: &ArrayConfig) -> (Setup, Vec<u64>) {
 
 /// The Verilog of `cfg` with `from` replaced by `to` in `sa_accel.v` (a
 /// fault injected on purpose); `from` must occur exactly once.
+/// [`with_fault`] within the declaration of the wire `net` only (so that
+/// the fault site does not spell out widths the generator derives).
+pub fn with_fault_in(
+    cfg: &ArrayConfig,
+    net: &str,
+    from: &str,
+    to: &str,
+) -> Vec<sysgrad_hdl::VerilogFile> {
+    let text = sysgrad_hdl::generate(cfg)
+        .into_iter()
+        .find(|f| f.name == "sa_accel.v")
+        .expect("sa_accel.v generated")
+        .text;
+    let decl = format!(" {net} = ");
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("wire ") && l.contains(&decl))
+        .unwrap_or_else(|| panic!("no wire {net} in sa_accel.v"));
+    assert!(line.contains(from), "`{from}` is not in `{line}`");
+    with_fault(cfg, line, &line.replacen(from, to, 1))
+}
+
 pub fn with_fault(cfg: &ArrayConfig, from: &str, to: &str) -> Vec<sysgrad_hdl::VerilogFile> {
     let mut files = sysgrad_hdl::generate(cfg);
     let top = files
