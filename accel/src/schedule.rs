@@ -70,6 +70,9 @@ pub enum Output {
     /// Requantized to data (`fixed::requantize`); on chip by REQUANT when
     /// the buffers have room, so that four 16-bit words share a beat.
     Data,
+    /// Not wanted (dX of the first layer that learns): it stays on chip
+    /// and the product returns zeros in its place.
+    Discard,
 }
 
 /// A product that cannot run in the configured buffers.
@@ -393,7 +396,7 @@ pub struct Gradients {
 
 /// The operands of a backward product.
 pub struct BackwardOperands<'a> {
-    pub w: &'a Blocked,
+    pub w: Blocked,
     pub x: ArrayView2<'a, i64>,
     pub dy: ArrayView2<'a, i64>,
 }
@@ -425,12 +428,16 @@ pub fn backward(
             let how = Grouped {
                 group,
                 requant_on_chip,
+                out,
                 mode,
                 sink,
             };
             grouped(dev, ops, &s, arena, how)?
         }
-        BackwardPlan::Chunked { chunk } => chunked(dev, ops, &s, arena, (mode, sink), chunk)?,
+        BackwardPlan::Chunked { chunk } => {
+            let keep_dx = out != Output::Discard;
+            chunked(dev, ops, &s, arena, (mode, sink, keep_dx), chunk)?
+        }
     };
     let on_chip = matches!(
         plan,
@@ -448,6 +455,7 @@ pub fn backward(
 struct Grouped {
     group: usize,
     requant_on_chip: bool,
+    out: Output,
     mode: BackwardMode,
     sink: DwSink,
 }
@@ -475,7 +483,7 @@ fn grouped(
         let mut cmds = Vec::new();
         for (m0, mt) in tiles(s.m, c) {
             for (k0, kt) in tiles(gk, r) {
-                cmds.push(load(ops.w, m0, mt, gk0 + k0, kt));
+                cmds.push(load(&ops.w, m0, mt, gk0 + k0, kt));
                 cmds.push(Command::Backward {
                     mode: how.mode,
                     dy_addr: a16(dylay.line(m0, 0)),
@@ -491,7 +499,7 @@ fn grouped(
         if last && matches!(how.sink, DwSink::Update { .. }) {
             cmds.push(Command::FlushW);
         }
-        if how.requant_on_chip {
+        if how.requant_on_chip && how.out == Output::Data {
             // X of the group is no longer needed: dX takes its lines.
             requant(
                 &mut cmds,
@@ -502,12 +510,14 @@ fn grouped(
             );
         }
         run_commands(dev, &cmds)?;
-        let part = if how.requant_on_chip {
-            dev.read_matrix(BufferId::Activations, &xlay, Traffic::ResultsOut)?
-        } else {
-            dev.read_matrix(BufferId::Accumulators, &dxlay, Traffic::ResultsOut)?
-        };
-        dx.slice_mut(s![gk0..gk0 + gk, ..]).assign(&part);
+        if how.out != Output::Discard {
+            let part = if how.requant_on_chip {
+                dev.read_matrix(BufferId::Activations, &xlay, Traffic::ResultsOut)?
+            } else {
+                dev.read_matrix(BufferId::Accumulators, &dxlay, Traffic::ResultsOut)?
+            };
+            dx.slice_mut(s![gk0..gk0 + gk, ..]).assign(&part);
+        }
         if let Some(dw) = &mut dw {
             let t = dev.read_matrix(BufferId::Accumulators, &dwlay, Traffic::WeightGradientsOut)?;
             dw.slice_mut(s![.., gk0..gk0 + gk]).assign(&t.t());
@@ -521,7 +531,7 @@ fn chunked(
     ops: &BackwardOperands,
     s: &Shape,
     arena: &Arena,
-    (mode, sink): (BackwardMode, DwSink),
+    (mode, sink, keep_dx): (BackwardMode, DwSink, bool),
     chunk: usize,
 ) -> Result<Gradients, ScheduleError> {
     let cfg = dev.cfg();
@@ -541,7 +551,7 @@ fn chunked(
                 dev.write_matrix(BufferId::Gradients, &dylay, dys, Traffic::GradientsIn)?;
                 let dxlay = blocked(arena.accumulators.base, kt, nc, r);
                 let mut dxs = dx.slice_mut(s![k0..k0 + kt, n0..n0 + nc]);
-                if m0 > 0 {
+                if m0 > 0 && keep_dx {
                     dev.write_matrix(
                         BufferId::Accumulators,
                         &dxlay,
@@ -551,7 +561,7 @@ fn chunked(
                 }
                 let mut cmds = Vec::new();
                 if ci == 0 {
-                    cmds.push(load(ops.w, m0, mt, k0, kt));
+                    cmds.push(load(&ops.w, m0, mt, k0, kt));
                 }
                 cmds.push(Command::Backward {
                     mode,
@@ -571,7 +581,9 @@ fn chunked(
                 } else {
                     Traffic::PartialsOut
                 };
-                dxs.assign(&dev.read_matrix(BufferId::Accumulators, &dxlay, t)?);
+                if keep_dx {
+                    dxs.assign(&dev.read_matrix(BufferId::Accumulators, &dxlay, t)?);
+                }
                 if let (Some(dw), true) = (&mut dw, last_chunk) {
                     let lay = blocked(dxlay.end(), kt, mt, r);
                     let tile =

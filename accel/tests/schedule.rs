@@ -141,7 +141,7 @@ fn check(c: &Case) -> Result<bool, TestCaseError> {
         BackwardMode::Interleaved
     };
     let ops = BackwardOperands {
-        w: &wl,
+        w: wl,
         x: x.view(),
         dy: dy.view(),
     };

@@ -35,6 +35,11 @@ pub enum Layer<V> {
 }
 
 impl<V> Layer<V> {
+    /// Whether the layer has weights (and so needs its dY).
+    pub fn has_weights(&self) -> bool {
+        matches!(self, Layer::Dense(_) | Layer::Conv2d(_))
+    }
+
     pub fn activity(&self) -> Option<Activity> {
         match self {
             Layer::Dense(d) => Some(d.activity),
@@ -184,14 +189,21 @@ impl<A: Arith> Network<A> {
     pub fn backward(&mut self, dy: Tensor<A::V>) -> Result<()> {
         let steps = self.time_steps;
         let mut g = dy;
+        // dX is only needed while some earlier layer has weights to learn.
+        let learns: Vec<bool> = self.layers.iter().map(Layer::has_weights).collect();
         for (i, layer) in self.layers.iter_mut().enumerate().rev() {
             let ar = &mut self.arith;
             let missing = || dense::missing_forward(i);
+            let need_dx = learns[..i].iter().any(|&l| l);
+            let dx = |g: Option<Tensor<A::V>>| g.ok_or(());
             g = match layer {
-                Layer::Dense(d) => d.backward(ar, i, &g)?,
-                Layer::Conv2d(c) => match c.backward(ar, i, &g, i > 0)? {
-                    Some(dx) => dx,
-                    None => return Ok(()),
+                Layer::Dense(d) => match dx(d.backward(ar, i, &g, need_dx)?) {
+                    Ok(dx) => dx,
+                    Err(()) => return Ok(()),
+                },
+                Layer::Conv2d(c) => match dx(c.backward(ar, i, &g, need_dx)?) {
+                    Ok(dx) => dx,
+                    Err(()) => return Ok(()),
                 },
                 Layer::Relu(r) => r.backward(ar, &g).ok_or_else(missing)?,
                 Layer::MaxPool(p) => p.backward(ar, &g).ok_or_else(missing)?,
