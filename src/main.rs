@@ -7,6 +7,7 @@ mod figures;
 mod sweep;
 mod synth;
 mod train;
+mod train_rtl;
 mod train_summary;
 
 use clap::{Parser, Subcommand};

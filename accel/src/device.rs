@@ -182,8 +182,9 @@ pub enum HostOp {
     },
     /// The program into command memory from word 0, and `PROG_LEN`.
     Program(Vec<u64>),
-    /// `START`, then wait; `state` is how the emulator's run ended.
-    Run { state: State },
+    /// `START`, then wait; `state` is how the emulator's run ended and
+    /// `cycle` the controller's cycle count (all runs) at its end.
+    Run { state: State, cycle: u64 },
     /// Every counter the emulator knows, as it stood here.
     Counters(Vec<(Counter, u64)>),
     /// A label for messages (e.g. `step 2`).
@@ -445,8 +446,8 @@ impl Device {
         self.host.runs += 1;
         self.host.run_overhead_cycles += 2 * reg;
         let outcome = self.acc.run(program);
-        let state = self.acc.state();
-        self.record(|| HostOp::Run { state });
+        let (state, cycle) = (self.acc.state(), self.acc.driver.cycle());
+        self.record(|| HostOp::Run { state, cycle });
         outcome.map_err(DeviceError::from)
     }
 

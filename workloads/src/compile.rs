@@ -22,10 +22,10 @@ use crate::report::layers::{gemm_shapes, GemmShape};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use sysgrad_accel::link::dma_beats;
-use sysgrad_accel::BufferId;
 use sysgrad_accel::schedule::{
     plan_backward, plan_forward, Arena, BackwardPlan, ForwardPlan, Output, Shape,
 };
+use sysgrad_accel::BufferId;
 use sysgrad_config::ArrayConfig;
 use sysgrad_emulator::gemm::DwSink;
 
@@ -98,10 +98,20 @@ fn conv_traffic(cfg: &ArrayConfig, model: &Model, i: usize, g: &GemmShape) -> Co
     let input = model.shapes[i];
     let pixels = model.spec.training.batch_size * model.spec.input.time_steps * input.h * input.w;
     let act = |rows: usize, cols: usize| {
-        dma_beats(cfg, BufferId::Activations.target(), rows.div_ceil(cfg.rows()) * cols, true)
+        dma_beats(
+            cfg,
+            BufferId::Activations.target(),
+            rows.div_ceil(cfg.rows()) * cols,
+            true,
+        )
     };
     let acc = |rows: usize, cols: usize| {
-        dma_beats(cfg, BufferId::Accumulators.target(), rows.div_ceil(cfg.rows()) * cols, true)
+        dma_beats(
+            cfg,
+            BufferId::Accumulators.target(),
+            rows.div_ceil(cfg.rows()) * cols,
+            true,
+        )
     };
     ConvTraffic {
         // Patches in for the forward and again for the backward pass,
@@ -156,9 +166,10 @@ pub fn compile_network(model: &Model, cfg: &ArrayConfig) -> Result<NetworkPlan> 
                     let what = what.to_string();
                     move |e| WorkloadError::model(field, format!("{what}: {e}"))
                 };
-                let forward = plan_forward(cfg, &s, &arena, Output::Data).map_err(phase("forward"))?;
-                let backward =
-                    plan_backward(cfg, &s, &arena, sink, Output::Data).map_err(phase("backward"))?;
+                let forward =
+                    plan_forward(cfg, &s, &arena, Output::Data).map_err(phase("forward"))?;
+                let backward = plan_backward(cfg, &s, &arena, sink, Output::Data)
+                    .map_err(phase("backward"))?;
                 let conv = matches!(spec, LayerSpec::Conv2d { .. })
                     .then(|| conv_traffic(cfg, model, i, g));
                 let plan = GemmPlan {

@@ -69,7 +69,11 @@ fn split_products_stay_bit_exact() {
             accumulators: 160,
             commands: 64,
         };
-        let cfg = m.cfg.with_buffers(small).unwrap().with_pipelining(pipelining);
+        let cfg = m
+            .cfg
+            .with_buffers(small)
+            .unwrap()
+            .with_pipelining(pipelining);
         let plan = compile_network(&m, &cfg).unwrap();
         assert!(!plan.weights_resident);
         let run = train::train(&m, &split(&m), &on_accelerator(cfg, 40)).unwrap();
@@ -86,17 +90,27 @@ fn a_layer_that_cannot_run_is_named() {
         weights: 100,
         ..BufferDepths::default()
     };
-    let e = compile_network(&m, &m.cfg.with_buffers(tiny).unwrap()).unwrap_err().to_string();
+    let e = compile_network(&m, &m.cfg.with_buffers(tiny).unwrap())
+        .unwrap_err()
+        .to_string();
     // Layer 1 is 64 x 65 (bias column): 4 blocks of 65 lines.
     assert!(e.contains("layers[1] (dense)"), "{e}");
-    assert!(e.contains("260 lines of the weights buffer, which has 100"), "{e}");
+    assert!(
+        e.contains("260 lines of the weights buffer, which has 100"),
+        "{e}"
+    );
     let tiny = BufferDepths {
         accumulators: 3,
         ..BufferDepths::default()
     };
-    let e = compile_network(&m, &m.cfg.with_buffers(tiny).unwrap()).unwrap_err().to_string();
+    let e = compile_network(&m, &m.cfg.with_buffers(tiny).unwrap())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("layers[1] (dense): forward"), "{e}");
-    assert!(e.contains("needs 4 lines of the accumulators buffer, which has 3"), "{e}");
+    assert!(
+        e.contains("needs 4 lines of the accumulators buffer, which has 3"),
+        "{e}"
+    );
 }
 
 /// The MLP on an accelerator whose format differs is refused, naming it.

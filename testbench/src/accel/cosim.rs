@@ -349,7 +349,7 @@ fn parse_line(line: &str) -> Option<Vec<u64>> {
 
 /// The first difference between two traces of stimulus lines; `ends[i]`
 /// is the emulator's cycle count at the end of run `i`.
-fn compare_traces(
+pub(super) fn compare_traces(
     cfg: &ArrayConfig,
     want: &[&str],
     got: &[String],
@@ -391,7 +391,7 @@ fn compare_traces(
 }
 
 /// What STATUS and PC must show after a run that left the emulator in `state`.
-fn check_status(
+pub(super) fn check_status(
     run: usize,
     state: State,
     program: &[u64],
@@ -602,7 +602,7 @@ fn compare_buffers(
 }
 
 /// Refused writes and reads and handshake violations of the host interface.
-fn host_interface_findings(res: &HostResult, findings: &mut Vec<String>) {
+pub(super) fn host_interface_findings(res: &HostResult, findings: &mut Vec<String>) {
     for (addr, resp) in &res.write_errors {
         findings.push(format!("write to {addr:#05x} answered {resp}"));
     }

@@ -138,7 +138,9 @@ pub fn build_files(cfg: &ArrayConfig, files: &[VerilogFile]) -> Result<AccelMode
 mod cosim;
 mod icarus;
 mod script;
+mod transcript;
 
 pub use cosim::*;
 pub use icarus::*;
 pub use script::*;
+pub use transcript::*;

@@ -116,7 +116,11 @@ pub struct AccelEngine {
 
 impl AccelEngine {
     /// An engine whose layers keep their W from `weight_bases[layer]` on.
-    pub fn new(opts: &AccelOptions, mode: BackwardMode, weight_bases: BTreeMap<usize, usize>) -> Self {
+    pub fn new(
+        opts: &AccelOptions,
+        mode: BackwardMode,
+        weight_bases: BTreeMap<usize, usize>,
+    ) -> Self {
         let driver = if opts.record_trace {
             Driver::recording(opts.cfg, false)
         } else {
@@ -189,7 +193,11 @@ impl AccelEngine {
         let (m, k) = w.dim();
         let base = self.weight_bases.get(&layer).copied().unwrap_or(0);
         let lay = schedule::weights_layout(&self.cfg(), base, m, k);
-        if self.on_chip.get(&layer).is_some_and(|(l, h)| *l == lay && h.view() == w) {
+        if self
+            .on_chip
+            .get(&layer)
+            .is_some_and(|(l, h)| *l == lay && h.view() == w)
+        {
             return;
         }
         lay.store(self.dev.acc.buffer_mut(sysgrad_accel::BufferId::Weights), w)

@@ -9,11 +9,11 @@ use super::{Arith, Site, Step};
 use crate::error::{Result, WorkloadError};
 use ndarray::{Array2, ArrayView2};
 use std::collections::BTreeMap;
+use sysgrad_accel::schedule::Output;
+use sysgrad_accel::BackwardMode;
 use sysgrad_config::{fixed, ArrayConfig, Backward};
 use sysgrad_emulator::fast::{Engine, EngineKind, FastEngine};
 use sysgrad_emulator::gemm::{BackwardResult, DwSink};
-use sysgrad_accel::schedule::Output;
-use sysgrad_accel::BackwardMode;
 use sysgrad_emulator::{Driver, Stats};
 
 /// What a product's cycles were spent on.
@@ -59,7 +59,10 @@ impl Ledger {
     }
 
     pub fn accel_cost(&self, layer: usize, bucket: Bucket) -> AccelCost {
-        self.accel.get(&(layer, bucket)).cloned().unwrap_or_default()
+        self.accel
+            .get(&(layer, bucket))
+            .cloned()
+            .unwrap_or_default()
     }
 
     pub fn get(&self, layer: usize, bucket: Bucket) -> Stats {
@@ -148,13 +151,13 @@ impl ArrayModel {
         }
         let drv = self.engine().expect("an array");
         let cfg = drv.cfg();
-        let mut res = drv
-            .backward(schedule, w, x, dy, sink)
-            .map_err(|source| WorkloadError::Array {
-                layer,
-                what: "backward",
-                source,
-            })?;
+        let mut res =
+            drv.backward(schedule, w, x, dy, sink)
+                .map_err(|source| WorkloadError::Array {
+                    layer,
+                    what: "backward",
+                    source,
+                })?;
         res.dx = requantized_if(&cfg, res.dx, out);
         Ok(res)
     }
@@ -255,10 +258,14 @@ impl FixedArith {
                 let e = AccelEngine::new(&opts, BackwardMode::Sequential, bases.clone());
                 ArrayModel::Accel(Box::new(e))
             }
-            (ArrayModel::Fast(_), _) => {
-                ArrayModel::new(EngineKind::Fast, self.cfg.with_backward(Backward::Sequential))
-            }
-            _ => ArrayModel::new(EngineKind::Cycle, self.cfg.with_backward(Backward::Sequential)),
+            (ArrayModel::Fast(_), _) => ArrayModel::new(
+                EngineKind::Fast,
+                self.cfg.with_backward(Backward::Sequential),
+            ),
+            _ => ArrayModel::new(
+                EngineKind::Cycle,
+                self.cfg.with_backward(Backward::Sequential),
+            ),
         });
     }
 
@@ -343,7 +350,11 @@ impl FixedArith {
         let (s, cost) = shadow.take_stats();
         *self.ledger.sequential_backward.entry(layer).or_default() += &s;
         if let Some(c) = cost {
-            *self.ledger.accel_sequential_backward.entry(layer).or_default() += &c;
+            *self
+                .ledger
+                .accel_sequential_backward
+                .entry(layer)
+                .or_default() += &c;
         }
         if seq.dx != res.dx {
             return Err(WorkloadError::ScheduleMismatch { layer, what: "dX" });

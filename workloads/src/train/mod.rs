@@ -88,8 +88,9 @@ pub struct TrainRun {
     pub ledgers: Vec<Ledger>,
     pub fixed: Network<FixedArith>,
     pub float: Network<FloatArith>,
-    /// The compiled network, when the products ran on the accelerator.
+    /// The compiled network and the accelerator, when the products ran on it.
     pub plan: Option<NetworkPlan>,
+    pub accelerator: Option<AccelOptions>,
     /// Training steps whose weights were checked against the array engine.
     pub steps_checked: usize,
 }
@@ -338,6 +339,82 @@ pub fn train(model: &Model, split: &Split, opts: &TrainOptions) -> Result<TrainR
         fixed,
         float,
         plan,
+        accelerator: opts.accelerator,
         steps_checked,
+    })
+}
+
+/// The first `steps` training steps of `model` on the accelerator, every
+/// host operation recorded (with what came back) and, with
+/// `opts.record_trace`, every cycle's array input: what a replay on the
+/// RTL plays and compares. Each step's weights are checked against the
+/// fast array engine, and the counters are checkpointed after each step.
+pub struct AccelSession {
+    pub cfg: sysgrad_config::ArrayConfig,
+    pub transcript: sysgrad_accel::Transcript,
+    pub recording: Option<sysgrad_emulator::Recording>,
+    pub steps: usize,
+    pub plan: NetworkPlan,
+    /// The accelerator's cost of the steps (all layers, all passes).
+    pub run_cycles: u64,
+    pub host: sysgrad_accel::HostCounters,
+}
+
+pub fn accel_session(
+    model: &Model,
+    split: &Split,
+    opts: AccelOptions,
+    steps: usize,
+) -> Result<AccelSession> {
+    let spec = &model.spec;
+    let train_set = &split.train;
+    let batch = spec.training.batch_size.min(train_set.len()).max(1);
+    let (mut fixed, plan) = build_on_accelerator(model, opts)?;
+    let (mut reference, _) = build_on(model, EngineKind::Fast);
+    let mut order: Vec<usize> = (0..train_set.len()).collect();
+    Rng::derive(spec.training.seed, "epoch-0").shuffle(&mut order);
+    let mut spikes = Rng::derive(spec.training.seed, "input-spikes");
+    let dev = &mut fixed
+        .arith
+        .accelerator()
+        .expect("an accelerator network")
+        .dev;
+    dev.start_transcript();
+    let chunks: Vec<&[usize]> = order.chunks(batch).take(steps).collect();
+    if chunks.len() < steps {
+        return Err(WorkloadError::out_of_range(
+            "steps",
+            steps,
+            format!(
+                "1..={} (batches in the training set)",
+                order.len().div_ceil(batch)
+            ),
+        ));
+    }
+    for (i, chunk) in chunks.iter().enumerate() {
+        let samples: Vec<&Sample> = chunk.iter().map(|&j| &train_set[j]).collect();
+        let x = encode::encode(&samples, &spec.input, &mut spikes);
+        let labels = encode::labels(&samples);
+        let acc = fixed.arith.accelerator().expect("an accelerator network");
+        acc.dev.mark(&format!("step {}", i + 1));
+        fixed.train_step(fixed.input(&x), &labels)?;
+        reference.train_step(reference.input(&x), &labels)?;
+        compare_weights(i + 1, "accel", &fixed, &reference)?;
+        fixed
+            .arith
+            .accelerator()
+            .expect("an accelerator")
+            .dev
+            .checkpoint_counters();
+    }
+    let acc = fixed.arith.accelerator().expect("an accelerator network");
+    Ok(AccelSession {
+        cfg: acc.cfg(),
+        transcript: acc.dev.take_transcript(),
+        recording: acc.dev.acc.driver.recording.take(),
+        steps,
+        plan,
+        run_cycles: acc.dev.run_cycles(),
+        host: acc.dev.host.clone(),
     })
 }
