@@ -80,6 +80,10 @@ pub struct TrainArgs {
     /// With --engine rtl: training steps to run on the RTL.
     #[arg(long, default_value_t = 1)]
     pub steps: usize,
+    /// With --engine rtl: play the steps through the generated C driver
+    /// (`sa_accel.c` linked against the Verilated `sa_accel`) too.
+    #[arg(long)]
+    pub c_driver: bool,
     /// With --engine rtl: percentage of cycles in which the host stalls
     /// the streams.
     #[arg(long, default_value_t = 0)]

@@ -51,12 +51,25 @@ fn run_model(a: &TrainArgs, path: &std::path::Path) -> Result<String, String> {
         .replay(&session.transcript, session.recording.as_ref(), 1, a.gap)
         .map_err(|e| format!("{}: {e}", m.spec.name))?;
     let model_cycles = session.run_cycles + session.host.link_cycles();
+    let driver = if a.c_driver {
+        eprintln!("{}: the same steps through the C driver ...", m.spec.name);
+        let rep = sysgrad_testbench::accel::build_c_host(&session.cfg)
+            .and_then(|c| c.play(&session.transcript, 1, a.gap))
+            .map_err(|e| format!("{} (C driver): {e}", m.spec.name))?;
+        format!(
+            "; through the C driver (sa_accel.c): {} runs, {} words read back and {} counters \
+             equal, {} host cycles",
+            rep.runs, rep.words_compared, rep.counters_compared, rep.cycles
+        )
+    } else {
+        String::new()
+    };
     Ok(format!(
         "`{}` on {}, {} training steps (weights equal to the array engine's after each): on the \
          RTL {} runs, {} run cycles with every array input equal to the emulator's, {} words \
          read back equal (results, updated weights, dW), {} counters at {} checkpoints equal \
          (DMA beats: {} in, {} out); host: {} cycles on the RTL at {}% stall ({} of them \
-         reading the checkpoints), {} in the emulator's host-link model",
+         reading the checkpoints), {} in the emulator's host-link model{driver}",
         m.spec.name,
         session.cfg.tag(),
         session.steps,

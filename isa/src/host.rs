@@ -45,6 +45,39 @@ pub mod reg {
     pub const COUNTERS: u32 = 0x100;
 }
 
+/// Bits of the `CTRL` register.
+pub mod ctrl {
+    /// Run the program from word 0 (refused while running or during a DMA).
+    pub const START: u32 = 1 << 0;
+    /// Zero every counter.
+    pub const CLEAR: u32 = 1 << 1;
+}
+
+/// The fields of the read-only `SHAPE` register, low bit and width each:
+/// what a driver checks before it trusts its compiled-in configuration.
+pub mod shape {
+    use crate::command::Field;
+    pub const ROWS: Field = Field { lo: 0, bits: 8 };
+    pub const COLS: Field = Field { lo: 8, bits: 8 };
+    pub const IN_BITS: Field = Field { lo: 16, bits: 5 };
+    pub const ACC_BITS: Field = Field { lo: 24, bits: 6 };
+    pub const INTERLEAVED: Field = Field { lo: 30, bits: 1 };
+    pub const DENSE: Field = Field { lo: 31, bits: 1 };
+}
+
+/// The `SHAPE` value of an accelerator built for `cfg` (each field
+/// truncated to its width, as the RTL's constants are).
+pub fn shape_value(cfg: &ArrayConfig) -> u32 {
+    let f = cfg.format();
+    let put = |field: crate::command::Field, v: u64| field.put(v & field.max());
+    (put(shape::ROWS, cfg.rows() as u64)
+        | put(shape::COLS, cfg.cols() as u64)
+        | put(shape::IN_BITS, f.in_bits.into())
+        | put(shape::ACC_BITS, f.acc_bits.into())
+        | put(shape::INTERLEAVED, cfg.interleaved().into())
+        | put(shape::DENSE, cfg.dense().into())) as u32
+}
+
 /// `DMA_CTRL` values: the direction, optionally with [`DMA_PACKED`].
 pub const DMA_WRITE: u32 = 1;
 pub const DMA_READ: u32 = 2;

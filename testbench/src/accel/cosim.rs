@@ -305,7 +305,7 @@ pub fn cosim_program(
 }
 
 /// The PC of the HALT that a program which ran without fault stopped at.
-fn halt_pc(program: &[u64]) -> usize {
+pub(super) fn halt_pc(program: &[u64]) -> usize {
     use sysgrad_isa::command::{field, opcode, words_of};
     let mut pc = 0;
     while let Some(&w) = program.get(pc) {
