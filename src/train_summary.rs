@@ -299,6 +299,31 @@ pub fn accel_models(runs: &[(ModelRun, f64)]) -> String {
                 kinds.join(", ")
             );
         }
+        if let Some(plan) = &r.summary.plan {
+            out.push_str(&conv_lowering(&r.summary.model, plan));
+        }
+    }
+    out
+}
+
+/// The convolutions' DMA traffic as lowered (im2col by the host) next to
+/// what an im2col address generator in the controller would move.
+fn conv_lowering(model: &str, plan: &sysgrad_workloads::compile::NetworkPlan) -> String {
+    let mut out = String::new();
+    for l in &plan.layers {
+        let Some(c) = l.gemm.as_ref().and_then(|g| g.conv) else {
+            continue;
+        };
+        let _ = write!(
+            out,
+            "
+`{model}` {}: im2col on the host moves {} beats of patches and patch dX per \
+             step; an im2col address generator in the controller would move {} ({} fewer)\n",
+            l.name,
+            c.host_im2col_beats,
+            c.controller_im2col_beats,
+            times(c.host_im2col_beats as f64 / c.controller_im2col_beats.max(1) as f64)
+        );
     }
     out
 }

@@ -94,7 +94,13 @@ fn host_work(l: &LayerSpec) -> &'static str {
 }
 
 /// What the two convolution lowerings move for one training step.
-fn conv_traffic(cfg: &ArrayConfig, model: &Model, i: usize, g: &GemmShape) -> ConvTraffic {
+/// dX crosses the DMA only if an earlier layer learns (`needs_dx`).
+fn conv_traffic(
+    cfg: &ArrayConfig,
+    model: &Model,
+    (i, needs_dx): (usize, bool),
+    g: &GemmShape,
+) -> ConvTraffic {
     let input = model.shapes[i];
     let pixels = model.spec.training.batch_size * model.spec.input.time_steps * input.h * input.w;
     let act = |rows: usize, cols: usize| {
@@ -116,10 +122,11 @@ fn conv_traffic(cfg: &ArrayConfig, model: &Model, i: usize, g: &GemmShape) -> Co
     ConvTraffic {
         // Patches in for the forward and again for the backward pass,
         // raw patch dX out for col2im.
-        host_im2col_beats: 2 * act(g.k, g.n) + acc(g.k, g.n),
+        host_im2col_beats: 2 * act(g.k, g.n) + if needs_dx { acc(g.k, g.n) } else { 0 },
         // The image (a channel per lane, a pixel per line, plus the bias
         // row) in twice, its dX out requantized.
-        controller_im2col_beats: 2 * act(input.c + 1, pixels) + act(input.c, pixels),
+        controller_im2col_beats: 2 * act(input.c + 1, pixels)
+            + if needs_dx { act(input.c, pixels) } else { 0 },
     }
 }
 
@@ -170,8 +177,10 @@ pub fn compile_network(model: &Model, cfg: &ArrayConfig) -> Result<NetworkPlan> 
                     plan_forward(cfg, &s, &arena, Output::Data).map_err(phase("forward"))?;
                 let backward = plan_backward(cfg, &s, &arena, sink, Output::Data)
                     .map_err(phase("backward"))?;
-                let conv = matches!(spec, LayerSpec::Conv2d { .. })
-                    .then(|| conv_traffic(cfg, model, i, g));
+                let conv = matches!(spec, LayerSpec::Conv2d { .. }).then(|| {
+                    let needs_dx = shapes[..i].iter().any(Option::is_some);
+                    conv_traffic(cfg, model, (i, needs_dx), g)
+                });
                 let plan = GemmPlan {
                     shape: *g,
                     w_base: next_w,
