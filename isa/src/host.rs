@@ -318,6 +318,28 @@ mod tests {
     }
 
     #[test]
+    fn host_doc_gives_the_shape_fields() {
+        let bits = |f: crate::command::Field| match f.bits {
+            1 => format!("[{}]", f.lo),
+            _ => format!("[{}:{}]", f.hi(), f.lo),
+        };
+        let row = format!(
+            "rows {}, cols {}, in_bits {}, acc_bits {}, interleaved {}, dense {}",
+            bits(shape::ROWS),
+            bits(shape::COLS),
+            bits(shape::IN_BITS),
+            bits(shape::ACC_BITS),
+            bits(shape::INTERLEAVED),
+            bits(shape::DENSE)
+        );
+        assert!(include_str!("../../docs/HOST.md").contains(&row), "{row}");
+        let cfg = ArrayConfig::default_16x16();
+        let v = shape_value(&cfg);
+        assert_eq!(shape::ROWS.get(v.into()), 16);
+        assert_eq!(shape::ACC_BITS.get(v.into()), u64::from(cfg.format().acc_bits));
+    }
+
+    #[test]
     fn host_doc_lists_every_counter() {
         let doc = include_str!("../../docs/HOST.md");
         assert!(
