@@ -4,6 +4,7 @@
 mod accel;
 mod emulate;
 mod figures;
+mod pipeline;
 mod sweep;
 mod synth;
 mod train;
@@ -70,6 +71,11 @@ enum Cmd {
     /// Train a model (MLP, CNN, SNN) on the digits data set on the emulator
     /// next to an f32 reference, or count a SCALE-Sim topology's training cycles.
     Train(train::TrainArgs),
+    /// Pipelined training across several arrays (GPipe, 1F1B, LayerPipe,
+    /// LayerPipe2, zero bubble, SpikePipe): time per iteration, bubble,
+    /// utilisation, memory and link traffic per array, Gantt charts; with
+    /// --train, accuracy against synchronous training.
+    Pipeline(pipeline::PipelineArgs),
     /// Regenerate (--write) or check (--check) the measured figures of the
     /// READMEs from the commands written next to them.
     Figures(figures::FiguresArgs),
@@ -107,6 +113,7 @@ fn main() -> ExitCode {
         Cmd::Sweep(args) => sweep::run(&args),
         Cmd::Synth(args) => synth::run(&args),
         Cmd::Train(args) => train::run(&args),
+        Cmd::Pipeline(args) => pipeline::run(&args),
         Cmd::Figures(args) => figures::run(&args),
         Cmd::Cosim {
             config,

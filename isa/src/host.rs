@@ -336,7 +336,10 @@ mod tests {
         let cfg = ArrayConfig::default_16x16();
         let v = shape_value(&cfg);
         assert_eq!(shape::ROWS.get(v.into()), 16);
-        assert_eq!(shape::ACC_BITS.get(v.into()), u64::from(cfg.format().acc_bits));
+        assert_eq!(
+            shape::ACC_BITS.get(v.into()),
+            u64::from(cfg.format().acc_bits)
+        );
     }
 
     #[test]

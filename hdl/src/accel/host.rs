@@ -197,7 +197,7 @@ const _: () = assert!(
 );
 
 /// The AXI4-Lite read channel: one register per offset, SLVERR elsewhere.
-fn axil_read() -> Vec<Item> {
+fn axil_read(dense: bool) -> Vec<Item> {
     let read = |offset: u32, value: Expr| {
         (
             vec![addr(offset)],
@@ -209,7 +209,7 @@ fn axil_read() -> Vec<Item> {
         read(
             reg::SHAPE,
             cat([
-                lit(1, 0),
+                lit(1, dense.into()),
                 id("IL1"),
                 id("AW6"),
                 lit(3, 0),
@@ -628,10 +628,11 @@ fn dma() -> Vec<Item> {
     v
 }
 
-pub(super) fn items() -> Vec<Item> {
+/// The host interface; `dense` is SHAPE's bit 31.
+pub(super) fn items(dense: bool) -> Vec<Item> {
     let mut v = constants();
     v.extend(axil_write());
-    v.extend(axil_read());
+    v.extend(axil_read(dense));
     v.extend(dma());
     v
 }
