@@ -31,7 +31,7 @@ fn model(c: ArrayConfig) -> &'static AccelModel {
     // Built outside the lock, so that tests on other configurations go on.
     let built: &'static AccelModel =
         Box::leak(Box::new(accel::build(&c).unwrap_or_else(|e| panic!("{e}"))));
-    *models.lock().expect("models").entry(key).or_insert(built)
+    models.lock().expect("models").entry(key).or_insert(built)
 }
 
 fn check(c: ArrayConfig, seed: u64, len: usize, gap: u32) -> Result<(), TestCaseError> {
