@@ -267,3 +267,33 @@ test_fraction = 0.2
     assert!(out.contains("through the C driver (sa_accel.c)"), "{out}");
     assert!(out.contains("counters at 1 checkpoints equal"), "{out}");
 }
+
+/// The comparison can fail: a word the emulator read back, changed in the
+/// session, is reported with its buffer, line and lane.
+#[test]
+fn a_changed_word_is_caught_through_the_c_driver() {
+    use sysgrad_accel::{encode_program, BufferId, Command as Cmd, HostOp};
+    let cfg = load_config(&root().join("configs/accel_8x8.toml")).unwrap();
+    let mut setup = sysgrad_testbench::accel::Setup::default();
+    let lines: Vec<Vec<i64>> = (0..3)
+        .map(|l| (0..8).map(|k| l * 100 - k * 7).collect())
+        .collect();
+    setup
+        .fill(BufferId::Activations, 5, lines)
+        .compare(BufferId::Activations, 5, 3);
+    let program = encode_program(&[Cmd::Halt]);
+    let mut t = sysgrad_testbench::accel::setup_transcript(&cfg, &setup, &program).unwrap();
+    let model = sysgrad_testbench::accel::build_c_host(&cfg).unwrap();
+    let rep = model.play(&t, 1, 30).unwrap();
+    assert_eq!(rep.words_compared, 24);
+    for op in &mut t {
+        if let HostOp::Read { lines, .. } = op {
+            lines[2][6] += 1;
+        }
+    }
+    let e = model.play(&t, 1, 30).unwrap_err().to_string();
+    assert!(
+        e.contains("activations line 7 lane 6 reads 158 through the driver, 159 in the emulator"),
+        "{e}"
+    );
+}
