@@ -208,8 +208,9 @@ fn fc_step_and_a_fault_through_the_c_driver_on_verilator() {
     assert!(rep.counters_compared > 30);
 }
 
-/// One training step of a small MLP (4x4 array) through the C driver and
-/// through the host script, both checked against the emulator.
+/// One training step of a small MLP (4x4 array, none and dense
+/// pipelining) through the C driver and through the host script, both
+/// checked against the emulator.
 #[test]
 fn an_mlp_training_step_through_the_c_driver_on_verilator() {
     let dir = tempfile::tempdir().unwrap();
@@ -250,22 +251,32 @@ test_fraction = 0.2
 "#,
     )
     .unwrap();
-    let out = run(Command::new(env!("CARGO_BIN_EXE_sysgrad"))
-        .args([
-            "train",
-            "--engine",
-            "rtl",
-            "--steps",
-            "1",
-            "--c-driver",
-            "--gap",
-            "10",
-        ])
-        .arg("--model")
-        .arg(&model)
-        .current_dir(root()));
-    assert!(out.contains("through the C driver (sa_accel.c)"), "{out}");
-    assert!(out.contains("counters at 1 checkpoints equal"), "{out}");
+    // The none and the dense controller (the accelerator's config gives
+    // the pipelining; array and format are the model's).
+    for pipelining in ["none", "dense"] {
+        let accel = dir.path().join(format!("{pipelining}.toml"));
+        let text = format!(
+            "[array]\nrows = 4\ncols = 4\nbackward = \"interleaved\"\npipelining = \"{pipelining}\"\n\
+             [format]\nin_bits = 16\nacc_bits = 40\nfrac_bits = 10\n"
+        );
+        std::fs::write(&accel, text).unwrap();
+        let out = run(Command::new(env!("CARGO_BIN_EXE_sysgrad"))
+            .args(["train", "--engine", "rtl", "--steps", "1", "--c-driver"])
+            .args(["--gap", "10", "--model"])
+            .arg(&model)
+            .arg("--accel-config")
+            .arg(&accel)
+            .current_dir(root()));
+        assert!(out.contains("through the C driver (sa_accel.c)"), "{out}");
+        assert!(out.contains("counters at 1 checkpoints equal"), "{out}");
+        assert!(
+            out.contains(&format!(
+                "on sa_4x4_i16a40f10_il{}",
+                if pipelining == "dense" { "_dense" } else { "," }
+            )),
+            "{out}"
+        );
+    }
 }
 
 /// The comparison can fail: a word the emulator read back, changed in the
