@@ -100,7 +100,24 @@ enum Cmd {
         /// stderr otherwise, so that stdout is the same in every run.
         #[arg(long)]
         timings: bool,
+        /// Co-simulate the configuration's array with this pipelining
+        /// instead of its own: `dense` or `none`.
+        #[arg(long)]
+        pipelining: Option<String>,
     },
+}
+
+/// `cfg` with the pipelining named by `--pipelining`, if given.
+fn with_pipelining(cfg: ArrayConfig, name: Option<&str>) -> Result<ArrayConfig, String> {
+    use sysgrad_config::Pipelining;
+    let Some(name) = name else {
+        return Ok(cfg);
+    };
+    let all = [Pipelining::Dense, Pipelining::None];
+    match all.into_iter().find(|p| p.name() == name) {
+        Some(p) => Ok(cfg.with_pipelining(p)),
+        None => Err(format!("--pipelining {name}: expected dense or none")),
+    }
 }
 
 fn main() -> ExitCode {
@@ -122,8 +139,10 @@ fn main() -> ExitCode {
             sim,
             work,
             timings,
+            pipelining,
         } => config
             .load()
+            .and_then(|cfg| with_pipelining(cfg, pipelining.as_deref()))
             .and_then(|cfg| cosim(&cfg, (seed, runs), &sim, &work, timings)),
     };
     match res {
@@ -194,6 +213,24 @@ fn cosim(
         print_timing(timings, &format!("time: {minutes:.1} min"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod pipelining_flag {
+    use super::*;
+    use sysgrad_config::Pipelining;
+
+    #[test]
+    fn cosim_pipelining_overrides_the_config_or_names_the_choices() {
+        let cfg = ArrayConfig::default_16x16();
+        let dense = with_pipelining(cfg, Some("dense")).unwrap();
+        assert_eq!(dense.pipelining(), Pipelining::Dense);
+        let none = with_pipelining(dense, Some("none")).unwrap();
+        assert_eq!(none.pipelining(), Pipelining::None);
+        assert_eq!(with_pipelining(dense, None).unwrap(), dense);
+        let e = with_pipelining(cfg, Some("both")).unwrap_err();
+        assert_eq!(e, "--pipelining both: expected dense or none");
+    }
 }
 
 #[cfg(test)]

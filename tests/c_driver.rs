@@ -83,7 +83,7 @@ int main(void)
 fn expected_words() -> Vec<String> {
     let op = |code: u64| code << 56;
     let words: Vec<Vec<u64>> = vec![
-        vec![op(1) | 8 | 9 << 16 | 7 << 24],
+        vec![op(1) | 8 | 9 << 16 | 7 << 25],
         vec![op(2)],
         vec![op(3) | 3 | 300 << 16 | 16 << 32 | 1 << 48],
         vec![op(4) | 3 << 49 | 5 | 77 << 16 | 16 << 32, 1234],
@@ -171,11 +171,16 @@ fn fc_step_and_a_fault_through_the_c_driver_on_verilator() {
         .args(["accel", "--config", "configs/accel_8x8.toml", "--c-driver"])
         .args(["--m", "20", "--k", "12", "--n", "5"])
         .current_dir(root()));
-    for schedule in ["interleaved", "sequential"] {
+    for run in [
+        "none interleaved",
+        "none sequential",
+        "dense interleaved",
+        "dense sequential",
+    ] {
         let line = out
             .lines()
-            .find(|l| l.starts_with(&format!("C driver, {schedule} step")))
-            .unwrap_or_else(|| panic!("no C driver line for {schedule}:\n{out}"));
+            .find(|l| l.starts_with(&format!("C driver, {run} step")))
+            .unwrap_or_else(|| panic!("no C driver line for {run}:\n{out}"));
         assert!(line.contains("39 counters equal"), "{line}");
     }
     // LOAD_W with m = cols + 1 faults at word 1 with TILE_TOO_LARGE; the

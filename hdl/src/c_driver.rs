@@ -129,7 +129,7 @@ fn config_section(cfg: &ArrayConfig, out: &mut String) {
     define(
         out,
         "SA_SHAPE_VALUE",
-        hex(host::shape_value(cfg).into()),
+        hex(shape::value(cfg).into()),
         "what SHAPE reads",
     );
     out.push('\n');
@@ -225,15 +225,8 @@ fn register_section(out: &mut String) {
         hex((1u64 << CODE_BITS) - 1),
         "either code",
     );
-    for (name, f) in [
-        ("ROWS", shape::ROWS),
-        ("COLS", shape::COLS),
-        ("IN_BITS", shape::IN_BITS),
-        ("ACC_BITS", shape::ACC_BITS),
-        ("INTERLEAVED", shape::INTERLEAVED),
-        ("DENSE", shape::DENSE),
-    ] {
-        field_define(out, &format!("SA_SHAPE_{name}"), f, "SHAPE field");
+    for (name, f) in shape::FIELDS.iter().rev() {
+        field_define(out, &format!("SA_SHAPE_{}", upper(name)), *f, "SHAPE field");
     }
     out.push('\n');
     out.push_str("/* DMA: DMA_CTRL values, targets and error codes. */\n");

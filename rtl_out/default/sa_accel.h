@@ -20,7 +20,7 @@ extern "C" {
 #define SA_FRAC_BITS                     8u           /* fractional bits of data */
 #define SA_INTERLEAVED                   1u           /* BACKWARD interleaved allowed */
 #define SA_DENSE                         0u           /* dense pipelining */
-#define SA_SHAPE_VALUE                   0x68101010u  /* what SHAPE reads */
+#define SA_SHAPE_VALUE                   0x34402010u  /* what SHAPE reads */
 
 #define SA_DEPTH_COMMANDS                4096u        /* lines */
 #define SA_LANES_COMMANDS                1u           /* lanes (words) per line */
@@ -44,7 +44,7 @@ extern "C" {
 #define SA_PACK_ACCUMULATORS             1u           /* lanes per packed beat */
 
 /* ---- AXI4-Lite registers (byte offsets) and their bits. ---- */
-#define SA_ID_VALUE                      0x53470001u  /* what ID reads */
+#define SA_ID_VALUE                      0x53470002u  /* what ID reads */
 #define SA_REG_ID                        0x000u       /* register */
 #define SA_REG_SHAPE                     0x004u       /* register */
 #define SA_REG_CTRL                      0x008u       /* register */
@@ -67,16 +67,16 @@ extern "C" {
 #define SA_STATUS_DMA_ERROR_SHIFT        16u          /* DMA error code */
 #define SA_STATUS_CODE_MASK              0xFFu        /* either code */
 #define SA_SHAPE_ROWS_LO                 0u           /* SHAPE field */
-#define SA_SHAPE_ROWS_BITS               8u           /* SHAPE field */
-#define SA_SHAPE_COLS_LO                 8u           /* SHAPE field */
-#define SA_SHAPE_COLS_BITS               8u           /* SHAPE field */
-#define SA_SHAPE_IN_BITS_LO              16u          /* SHAPE field */
+#define SA_SHAPE_ROWS_BITS               9u           /* SHAPE field */
+#define SA_SHAPE_COLS_LO                 9u           /* SHAPE field */
+#define SA_SHAPE_COLS_BITS               9u           /* SHAPE field */
+#define SA_SHAPE_IN_BITS_LO              18u          /* SHAPE field */
 #define SA_SHAPE_IN_BITS_BITS            5u           /* SHAPE field */
-#define SA_SHAPE_ACC_BITS_LO             24u          /* SHAPE field */
+#define SA_SHAPE_ACC_BITS_LO             23u          /* SHAPE field */
 #define SA_SHAPE_ACC_BITS_BITS           6u           /* SHAPE field */
-#define SA_SHAPE_INTERLEAVED_LO          30u          /* SHAPE field */
+#define SA_SHAPE_INTERLEAVED_LO          29u          /* SHAPE field */
 #define SA_SHAPE_INTERLEAVED_BITS        1u           /* SHAPE field */
-#define SA_SHAPE_DENSE_LO                31u          /* SHAPE field */
+#define SA_SHAPE_DENSE_LO                30u          /* SHAPE field */
 #define SA_SHAPE_DENSE_BITS              1u           /* SHAPE field */
 
 /* DMA: DMA_CTRL values, targets and error codes. */
@@ -166,10 +166,10 @@ extern "C" {
 #define SA_LOAD_W_ADDR_BITS              16u          /* field */
 #define SA_LOAD_W_M_WORD                 0u           /* word of the field */
 #define SA_LOAD_W_M_LO                   16u          /* field */
-#define SA_LOAD_W_M_BITS                 8u           /* field */
+#define SA_LOAD_W_M_BITS                 9u           /* field */
 #define SA_LOAD_W_K_WORD                 0u           /* word of the field */
-#define SA_LOAD_W_K_LO                   24u          /* field */
-#define SA_LOAD_W_K_BITS                 8u           /* field */
+#define SA_LOAD_W_K_LO                   25u          /* field */
+#define SA_LOAD_W_K_BITS                 9u           /* field */
 #define SA_OP_FLUSH_W                    0x02u        /* opcode */
 #define SA_WORDS_FLUSH_W                 1u           /* words */
 #define SA_OP_FORWARD                    0x03u        /* opcode */

@@ -13,6 +13,7 @@
 pub mod arith;
 pub mod compile;
 pub mod data;
+pub mod energy;
 pub mod error;
 pub mod model;
 pub mod net;
