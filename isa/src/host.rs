@@ -362,10 +362,10 @@ mod tests {
         );
         assert!(include_str!("../../docs/HOST.md").contains(&row), "{row}");
         let cfg = ArrayConfig::default_16x16();
-        let v = shape_value(&cfg);
+        let v = shape::value(&cfg);
         assert_eq!(shape::ROWS.get(v.into()), 16);
         assert_eq!(
-            shape::ACC_BITS.get(v.into()),
+            shape::ACC_BITS_FIELD.get(v.into()),
             u64::from(cfg.format().acc_bits)
         );
     }
