@@ -36,6 +36,13 @@ pub struct AccelArgs {
     /// With --rtl: percentage of cycles in which the host stalls the streams.
     #[arg(long, default_value_t = 20, requires = "rtl")]
     gap: u32,
+    /// Also run both steps on the Verilator build of `sa_accel` through the
+    /// generated C driver (`sa_accel.c`, compiled with gcc -std=c99
+    /// -Werror): DMA, program load, start, wait and counter read-out all
+    /// by the driver's calls; every word read back and every counter
+    /// compared with the emulator.
+    #[arg(long)]
+    c_driver: bool,
     /// Write the interleaved step's program as text (for `sysgrad program`).
     #[arg(long)]
     save_program: Option<std::path::PathBuf>,
@@ -220,6 +227,9 @@ pub fn run(a: &AccelArgs) -> Result<(), String> {
             if a.rtl {
                 rtl_lines.push(cosim_line(&cfg, &step, &run, a)?);
             }
+            if a.c_driver {
+                rtl_lines.push(c_driver_line(&cfg, &step, &run.label(), (a.seed, a.gap))?);
+            }
             let first = runs.is_empty();
             if let (Some(path), true) = (&a.save_program, first) {
                 let text = sysgrad_accel::asm::disassemble(&step.program);
@@ -334,6 +344,32 @@ fn print_summaries(cfg: &ArrayConfig, runs: &[Run]) {
             cycles as f64 / bound as f64
         );
     }
+}
+
+/// The step through the C driver on the Verilated `sa_accel`, in a line.
+fn c_driver_line(
+    cfg: &ArrayConfig,
+    step: &Step,
+    label: &str,
+    (seed, gap): (u64, u32),
+) -> Result<String, String> {
+    eprintln!("running the {label} step through the C driver ...");
+    let transcript = sysgrad_testbench::accel::setup_transcript(cfg, &step.setup, &step.program)
+        .map_err(|e| e.to_string())?;
+    let rep = sysgrad_testbench::accel::build_c_host(cfg)
+        .and_then(|m| m.play(&transcript, seed, gap))
+        .map_err(|e| e.to_string())?;
+    Ok(format!(
+        "C driver, {} step: {} run, {} words read back and {} counters equal to the emulator; \
+         host: {} cycles, {} beats in, {} beats out",
+        label,
+        rep.runs,
+        rep.words_compared,
+        rep.counters_compared,
+        rep.cycles,
+        rep.beats_in,
+        rep.beats_out
+    ))
 }
 
 #[derive(clap::Args)]

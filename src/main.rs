@@ -8,6 +8,7 @@ mod pipeline;
 mod sweep;
 mod synth;
 mod train;
+mod train_rtl;
 mod train_summary;
 
 use clap::{Parser, Subcommand};

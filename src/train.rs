@@ -6,9 +6,11 @@
 use crate::train_summary as summary;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use sysgrad_accel::HostLink;
 use sysgrad_config::Pipelining;
 use sysgrad_emulator::fast::EngineKind;
 use sysgrad_emulator::gemm::DwSink;
+use sysgrad_workloads::arith::AccelOptions;
 use sysgrad_workloads::energy::EnergyTable;
 use sysgrad_workloads::report::TrainingSummary;
 use sysgrad_workloads::scalesim::{self, report::TopologySummary, Exactness};
@@ -23,65 +25,116 @@ pub struct TrainArgs {
         required_unless_present = "topology",
         conflicts_with = "topology"
     )]
-    model: Vec<PathBuf>,
+    pub model: Vec<PathBuf>,
     /// SCALE-Sim topology CSV (convolution or `Layer, M, N, K,` form): count
     /// forward and training cycles per layer instead of training. Several
     /// topologies or configs: every pair runs, one summary row each.
     #[arg(long, requires = "scalesim_config")]
-    topology: Vec<PathBuf>,
+    pub topology: Vec<PathBuf>,
     /// SCALE-Sim .cfg giving the array size (with --topology).
     #[arg(long)]
-    scalesim_config: Vec<PathBuf>,
+    pub scalesim_config: Vec<PathBuf>,
     /// Energy table (TOML, pJ per action; see `sysgrad_workloads::energy`)
     /// instead of the 45 nm default (with --topology).
     #[arg(long, requires = "topology")]
-    energy_table: Option<PathBuf>,
+    pub energy_table: Option<PathBuf>,
     /// Output folder [default: target/train/<model or topology name>]; with
     /// several runs, the parent of one folder per run.
     #[arg(long, short)]
-    out: Option<PathBuf>,
+    pub out: Option<PathBuf>,
     /// Override the model's number of epochs.
     #[arg(long)]
-    epochs: Option<usize>,
+    pub epochs: Option<usize>,
     /// Epochs whose backward passes also run on a sequential array (the
     /// baseline for the comparison; its counters are data-independent).
     #[arg(long, default_value_t = 1)]
-    sequential_epochs: usize,
+    pub sequential_epochs: usize,
     /// Train on the first N training samples only.
     #[arg(long)]
-    max_train: Option<usize>,
+    pub max_train: Option<usize>,
     /// Test on the first N test samples only.
     #[arg(long)]
-    max_test: Option<usize>,
+    pub max_test: Option<usize>,
     /// Digits CSV (optionally .gz) instead of the model's data path.
     #[arg(long)]
-    data: Option<PathBuf>,
+    pub data: Option<PathBuf>,
     /// No progress bar.
     #[arg(long)]
-    quiet: bool,
-    /// Model: `cycle` clocks the register-level array; `fast` computes the
-    /// same bits and counters per tile without clocking it (much quicker;
-    /// `emulator/tests/fast_vs_cycle.rs` checks the equality).
+    pub quiet: bool,
+    /// Where the products run. `array` (or `cycle`) clocks the
+    /// register-level array; `fast` computes the same bits and counters per
+    /// tile without clocking it (`emulator/tests/fast_vs_cycle.rs` checks
+    /// the equality); `accel` compiles the network to the accelerator's
+    /// command stream and runs it on the emulated accelerator (commands,
+    /// buffers, DMA, host link), checking every step's weights against the
+    /// fast array; `rtl` runs `--steps` steps of that on the Verilator
+    /// build of `sa_accel` through its AXI host interface.
     #[arg(long, default_value = "cycle")]
-    engine: EngineKind,
+    pub engine: Engine,
+    /// With --engine accel|rtl: the accelerator's config (its `[buffers]`
+    /// and `pipelining`; array and format must be the model's)
+    /// [default: the model's array with default buffers].
+    #[arg(long)]
+    pub accel_config: Option<PathBuf>,
+    /// With --engine accel|rtl: bits the host link carries per cycle.
+    #[arg(long, default_value_t = 64)]
+    pub link_bits: u32,
+    /// With --engine accel|rtl: host-link latency in cycles, paid by every
+    /// transfer and register access.
+    #[arg(long, default_value_t = 0)]
+    pub link_latency: u32,
+    /// With --engine rtl: training steps to run on the RTL.
+    #[arg(long, default_value_t = 1)]
+    pub steps: usize,
+    /// With --engine rtl: play the steps through the generated C driver
+    /// (`sa_accel.c` linked against the Verilated `sa_accel`) too.
+    #[arg(long)]
+    pub c_driver: bool,
+    /// With --engine rtl: percentage of cycles in which the host stalls
+    /// the streams.
+    #[arg(long, default_value_t = 0)]
+    pub gap: u32,
     /// Model: run on a `dense` or a `none` array instead of the model's
     /// `[array] pipelining`.
     #[arg(long, value_parser = ["dense", "none"])]
-    pipelining: Option<String>,
+    pub pipelining: Option<String>,
     /// Print run times on stdout (they go to stderr otherwise, so that
     /// stdout is the same in every run).
     #[arg(long)]
-    timings: bool,
+    pub timings: bool,
     /// Topology: samples per step, folded into the stream length N.
     #[arg(long, default_value_t = 1)]
-    batch: usize,
+    pub batch: usize,
     /// Topology: where dW goes, `update` (in place, lr 2^-8) or `drain`.
     #[arg(long, default_value = "update")]
-    dw_sink: String,
+    pub dw_sink: String,
     /// Topology: step every tile cycle by cycle instead of counting with
     /// the fast mode's ledger (same counts; slow on big layers).
     #[arg(long)]
-    exact: bool,
+    pub exact: bool,
+}
+
+/// `--engine`: where the products of a training run go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Array(EngineKind),
+    Accel,
+    Rtl,
+}
+
+impl std::str::FromStr for Engine {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "array" | "cycle" => Ok(Engine::Array(EngineKind::Cycle)),
+            "fast" => Ok(Engine::Array(EngineKind::Fast)),
+            "accel" => Ok(Engine::Accel),
+            "rtl" => Ok(Engine::Rtl),
+            _ => Err(format!(
+                "unknown engine {s:?} (expected array, cycle, fast, accel or rtl)"
+            )),
+        }
+    }
 }
 
 /// `--out` itself for a single run; one folder per run under it (or under
@@ -95,6 +148,9 @@ fn out_dir(a: &TrainArgs, name: &str, several: bool) -> PathBuf {
 }
 
 pub fn run(a: &TrainArgs) -> Result<(), String> {
+    if a.engine == Engine::Rtl {
+        return crate::train_rtl::run(a);
+    }
     if !a.model.is_empty() {
         run_models(a)
     } else if !a.topology.is_empty() {
@@ -119,6 +175,9 @@ fn run_models(a: &TrainArgs) -> Result<(), String> {
     }
     if several {
         print!("{}", summary::models(&runs, a.engine, a.timings));
+        if a.engine == Engine::Accel {
+            print!("\n{}", summary::accel_models(&runs));
+        }
         print!("\n{}", summary::utilization(&runs));
     }
     Ok(())
@@ -170,15 +229,7 @@ fn run_model(
     let samples = data::load(&m.data_path).map_err(|e| e.to_string())?;
     let t = m.spec.training;
     let split = data::split(&samples, t.test_fraction, t.seed).map_err(|e| e.to_string())?;
-    let opts = train::TrainOptions {
-        epochs: a.epochs,
-        sequential_epochs: a.sequential_epochs,
-        max_train: a.max_train,
-        max_test: a.max_test,
-        progress: !a.quiet,
-        engine: a.engine,
-        ..train::TrainOptions::default()
-    };
+    let opts = train_options(a, &m)?;
     let start = Instant::now();
     let run = train::train(&m, &split, &opts).map_err(|e| e.to_string())?;
     let out = out_dir(a, &m.spec.name, several);
@@ -192,6 +243,41 @@ fn run_model(
         },
         start.elapsed().as_secs_f64(),
     ))
+}
+
+/// The options of one model's run; on the accelerator the array engine
+/// becomes the fast reference every step is checked against.
+pub fn train_options(a: &TrainArgs, m: &model::Model) -> Result<train::TrainOptions, String> {
+    let (engine, accelerator) = match a.engine {
+        Engine::Array(kind) => (kind, None),
+        Engine::Accel | Engine::Rtl => (EngineKind::Fast, Some(accel_options(a, m)?)),
+    };
+    Ok(train::TrainOptions {
+        epochs: a.epochs,
+        sequential_epochs: a.sequential_epochs,
+        max_train: a.max_train,
+        max_test: a.max_test,
+        progress: !a.quiet,
+        engine,
+        accelerator,
+        ..train::TrainOptions::default()
+    })
+}
+
+/// `--accel-config` (or the model's array with default buffers) and the
+/// host link.
+pub fn accel_options(a: &TrainArgs, m: &model::Model) -> Result<AccelOptions, String> {
+    let cfg = match &a.accel_config {
+        Some(p) => sysgrad_config::load_config(p).map_err(|e| e.to_string())?,
+        None => m.cfg,
+    };
+    let link =
+        HostLink::new(a.link_bits, a.link_latency).map_err(|e| format!("--link-bits: {e}"))?;
+    Ok(AccelOptions {
+        cfg,
+        link,
+        record_trace: false,
+    })
 }
 
 /// Warns about layers whose reductions could saturate the accumulators
@@ -314,6 +400,9 @@ fn print_training(a: &TrainArgs, s: &TrainingSummary, wall: f64) {
                 );
             }
         }
+    }
+    if let Some(acc) = &s.accel {
+        println!("\n{}", summary::accel_passes(acc));
     }
     println!("\nwrote:");
     for f in &s.files {

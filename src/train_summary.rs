@@ -2,8 +2,10 @@
 //! models or topologies: the tables the READMEs quote (each run's full
 //! report is still written to its own folder).
 
+use crate::train::Engine;
 use std::fmt::Write;
 use sysgrad_emulator::fast::EngineKind;
+use sysgrad_workloads::report::accel::{AccelSummary, StepCost};
 use sysgrad_workloads::report::{ActivityRow, ScheduleComparison, TrainingSummary};
 use sysgrad_workloads::scalesim::report::{
     Reduction, TopologySummary, PUBLISHED_CNN_CYCLE_REDUCTION, PUBLISHED_FC_ACCESS_RATIO,
@@ -50,10 +52,16 @@ fn range(lo: f64, hi: f64) -> String {
     }
 }
 
-fn engine_phrase(engine: EngineKind) -> &'static str {
+fn engine_phrase(engine: Engine) -> &'static str {
     match engine {
-        EngineKind::Cycle => "clocked cycle by cycle",
-        EngineKind::Fast => "in the fast exact mode: the cycle-accurate bits and counters",
+        Engine::Array(EngineKind::Cycle) => "clocked cycle by cycle",
+        Engine::Array(EngineKind::Fast) => {
+            "in the fast exact mode: the cycle-accurate bits and counters"
+        }
+        Engine::Accel | Engine::Rtl => {
+            "on the emulated accelerator through its command stream and DMA: the array's bits, \
+             checked every step"
+        }
     }
 }
 
@@ -108,7 +116,7 @@ fn spike_activity(s: &TrainingSummary) -> Option<String> {
 
 /// Test accuracies and schedule ratios of several trained models, with the
 /// run times if `timings`.
-pub fn models(runs: &[(ModelRun, f64)], engine: EngineKind, timings: bool) -> String {
+pub fn models(runs: &[(ModelRun, f64)], engine: Engine, timings: bool) -> String {
     let epoch = runs.first().map_or(1, |(r, _)| r.summary.counters_epoch);
     let mut out = format!(
         "**Test accuracy after the last epoch, fixed point (array products {}) vs f32; \
@@ -269,6 +277,175 @@ pub fn topologies(runs: &[TopologySummary]) -> String {
     let mut rows: Vec<Vec<String>> = runs.iter().map(topology_row).collect();
     rows.push(published_row());
     out.push_str(&table(&header, 2, &rows));
+    out
+}
+
+fn thousands(v: f64) -> String {
+    format!("{:.0}", v)
+}
+
+fn step_cells(c: &StepCost) -> Vec<String> {
+    vec![
+        thousands(c.array_cycles),
+        thousands(c.controller_cycles),
+        thousands(c.link_cycles),
+        thousands(c.total_cycles),
+        percent(c.outside_array()),
+    ]
+}
+
+/// One training step of each model on the accelerator, end to end.
+pub fn accel_models(runs: &[(ModelRun, f64)]) -> String {
+    let Some(a) = runs.iter().find_map(|(r, _)| r.summary.accel.as_ref()) else {
+        return String::new();
+    };
+    let mut out = format!(
+        "**One training step on the accelerator (epoch 1 mean), host link {} bits/cycle, \
+         latency {}: cycles of the array, of the controller (decode, REQUANT), of the host \
+         link (DMA and registers), and the share outside the array; sequential / \
+         interleaved whole step**\n\n",
+        a.link_bits_per_cycle, a.link_latency
+    );
+    let header = [
+        "model",
+        "accelerator",
+        "steps checked",
+        "array",
+        "controller",
+        "host link",
+        "step cycles",
+        "outside the array",
+        "DMA beats in / out",
+        "sequential / interleaved",
+    ];
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .filter_map(|(r, _)| {
+            let a = r.summary.accel.as_ref()?;
+            let il = &a.step_interleaved;
+            let mut row = vec![
+                format!("`{}`", r.summary.model),
+                a.accelerator.clone(),
+                a.steps_checked.to_string(),
+            ];
+            row.extend(step_cells(il));
+            row.push(format!(
+                "{} / {}",
+                thousands(il.beats_in),
+                thousands(il.beats_out)
+            ));
+            row.push(a.step_sequential.map_or("-".into(), |s| {
+                times(s.total_cycles / il.total_cycles.max(1.0))
+            }));
+            Some(row)
+        })
+        .collect();
+    out.push_str(&table(&header, 2, &rows));
+    for (r, _) in runs {
+        if let Some(a) = &r.summary.accel {
+            let kinds: Vec<String> = a
+                .traffic
+                .iter()
+                .map(|t| format!("{} {}", t.traffic, thousands(t.beats)))
+                .collect();
+            let _ = write!(
+                out,
+                "\n`{}`, DMA beats per step: {}\n",
+                r.summary.model,
+                kinds.join(", ")
+            );
+        }
+        if let Some(plan) = &r.summary.plan {
+            out.push_str(&conv_lowering(&r.summary.model, plan));
+        }
+    }
+    out
+}
+
+/// The convolutions' DMA traffic as lowered (im2col by the host) next to
+/// what an im2col address generator in the controller would move.
+fn conv_lowering(model: &str, plan: &sysgrad_workloads::compile::NetworkPlan) -> String {
+    let mut out = String::new();
+    for l in &plan.layers {
+        let Some(c) = l.gemm.as_ref().and_then(|g| g.conv) else {
+            continue;
+        };
+        let _ = write!(
+            out,
+            "
+`{model}` {}: im2col on the host moves {} beats of patches and patch dX per \
+             step; an im2col address generator in the controller would move {} ({} fewer)\n",
+            l.name,
+            c.host_im2col_beats,
+            c.controller_im2col_beats,
+            times(c.host_im2col_beats as f64 / c.controller_im2col_beats.max(1) as f64)
+        );
+    }
+    out
+}
+
+/// Per layer and pass on the accelerator (one model's report).
+pub fn accel_passes(a: &AccelSummary) -> String {
+    let mut out = format!(
+        "on the accelerator {} ({} steps checked against the array engine), epoch 1, per layer \
+         and pass:\n\n",
+        a.accelerator, a.steps_checked
+    );
+    let header = [
+        "layer",
+        "pass",
+        "array",
+        "controller",
+        "host link",
+        "total",
+        "outside the array",
+        "buffer words",
+        "host words in / out",
+        "DMA beats in / out",
+    ];
+    let rows: Vec<Vec<String>> = a
+        .passes
+        .iter()
+        .map(|p| {
+            vec![
+                p.name.clone(),
+                p.pass.to_string(),
+                p.array_cycles.to_string(),
+                p.controller_cycles.to_string(),
+                p.link_cycles.to_string(),
+                p.total_cycles.to_string(),
+                percent(p.outside_array()),
+                p.buffer_words.to_string(),
+                format!("{} / {}", p.host_words_in, p.host_words_out),
+                format!("{} / {}", p.beats_in, p.beats_out),
+            ]
+        })
+        .collect();
+    out.push_str(&table(&header, 2, &rows));
+    let step = |c: &StepCost| {
+        format!(
+            "{} cycles ({} array, {} controller, {} host link; {} outside the array)",
+            thousands(c.total_cycles),
+            thousands(c.array_cycles),
+            thousands(c.controller_cycles),
+            thousands(c.link_cycles),
+            percent(c.outside_array())
+        )
+    };
+    let _ = write!(
+        out,
+        "\none step, interleaved: {}",
+        step(&a.step_interleaved)
+    );
+    if let Some(s) = &a.step_sequential {
+        let _ = write!(
+            out,
+            "\n\none step, sequential: {} ({} the interleaved step)",
+            step(s),
+            times(s.total_cycles / a.step_interleaved.total_cycles.max(1.0))
+        );
+    }
+    out.push('\n');
     out
 }
 

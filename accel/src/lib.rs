@@ -10,6 +10,10 @@
 //! * [`machine`]: the [`Accelerator`] (checks, then executes, each command).
 //! * [`compile`]: programs for an FC layer in `gemm`'s tile order.
 //! * [`error`]: where and why a bad command stopped the controller.
+//! * [`link`], [`device`]: the host's side: DMA beats, host-link cycles,
+//!   the accelerator behind its host interface and a transcript of it.
+//! * [`schedule`]: layer products through the host interface, split to
+//!   fit the buffers, with `gemm`'s bits.
 //! * [`counters`]: the hardware counters of `docs/HOST.md`, as the emulator computes them.
 
 pub mod asm;
@@ -18,15 +22,20 @@ pub mod command;
 pub mod compile;
 pub mod counters;
 pub mod dense;
+pub mod device;
 pub mod error;
 pub mod layout;
+pub mod link;
 pub mod machine;
+pub mod schedule;
 pub mod stats;
 
 pub use buffer::{Buffer, BufferId, HostError};
 pub use command::{encode_program, BackwardMode, Command, DataBuffer};
 pub use compile::{compile_backward, compile_forward, compile_layer, CompileError, FcLayer};
+pub use device::{Device, DeviceError, HostCounters, HostOp, Traffic, Transcript};
 pub use error::{ErrorCode, Fault};
 pub use layout::Blocked;
+pub use link::HostLink;
 pub use machine::{Accelerator, Resident, State};
 pub use stats::{CommandCounters, ControlStats};

@@ -15,6 +15,7 @@
 
 mod accel;
 mod buffer;
+pub mod c_driver;
 mod ctl;
 mod dense_pe;
 mod dense_top;
@@ -85,12 +86,23 @@ pub fn generate(cfg: &ArrayConfig) -> Vec<VerilogFile> {
         .collect()
 }
 
-/// Writes the files of `cfg` into `dir`, each atomically (temporary file,
+/// The C host driver of `cfg`'s accelerator (`sa_accel.h`, `sa_accel.c`;
+/// [`c_driver`]), if the configuration has one.
+pub fn host_driver(cfg: &ArrayConfig) -> Vec<VerilogFile> {
+    let has_accel = modules(cfg).iter().any(|m| m.name == accel_top_name());
+    if has_accel {
+        c_driver::files(cfg)
+    } else {
+        Vec::new()
+    }
+}
+
+/// Writes the files of `cfg` (the Verilog and the C host driver) into `dir`, each atomically (temporary file,
 /// then rename), so an interrupted run never leaves a half-written file.
 pub fn write_all(cfg: &ArrayConfig, dir: &Path) -> io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
     let mut written = Vec::new();
-    for f in generate(cfg) {
+    for f in generate(cfg).into_iter().chain(host_driver(cfg)) {
         let path = dir.join(&f.name);
         sysgrad_config::files::write_atomically(&path, &f.text)?;
         written.push(path);

@@ -98,6 +98,14 @@ pub mod reg {
     pub const COUNTERS: u32 = 0x100;
 }
 
+/// Bits of the `CTRL` register.
+pub mod ctrl {
+    /// Run the program from word 0 (refused while running or during a DMA).
+    pub const START: u32 = 1 << 0;
+    /// Zero every counter.
+    pub const CLEAR: u32 = 1 << 1;
+}
+
 /// `DMA_CTRL` values: the direction, optionally with [`DMA_PACKED`].
 pub const DMA_WRITE: u32 = 1;
 pub const DMA_READ: u32 = 2;
@@ -335,6 +343,31 @@ mod tests {
         let last = Counter::ALL.last().unwrap().offset() + 4;
         assert!(last < 1 << AXIL_ADDR_BITS);
         assert_eq!(Counter::DxDyReads.name(), "dx_dy_reads");
+    }
+
+    #[test]
+    fn host_doc_gives_the_shape_fields() {
+        let bits = |f: crate::command::Field| match f.bits {
+            1 => format!("[{}]", f.lo),
+            _ => format!("[{}:{}]", f.hi(), f.lo),
+        };
+        let row = format!(
+            "rows {}, cols {}, in_bits {}, acc_bits {}, interleaved {}, dense {}",
+            bits(shape::ROWS),
+            bits(shape::COLS),
+            bits(shape::IN_BITS_FIELD),
+            bits(shape::ACC_BITS_FIELD),
+            bits(shape::INTERLEAVED),
+            bits(shape::DENSE)
+        );
+        assert!(include_str!("../../docs/HOST.md").contains(&row), "{row}");
+        let cfg = ArrayConfig::default_16x16();
+        let v = shape::value(&cfg);
+        assert_eq!(shape::ROWS.get(v.into()), 16);
+        assert_eq!(
+            shape::ACC_BITS_FIELD.get(v.into()),
+            u64::from(cfg.format().acc_bits)
+        );
     }
 
     #[test]

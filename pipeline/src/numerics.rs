@@ -246,6 +246,7 @@ fn reference(
         progress: false,
         eval_batch: 128,
         engine: EngineKind::Fast,
+        ..train::TrainOptions::default()
     };
     Ok(train::train(&m, split, &o)?)
 }
@@ -474,7 +475,9 @@ impl<'a> Trainer<'a> {
         set_backward_weights(st, &mut layers, weights, delay, ema_shift);
         let mut upstream = true;
         for (layer, i) in layers.iter_mut().zip(st.models.clone()).rev() {
-            match layer.backward(&mut st.arith, i, &g, steps)? {
+            // dX as the stages exchange it: every layer but a first convolution.
+            let need_dx = i > 0 || !matches!(layer, Layer::Conv2d(_));
+            match layer.backward(&mut st.arith, (i, need_dx), &g, steps)? {
                 Some(dx) => g = dx,
                 None => {
                     upstream = false;

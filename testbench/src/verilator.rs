@@ -112,6 +112,7 @@ pub fn build_files(
         harness: ("tb_sa_top.cpp", HARNESS),
         args: &args,
         exe: "Vsa_top",
+        c_files: &[],
     })?;
     Ok(VerilatorModel { exe, cfg: *cfg })
 }
@@ -126,6 +127,9 @@ pub(crate) struct CachedBuild<'a> {
     /// Verilator's arguments without the files (`-o` must name `exe`).
     pub args: &'a [String],
     pub exe: &'a str,
+    /// C99 sources and headers of the harness (the generated host
+    /// driver): each `.c` is compiled with gcc warning-free and linked in.
+    pub c_files: &'a [VerilogFile],
 }
 
 /// Runs a [`CachedBuild`] unless the same one exists, and returns the
@@ -136,7 +140,7 @@ pub(crate) fn cached_build(b: &CachedBuild) -> Result<PathBuf, ToolError> {
     let version = verilator_version()?;
     let flags = b.args.join(" ");
     let mut parts: Vec<&[u8]> = vec![b.harness.1.as_bytes(), version.as_bytes(), flags.as_bytes()];
-    for f in b.files {
+    for f in b.files.iter().chain(b.c_files) {
         parts.push(f.name.as_bytes());
         parts.push(f.text.as_bytes());
     }
@@ -159,12 +163,43 @@ pub(crate) fn cached_build(b: &CachedBuild) -> Result<PathBuf, ToolError> {
     }
     std::fs::write(scratch.join(b.harness.0), b.harness.1)?;
     cmd.arg(b.harness.0);
+    for obj in compile_c(b.c_files, &scratch)? {
+        cmd.arg(obj);
+    }
+    if !b.c_files.is_empty() {
+        // make runs in obj/; the headers are next to the harness.
+        cmd.args(["-CFLAGS", "-I.."]);
+    }
     run(&mut cmd, &scratch)?;
     // Another process may have finished the same build first; either copy is good.
     if std::fs::rename(&scratch, &dir).is_err() {
         let _ = std::fs::remove_dir_all(&scratch);
     }
     Ok(exe)
+}
+
+/// The flags every C file of a harness compiles with (and
+/// `testbench/tests/c_driver.rs` checks the driver with).
+pub const C_FLAGS: [&str; 5] = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"];
+
+/// Writes `files` into `dir` and compiles each `.c` with gcc and
+/// [`C_FLAGS`]; the objects' absolute paths.
+fn compile_c(files: &[VerilogFile], dir: &Path) -> Result<Vec<PathBuf>, ToolError> {
+    for f in files {
+        std::fs::write(dir.join(&f.name), &f.text)?;
+    }
+    let dir = dir.canonicalize()?;
+    let mut objects = Vec::new();
+    for f in files.iter().filter(|f| f.name.ends_with(".c")) {
+        let obj = dir.join(f.name.replace(".c", ".o"));
+        let mut cmd = Command::new("gcc");
+        cmd.args(C_FLAGS)
+            .args(["-O2", "-c", &f.name, "-o"])
+            .arg(&obj);
+        run(&mut cmd, &dir)?;
+        objects.push(obj);
+    }
+    Ok(objects)
 }
 
 impl VerilatorModel {

@@ -42,6 +42,25 @@ pub enum WorkloadError {
     /// interleaved one (the two schedules must agree bit for bit).
     #[error("layer {layer}: interleaved and sequential backward passes disagree ({what})")]
     ScheduleMismatch { layer: usize, what: &'static str },
+    /// The accelerator engine could not run a product of a layer (a
+    /// buffer too small, or a fault that the compiler should have avoided).
+    #[error("layer {layer} ({what}) on the accelerator: {message}")]
+    Accel {
+        layer: usize,
+        what: &'static str,
+        message: String,
+    },
+    /// An engine's weights after a training step differ from the array's.
+    #[error("step {step}, layer {layer}: the {engine} engine's {what} differ from the array engine's (first at {at:?}: {got} vs {want})")]
+    EngineMismatch {
+        step: usize,
+        layer: usize,
+        engine: &'static str,
+        what: &'static str,
+        at: (usize, usize),
+        got: i64,
+        want: i64,
+    },
     #[error("writing {path}: {message}")]
     Output { path: PathBuf, message: String },
 }

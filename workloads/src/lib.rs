@@ -2,13 +2,16 @@
 //!
 //! * [`model`]: model files (TOML/JSON) and their checks.
 //! * [`data`]: the digits data set and its seeded split.
-//! * [`arith`]: fixed point on the cycle-accurate array, and f32.
+//! * [`arith`]: fixed point on the cycle-accurate array (or the whole
+//!   emulated accelerator), and f32.
+//! * [`compile`]: the network compiler for the accelerator.
 //! * [`net`]: the layers, written once over [`arith::Arith`].
 //! * [`train`]: both networks trained side by side on the same batches.
 //! * [`report`]: per-layer counters, CSV/JSON and SVG plots.
 //! * [`scalesim`]: SCALE-Sim topologies and configs, COMPUTE_REPORT-style output.
 
 pub mod arith;
+pub mod compile;
 pub mod data;
 pub mod energy;
 pub mod error;

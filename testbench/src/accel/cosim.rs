@@ -305,7 +305,7 @@ pub fn cosim_program(
 }
 
 /// The PC of the HALT that a program which ran without fault stopped at.
-fn halt_pc(program: &[u64]) -> usize {
+pub(super) fn halt_pc(program: &[u64]) -> usize {
     use sysgrad_isa::command::{field, opcode, words_of};
     let mut pc = 0;
     while let Some(&w) = program.get(pc) {
@@ -351,7 +351,7 @@ fn parse_line(line: &str) -> Option<Vec<u64>> {
 
 /// The first difference between two traces of stimulus lines; `ends[i]`
 /// is the emulator's cycle count at the end of run `i`.
-fn compare_traces(
+pub(super) fn compare_traces(
     cfg: &ArrayConfig,
     want: &[&str],
     got: &[String],
@@ -393,7 +393,7 @@ fn compare_traces(
 }
 
 /// What STATUS and PC must show after a run that left the emulator in `state`.
-fn check_status(
+pub(super) fn check_status(
     run: usize,
     state: State,
     program: &[u64],
@@ -604,7 +604,7 @@ fn compare_buffers(
 }
 
 /// Refused writes and reads and handshake violations of the host interface.
-fn host_interface_findings(res: &HostResult, findings: &mut Vec<String>) {
+pub(super) fn host_interface_findings(res: &HostResult, findings: &mut Vec<String>) {
     for (addr, resp) in &res.write_errors {
         findings.push(format!("write to {addr:#05x} answered {resp}"));
     }

@@ -131,14 +131,19 @@ pub fn build_files(cfg: &ArrayConfig, files: &[VerilogFile]) -> Result<AccelMode
         harness: ("tb_sa_accel.cpp", HARNESS),
         args: &verilator_args(cfg),
         exe: "Vsa_accel",
+        c_files: &[],
     })?;
     Ok(AccelModel { exe, cfg: *cfg })
 }
 
+mod c_host;
 mod cosim;
 mod icarus;
 mod script;
+mod transcript;
 
+pub use c_host::*;
 pub use cosim::*;
 pub use icarus::*;
 pub use script::*;
+pub use transcript::*;

@@ -224,12 +224,12 @@ impl HostScript {
 
     /// `CTRL.START` (does not wait; see [`HostScript::poll`]).
     pub fn start(&mut self) -> &mut Self {
-        self.write_reg(reg::CTRL, 1)
+        self.write_reg(reg::CTRL, host::ctrl::START)
     }
 
     /// `CTRL.CLEAR`: zero every counter.
     pub fn clear_counters(&mut self) -> &mut Self {
-        self.write_reg(reg::CTRL, 2)
+        self.write_reg(reg::CTRL, host::ctrl::CLEAR)
     }
 
     /// Reads both halves of every counter, in [`Counter::ALL`] order.

@@ -1,12 +1,16 @@
 //! Fixed point on the emulated array: every matrix product is run cycle by
 //! cycle through `sysgrad_emulator::gemm` (or, on request, in the fast exact
-//! mode, which gives the same bits and counters), element-wise work is done
+//! mode, which gives the same bits and counters, or on the whole emulated
+//! accelerator, which gives the same bits too), element-wise work is done
 //! on the host with the rounding rules of `sysgrad_config::fixed`.
 
+use super::accel::{AccelCost, AccelEngine, AccelOptions};
 use super::{Arith, Site, Step};
 use crate::error::{Result, WorkloadError};
 use ndarray::{Array2, ArrayView2};
 use std::collections::BTreeMap;
+use sysgrad_accel::schedule::Output;
+use sysgrad_accel::BackwardMode;
 use sysgrad_config::{fixed, ArrayConfig, Backward};
 use sysgrad_emulator::fast::{Engine, EngineKind, FastEngine};
 use sysgrad_emulator::gemm::{BackwardResult, DwSink};
@@ -32,6 +36,10 @@ pub struct Ledger {
     /// The sequential baseline run on the same backward operands, when
     /// enabled (the forward pass is the same on both arrays).
     pub sequential_backward: BTreeMap<usize, Stats>,
+    /// On the accelerator engine: the end-to-end cost (controller, DMA,
+    /// host link) of the same products.
+    pub accel: BTreeMap<(usize, Bucket), AccelCost>,
+    pub accel_sequential_backward: BTreeMap<usize, AccelCost>,
 }
 
 impl Ledger {
@@ -42,6 +50,19 @@ impl Ledger {
         for (k, s) in &other.sequential_backward {
             *self.sequential_backward.entry(*k).or_default() += s;
         }
+        for (k, s) in &other.accel {
+            *self.accel.entry(*k).or_default() += s;
+        }
+        for (k, s) in &other.accel_sequential_backward {
+            *self.accel_sequential_backward.entry(*k).or_default() += s;
+        }
+    }
+
+    pub fn accel_cost(&self, layer: usize, bucket: Bucket) -> AccelCost {
+        self.accel
+            .get(&(layer, bucket))
+            .cloned()
+            .unwrap_or_default()
     }
 
     pub fn get(&self, layer: usize, bucket: Bucket) -> Stats {
@@ -52,13 +73,16 @@ impl Ledger {
     }
 }
 
-/// The array a network's products run on. Both kinds give the same bits and
-/// the same counters (`emulator/tests/fast_vs_cycle.rs`); only the clocked
-/// one can record its cycles for a replay on the RTL. Both are boxed, as
-/// both hold large counter tables.
+/// The array a network's products run on. The array kinds give the same
+/// bits and the same counters (`emulator/tests/fast_vs_cycle.rs`); only the
+/// clocked one can record its cycles for a replay on the RTL. The
+/// accelerator gives the same bits through commands, buffers and DMA
+/// (`accel/tests/schedule.rs`) and counts what those cost. All are boxed,
+/// as all hold large counter tables.
 enum ArrayModel {
     Cycle(Box<Driver>),
     Fast(Box<FastEngine>),
+    Accel(Box<AccelEngine>),
 }
 
 impl ArrayModel {
@@ -69,17 +93,83 @@ impl ArrayModel {
         }
     }
 
-    fn kind(&self) -> EngineKind {
+    fn engine(&mut self) -> Option<&mut dyn Engine> {
         match self {
-            ArrayModel::Cycle(_) => EngineKind::Cycle,
-            ArrayModel::Fast(_) => EngineKind::Fast,
+            ArrayModel::Cycle(d) => Some(d.as_mut()),
+            ArrayModel::Fast(f) => Some(f.as_mut()),
+            ArrayModel::Accel(_) => None,
         }
     }
 
-    fn engine(&mut self) -> &mut dyn Engine {
+    /// The counters since the last call (the accelerator's array phases).
+    fn take_stats(&mut self) -> (Stats, Option<AccelCost>) {
         match self {
-            ArrayModel::Cycle(d) => d.as_mut(),
-            ArrayModel::Fast(f) => f.as_mut(),
+            ArrayModel::Accel(a) => {
+                let cost = a.take_cost();
+                (cost.array.clone(), Some(cost))
+            }
+            other => (other.engine().expect("an array").take_stats(), None),
+        }
+    }
+
+    fn forward(
+        &mut self,
+        layer: usize,
+        w: ArrayView2<i64>,
+        x: ArrayView2<i64>,
+        out: Output,
+    ) -> Result<Array2<i64>> {
+        if let ArrayModel::Accel(a) = self {
+            return a.forward(layer, w, x, out);
+        }
+        let cfg = self.engine().expect("an array").cfg();
+        let y = self
+            .engine()
+            .expect("an array")
+            .forward(w, x)
+            .map_err(|source| WorkloadError::Array {
+                layer,
+                what: "forward",
+                source,
+            })?;
+        Ok(requantized_if(&cfg, y, out))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn backward(
+        &mut self,
+        schedule: Backward,
+        layer: usize,
+        w: ArrayView2<i64>,
+        x: ArrayView2<i64>,
+        dy: ArrayView2<i64>,
+        sink: DwSink,
+        out: Output,
+    ) -> Result<BackwardResult> {
+        if let ArrayModel::Accel(a) = self {
+            return a.backward(layer, w, x, dy, sink, out);
+        }
+        let drv = self.engine().expect("an array");
+        let cfg = drv.cfg();
+        let mut res =
+            drv.backward(schedule, w, x, dy, sink)
+                .map_err(|source| WorkloadError::Array {
+                    layer,
+                    what: "backward",
+                    source,
+                })?;
+        res.dx = requantized_if(&cfg, res.dx, out);
+        Ok(res)
+    }
+}
+
+/// `acc` requantized on the host when `out` asks for data.
+fn requantized_if(cfg: &ArrayConfig, acc: Array2<i64>, out: Output) -> Array2<i64> {
+    match out {
+        Output::Raw | Output::Discard => acc,
+        Output::Data => {
+            let f = cfg.format();
+            acc.mapv(|a| fixed::requantize(a, f.frac_bits, f.in_bits, f.acc_bits))
         }
     }
 }
@@ -91,6 +181,8 @@ pub struct FixedArith {
     /// A sequential-schedule array fed the same backward operands, to count
     /// what the baseline would take and to check it computes the same bits.
     shadow: Option<ArrayModel>,
+    /// On the accelerator: how to build the baseline's accelerator.
+    accel: Option<(AccelOptions, BTreeMap<usize, usize>)>,
     ledger: Ledger,
     /// The momentum factor in data format.
     momentum: Option<i64>,
@@ -109,14 +201,40 @@ impl FixedArith {
     /// Products on the given engine (the fast one computes the same bits
     /// and counters without clocking the array).
     pub fn on(engine: EngineKind, cfg: ArrayConfig, step: Step) -> Self {
-        let mut cfg = cfg;
-        cfg = cfg.with_backward(Backward::Interleaved);
+        let cfg = cfg.with_backward(Backward::Interleaved);
+        Self::with_model(cfg, step, ArrayModel::new(engine, cfg), None)
+    }
+
+    /// Products on the emulated accelerator `opts` (same bits as the
+    /// array), each layer's W from line `weight_bases[layer]` of the
+    /// weight buffer (see [`crate::compile`]).
+    pub fn on_accelerator(
+        opts: AccelOptions,
+        step: Step,
+        weight_bases: BTreeMap<usize, usize>,
+    ) -> Self {
+        let opts = AccelOptions {
+            cfg: opts.cfg.with_backward(Backward::Interleaved),
+            ..opts
+        };
+        let engine = AccelEngine::new(&opts, BackwardMode::Interleaved, weight_bases.clone());
+        let model = ArrayModel::Accel(Box::new(engine));
+        Self::with_model(opts.cfg, step, model, Some((opts, weight_bases)))
+    }
+
+    fn with_model(
+        cfg: ArrayConfig,
+        step: Step,
+        array: ArrayModel,
+        accel: Option<(AccelOptions, BTreeMap<usize, usize>)>,
+    ) -> Self {
         let f = cfg.format();
         FixedArith {
             cfg,
             step,
-            array: ArrayModel::new(engine, cfg),
+            array,
             shadow: None,
+            accel,
             ledger: Ledger::default(),
             momentum: step
                 .momentum
@@ -169,12 +287,34 @@ impl FixedArith {
         }
     }
 
-    /// Runs the sequential baseline beside every backward pass while `on`.
+    /// Runs the sequential baseline beside every backward pass while `on`:
+    /// a sequential array, or on the accelerator the same accelerator with
+    /// BACKWARD in sequential mode.
     pub fn set_shadow_sequential(&mut self, on: bool) {
-        self.shadow = on.then(|| {
-            let mut cfg = self.cfg;
-            cfg = cfg.with_backward(Backward::Sequential);
-            ArrayModel::new(self.array.kind(), cfg)
+        if !on {
+            self.shadow = None;
+            return;
+        }
+        if self.shadow.is_some() {
+            return;
+        }
+        self.shadow = Some(match (&self.array, &self.accel) {
+            (ArrayModel::Accel(_), Some((opts, bases))) => {
+                let opts = AccelOptions {
+                    record_trace: false,
+                    ..*opts
+                };
+                let e = AccelEngine::new(&opts, BackwardMode::Sequential, bases.clone());
+                ArrayModel::Accel(Box::new(e))
+            }
+            (ArrayModel::Fast(_), _) => ArrayModel::new(
+                EngineKind::Fast,
+                self.cfg.with_backward(Backward::Sequential),
+            ),
+            _ => ArrayModel::new(
+                EngineKind::Cycle,
+                self.cfg.with_backward(Backward::Sequential),
+            ),
         });
     }
 
@@ -191,7 +331,15 @@ impl FixedArith {
     pub fn take_recording(&mut self) -> Option<sysgrad_emulator::Recording> {
         match &mut self.array {
             ArrayModel::Cycle(d) => d.recording.take(),
-            ArrayModel::Fast(_) => None,
+            _ => None,
+        }
+    }
+
+    /// The accelerator the products run on (the accelerator engine only).
+    pub fn accelerator(&mut self) -> Option<&mut AccelEngine> {
+        match &mut self.array {
+            ArrayModel::Accel(a) => Some(a),
+            _ => None,
         }
     }
 
@@ -201,25 +349,105 @@ impl FixedArith {
     }
 
     fn charge(&mut self, layer: usize, bucket: Bucket) {
-        let s = self.array.engine().take_stats();
+        let (s, cost) = self.array.take_stats();
         *self.ledger.interleaved.entry((layer, bucket)).or_default() += &s;
+        if let Some(c) = cost {
+            *self.ledger.accel.entry((layer, bucket)).or_default() += &c;
+        }
     }
 
-    fn run_backward(
-        drv: &mut dyn Engine,
-        schedule: Backward,
+    /// `Y = W X`, raw or as data, charged to the site's layer.
+    fn product(
+        &mut self,
+        site: Site,
+        w: ArrayView2<i64>,
+        x: ArrayView2<i64>,
+        out: Output,
+    ) -> Result<Array2<i64>> {
+        let y = self.array.forward(site.layer, w, x, out)?;
+        let bucket = if site.training {
+            Bucket::Forward
+        } else {
+            Bucket::Eval
+        };
+        self.charge(site.layer, bucket);
+        Ok(y)
+    }
+
+    /// The sequential baseline on the same operands: counted apart, and
+    /// its results must equal the interleaved ones.
+    #[allow(clippy::too_many_arguments)]
+    fn shadow_backward(
+        &mut self,
         layer: usize,
         w: ArrayView2<i64>,
         x: ArrayView2<i64>,
         dy: ArrayView2<i64>,
         sink: DwSink,
-    ) -> Result<BackwardResult> {
-        drv.backward(schedule, w, x, dy, sink)
-            .map_err(|source| WorkloadError::Array {
-                layer,
-                what: "backward",
-                source,
-            })
+        out: Output,
+        res: &BackwardResult,
+    ) -> Result<()> {
+        let Some(shadow) = &mut self.shadow else {
+            return Ok(());
+        };
+        if let ArrayModel::Accel(a) = shadow {
+            // The baseline's weights sit where the main run's are, without
+            // traffic of their own, so that only the backward pass differs.
+            a.place_weights(layer, w);
+        }
+        let seq = shadow.backward(Backward::Sequential, layer, w, x, dy, sink, out)?;
+        let (s, cost) = shadow.take_stats();
+        *self.ledger.sequential_backward.entry(layer).or_default() += &s;
+        if let Some(c) = cost {
+            *self
+                .ledger
+                .accel_sequential_backward
+                .entry(layer)
+                .or_default() += &c;
+        }
+        if seq.dx != res.dx {
+            return Err(WorkloadError::ScheduleMismatch { layer, what: "dX" });
+        }
+        if seq.dw != res.dw || seq.w != res.w {
+            return Err(WorkloadError::ScheduleMismatch { layer, what: "dW" });
+        }
+        Ok(())
+    }
+
+    /// The backward pass and the optimizer step; dX raw or as data.
+    fn backward_step(
+        &mut self,
+        layer: usize,
+        w: &mut Array2<i64>,
+        velocity: Option<&mut Array2<i64>>,
+        (x, dy): (ArrayView2<i64>, ArrayView2<i64>),
+        out: Output,
+    ) -> Result<Array2<i64>> {
+        // Plain SGD updates the weights inside the PEs; momentum (and a
+        // pipeline collecting gradients) needs dW on the host, so it is
+        // drained instead.
+        let sink = match (self.momentum, &velocity, &self.collected) {
+            (_, _, Some(_)) | (Some(_), Some(_), None) => DwSink::Drain,
+            _ => DwSink::Update {
+                lr_shift: self.step.lr_shift,
+            },
+        };
+        let res = self
+            .array
+            .backward(Backward::Interleaved, layer, w.view(), x, dy, sink, out)?;
+        self.charge(layer, Bucket::Backward);
+        self.shadow_backward(layer, w.view(), x, dy, sink, out, &res)?;
+        match (res.w, res.dw) {
+            (Some(w_new), _) => *w = w_new,
+            (None, Some(dw)) => match &mut self.collected {
+                Some(collected) => {
+                    collected.insert(layer, dw);
+                }
+                None => self.apply_gradient(w, velocity, &dw),
+            },
+            _ => unreachable!("the sink decides which result gemm::backward returns"),
+        }
+        Ok(res.dx)
     }
 }
 
@@ -257,22 +485,16 @@ impl Arith for FixedArith {
         w: ArrayView2<i64>,
         x: ArrayView2<i64>,
     ) -> Result<Array2<i64>> {
-        let y = self
-            .array
-            .engine()
-            .forward(w, x)
-            .map_err(|source| WorkloadError::Array {
-                layer: site.layer,
-                what: "forward",
-                source,
-            })?;
-        let bucket = if site.training {
-            Bucket::Forward
-        } else {
-            Bucket::Eval
-        };
-        self.charge(site.layer, bucket);
-        Ok(y)
+        self.product(site, w, x, Output::Raw)
+    }
+
+    fn matmul_data(
+        &mut self,
+        site: Site,
+        w: ArrayView2<i64>,
+        x: ArrayView2<i64>,
+    ) -> Result<Array2<i64>> {
+        self.product(site, w, x, Output::Data)
     }
 
     fn backward(
@@ -283,48 +505,29 @@ impl Arith for FixedArith {
         x: ArrayView2<i64>,
         dy: ArrayView2<i64>,
     ) -> Result<Array2<i64>> {
-        // Plain SGD updates the weights inside the PEs; momentum (and a
-        // pipeline collecting gradients) needs dW on the host, so it is
-        // drained instead.
-        let sink = match (self.momentum, &velocity, &self.collected) {
-            (_, _, Some(_)) | (Some(_), Some(_), None) => DwSink::Drain,
-            _ => DwSink::Update {
-                lr_shift: self.step.lr_shift,
-            },
-        };
-        let res = Self::run_backward(
-            self.array.engine(),
-            Backward::Interleaved,
-            layer,
-            w.view(),
-            x,
-            dy,
-            sink,
-        )?;
-        self.charge(layer, Bucket::Backward);
-        if let Some(shadow) = &mut self.shadow {
-            let shadow = shadow.engine();
-            let seq =
-                Self::run_backward(shadow, Backward::Sequential, layer, w.view(), x, dy, sink)?;
-            let s = shadow.take_stats();
-            *self.ledger.sequential_backward.entry(layer).or_default() += &s;
-            if seq.dx != res.dx {
-                return Err(WorkloadError::ScheduleMismatch { layer, what: "dX" });
-            }
-            if seq.dw != res.dw || seq.w != res.w {
-                return Err(WorkloadError::ScheduleMismatch { layer, what: "dW" });
-            }
-        }
-        match (res.w, res.dw) {
-            (Some(w_new), _) => *w = w_new,
-            (None, Some(dw)) => match &mut self.collected {
-                Some(collected) => {
-                    collected.insert(layer, dw);
-                }
-                None => self.apply_gradient(w, velocity, &dw),
-            },
-            _ => unreachable!("the sink decides which result gemm::backward returns"),
-        }
-        Ok(res.dx)
+        self.backward_step(layer, w, velocity, (x, dy), Output::Raw)
+    }
+
+    fn backward_data(
+        &mut self,
+        layer: usize,
+        w: &mut Array2<i64>,
+        velocity: Option<&mut Array2<i64>>,
+        x: ArrayView2<i64>,
+        dy: ArrayView2<i64>,
+    ) -> Result<Array2<i64>> {
+        self.backward_step(layer, w, velocity, (x, dy), Output::Data)
+    }
+
+    fn backward_weights_only(
+        &mut self,
+        layer: usize,
+        w: &mut Array2<i64>,
+        velocity: Option<&mut Array2<i64>>,
+        x: ArrayView2<i64>,
+        dy: ArrayView2<i64>,
+    ) -> Result<()> {
+        self.backward_step(layer, w, velocity, (x, dy), Output::Discard)
+            .map(|_| ())
     }
 }

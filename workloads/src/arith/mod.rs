@@ -6,9 +6,11 @@
 //! [`FloatArith`] is the f32 reference. The layers are written once, generic
 //! over `Arith`, so the two networks cannot drift apart in structure.
 
+pub mod accel;
 mod fixed;
 mod float;
 
+pub use accel::{AccelCost, AccelEngine, AccelOptions};
 pub use fixed::{Bucket, FixedArith, Ledger};
 pub use float::FloatArith;
 
@@ -55,6 +57,19 @@ pub trait Arith {
         x: ArrayView2<Self::V>,
     ) -> Result<Array2<Self::V>>;
 
+    /// [`Arith::matmul`] requantized to data. An engine may requantize
+    /// where the product is (the accelerator's REQUANT, the same rounding),
+    /// so that less leaves it.
+    fn matmul_data(
+        &mut self,
+        site: Site,
+        w: ArrayView2<Self::V>,
+        x: ArrayView2<Self::V>,
+    ) -> Result<Array2<Self::V>> {
+        let acc = self.matmul(site, w, x)?;
+        Ok(acc.mapv(|a| self.requantize(a)))
+    }
+
     /// The backward pass of `Y = W X` given dY: returns dX = W^T dY as
     /// accumulators and applies the optimizer step to `w` (and `velocity`,
     /// with momentum).
@@ -66,6 +81,33 @@ pub trait Arith {
         x: ArrayView2<Self::V>,
         dy: ArrayView2<Self::V>,
     ) -> Result<Array2<Self::V>>;
+
+    /// [`Arith::backward`] with dX requantized to data (see
+    /// [`Arith::matmul_data`]).
+    fn backward_data(
+        &mut self,
+        layer: usize,
+        w: &mut Array2<Self::V>,
+        velocity: Option<&mut Array2<Self::V>>,
+        x: ArrayView2<Self::V>,
+        dy: ArrayView2<Self::V>,
+    ) -> Result<Array2<Self::V>> {
+        let acc = self.backward(layer, w, velocity, x, dy)?;
+        Ok(acc.mapv(|a| self.requantize(a)))
+    }
+
+    /// [`Arith::backward`] when nothing needs dX (the first layer that
+    /// learns): an engine may leave it where it was computed.
+    fn backward_weights_only(
+        &mut self,
+        layer: usize,
+        w: &mut Array2<Self::V>,
+        velocity: Option<&mut Array2<Self::V>>,
+        x: ArrayView2<Self::V>,
+        dy: ArrayView2<Self::V>,
+    ) -> Result<()> {
+        self.backward(layer, w, velocity, x, dy).map(|_| ())
+    }
 }
 
 /// The optimizer step both number systems apply.

@@ -129,8 +129,7 @@ impl<V: Copy + PartialEq + Default> Conv2d<V> {
         let n = x.dim().1;
         let patches = im2col(&self.geom, x, ar.zero());
         let cols = with_bias_row(ar, patches.view());
-        let acc = ar.matmul(site, self.w.view(), cols.view())?;
-        let y = requantize_all(ar, acc.view());
+        let y = ar.matmul_data(site, self.w.view(), cols.view())?;
         if site.training {
             let (zero, one) = (ar.zero(), ar.quantize(1.0));
             self.activity
@@ -159,10 +158,11 @@ impl<V: Copy + PartialEq + Default> Conv2d<V> {
             .expect("(Co, N, Ho, Wo) is Co x (N*Ho*Wo)");
         self.activity
             .count_gradients(dym.iter().copied(), ar.zero());
-        let dcols = ar.backward(layer, &mut self.w, self.velocity.as_mut(), cols.view(), dym)?;
         if !need_dx {
+            ar.backward_weights_only(layer, &mut self.w, self.velocity.as_mut(), cols.view(), dym)?;
             return Ok(None);
         }
+        let dcols = ar.backward(layer, &mut self.w, self.velocity.as_mut(), cols.view(), dym)?;
         let p = self.geom.patch_len();
         let acc = col2im(
             &self.geom,

@@ -59,34 +59,36 @@ impl<V: Copy + PartialEq + Default> Dense<V> {
     ) -> Result<Tensor<V>> {
         let xm = as_matrix(x);
         let x_aug = with_bias_row(ar, xm);
-        let acc = ar.matmul(site, self.w.view(), x_aug.view())?;
+        let y = ar.matmul_data(site, self.w.view(), x_aug.view())?;
         if site.training {
             let (zero, one) = (ar.zero(), ar.quantize(1.0));
             self.activity
                 .count_inputs(xm.iter().copied(), zero, one, self.w.nrows());
             self.x_aug = Some(x_aug);
         }
-        Ok(from_matrix(requantize_all(ar, acc.view())))
+        Ok(from_matrix(y))
     }
 
+    /// dX of the input (`None` when `need_dx` is false: no earlier layer
+    /// learns, so only the weights are updated).
     pub fn backward<A: Arith<V = V>>(
         &mut self,
         ar: &mut A,
         layer: usize,
         dy: &Tensor<V>,
-    ) -> Result<Tensor<V>> {
+        need_dx: bool,
+    ) -> Result<Option<Tensor<V>>> {
         let x_aug = self.x_aug.take().ok_or_else(|| missing_forward(layer))?;
         let dym = as_matrix(dy);
         self.activity
             .count_gradients(dym.iter().copied(), ar.zero());
-        let dx = ar.backward(
-            layer,
-            &mut self.w,
-            self.velocity.as_mut(),
-            x_aug.view(),
-            dym,
-        )?;
+        let (w, v) = (&mut self.w, self.velocity.as_mut());
+        if !need_dx {
+            ar.backward_weights_only(layer, w, v, x_aug.view(), dym)?;
+            return Ok(None);
+        }
+        let dx = ar.backward_data(layer, w, v, x_aug.view(), dym)?;
         let k = x_aug.nrows() - 1;
-        Ok(from_matrix(requantize_all(ar, dx.slice(s![..k, ..]))))
+        Ok(Some(from_matrix(dx.slice(s![..k, ..]).to_owned())))
     }
 }

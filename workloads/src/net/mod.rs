@@ -36,6 +36,11 @@ pub enum Layer<V> {
 }
 
 impl<V> Layer<V> {
+    /// Whether the layer has weights (and so needs its dY).
+    pub fn has_weights(&self) -> bool {
+        matches!(self, Layer::Dense(_) | Layer::Conv2d(_))
+    }
+
     pub fn activity(&self) -> Option<Activity> {
         match self {
             Layer::Dense(d) => Some(d.activity),
@@ -78,19 +83,20 @@ impl<V: Copy + PartialEq + PartialOrd + Default + std::fmt::Debug + Send + Sync 
 
     /// The backward pass of model layer `index` given the gradient of its
     /// output: the gradient of its input, or `None` when nothing upstream
-    /// needs it (a convolution that is the model's first layer). The
-    /// weight step is the arithmetic's (see [`Arith::backward`]).
+    /// needs it (`need_dx` false: no earlier layer learns; a dense or
+    /// convolution layer then skips dX). The weight step is the
+    /// arithmetic's (see [`Arith::backward`]).
     pub fn backward<A: Arith<V = V>>(
         &mut self,
         ar: &mut A,
-        index: usize,
+        (index, need_dx): (usize, bool),
         g: &Tensor<V>,
         steps: usize,
     ) -> Result<Option<Tensor<V>>> {
         let missing = || dense::missing_forward(index);
         Ok(Some(match self {
-            Layer::Dense(d) => d.backward(ar, index, g)?,
-            Layer::Conv2d(c) => return c.backward(ar, index, g, index > 0),
+            Layer::Dense(d) => return d.backward(ar, index, g, need_dx),
+            Layer::Conv2d(c) => return c.backward(ar, index, g, need_dx),
             Layer::Relu(r) => r.backward(ar, g).ok_or_else(missing)?,
             Layer::MaxPool(p) => p.backward(ar, g).ok_or_else(missing)?,
             Layer::Flatten(dims) => tensor::unflatten(g, dims.ok_or_else(missing)?),
@@ -241,8 +247,11 @@ impl<A: Arith> Network<A> {
     pub fn backward(&mut self, dy: Tensor<A::V>) -> Result<()> {
         let steps = self.time_steps;
         let mut g = dy;
+        // dX is only needed while some earlier layer has weights to learn.
+        let learns: Vec<bool> = self.layers.iter().map(Layer::has_weights).collect();
         for (i, layer) in self.layers.iter_mut().enumerate().rev() {
-            match layer.backward(&mut self.arith, i, &g, steps)? {
+            let need_dx = learns[..i].iter().any(|&l| l);
+            match layer.backward(&mut self.arith, (i, need_dx), &g, steps)? {
                 Some(dx) => g = dx,
                 None => return Ok(()),
             }

@@ -2,6 +2,7 @@
 //! phase (interleaved next to the sequential baseline), training curves,
 //! operand sparsity, and SVG plots.
 
+pub mod accel;
 pub mod csv;
 pub mod layers;
 pub mod plots;
@@ -102,6 +103,10 @@ pub struct TrainingSummary {
     pub all_epochs_eval: Counters,
     pub activity: Vec<ActivityRow>,
     pub curves: Vec<EpochRecord>,
+    /// On the accelerator engine: its end-to-end figures and the
+    /// compiled network.
+    pub accel: Option<accel::AccelSummary>,
+    pub plan: Option<crate::compile::NetworkPlan>,
     pub files: Vec<PathBuf>,
 }
 
@@ -176,8 +181,28 @@ pub fn summarize(run: &TrainRun) -> TrainingSummary {
         all_epochs_eval: total(&all, Bucket::Eval),
         activity: activity_rows(run),
         curves: run.epochs.clone(),
+        accel: accel_summary(run, &first),
+        plan: run.plan.clone(),
         files: Vec::new(),
     }
+}
+
+fn accel_summary(run: &TrainRun, first: &Ledger) -> Option<accel::AccelSummary> {
+    let opts = run.accelerator?;
+    let batch = run
+        .model
+        .spec
+        .training
+        .batch_size
+        .min(run.train_size)
+        .max(1);
+    Some(accel::summarize(
+        &run.model,
+        first,
+        (opts.cfg.tag(), opts.link),
+        run.train_size.div_ceil(batch),
+        run.steps_checked,
+    ))
 }
 
 fn curve_rows(epochs: &[EpochRecord]) -> Vec<Vec<String>> {
@@ -384,8 +409,56 @@ pub fn write_training_report(run: &TrainRun, out: &Path) -> Result<TrainingSumma
             &groups,
         )
     })?;
+    if let Some(a) = &s.accel {
+        write_accel_files(a, &mut file)?;
+    }
     file("summary.json");
     s.files = files;
     csv::write_json(&out.join("summary.json"), &s)?;
     Ok(s)
+}
+
+/// `accel_passes.csv` and `accel_cycles.svg`: per layer and pass, where
+/// the cycles of the accelerator went.
+fn write_accel_files(
+    a: &accel::AccelSummary,
+    file: &mut impl FnMut(&str) -> PathBuf,
+) -> Result<()> {
+    csv::write(
+        &file("accel_passes.csv"),
+        &accel::PASS_HEADER,
+        &accel::pass_rows(a),
+    )?;
+    let groups: Vec<plots::BarGroup> = a
+        .passes
+        .iter()
+        .map(|p| plots::BarGroup {
+            name: format!(
+                "{} {}",
+                p.name,
+                p.pass
+                    .replace("backward_interleaved", "bwd IL")
+                    .replace("backward_sequential", "bwd SEQ")
+                    .replace("forward", "fwd")
+            ),
+            values: vec![
+                Some(p.array_cycles as f64),
+                Some(p.controller_cycles as f64),
+                Some(p.link_cycles as f64),
+            ],
+        })
+        .collect();
+    let p = file("accel_cycles.svg");
+    plot(&p, |t| {
+        plots::grouped_bars(
+            t,
+            &format!(
+                "{}: accelerator cycles per layer and pass (epoch 1)",
+                a.accelerator
+            ),
+            "cycles",
+            &["array", "controller", "host link (DMA)"],
+            &groups,
+        )
+    })
 }

@@ -4,11 +4,13 @@
 
 pub mod encode;
 
-use crate::arith::{FixedArith, FloatArith, Ledger, Step};
+use crate::arith::{AccelOptions, FixedArith, FloatArith, Ledger, Step};
+use crate::compile::{accelerator_config, compile_network, NetworkPlan};
 use crate::data::{Sample, Split};
 use crate::error::{Result, WorkloadError};
 use crate::model::Model;
-use crate::net::{initial_weights, Activity, BatchResult, Network};
+use crate::net::{initial_weights, Activity, BatchResult, Layer, Network};
+use ndarray::Array2;
 use std::io::IsTerminal;
 use std::time::Instant;
 use sysgrad_emulator::fast::EngineKind;
@@ -31,6 +33,12 @@ pub struct TrainOptions {
     pub eval_batch: usize,
     /// Clocked or fast exact array model (same results and counters).
     pub engine: EngineKind,
+    /// Run the products on this emulated accelerator instead of the bare
+    /// array (`engine` is then the model of the reference below).
+    pub accelerator: Option<AccelOptions>,
+    /// With an accelerator: train a network on the array (`engine`) beside
+    /// it and fail unless every weight is the same after every step.
+    pub check_every_step: bool,
 }
 
 impl Default for TrainOptions {
@@ -43,6 +51,8 @@ impl Default for TrainOptions {
             progress: true,
             eval_batch: 128,
             engine: EngineKind::Cycle,
+            accelerator: None,
+            check_every_step: true,
         }
     }
 }
@@ -78,6 +88,11 @@ pub struct TrainRun {
     pub ledgers: Vec<Ledger>,
     pub fixed: Network<FixedArith>,
     pub float: Network<FloatArith>,
+    /// The compiled network and the accelerator, when the products ran on it.
+    pub plan: Option<NetworkPlan>,
+    pub accelerator: Option<AccelOptions>,
+    /// Training steps whose weights were checked against the array engine.
+    pub steps_checked: usize,
 }
 
 impl TrainRun {
@@ -92,6 +107,70 @@ impl TrainRun {
     }
 }
 
+fn step_of(model: &Model) -> Step {
+    let o = model.spec.optimizer;
+    Step {
+        lr_shift: o.lr_shift,
+        momentum: o.momentum,
+    }
+}
+
+/// The fixed-point network on the accelerator `opts` (compiled for it),
+/// from the same initial weights as [`build`]'s.
+pub fn build_on_accelerator(
+    model: &Model,
+    opts: AccelOptions,
+) -> Result<(Network<FixedArith>, NetworkPlan)> {
+    let cfg = accelerator_config(model, &opts.cfg)?;
+    let plan = compile_network(model, &cfg)?;
+    let arith = FixedArith::on_accelerator(
+        AccelOptions { cfg, ..opts },
+        step_of(model),
+        plan.weight_bases(),
+    );
+    Ok((Network::new(model, arith, &initial_weights(model)), plan))
+}
+
+/// The weights (and momentum velocities) of every layer that has them.
+pub fn weights(net: &Network<FixedArith>) -> Vec<(usize, &'static str, &Array2<i64>)> {
+    let mut out = Vec::new();
+    for (i, l) in net.layers.iter().enumerate() {
+        let (w, v) = match l {
+            Layer::Dense(d) => (&d.w, d.velocity.as_ref()),
+            Layer::Conv2d(c) => (&c.w, c.velocity.as_ref()),
+            _ => continue,
+        };
+        out.push((i, "weights", w));
+        if let Some(v) = v {
+            out.push((i, "momentum velocities", v));
+        }
+    }
+    out
+}
+
+/// An error naming the first weight of `got` that differs from `want`.
+pub fn compare_weights(
+    step: usize,
+    engine: &'static str,
+    got: &Network<FixedArith>,
+    want: &Network<FixedArith>,
+) -> Result<()> {
+    for ((layer, what, g), (_, _, w)) in weights(got).into_iter().zip(weights(want)) {
+        if let Some(((at, &gv), &wv)) = g.indexed_iter().zip(w.iter()).find(|((_, a), b)| a != b) {
+            return Err(WorkloadError::EngineMismatch {
+                step,
+                layer,
+                engine,
+                what,
+                at,
+                got: gv,
+                want: wv,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Both networks of `model`, built from the same initial weights, the
 /// fixed-point one on the cycle-accurate array.
 pub fn build(model: &Model) -> (Network<FixedArith>, Network<FloatArith>) {
@@ -100,11 +179,7 @@ pub fn build(model: &Model) -> (Network<FixedArith>, Network<FloatArith>) {
 
 /// [`build`] with the fixed-point network's products on `engine`.
 pub fn build_on(model: &Model, engine: EngineKind) -> (Network<FixedArith>, Network<FloatArith>) {
-    let o = model.spec.optimizer;
-    let step = Step {
-        lr_shift: o.lr_shift,
-        momentum: o.momentum,
-    };
+    let step = step_of(model);
     let init = initial_weights(model);
     (
         Network::new(model, FixedArith::on(engine, model.cfg, step), &init),
@@ -204,6 +279,17 @@ pub fn train(model: &Model, split: &Split, opts: &TrainOptions) -> Result<TrainR
     }
     let batch = spec.training.batch_size.min(train_set.len()).max(1);
     let (mut fixed, mut float) = build_on(model, opts.engine);
+    let mut plan = None;
+    // On the accelerator, the array network becomes the reference that
+    // every step's weights are checked against.
+    let mut reference = None;
+    if let Some(acc) = opts.accelerator {
+        let (net, p) = build_on_accelerator(model, acc)?;
+        plan = Some(p);
+        let array = std::mem::replace(&mut fixed, net);
+        reference = opts.check_every_step.then_some(array);
+    }
+    let mut steps_checked = 0;
     let mut spikes = Rng::derive(spec.training.seed, "input-spikes");
     let batches_per_epoch = train_set.len().div_ceil(batch);
     let bar = progress_bar((epochs * batches_per_epoch) as u64, opts.progress);
@@ -224,6 +310,12 @@ pub fn train(model: &Model, split: &Split, opts: &TrainOptions) -> Result<TrainR
             let t = Instant::now();
             fx_res.add(&fixed.train_step(fixed.input(&x), &labels)?);
             fx_time += t.elapsed().as_secs_f64();
+            if let Some(r) = &mut reference {
+                r.train_step(r.input(&x), &labels)?;
+                steps_checked += 1;
+                compare_weights(steps_checked, "accel", &fixed, r)?;
+                r.arith.take_ledger();
+            }
             let t = Instant::now();
             fl_res.add(&float.train_step(float.input(&x), &labels)?);
             fl_time += t.elapsed().as_secs_f64();
@@ -266,5 +358,83 @@ pub fn train(model: &Model, split: &Split, opts: &TrainOptions) -> Result<TrainR
         ledgers,
         fixed,
         float,
+        plan,
+        accelerator: opts.accelerator,
+        steps_checked,
+    })
+}
+
+/// The first `steps` training steps of `model` on the accelerator, every
+/// host operation recorded (with what came back) and, with
+/// `opts.record_trace`, every cycle's array input: what a replay on the
+/// RTL plays and compares. Each step's weights are checked against the
+/// fast array engine, and the counters are checkpointed after each step.
+pub struct AccelSession {
+    pub cfg: sysgrad_config::ArrayConfig,
+    pub transcript: sysgrad_accel::Transcript,
+    pub recording: Option<sysgrad_emulator::Recording>,
+    pub steps: usize,
+    pub plan: NetworkPlan,
+    /// The accelerator's cost of the steps (all layers, all passes).
+    pub run_cycles: u64,
+    pub host: sysgrad_accel::HostCounters,
+}
+
+pub fn accel_session(
+    model: &Model,
+    split: &Split,
+    opts: AccelOptions,
+    steps: usize,
+) -> Result<AccelSession> {
+    let spec = &model.spec;
+    let train_set = &split.train;
+    let batch = spec.training.batch_size.min(train_set.len()).max(1);
+    let (mut fixed, plan) = build_on_accelerator(model, opts)?;
+    let (mut reference, _) = build_on(model, EngineKind::Fast);
+    let mut order: Vec<usize> = (0..train_set.len()).collect();
+    Rng::derive(spec.training.seed, "epoch-0").shuffle(&mut order);
+    let mut spikes = Rng::derive(spec.training.seed, "input-spikes");
+    let dev = &mut fixed
+        .arith
+        .accelerator()
+        .expect("an accelerator network")
+        .dev;
+    dev.start_transcript();
+    let chunks: Vec<&[usize]> = order.chunks(batch).take(steps).collect();
+    if chunks.len() < steps {
+        return Err(WorkloadError::out_of_range(
+            "steps",
+            steps,
+            format!(
+                "1..={} (batches in the training set)",
+                order.len().div_ceil(batch)
+            ),
+        ));
+    }
+    for (i, chunk) in chunks.iter().enumerate() {
+        let samples: Vec<&Sample> = chunk.iter().map(|&j| &train_set[j]).collect();
+        let x = encode::encode(&samples, &spec.input, &mut spikes);
+        let labels = encode::labels(&samples);
+        let acc = fixed.arith.accelerator().expect("an accelerator network");
+        acc.dev.mark(&format!("step {}", i + 1));
+        fixed.train_step(fixed.input(&x), &labels)?;
+        reference.train_step(reference.input(&x), &labels)?;
+        compare_weights(i + 1, "accel", &fixed, &reference)?;
+        fixed
+            .arith
+            .accelerator()
+            .expect("an accelerator")
+            .dev
+            .checkpoint_counters();
+    }
+    let acc = fixed.arith.accelerator().expect("an accelerator network");
+    Ok(AccelSession {
+        cfg: acc.cfg(),
+        transcript: acc.dev.take_transcript(),
+        recording: acc.dev.acc.driver.recording.take(),
+        steps,
+        plan,
+        run_cycles: acc.dev.run_cycles(),
+        host: acc.dev.host.clone(),
     })
 }

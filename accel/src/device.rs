@@ -1,0 +1,458 @@
+//! The accelerator as a host sees it: buffers reached only through DMA
+//! transfers, programs loaded into command memory, runs started and waited
+//! for (`docs/HOST.md`). [`Device`] wraps the emulated [`Accelerator`],
+//! counts the beats and host-link cycles every operation costs
+//! ([`crate::link`]) and can record a [`Transcript`] of what it did, with
+//! the data that came back, so that the same host operations can be played
+//! on the RTL (`sysgrad-testbench`) or through the C driver and compared.
+
+use crate::buffer::BufferId;
+use crate::error::Fault;
+use crate::layout::Blocked;
+use crate::link::{dma_beats, HostLink};
+use crate::machine::{Accelerator, State};
+use ndarray::{Array2, ArrayView2};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use sysgrad_config::ArrayConfig;
+use sysgrad_isa::host::{Counter, DmaTarget};
+
+/// What a DMA transfer carries, for the traffic report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Traffic {
+    /// Weights into the weight buffer (first use, or after a host update).
+    WeightsIn,
+    /// Updated weights read back.
+    WeightsOut,
+    /// X (activations, im2col patches) into the activation buffer.
+    InputsIn,
+    /// dY into the gradient buffer.
+    GradientsIn,
+    /// Y and dX read out (requantized data or raw accumulators).
+    ResultsOut,
+    /// Partial sums moved out and back in when a layer is split.
+    PartialsIn,
+    PartialsOut,
+    /// dW drained for an optimizer on the host.
+    WeightGradientsOut,
+    /// Command words into command memory.
+    ProgramIn,
+}
+
+impl Traffic {
+    pub const ALL: [Traffic; 9] = [
+        Traffic::WeightsIn,
+        Traffic::WeightsOut,
+        Traffic::InputsIn,
+        Traffic::GradientsIn,
+        Traffic::ResultsOut,
+        Traffic::PartialsIn,
+        Traffic::PartialsOut,
+        Traffic::WeightGradientsOut,
+        Traffic::ProgramIn,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Traffic::WeightsIn => "weights_in",
+            Traffic::WeightsOut => "weights_out",
+            Traffic::InputsIn => "inputs_in",
+            Traffic::GradientsIn => "gradients_in",
+            Traffic::ResultsOut => "results_out",
+            Traffic::PartialsIn => "partials_in",
+            Traffic::PartialsOut => "partials_out",
+            Traffic::WeightGradientsOut => "weight_gradients_out",
+            Traffic::ProgramIn => "program_in",
+        }
+    }
+    /// Whether the host sends (true) or receives.
+    pub fn inbound(self) -> bool {
+        matches!(
+            self,
+            Traffic::WeightsIn
+                | Traffic::InputsIn
+                | Traffic::GradientsIn
+                | Traffic::PartialsIn
+                | Traffic::ProgramIn
+        )
+    }
+}
+
+/// One kind of traffic: transfers, words (lanes with data) and beats.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Flow {
+    pub transfers: u64,
+    pub words: u64,
+    pub beats: u64,
+    /// Host-link cycles of these transfers (set-up and polling included).
+    pub cycles: u64,
+}
+
+impl std::ops::AddAssign for Flow {
+    fn add_assign(&mut self, o: Flow) {
+        self.transfers += o.transfers;
+        self.words += o.words;
+        self.beats += o.beats;
+        self.cycles += o.cycles;
+    }
+}
+
+/// Everything the host spent outside the controller's runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct HostCounters {
+    pub flows: BTreeMap<Traffic, Flow>,
+    /// Programs run, and the register accesses around them (`PROG_LEN`,
+    /// `START`, the final `STATUS` read) in host-link cycles.
+    pub runs: u64,
+    pub run_overhead_cycles: u64,
+}
+
+impl HostCounters {
+    pub fn flow(&self, t: Traffic) -> Flow {
+        self.flows.get(&t).copied().unwrap_or_default()
+    }
+    pub fn beats_in(&self) -> u64 {
+        self.total(true).beats
+    }
+    pub fn beats_out(&self) -> u64 {
+        self.total(false).beats
+    }
+    /// All flows in one direction.
+    pub fn total(&self, inbound: bool) -> Flow {
+        let mut f = Flow::default();
+        for (t, v) in &self.flows {
+            if t.inbound() == inbound {
+                f += *v;
+            }
+        }
+        f
+    }
+    /// Host-link cycles: every transfer and the register accesses of runs.
+    pub fn link_cycles(&self) -> u64 {
+        self.total(true).cycles + self.total(false).cycles + self.run_overhead_cycles
+    }
+    /// `self - earlier`, for the cost of what happened in between.
+    pub fn since(&self, earlier: &HostCounters) -> HostCounters {
+        let mut flows = BTreeMap::new();
+        for (t, f) in &self.flows {
+            let e = earlier.flow(*t);
+            flows.insert(
+                *t,
+                Flow {
+                    transfers: f.transfers - e.transfers,
+                    words: f.words - e.words,
+                    beats: f.beats - e.beats,
+                    cycles: f.cycles - e.cycles,
+                },
+            );
+        }
+        HostCounters {
+            flows,
+            runs: self.runs - earlier.runs,
+            run_overhead_cycles: self.run_overhead_cycles - earlier.run_overhead_cycles,
+        }
+    }
+}
+
+impl std::ops::AddAssign<&HostCounters> for HostCounters {
+    fn add_assign(&mut self, o: &HostCounters) {
+        for (t, f) in &o.flows {
+            *self.flows.entry(*t).or_default() += *f;
+        }
+        self.runs += o.runs;
+        self.run_overhead_cycles += o.run_overhead_cycles;
+    }
+}
+
+/// One host operation and, for reads and runs, what came back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostOp {
+    /// DMA write of whole lines from `addr` (packed beats).
+    Write {
+        target: DmaTarget,
+        addr: usize,
+        lines: Vec<Vec<i64>>,
+    },
+    /// DMA read of `lines.len()` lines from `addr`; `lines` is what the
+    /// emulator's buffer held.
+    Read {
+        target: DmaTarget,
+        addr: usize,
+        lines: Vec<Vec<i64>>,
+    },
+    /// The program into command memory from word 0, and `PROG_LEN`.
+    Program(Vec<u64>),
+    /// `START`, then wait; `state` is how the emulator's run ended and
+    /// `cycle` the controller's cycle count (all runs) at its end.
+    Run { state: State, cycle: u64 },
+    /// Every counter the emulator knows, as it stood here.
+    Counters(Vec<(Counter, u64)>),
+    /// A label for messages (e.g. `step 2`).
+    Mark(String),
+}
+
+/// The host operations of a session, in order.
+pub type Transcript = Vec<HostOp>;
+
+/// Why the device refused an operation.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeviceError {
+    #[error("DMA of lines {addr}..{end} of the {buffer} buffer, which has {depth} lines")]
+    Range {
+        buffer: &'static str,
+        addr: usize,
+        end: usize,
+        depth: usize,
+    },
+    #[error("{buffer} buffer line {line} lane {lane}: {value} does not fit a {bits}-bit word")]
+    Value {
+        buffer: &'static str,
+        line: usize,
+        lane: usize,
+        value: i64,
+        bits: u32,
+    },
+    #[error("a program of {words} words does not fit the command memory ({depth} words, buffers.commands)")]
+    ProgramSize { words: usize, depth: usize },
+    #[error("the controller stopped: {0}")]
+    Fault(#[from] Fault),
+}
+
+/// The buffer's name as in the config's `[buffers]` section.
+pub fn buffer_name(id: BufferId) -> &'static str {
+    match id {
+        BufferId::Weights => "weights",
+        BufferId::Activations => "activations",
+        BufferId::Gradients => "gradients",
+        BufferId::Accumulators => "accumulators",
+    }
+}
+
+/// The emulated accelerator behind its host interface.
+pub struct Device {
+    pub acc: Accelerator,
+    pub link: HostLink,
+    pub host: HostCounters,
+    /// What command memory holds (a program run twice is loaded once).
+    loaded: Option<Vec<u64>>,
+    transcript: Option<Transcript>,
+}
+
+impl Device {
+    pub fn new(acc: Accelerator, link: HostLink) -> Self {
+        Device {
+            acc,
+            link,
+            host: HostCounters::default(),
+            loaded: None,
+            transcript: None,
+        }
+    }
+
+    pub fn cfg(&self) -> ArrayConfig {
+        self.acc.cfg()
+    }
+
+    /// Records every operation from now on.
+    pub fn start_transcript(&mut self) {
+        self.transcript = Some(Vec::new());
+    }
+    /// The operations recorded since [`Device::start_transcript`] (or
+    /// since the last take); recording goes on.
+    pub fn take_transcript(&mut self) -> Transcript {
+        self.transcript
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+    pub fn recording(&self) -> bool {
+        self.transcript.is_some()
+    }
+    fn record(&mut self, op: impl FnOnce() -> HostOp) {
+        if let Some(t) = &mut self.transcript {
+            t.push(op());
+        }
+    }
+    /// A label in the transcript.
+    pub fn mark(&mut self, label: &str) {
+        self.record(|| HostOp::Mark(label.to_string()));
+    }
+    /// Every counter the emulator computes, into the transcript.
+    pub fn checkpoint_counters(&mut self) {
+        if self.recording() {
+            let values = self.counters();
+            self.record(|| HostOp::Counters(values));
+        }
+    }
+
+    /// Counter `c` as the RTL's would read: the controller's from the
+    /// emulator, the DMA beat counts from the host's own count; `None` for
+    /// the ones that depend on the host's timing (stalls, idle cycles).
+    pub fn counter(&self, c: Counter) -> Option<u64> {
+        match c {
+            Counter::DmaInBeats => Some(self.host.beats_in()),
+            Counter::DmaOutBeats => Some(self.host.beats_out()),
+            c => self.acc.counter(c),
+        }
+    }
+    pub fn counters(&self) -> Vec<(Counter, u64)> {
+        Counter::ALL
+            .iter()
+            .filter_map(|&c| self.counter(c).map(|v| (c, v)))
+            .collect()
+    }
+
+    fn charge(&mut self, t: Traffic, words: u64, beats: u64) {
+        let f = self.host.flows.entry(t).or_default();
+        f.transfers += 1;
+        f.words += words;
+        f.beats += beats;
+        f.cycles += self.link.dma_cycles(beats);
+    }
+
+    fn check_range(&self, id: BufferId, addr: usize, count: usize) -> Result<(), DeviceError> {
+        let depth = self.acc.buffer(id).depth();
+        if count == 0 || addr + count > depth {
+            return Err(DeviceError::Range {
+                buffer: buffer_name(id),
+                addr,
+                end: addr + count,
+                depth,
+            });
+        }
+        Ok(())
+    }
+
+    /// DMA write of whole lines (each padded with zeros to the buffer's
+    /// lanes) from line `addr`; `words` of them carry data (for the report).
+    pub fn write_lines(
+        &mut self,
+        id: BufferId,
+        addr: usize,
+        lines: Vec<Vec<i64>>,
+        words: u64,
+        t: Traffic,
+    ) -> Result<(), DeviceError> {
+        self.check_range(id, addr, lines.len())?;
+        let buf = self.acc.buffer_mut(id);
+        let (lanes, bits) = (buf.lanes(), buf.bits());
+        let mut lines = lines;
+        for (i, line) in lines.iter_mut().enumerate() {
+            line.resize(lanes, 0);
+            for (lane, &v) in line.iter().enumerate() {
+                buf.set(addr + i, lane, v).map_err(|_| DeviceError::Value {
+                    buffer: buffer_name(id),
+                    line: addr + i,
+                    lane,
+                    value: v,
+                    bits,
+                })?;
+            }
+        }
+        let beats = dma_beats(&self.cfg(), id.target(), lines.len(), true);
+        self.charge(t, words, beats);
+        self.record(|| HostOp::Write {
+            target: id.target(),
+            addr,
+            lines,
+        });
+        Ok(())
+    }
+
+    /// DMA read of lines `addr..addr + count`.
+    pub fn read_lines(
+        &mut self,
+        id: BufferId,
+        addr: usize,
+        count: usize,
+        words: u64,
+        t: Traffic,
+    ) -> Result<Vec<Vec<i64>>, DeviceError> {
+        self.check_range(id, addr, count)?;
+        let buf = self.acc.buffer(id);
+        let lines: Vec<Vec<i64>> = (0..count)
+            .map(|i| {
+                (0..buf.lanes())
+                    .map(|lane| buf.get(addr + i, lane).expect("range checked"))
+                    .collect()
+            })
+            .collect();
+        let beats = dma_beats(&self.cfg(), id.target(), count, true);
+        self.charge(t, words, beats);
+        let copy = self.recording().then(|| lines.clone());
+        self.record(|| HostOp::Read {
+            target: id.target(),
+            addr,
+            lines: copy.expect("recording"),
+        });
+        Ok(lines)
+    }
+
+    /// DMA write of matrix `m` in the blocked `layout` of buffer `id`.
+    pub fn write_matrix(
+        &mut self,
+        id: BufferId,
+        layout: &Blocked,
+        m: ArrayView2<i64>,
+        t: Traffic,
+    ) -> Result<(), DeviceError> {
+        assert_eq!(m.dim(), (layout.rows, layout.cols), "matrix shape");
+        let lanes = self.acc.buffer(id).lanes();
+        let mut lines = vec![vec![0; lanes]; layout.lines()];
+        for ((r, c), &v) in m.indexed_iter() {
+            lines[layout.line(r - r % layout.lanes, c) - layout.base][r % layout.lanes] = v;
+        }
+        self.write_lines(id, layout.base, lines, m.len() as u64, t)
+    }
+
+    /// DMA read of the matrix in the blocked `layout` of buffer `id`.
+    pub fn read_matrix(
+        &mut self,
+        id: BufferId,
+        layout: &Blocked,
+        t: Traffic,
+    ) -> Result<Array2<i64>, DeviceError> {
+        let words = (layout.rows * layout.cols) as u64;
+        let lines = self.read_lines(id, layout.base, layout.lines(), words, t)?;
+        Ok(Array2::from_shape_fn(
+            (layout.rows, layout.cols),
+            |(r, c)| lines[layout.line(r - r % layout.lanes, c) - layout.base][r % layout.lanes],
+        ))
+    }
+
+    /// Loads `program` (unless command memory holds it already), starts it
+    /// and waits for the HALT.
+    pub fn run(&mut self, program: &[u64]) -> Result<(), DeviceError> {
+        let depth = self.cfg().buffers().commands;
+        if program.len() > depth {
+            return Err(DeviceError::ProgramSize {
+                words: program.len(),
+                depth,
+            });
+        }
+        let reg = self.link.register_cycles();
+        if self.loaded.as_deref() != Some(program) {
+            self.charge(
+                Traffic::ProgramIn,
+                program.len() as u64,
+                program.len() as u64,
+            );
+            // PROG_LEN.
+            self.host.run_overhead_cycles += reg;
+            self.loaded = Some(program.to_vec());
+            self.record(|| HostOp::Program(program.to_vec()));
+        }
+        // START, and the STATUS read that finds the run over.
+        self.host.runs += 1;
+        self.host.run_overhead_cycles += 2 * reg;
+        let outcome = self.acc.run(program);
+        let (state, cycle) = (self.acc.state(), self.acc.driver.cycle());
+        self.record(|| HostOp::Run { state, cycle });
+        outcome.map_err(DeviceError::from)
+    }
+
+    /// Cycles the controller ran, all runs together.
+    pub fn run_cycles(&self) -> u64 {
+        self.acc.driver.stats.total().cycles
+    }
+}
