@@ -31,7 +31,12 @@ fn expect_caught(from: &str, to: &str, named: &str) {
 }
 
 fn expect_caught_on(c: &sysgrad_config::ArrayConfig, from: &str, to: &str, named: &str) {
-    expect_files_caught(c, common::with_fault(c, from, to), &format!("{from}` -> `{to}"), named)
+    expect_files_caught(
+        c,
+        common::with_fault(c, from, to),
+        &format!("{from}` -> `{to}"),
+        named,
+    )
 }
 
 /// The fault in `net`'s declaration (`from` -> `to`) is reported, naming `named`.
