@@ -51,14 +51,12 @@ pub enum Tag {
 #[derive(Debug, Clone)]
 pub struct DenseControl {
     pub issuer: Issuer<Tag>,
-    /// An update waiting for the tile in the PEs, and one for the resident
-    /// tile while it waits in the shadow registers.
+    /// An update waiting for the tile in the PEs (`lr`).
     active_pending: Option<u8>,
-    resident_pending: Option<u8>,
     /// Whether the logical resident tile is the one in the PEs (no load
     /// since the last swap mark).
     resident_active: bool,
-    /// Entries of a FLUSH_W still to be queued.
+    /// Entries of a FLUSH_W or a stop still to be queued.
     backlog: Vec<Entry<Tag>>,
 }
 
@@ -67,7 +65,6 @@ impl DenseControl {
         DenseControl {
             issuer: Issuer::new(cfg.rows(), cfg.cols()),
             active_pending: None,
-            resident_pending: None,
             resident_active: true,
             backlog: Vec::new(),
         }
@@ -75,17 +72,16 @@ impl DenseControl {
 
     /// The marks of the next data entry that uses the resident tile: a
     /// swap if it waits in the shadow (carrying the pending update of the
-    /// tile it replaces), and any update still pending for it.
+    /// tile it replaces), else any update pending for it.
     fn marks(&mut self) -> Marks {
-        let mut marks = Marks::default();
-        if !self.resident_active {
-            marks.swap = true;
-            marks.evict_update = self.active_pending.take();
-            self.active_pending = self.resident_pending.take();
-            self.resident_active = true;
+        let swap = !self.resident_active;
+        self.resident_active = true;
+        let pending = self.active_pending.take();
+        Marks {
+            swap,
+            evict_update: pending.filter(|_| swap),
+            update_first: pending.filter(|_| !swap),
         }
-        marks.update_first = self.active_pending.take();
-        marks
     }
 }
 
@@ -191,7 +187,7 @@ impl Accelerator {
         });
         dec.done = true;
         let ctl = self.dense.as_mut().expect("a dense array");
-        ctl.issuer.queue.push_back(Entry::Stop);
+        ctl.queue_stop();
     }
 
     /// The queue entries of a command that passed its checks, and the
@@ -211,7 +207,6 @@ impl Accelerator {
                     },
                     zero: false,
                 });
-                ctl.resident_pending = None;
                 ctl.resident_active = false;
                 self.resident = Some(Resident {
                     addr,
@@ -276,12 +271,13 @@ impl Accelerator {
                 });
             }
             Command::Update { lr_shift } => {
-                let pending = if ctl.resident_active {
-                    &mut ctl.active_pending
-                } else {
-                    &mut ctl.resident_pending
-                };
-                pending.get_or_insert(lr_shift);
+                // A tile still waiting in the shadow registers is swapped
+                // in first, so the update has a tile in the PEs to apply to.
+                if !ctl.resident_active {
+                    let evict_update = ctl.marks().evict_update;
+                    ctl.issuer.queue.push_back(Entry::Swap { evict_update });
+                }
+                ctl.active_pending.get_or_insert(lr_shift);
                 if let Some(t) = &mut self.resident {
                     t.dirty = true;
                 }
@@ -306,11 +302,34 @@ impl Accelerator {
 }
 
 impl DenseControl {
+    /// The stop entry, and before it what the `none` controller would
+    /// have done already: a tile loaded but not used yet is swapped in
+    /// (carrying the update pending for the tile it replaces) and that tile
+    /// is sent out with a load of zeros, as FLUSH_W's last two entries do;
+    /// an update still pending for the tile in the PEs is applied by the
+    /// stop entry. So a run ends with the buffers, PEs and resident tile
+    /// of the `none` controller.
+    fn queue_stop(&mut self) {
+        let mut entries = Vec::new();
+        if !self.resident_active {
+            let evict_update = self.marks().evict_update;
+            entries.extend([Entry::Swap { evict_update }, zero_load()]);
+        }
+        entries.push(Entry::Stop {
+            update_first: self.active_pending.take(),
+        });
+        // One entry now, the rest one per cycle from the backlog's end.
+        entries.reverse();
+        self.issuer
+            .queue
+            .push_back(entries.pop().expect("the stop entry"));
+        self.backlog = entries;
+    }
+
     /// FLUSH_W's swap carries the update pending for the tile in the PEs;
-    /// the resident tile, if it never got into the PEs, is dropped (it
-    /// would leave unchanged).
+    /// the resident tile, if it never got into the PEs, is dropped (it is
+    /// clean: an UPDATE would have swapped it in).
     fn marks_for_flush(&mut self) -> Option<u8> {
-        self.resident_pending = None;
         self.resident_active = true;
         self.active_pending.take()
     }

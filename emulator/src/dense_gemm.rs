@@ -176,7 +176,7 @@ fn run(drv: &mut Driver, entries: Vec<Entry<At>>, layer: &mut Layer) {
     let (r, c) = (drv.array.rows(), drv.array.cols());
     let mut issuer = Issuer::new(r, c);
     issuer.queue.extend(entries);
-    issuer.queue.push_back(Entry::Stop);
+    issuer.queue.push_back(Entry::Stop { update_first: None });
     while !issuer.cycle(drv, layer) {}
     drv.stats += &std::mem::take(&mut layer.stats);
 }

@@ -46,8 +46,9 @@ pub enum Entry<T> {
     Drain { marks: Marks, tag: T },
     /// `count` REQUANT cycles once every result is written.
     Requant { count: usize, tag: T },
-    /// HALT or a fault: stop once everything is written.
-    Stop,
+    /// HALT or a fault: stop once everything is written, after one UPDATE
+    /// cycle (`lr`) if an update is still pending for the tile in the PEs.
+    Stop { update_first: Option<u8> },
 }
 
 /// What the decoder attached to a data entry.
@@ -146,15 +147,20 @@ enum Step {
     },
     /// Wait until the array is empty, then DRAIN cycle 0, 1, ...
     Drain(usize),
-    /// Wait until every result is written, then REQUANT cycle 0, 1, ...
+    /// Wait until every accumulator write has landed, then REQUANT cycle
+    /// 0, 1, ...
     Requant(usize),
+    /// One cycle for the last REQUANT line's write to land before the
+    /// next entry's waves read it.
+    Settle,
     Stop,
 }
 
 /// The load engine's entry and how far it has got.
 #[derive(Debug, Clone)]
 struct LoadJob<T> {
-    tile: Tile<T>,
+    /// `None`: only send a dirty shadow tile out (before a stop).
+    tile: Option<Tile<T>>,
     zero: bool,
     phase: LoadPhase,
     /// The tile the slots are sending out.
@@ -181,6 +187,8 @@ struct DataAction {
     update: Option<u8>,
     drain: Option<usize>,
     requant: Option<usize>,
+    /// Before the stop: send the dirty tile in the shadow registers out.
+    push_out: bool,
     stop: bool,
     /// The entry is done after this cycle.
     done: bool,
@@ -202,12 +210,22 @@ pub struct Issuer<T> {
     load: Option<LoadJob<T>>,
     active: Option<Held<T>>,
     shadow: Shadow<T>,
-    /// The last cycle with a wave that was not a bubble, and the last with
-    /// a wave that produces results.
+    /// The last cycle that decided a wave that was not a bubble.
     last_wave: Option<u64>,
-    last_result_wave: Option<u64>,
+    /// The cycle in which the latest accumulator write lands (a result
+    /// line or a DRAIN line).
+    last_acc_write: Option<u64>,
     /// Results and weight rows on their way to the outputs, by due cycle.
     pipe: VecDeque<(u64, Due<T>)>,
+    /// The issue register: this cycle's decision reaches the array in the
+    /// next cycle (`None`: IDLE).
+    staged: Option<CycleInput>,
+    /// A DRAIN cycle decided in the last cycle: its line is on `dw_out`
+    /// in this one.
+    staged_drain: Option<(T, (usize, usize), usize)>,
+    /// Weight rows written back in this cycle: they count as written once
+    /// the cycle's decisions are made (a load may read them from the next).
+    rows_landing: usize,
     /// Rows of dirty tiles swapped out but not written yet, and the hull
     /// of their lines.
     dirty_rows: usize,
@@ -249,7 +267,12 @@ fn steps_of<T>(entry: &Entry<T>) -> VecDeque<Step> {
         }
         Entry::Swap { .. } => steps.push_back(Step::SwapBubble),
         Entry::Requant { .. } => steps.push_back(Step::Requant(0)),
-        Entry::Stop => steps.push_back(Step::Stop),
+        Entry::Stop { update_first } => {
+            if let Some(lr) = update_first {
+                steps.push_back(Step::UpdateFirst(*lr));
+            }
+            steps.push_back(Step::Stop);
+        }
         Entry::Load { .. } => unreachable!("loads go to the load engine"),
     }
     steps
@@ -281,8 +304,11 @@ impl<T: Clone> Issuer<T> {
             active: None,
             shadow: Shadow::Junk,
             last_wave: None,
-            last_result_wave: None,
+            last_acc_write: None,
             pipe: VecDeque::new(),
+            staged: None,
+            staged_drain: None,
+            rows_landing: 0,
             dirty_rows: 0,
             hull: None,
             slots: 0,
@@ -299,26 +325,34 @@ impl<T: Clone> Issuer<T> {
         timing::RESULT_LATENCY.eval(self.rows, self.cols, 0)
     }
 
-    /// Whether `now` is more than R + C cycles past the last wave (with
-    /// `results_only`, the last wave that produced a result): everything
-    /// it sent out has been written.
-    fn quiet(&self, now: u64, results_only: bool) -> bool {
-        let last = if results_only {
-            self.last_result_wave
-        } else {
-            self.last_wave
-        };
-        last.is_none_or(|t| now > t + self.latency())
+    /// The cycles from a decision to its results at the array's outputs:
+    /// one in the issue register, R + C in the array.
+    fn due(&self, now: u64) -> u64 {
+        now + 1 + self.latency()
     }
 
-    /// One cycle: the engines act, the array is clocked once. Returns true
-    /// in the cycle a Stop entry completes (the run's last cycle).
+    /// Whether `now` is more than R + C cycles past the last wave: a global
+    /// cycle decided now reaches an empty array, and everything that wave
+    /// sent out is written by the end of this cycle.
+    fn quiet(&self, now: u64) -> bool {
+        self.last_wave.is_none_or(|t| now > t + self.latency())
+    }
+
+    /// Whether every accumulator write has landed before this cycle (so
+    /// REQUANT may read the lines).
+    fn acc_written(&self, now: u64) -> bool {
+        self.last_acc_write.is_none_or(|t| now > t)
+    }
+
+    /// One cycle: the results due are delivered, the engines decide, the
+    /// array is clocked once with the last cycle's decision (the issue
+    /// register) and this one's is staged. Returns true in the cycle a
+    /// Stop entry completes (the run's last cycle).
     pub fn cycle(&mut self, drv: &mut Driver, src: &mut impl Waves<T>) -> bool {
         let now = drv.cycle();
         self.deliver(now, drv, src);
         self.take_data();
         let act = self.data_action(now);
-        self.take_load(&act);
         let cfg = drv.cfg();
         let mut inp = CycleInput::zeros(&cfg, Mode::Idle);
         let mut phase = Phase::Idle;
@@ -331,6 +365,9 @@ impl<T: Clone> Issuer<T> {
                 inp.lr_shift = lr.into();
             }
         }
+        // After the swap: a load taken in the swap's cycle sees the tile
+        // just switched out (dirty or not) in the shadow registers.
+        self.take_load(&act);
         let shape = self.shape();
         if let Some((mode, pass, t)) = act.wave {
             phase = phase_of(mode);
@@ -350,7 +387,8 @@ impl<T: Clone> Issuer<T> {
         } else if let Some(step) = act.drain {
             inp.mode = Mode::Drain.into();
             phase = Phase::Drain;
-            src.drained(&self.data_tag(), shape, step, &drv.array);
+            self.staged_drain = Some((self.data_tag(), shape, step));
+            self.last_acc_write = Some(now + 1);
         } else if act.wave.is_some() || act.swap || slot {
             inp.mode = Mode::Stream.into();
             self.last_wave = Some(now);
@@ -358,7 +396,12 @@ impl<T: Clone> Issuer<T> {
         if let Some(t) = act.requant {
             src.requant(&self.data_tag(), t);
         }
-        drv.clock(inp, phase);
+        self.land_rows();
+        let apply = self.staged.replace(inp);
+        drv.clock(
+            apply.unwrap_or_else(|| CycleInput::zeros(&cfg, Mode::Idle)),
+            phase,
+        );
         if act.done {
             self.data = None;
         }
@@ -413,10 +456,18 @@ impl<T: Clone> Issuer<T> {
                 } => src.result(&tag, mode, t, shape, &drv.array),
                 Due::Evicted { tile, row } => {
                     src.evicted(&tile, row, &drv.array);
-                    self.dirty_rows -= 1;
+                    self.rows_landing += 1;
                 }
             }
         }
+        if let Some((tag, shape, step)) = self.staged_drain.take() {
+            src.drained(&tag, shape, step, &drv.array);
+        }
+    }
+
+    /// The weight rows written in this cycle count as written from the next.
+    fn land_rows(&mut self) {
+        self.dirty_rows -= std::mem::take(&mut self.rows_landing);
         if self.dirty_rows == 0 {
             self.hull = None;
         }
@@ -426,8 +477,9 @@ impl<T: Clone> Issuer<T> {
     fn data_action(&mut self, now: u64) -> DataAction {
         let mut act = DataAction::default();
         let load_idle = self.load.is_none();
-        let (quiet, written) = (self.quiet(now, false), self.quiet(now, true));
+        let (quiet, written) = (self.quiet(now), self.acc_written(now));
         let queue_empty = self.queue.is_empty();
+        let shadow_dirty = matches!(&self.shadow, Shadow::Evicted(h) if h.dirty);
         let cols = self.cols;
         let Some(job) = &mut self.data else {
             return act;
@@ -466,7 +518,16 @@ impl<T: Clone> Issuer<T> {
                     unreachable!("requant steps belong to REQUANT")
                 };
                 act.requant = Some(t);
-                Some((t + 1 < *count).then_some(Step::Requant(t + 1)))
+                Some(Some(if t + 1 < *count {
+                    Step::Requant(t + 1)
+                } else {
+                    Step::Settle
+                }))
+            }
+            Step::Settle => Some(None),
+            Step::Stop if load_idle && queue_empty && shadow_dirty => {
+                act.push_out = true;
+                None
             }
             Step::Stop if load_idle && queue_empty && quiet => {
                 act.stop = true;
@@ -507,6 +568,15 @@ impl<T: Clone> Issuer<T> {
     /// The load engine takes a load at the queue head (`docs/COMMANDS.md`,
     /// Load engine).
     fn take_load(&mut self, act: &DataAction) {
+        if act.push_out {
+            self.load = Some(LoadJob {
+                tile: None,
+                zero: true,
+                phase: LoadPhase::PushOut(0),
+                outgoing: None,
+            });
+            return;
+        }
         if self.load.is_some() || self.data_blocks_loads(act) {
             return;
         }
@@ -528,7 +598,7 @@ impl<T: Clone> Issuer<T> {
             (true, _) => LoadPhase::WaitClean,
         };
         self.load = Some(LoadJob {
-            tile,
+            tile: Some(tile),
             zero,
             phase,
             outgoing: None,
@@ -538,7 +608,7 @@ impl<T: Clone> Issuer<T> {
     /// The load engine's slot in this cycle, if any (into `inp`).
     fn slot(&mut self, now: u64, inp: &mut CycleInput, src: &mut impl Waves<T>) -> bool {
         let rows = self.rows;
-        let lat = self.latency();
+        let due = self.due(now);
         let Some(job) = &mut self.load else {
             return false;
         };
@@ -560,20 +630,21 @@ impl<T: Clone> Issuer<T> {
             };
         }
         if let Some(out) = job.outgoing.as_ref().filter(|h| h.dirty && row < h.tile.k) {
-            let due = Due::Evicted {
+            let row_out = Due::Evicted {
                 tile: out.tile.clone(),
                 row,
             };
-            self.pipe.push_back((now + lat, due));
+            self.pipe.push_back((due, row_out));
         }
-        if real {
-            src.slot(&job.tile, row, &mut inp.w);
+        if let Some(tile) = job.tile.as_ref().filter(|_| real) {
+            src.slot(tile, row, &mut inp.w);
         }
         inp.wave.load = true;
         inp.wave.load_row = row as u16;
         self.slots += 1;
         let last = row + 1 == rows;
         job.phase = match (job.phase, last) {
+            (LoadPhase::PushOut(_), true) if job.tile.is_none() => LoadPhase::Slots(rows),
             (LoadPhase::PushOut(_), true) => LoadPhase::WaitClean,
             (LoadPhase::PushOut(r), false) => LoadPhase::PushOut(r + 1),
             (_, false) => LoadPhase::Slots(row + 1),
@@ -581,7 +652,7 @@ impl<T: Clone> Issuer<T> {
         };
         if job.phase == LoadPhase::Slots(rows) {
             let job = self.load.take().expect("a load");
-            self.shadow = Shadow::Loaded(job.tile);
+            self.shadow = job.tile.map_or(Shadow::Junk, Shadow::Loaded);
         }
         true
     }
@@ -636,8 +707,9 @@ impl<T: Clone> Issuer<T> {
                 t,
                 shape,
             };
-            self.pipe.push_back((now + self.latency(), due));
-            self.last_result_wave = Some(now);
+            let at = self.due(now);
+            self.pipe.push_back((at, due));
+            self.last_acc_write = Some(at);
         }
     }
 }

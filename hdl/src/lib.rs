@@ -2,14 +2,22 @@
 //!
 //! Data flows config -> IR ([`ir`], expressions in [`expr`]) -> Verilog text
 //! ([`emit`]). There is one module per kind (`sa_pe`, `sa_skew`, `sa_top`),
-//! parameterized, with the mesh built by generate loops; only `sa_top`'s
-//! parameter defaults depend on the configuration. The behaviour is
-//! specified in `docs/ARCHITECTURE.md`, which the emulator implements too;
-//! [`delay_reg_name`] and [`output_reg_name`] give the hierarchical names
-//! of the registers outside the PEs for register-level co-simulation.
+//! parameterized, with the mesh built by generate loops; besides the choice
+//! of the `none` or the dense texts, only `sa_top`'s parameter defaults
+//! depend on the configuration. The behaviour is
+//! specified in `docs/ARCHITECTURE.md`, which the emulator implements too.
+//! A configuration with `pipelining = "dense"` gets the dense array
+//! (`dense_pe`, `dense_top`: other texts of `sa_pe` and `sa_top`, with the
+//! wave ports; the control word's layout in `ctl`). [`pe_registers`],
+//! [`pe_reg_name`], [`delay_reg_name`] (over [`delay_banks`] and
+//! [`dense_delay_banks`]) and [`output_reg_name`] give the hierarchical
+//! names of the registers for register-level co-simulation.
 
 mod accel;
 mod buffer;
+mod ctl;
+mod dense_pe;
+mod dense_top;
 pub mod emit;
 pub mod expr;
 pub mod ir;
@@ -19,7 +27,10 @@ mod requant;
 mod skew;
 mod top;
 
-pub use names::{delay_banks, delay_reg_name, output_reg_name, DelayBank};
+pub use names::{
+    control_reg_name, delay_banks, delay_reg_name, dense_delay_banks, output_reg_name, pe_reg_name,
+    pe_registers, Bank, DelayBank, DenseBank,
+};
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -43,8 +54,14 @@ pub fn accel_top_name() -> &'static str {
     "sa_accel"
 }
 
-/// The IR of every module of `cfg`, leaves first.
+/// The IR of every module of `cfg`, leaves first. A dense configuration
+/// has the dense array's `sa_pe` and `sa_top` (other module texts, with
+/// the wave ports) and, until the dense controller exists, no accelerator
+/// (`sa_accel` and the buffers and requantizer only it uses).
 pub fn modules(cfg: &ArrayConfig) -> Vec<ir::Module> {
+    if cfg.dense() {
+        return vec![dense_pe::module(), skew::module(), dense_top::module(cfg)];
+    }
     vec![
         pe::module(),
         skew::module(),

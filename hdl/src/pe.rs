@@ -2,22 +2,24 @@
 //! and dy south, adds into the south-moving (`psv`, forward) or east-moving
 //! (`psh`, dX) partial sum, accumulates its own dW (`dw`), and updates `w`
 //! in place. INTERLEAVED selects two multipliers (dX and dW in one pass) or
-//! one shared multiplier (the sequential baseline).
+//! one shared multiplier (the sequential baseline). The saturating add,
+//! the multipliers and the SGD unit are shared with the dense PE
+//! (`dense_pe.rs`).
 
 use crate::ir::*;
 use sysgrad_config::LR_SHIFT_BITS;
 use sysgrad_isa::mode::{Mode, MODE_BITS};
 
-fn acc_w() -> Expr {
+pub(crate) fn acc_w() -> Expr {
     id("AW")
 }
 
-fn data_w() -> Expr {
+pub(crate) fn data_w() -> Expr {
     id("DW")
 }
 
 /// `{v[AW-1], v}`: an accumulator value sign-extended by one bit.
-fn widen(v: &Expr) -> Expr {
+pub(crate) fn widen(v: &Expr) -> Expr {
     cat([v.at(acc_w() - 1), v.clone()])
 }
 
@@ -50,7 +52,7 @@ pub(crate) fn sat_add() -> Item {
 /// The exact 2*DW-bit product `m` sign-extended to AW bits. The sign is
 /// repeated AW-2*DW+1 times over the low 2*DW-1 bits so that the
 /// replication count is never 0 (AW may equal 2*DW).
-fn extend_product(m: &str) -> Expr {
+pub(crate) fn extend_product(m: &str) -> Expr {
     let m = id(m);
     let n = 2 * data_w();
     cat([
@@ -60,14 +62,25 @@ fn extend_product(m: &str) -> Expr {
 }
 
 /// A signed wire of `width` bits driven by `e`.
-fn signed_wire(name: &str, width: Expr, e: Expr) -> Item {
+pub(crate) fn signed_wire(name: &str, width: Expr, e: Expr) -> Item {
     wire(name, Width::of(width)).signed().init(e).item()
+}
+
+/// What the multipliers compute with: the weight, and the conditions that
+/// choose the operands (FWD, dX or dW work in this cycle). The `none` PE
+/// decodes them from the global mode, the dense PE from the wave it takes.
+pub(crate) struct MulOperands {
+    /// What chooses the one multiplier's operands, for its comment.
+    pub chooser: &'static str,
+    pub weight: Expr,
+    pub fwd: Expr,
+    pub dx: Expr,
+    pub dw: Expr,
 }
 
 /// The multipliers: products sign-extended to AW bits for the dX/forward
 /// sum (`p_dx`) and the dW accumulation (`p_dw`).
-fn multipliers() -> Vec<Item> {
-    let mode_is = |m: &str| id("mode").equals(m);
+pub(crate) fn multipliers(ops: MulOperands) -> Vec<Item> {
     let product = || 2 * data_w();
     vec![
         Item::Comment(
@@ -79,16 +92,19 @@ fn multipliers() -> Vec<Item> {
             id("INTERLEAVED").differs(0),
             "g_mul",
             vec![
-                signed_wire("dx_op", data_w(), cond(mode_is("M_FWD"), "x_in", "d_in")),
-                signed_wire("m_dx", product(), id("w") * "dx_op"),
+                signed_wire("dx_op", data_w(), cond(ops.fwd, "x_in", "d_in")),
+                signed_wire("m_dx", product(), ops.weight.clone() * "dx_op"),
                 signed_wire("m_dw", product(), id("d_in") * "x_in"),
                 assign("p_dx", extend_product("m_dx")),
                 assign("p_dw", extend_product("m_dw")),
             ],
             vec![
-                Item::Comment("One multiplier, its operands chosen by mode.".into()),
-                signed_wire("op_a", data_w(), cond(mode_is("M_BWD_DW"), "d_in", "w")),
-                signed_wire("op_b", data_w(), cond(mode_is("M_BWD_DX"), "d_in", "x_in")),
+                Item::Comment(format!(
+                    "One multiplier, its operands chosen by {}.",
+                    ops.chooser
+                )),
+                signed_wire("op_a", data_w(), cond(ops.dw, "d_in", ops.weight)),
+                signed_wire("op_b", data_w(), cond(ops.dx, "d_in", "x_in")),
                 signed_wire("m_one", product(), id("op_a") * "op_b"),
                 assign("p_dx", extend_product("m_one")),
                 assign("p_dw", extend_product("m_one")),
@@ -97,28 +113,49 @@ fn multipliers() -> Vec<Item> {
     ]
 }
 
-/// The SGD step `w - round_shift(dw, FRAC + lr_shift)`, saturated to DW bits.
+/// The SGD step `w - round_shift(dw, FRAC + lr_shift)`, saturated to DW
+/// bits, as `w_next` (the UPDATE mode's).
 fn sgd_update() -> Vec<Item> {
-    let (shamt, w, dw) = (id("shamt"), id("w"), id("dw"));
-    let (dw_step, w_diff) = (id("dw_step"), id("w_diff"));
+    sgd_unit(
+        "",
+        id("lr_shift"),
+        "SGD: round half up at shift FRAC+lr_shift (0 for shifts >= AW), then saturate.",
+    )
+}
+
+/// One SGD unit: `<prefix>w_next = sat(w - round_shift(dw, FRAC + lr), DW)`
+/// with its wires named `<prefix>...`. The unit without a prefix also
+/// declares the constants (`FRAC7`, `AW7`, `one`) that further units share.
+pub(crate) fn sgd_unit(prefix: &str, lr: Expr, comment: &str) -> Vec<Item> {
+    let n = |s: &str| format!("{prefix}{s}");
+    let first = prefix.is_empty();
+    let (shamt, w, dw) = (id(&n("shamt")), id("w"), id("dw"));
+    let (dw_step, w_diff) = (id(&n("dw_step")), id(&n("w_diff")));
     // Shift amounts reach FRAC + 63 < 128: 7 bits.
     let w7 = || Width::of(7);
-    let round = (call("$signed", [widen(&dw)]) + call("$signed", [id("half")])).ashr(shamt.clone());
+    let round =
+        (call("$signed", [widen(&dw)]) + call("$signed", [id(&n("half"))])).ashr(shamt.clone());
     let high = w_diff.bits(acc_w() + 1, data_w() - 1);
     let high_bits = || acc_w() + 3 - data_w();
-    vec![
-        Item::Comment(
-            "SGD: round half up at shift FRAC+lr_shift (0 for shifts >= AW), then saturate.".into(),
-        ),
-        localparam("FRAC7", w7(), id("FRAC").bits(6, 0)),
-        localparam("AW7", w7(), acc_w().bits(6, 0)),
-        wire("shamt", w7())
-            .init(id("FRAC7") + cat([lit(1, 0), id("lr_shift")]))
+    let mut items = vec![Item::Comment(comment.into())];
+    if first {
+        items.push(localparam("FRAC7", w7(), id("FRAC").bits(6, 0)));
+        items.push(localparam("AW7", w7(), acc_w().bits(6, 0)));
+    }
+    items.push(
+        wire(&n("shamt"), w7())
+            .init(id("FRAC7") + cat([lit(1, 0), lr]))
             .item(),
-        wire("one", Width::of(acc_w() + 1))
-            .init(cat([zeros(acc_w()), lit(1, 1)]))
-            .item(),
-        wire("half", Width::of(acc_w() + 1))
+    );
+    if first {
+        items.push(
+            wire("one", Width::of(acc_w() + 1))
+                .init(cat([zeros(acc_w()), lit(1, 1)]))
+                .item(),
+        );
+    }
+    items.extend([
+        wire(&n("half"), Width::of(acc_w() + 1))
             .init(cond(
                 shamt.clone().equals(lit(7, 0)),
                 zeros(acc_w() + 1),
@@ -126,23 +163,27 @@ fn sgd_update() -> Vec<Item> {
             ))
             .item(),
         Item::Comment("The rounding sum cannot overflow AW+1 bits.".into()),
-        signed_wire("dw_round", acc_w() + 1, round),
+        signed_wire(&n("dw_round"), acc_w() + 1, round),
         signed_wire(
-            "dw_step",
+            &n("dw_step"),
             acc_w() + 1,
-            cond(shamt.at_least("AW7"), zeros(acc_w() + 1), "dw_round"),
+            cond(
+                shamt.at_least("AW7"),
+                zeros(acc_w() + 1),
+                id(&n("dw_round")),
+            ),
         ),
         Item::Comment(
             "The difference is exact in AW+2 bits; it fits DW bits iff bits AW+1..DW-1 agree."
                 .into(),
         ),
         signed_wire(
-            "w_diff",
+            &n("w_diff"),
             acc_w() + 2,
             cat([repeat(acc_w() + 2 - data_w(), w.at(data_w() - 1)), w])
                 - cat([dw_step.at(acc_w()), dw_step]),
         ),
-        wire("w_fits", Width::bit())
+        wire(&n("w_fits"), Width::bit())
             .init(
                 high.clone()
                     .equals(zeros(high_bits()))
@@ -150,15 +191,16 @@ fn sgd_update() -> Vec<Item> {
             )
             .item(),
         signed_wire(
-            "w_next",
+            &n("w_next"),
             data_w(),
             cond(
-                "w_fits",
+                id(&n("w_fits")),
                 w_diff.bits(data_w() - 1, 0),
                 clamp_value(w_diff.at(acc_w() + 1), data_w()),
             ),
         ),
-    ]
+    ]);
+    items
 }
 
 fn registers() -> Item {
@@ -247,7 +289,14 @@ pub fn module() -> Module {
         );
     }
     items.push(sat_add());
-    items.extend(multipliers());
+    let mode_is = |m: &str| id("mode").equals(m);
+    items.extend(multipliers(MulOperands {
+        chooser: "mode",
+        weight: id("w"),
+        fwd: mode_is("M_FWD"),
+        dx: mode_is("M_BWD_DX"),
+        dw: mode_is("M_BWD_DW"),
+    }));
     items.extend(sgd_update());
     items.push(registers());
     for (r, ..) in state() {

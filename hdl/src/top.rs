@@ -5,7 +5,7 @@
 
 use crate::ir::*;
 use sysgrad_config::{ArrayConfig, LR_SHIFT_BITS};
-use sysgrad_isa::mode::MODE_BITS;
+use sysgrad_isa::mode::{Mode, MODE_BITS};
 
 /// `e + k` for any sign of `k`, printing `e-1` rather than `e+-1`.
 fn offset(e: Expr, k: i64) -> Expr {
@@ -17,13 +17,13 @@ fn offset(e: Expr, k: i64) -> Expr {
 }
 
 /// Index of PE(i+di, j+dj) in the mesh net arrays: `(i+di)*C + j+dj`.
-fn cell(di: i64, dj: i64) -> Expr {
+pub(crate) fn cell(di: i64, dj: i64) -> Expr {
     offset(offset(id("i"), di) * "C" + "j", dj)
 }
 
 /// A skew or deskew bank of `lanes` lanes. With one lane it has no
 /// registers (and would leave clk/rst unused), so it is a wire instead.
-fn bank(name: &str, lanes: &str, width: Expr, deskew: bool, d: &str, q: &str) -> Item {
+pub(crate) fn bank(name: &str, lanes: &str, width: Expr, deskew: bool, d: &str, q: &str) -> Item {
     let inst = Item::Instance(Instance {
         module: "sa_skew".into(),
         name: format!("u_{name}"),
@@ -47,30 +47,36 @@ fn bank(name: &str, lanes: &str, width: Expr, deskew: bool, d: &str, q: &str) ->
     )
 }
 
+/// PE(i,j)'s input `<net>_i`: `edge` in column 0, else the west
+/// neighbour's `<net>_o`.
+pub(crate) fn west(net: &str, edge: Expr) -> Item {
+    gen_if(
+        id("j").equals(0),
+        &format!("g_w_{net}"),
+        vec![assign(id(&format!("{net}_i")), edge)],
+        vec![assign(
+            id(&format!("{net}_i")),
+            id(&format!("{net}_o")).at(cell(0, -1)),
+        )],
+    )
+}
+
+/// PE(i,j)'s input `<net>_i`: `edge` in row 0, else the north
+/// neighbour's `<net>_o`.
+pub(crate) fn north(net: &str, edge: Expr) -> Item {
+    gen_if(
+        id("i").equals(0),
+        &format!("g_n_{net}"),
+        vec![assign(id(&format!("{net}_i")), edge)],
+        vec![assign(
+            id(&format!("{net}_i")),
+            id(&format!("{net}_o")).at(cell(-1, 0)),
+        )],
+    )
+}
+
 /// The PE at (i, j) with its west and north edge rules.
 fn pe_cell() -> Vec<Item> {
-    let west = |net: &str, edge: Expr| {
-        gen_if(
-            id("j").equals(0),
-            &format!("g_w_{net}"),
-            vec![assign(id(&format!("{net}_i")), edge)],
-            vec![assign(
-                id(&format!("{net}_i")),
-                id(&format!("{net}_o")).at(cell(0, -1)),
-            )],
-        )
-    };
-    let north = |net: &str, edge: Expr| {
-        gen_if(
-            id("i").equals(0),
-            &format!("g_n_{net}"),
-            vec![assign(id(&format!("{net}_i")), edge)],
-            vec![assign(
-                id(&format!("{net}_i")),
-                id(&format!("{net}_o")).at(cell(-1, 0)),
-            )],
-        )
-    };
     let (j, dy_lane) = (id("j"), id("DW") + 1);
     let mut items = vec![
         wire("x_i", Width::of("DW")).item(),
@@ -116,23 +122,30 @@ fn pe_cell() -> Vec<Item> {
     items
 }
 
-/// Output registers `<reg>` in `g_<reg-stem>_out[k]`, loading lane k of
-/// `src` every cycle and driving lane k of the output port `out`.
-fn output_registers(var: &str, lanes: &str, reg: &str, src: &str, out: &str) -> Item {
-    let mut body = plain_register(reg, Width::of("AW"), id(src).lane(var, "AW"));
-    body.push(assign(id(out).lane(var, "AW"), reg));
+/// Output registers `<reg>` of `width` bits in `g_<reg-stem>_out[k]`,
+/// loading lane k of `src` every cycle and driving lane k of the output
+/// port `out`.
+pub(crate) fn output_registers(
+    var: &str,
+    lanes: &str,
+    reg: &str,
+    width: &str,
+    src: &str,
+    out: &str,
+) -> Item {
+    let mut body = plain_register(reg, Width::of(width), id(src).lane(var, width));
+    body.push(assign(id(out).lane(var, width), reg));
     let stem = reg.trim_end_matches("_q");
     gen_for(var, lanes, &format!("g_{stem}_out"), body)
 }
 
-fn mesh_net(name: &str, width: Width) -> Item {
+pub(crate) fn mesh_net(name: &str, width: Width) -> Item {
     wire(name, width).array(id("R") * "C").item()
 }
 
-fn items() -> Vec<Item> {
-    let (i, j) = (|| id("i"), || id("j"));
-    let south = || id("R") - 1;
-    let east = || i() * "C" + "C" - 1;
+/// The x and dy input skews, into `x_sk` and `dy_sk` (`{dy_valid, dy}`
+/// lanes of DW+1 bits).
+pub(crate) fn input_skews() -> Vec<Item> {
     vec![
         Item::Comment(
             "Input skews: row i of x and column j of {dy_valid, dy} are delayed by i and j cycles."
@@ -152,6 +165,15 @@ fn items() -> Vec<Item> {
         ),
         bank("xskew", "R", id("DW"), false, "x_in", "x_sk"),
         bank("dyskew", "C", id("DW") + 1, false, "dy_cat", "dy_sk"),
+    ]
+}
+
+fn items() -> Vec<Item> {
+    let (i, j) = (|| id("i"), || id("j"));
+    let south = || id("R") - 1;
+    let east = || i() * "C" + "C" - 1;
+    let mut items = input_skews();
+    items.extend([
         Item::Comment("Mesh nets, driven by PE(i,j) at index i*C+j.".into()),
         mesh_net("w_o", Width::of("DW")),
         mesh_net("x_o", Width::of("DW")),
@@ -213,9 +235,19 @@ fn items() -> Vec<Item> {
         wire("dx_dsk", Width::of(id("R") * "AW")).item(),
         bank("ydeskew", "C", id("AW"), true, "y_south", "y_dsk"),
         bank("dxdeskew", "R", id("AW"), true, "dx_east", "dx_dsk"),
-        output_registers("j", "C", "y_q", "y_dsk", "y_out"),
-        output_registers("i", "R", "dx_q", "dx_dsk", "dx_out"),
-    ]
+        output_registers("j", "C", "y_q", "AW", "y_dsk", "y_out"),
+        output_registers("i", "R", "dx_q", "AW", "dx_dsk", "dx_out"),
+    ]);
+    items
+}
+
+/// `Modes: 0 IDLE, 1 LOAD, ...` for a module header.
+pub(crate) fn modes_line(modes: &[Mode], rest: &str) -> String {
+    let list: Vec<String> = modes
+        .iter()
+        .map(|m| format!("{} {}", m.code(), m.name()))
+        .collect();
+    format!("Modes: {}{rest}", list.join(", "))
 }
 
 /// The array's parameters with `cfg`'s values as defaults; `sa_accel`
@@ -236,6 +268,24 @@ pub(crate) fn array_params(cfg: &ArrayConfig) -> Vec<Param> {
     ]
 }
 
+/// The ports of the `none` array (a dense one has the wave inputs too).
+pub(crate) fn ports() -> Vec<Port> {
+    vec![
+        input("clk", Width::bit()),
+        input("rst", Width::bit()),
+        input("mode", Width::of(MODE_BITS)),
+        input("lr_shift", Width::of(LR_SHIFT_BITS)),
+        input("x_in", Width::of(id("R") * "DW")),
+        input("w_in", Width::of(id("C") * "DW")),
+        input("dy_in", Width::of(id("C") * "DW")),
+        input("dy_valid", Width::bit()),
+        output("y_out", Width::of(id("C") * "AW")),
+        output("dx_out", Width::of(id("R") * "AW")),
+        output("dw_out", Width::of(id("R") * "AW")),
+        output("w_out", Width::of(id("C") * "DW")),
+    ]
+}
+
 pub fn module(cfg: &ArrayConfig) -> Module {
     Module {
         name: "sa_top".into(),
@@ -243,23 +293,10 @@ pub fn module(cfg: &ArrayConfig) -> Module {
             "sa_top: R x C systolic training array (gradient interleaving) with input skews,"
                 .into(),
             "output deskews and output registers. PE(i,j) is g_row[i].g_col[j].u_pe.".into(),
-            "Modes: 0 IDLE, 1 LOAD, 2 FWD, 3 BWD_DX, 4 BWD_DW, 5 BWD_IL, 6 UPDATE, 7 DRAIN.".into(),
+            modes_line(&Mode::ALL, "."),
         ],
         params: array_params(cfg),
-        ports: vec![
-            input("clk", Width::bit()),
-            input("rst", Width::bit()),
-            input("mode", Width::of(MODE_BITS)),
-            input("lr_shift", Width::of(LR_SHIFT_BITS)),
-            input("x_in", Width::of(id("R") * "DW")),
-            input("w_in", Width::of(id("C") * "DW")),
-            input("dy_in", Width::of(id("C") * "DW")),
-            input("dy_valid", Width::bit()),
-            output("y_out", Width::of(id("C") * "AW")),
-            output("dx_out", Width::of(id("R") * "AW")),
-            output("dw_out", Width::of(id("R") * "AW")),
-            output("w_out", Width::of(id("C") * "DW")),
-        ],
+        ports: ports(),
         genvars: vec!["i".into(), "j".into()],
         items: items(),
     }

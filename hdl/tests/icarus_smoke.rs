@@ -9,21 +9,25 @@
 #![allow(clippy::needless_range_loop)]
 
 mod common;
+mod sim;
 
 use common::{cfg, require_tool, run, write};
+use sim::{packed, unpack, Mat, Rng};
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::process::Command;
-use sysgrad_config::fixed::{acc_add, max_of, min_of, sgd_update};
+use sysgrad_config::fixed::{acc_add, sgd_update};
 use sysgrad_config::{ArrayConfig, Backward};
+use sysgrad_isa::Mode;
 
-const LOAD: u8 = 1;
-const FWD: u8 = 2;
-const BWD_DX: u8 = 3;
-const BWD_DW: u8 = 4;
-const BWD_IL: u8 = 5;
-const UPDATE: u8 = 6;
-const DRAIN: u8 = 7;
+const IDLE: u8 = Mode::Idle as u8;
+const LOAD: u8 = Mode::Load as u8;
+const FWD: u8 = Mode::Fwd as u8;
+const BWD_DX: u8 = Mode::BwdDx as u8;
+const BWD_DW: u8 = Mode::BwdDw as u8;
+const BWD_IL: u8 = Mode::BwdIl as u8;
+const UPDATE: u8 = Mode::Update as u8;
+const DRAIN: u8 = Mode::Drain as u8;
 
 /// Columns per stream (N).
 const N: usize = 5;
@@ -55,31 +59,6 @@ struct Expect {
     lane: usize,
     value: i64,
     what: &'static str,
-}
-
-/// Matrices are `Vec` of rows: `W[j][i]`, `X[i][n]`, `dY[j][n]`.
-type Mat = Vec<Vec<i64>>;
-
-struct Rng(u64);
-
-impl Rng {
-    fn data(&mut self, bits: u32) -> i64 {
-        // xorshift64: deterministic and dependency-free.
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        // A third of the values are extremes, so that sums saturate.
-        match self.0 % 6 {
-            0 => min_of(bits),
-            1 => max_of(bits),
-            _ => min_of(bits) + (self.0 / 6 % (1u64 << bits)) as i64,
-        }
-    }
-    fn mat(&mut self, rows: usize, cols: usize, bits: u32) -> Mat {
-        (0..rows)
-            .map(|_| (0..cols).map(|_| self.data(bits)).collect())
-            .collect()
-    }
 }
 
 struct Program {
@@ -219,7 +198,7 @@ fn scenario(cfg: &ArrayConfig, lr_shift: u32, seed: u64) -> Program {
     };
     let zero = vec![vec![0; r]; c];
     let w = rng.mat(c, r, f.in_bits);
-    p.step(0, |i| i.rst = true);
+    p.step(IDLE, |i| i.rst = true);
     for (port, lanes) in [(Port::Y, c), (Port::Dx, r), (Port::Dw, r), (Port::W, c)] {
         for k in 0..lanes {
             p.expect(1, port, k, 0, "output after reset");
@@ -270,56 +249,14 @@ fn scenario(cfg: &ArrayConfig, lr_shift: u32, seed: u64) -> Program {
             i.valid = true;
         });
         for _ in 0..r.max(c) {
-            p.step(0, |_| {});
+            p.step(IDLE, |_| {});
         }
     }
     p.drain(&dw2);
     for _ in 0..r + c {
-        p.step(0, |_| {});
+        p.step(IDLE, |_| {});
     }
     p
-}
-
-/// `width'h...` literal of lanes of `w` bits each, lane 0 lowest.
-fn packed(vals: &[i64], w: u32) -> String {
-    let bits: Vec<bool> = vals
-        .iter()
-        .flat_map(|v| (0..w).map(move |b| (*v as u64 >> b) & 1 == 1))
-        .collect();
-    let mut hex = String::new();
-    for d in (0..bits.len().div_ceil(4)).rev() {
-        let nib = (0..4).fold(0, |n, b| {
-            n | ((bits.get(4 * d + b) == Some(&true)) as u32) << b
-        });
-        write!(hex, "{nib:x}").unwrap();
-    }
-    format!("{}'h{hex}", bits.len())
-}
-
-/// Lanes of `w` bits, signed, from `%h` output; `None` if any bit is x/z.
-fn unpack(hex: &str, w: u32, lanes: usize) -> Option<Vec<i64>> {
-    if !hex.chars().all(|ch| ch.is_ascii_hexdigit()) {
-        return None;
-    }
-    let bits: Vec<bool> = hex
-        .chars()
-        .rev()
-        .flat_map(|ch| {
-            let n = ch.to_digit(16).unwrap();
-            (0..4).map(move |b| (n >> b) & 1 == 1)
-        })
-        .collect();
-    let lanes = (0..lanes)
-        .map(|k| {
-            let raw = (0..w as usize).fold(0i64, |v, b| v | (bits[k * w as usize + b] as i64) << b);
-            if bits[k * w as usize + w as usize - 1] {
-                raw - (1i64 << w)
-            } else {
-                raw
-            }
-        })
-        .collect();
-    Some(lanes)
 }
 
 fn testbench(cfg: &ArrayConfig, cycles: &[Inputs]) -> String {

@@ -1,13 +1,14 @@
 //! The generated Verilog passes `verilator --lint-only -Wall`, compiles in
 //! Icarus without warnings and synthesises in Yosys, for a spread of
-//! configurations. A missing tool fails the test with the package to install.
+//! configurations, `none` and dense. A missing tool fails the test with the
+//! package to install.
 
 mod common;
 
 use common::{cfg, require_tool, run, write};
 use std::process::Command;
 use std::time::Instant;
-use sysgrad_config::{ArrayConfig, Backward};
+use sysgrad_config::{ArrayConfig, Backward, Pipelining};
 
 fn configs() -> Vec<ArrayConfig> {
     use Backward::*;
@@ -24,16 +25,44 @@ fn configs() -> Vec<ArrayConfig> {
     ]
 }
 
+/// Dense arrays: one PE, one row, one column, R not a power of two,
+/// sequential ones, the widest formats and the default size.
+fn dense_configs() -> Vec<ArrayConfig> {
+    use Backward::*;
+    [
+        cfg(1, 1, Interleaved, 8, 16, 4),
+        cfg(1, 1, Sequential, 4, 16, 0),
+        cfg(1, 4, Sequential, 16, 32, 15),
+        cfg(3, 1, Interleaved, 8, 16, 0),
+        cfg(5, 2, Sequential, 6, 16, 2),
+        cfg(4, 4, Interleaved, 16, 48, 8),
+        ArrayConfig::default_16x16(),
+        cfg(16, 16, Sequential, 8, 24, 4),
+        cfg(64, 2, Interleaved, 8, 24, 4), // the widest load row
+    ]
+    .into_iter()
+    .map(|c| c.with_pipelining(Pipelining::Dense))
+    .collect()
+}
+
+/// Every configuration with the tops it generates: the array alone and
+/// the whole accelerator around it (a dense array has no accelerator yet).
+fn configs_and_tops() -> Vec<(ArrayConfig, &'static [&'static str])> {
+    let none = configs().into_iter().map(|c| (c, &TOPS[..]));
+    none.chain(dense_configs().into_iter().map(|c| (c, &TOPS[..1])))
+        .collect()
+}
+
 /// Both tops: the array alone and the whole accelerator around it.
 const TOPS: [&str; 2] = ["sa_top", "sa_accel"];
 
 #[test]
 fn verilator_lint_is_clean() {
     require_tool("verilator");
-    for cfg in configs() {
+    for (cfg, tops) in configs_and_tops() {
         let dir = tempfile::tempdir().unwrap();
         let files = write(&cfg, dir.path());
-        for top in TOPS {
+        for top in tops {
             let out = run(
                 Command::new("verilator")
                     .args(["--lint-only", "-Wall", "--top-module", top])
@@ -52,10 +81,10 @@ fn verilator_lint_is_clean() {
 #[test]
 fn icarus_compiles_without_warnings() {
     require_tool("iverilog");
-    for cfg in configs() {
+    for (cfg, tops) in configs_and_tops() {
         let dir = tempfile::tempdir().unwrap();
         let files = write(&cfg, dir.path());
-        for top in TOPS {
+        for top in tops {
             let out = run(
                 Command::new("iverilog")
                     .args(["-g2012", "-Wall", "-o", "a.vvp", "-s", top])
@@ -103,13 +132,18 @@ fn accelerator_synthesises_for_xilinx_with_inferred_rams() {
 }
 
 /// `synth -top sa_top` keeps the hierarchy, so each distinct `sa_pe` is
-/// synthesised once: about 3 s for 4x4 and 35 s for 16x16 on 2 cores.
+/// synthesised once: about 3 s for 4x4 and 35 s for 16x16 on 2 cores
+/// (`none`); the dense PE, with its second SGD unit, takes longer.
 #[test]
 fn yosys_synthesises_4x4_and_16x16() {
     require_tool("yosys");
+    let dense = |c: ArrayConfig| c.with_pipelining(Pipelining::Dense);
     for cfg in [
         cfg(4, 4, Backward::Interleaved, 8, 24, 4),
         ArrayConfig::default_16x16(),
+        dense(cfg(4, 4, Backward::Interleaved, 8, 24, 4)),
+        dense(cfg(3, 2, Backward::Sequential, 8, 24, 4)),
+        dense(ArrayConfig::default_16x16()),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let files = write(&cfg, dir.path());
@@ -172,9 +206,61 @@ fn generation_is_deterministic_and_parameterised() {
     }
 }
 
+/// A dense configuration has its own `sa_pe` and `sa_top` (and no
+/// accelerator yet); between dense configurations, too, only the top's
+/// parameter defaults differ.
+#[test]
+fn dense_generation_is_its_own_and_parameterised() {
+    let dense = dense_configs();
+    let a = sysgrad_hdl::generate(&dense[6]);
+    let names: Vec<&str> = a.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["sa_pe.v", "sa_skew.v", "sa_top.v"]);
+    let none = sysgrad_hdl::generate(&ArrayConfig::default_16x16());
+    let text = |files: &[sysgrad_hdl::VerilogFile], n: &str| {
+        files.iter().find(|f| f.name == n).unwrap().text.clone()
+    };
+    assert_eq!(text(&a, "sa_skew.v"), text(&none, "sa_skew.v"));
+    for n in ["sa_pe.v", "sa_top.v"] {
+        assert_ne!(text(&a, n), text(&none, n), "{n}");
+    }
+    assert!(!text(&none, "sa_top.v").contains("wave_op"));
+    let top = text(&a, "sa_top.v");
+    let input = |port: &str| {
+        top.lines().any(|l| {
+            l.trim().starts_with("input wire ")
+                && l.trim_end_matches(',').ends_with(&format!(" {port}"))
+        })
+    };
+    for port in [
+        "wave_op",
+        "wave_swap",
+        "wave_update",
+        "wave_load",
+        "wave_load_row",
+    ] {
+        assert!(input(port), "{port}");
+    }
+    for other in &dense {
+        let b = sysgrad_hdl::generate(other);
+        for (x, y) in a.iter().zip(&b) {
+            for (lx, ly) in x.text.lines().zip(y.text.lines()) {
+                assert!(
+                    lx == ly
+                        || (x.name == "sa_top.v" && lx.trim().starts_with("parameter integer")),
+                    "{} depends on the config:\n{lx}\n{ly}",
+                    x.name
+                );
+            }
+            assert_eq!(x.text.lines().count(), y.text.lines().count());
+        }
+    }
+}
+
 #[test]
 fn every_module_has_a_header_and_no_lint_pragmas() {
-    for f in sysgrad_hdl::generate(&ArrayConfig::default_16x16()) {
+    let dense = ArrayConfig::default_16x16().with_pipelining(Pipelining::Dense);
+    let files = sysgrad_hdl::generate(&ArrayConfig::default_16x16());
+    for f in files.into_iter().chain(sysgrad_hdl::generate(&dense)) {
         assert!(f.text.contains("docs/ARCHITECTURE.md"), "{}", f.name);
         assert!(f.text.contains("`default_nettype none"), "{}", f.name);
         assert!(

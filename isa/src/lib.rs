@@ -3,7 +3,9 @@
 //! tables, the emulator and the assembler encode and decode with them, and
 //! the testbench drives and checks the same values.
 //!
-//! * [`mode`]: the array's 4-bit mode codes.
+//! * [`mode`]: the array's 4-bit mode codes (the `none` and the dense
+//!   array's) and the operations a dense array's waves carry.
+//! * [`wave`]: the layout of a wave's control word (dense arrays).
 //! * [`command`]: command words: opcodes, field positions, per-command
 //!   argument layout, backward modes and REQUANT destinations.
 //! * [`error`]: the controller's error codes, in priority order.
@@ -18,7 +20,9 @@ pub mod error;
 pub mod host;
 pub mod mode;
 pub mod timing;
+pub mod wave;
 
 pub use command::{BackwardMode, DataBuffer, Field, Format};
 pub use error::ErrorCode;
 pub use mode::{Mode, ModeCode};
+pub use wave::WaveField;

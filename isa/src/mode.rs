@@ -1,7 +1,11 @@
 //! The array's operating modes: the 4-bit `mode` input of `sa_top`
-//! (`docs/ARCHITECTURE.md`, Modes). The PE generator declares its mode
-//! constants from [`Mode::ALL`] and the emulator decodes with
-//! [`Mode::from_code`], so the codes exist only here.
+//! (`docs/ARCHITECTURE.md`, Modes and Dense pipelining). The two arrays
+//! decode the same codes differently, each from its own table: the `none`
+//! array has [`Mode::ALL`] ([`Mode::from_code`]), the dense array
+//! [`Mode::DENSE`] ([`Mode::dense_from_code`]), and a dense array's waves
+//! carry one of [`Mode::WAVE_OPS`] ([`Mode::wave_op_from_code`]). The PE
+//! generator declares its constants from these tables and the emulator
+//! decodes with them, so the codes exist only here.
 
 use serde::{Deserialize, Serialize};
 
@@ -31,8 +35,8 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// Every defined mode, in code order. Codes 8..15 are reserved and
-    /// behave as IDLE.
+    /// The modes of a `none` array, in code order. Codes 8..15 are
+    /// reserved there and behave as IDLE (8 is STREAM on a dense array).
     pub const ALL: [Mode; 8] = [
         Mode::Idle,
         Mode::Load,
@@ -66,6 +70,22 @@ impl Mode {
             .get(usize::from(code))
             .copied()
             .unwrap_or(Mode::Idle)
+    }
+
+    /// What a wave's data column can do on a dense array (`wave_op`, the
+    /// codes of the `none` array's streaming modes); every other code of
+    /// [`WAVE_OP_BITS`] bits is a bubble.
+    pub const WAVE_OPS: [Mode; 4] = [Mode::Fwd, Mode::BwdDx, Mode::BwdDw, Mode::BwdIl];
+
+    /// Decodes a wave's `op` on a dense array: codes not in
+    /// [`Mode::WAVE_OPS`], and BWD_IL on a sequential array, do nothing
+    /// (IDLE).
+    pub fn wave_op_from_code(code: u8, interleaved: bool) -> Mode {
+        match Mode::WAVE_OPS.into_iter().find(|m| m.code() == code) {
+            Some(Mode::BwdIl) if !interleaved => Mode::Idle,
+            Some(m) => m,
+            None => Mode::Idle,
+        }
     }
 
     /// The name in `docs/ARCHITECTURE.md` and, with `M_`, in the Verilog.
@@ -167,6 +187,49 @@ mod tests {
             assert!(m.code() == code || m == Mode::Idle);
         }
         assert_eq!(Mode::dense_from_code(Mode::Fwd.code()), Mode::Idle);
+        assert_eq!(Mode::dense_from_code(Mode::Stream.code()), Mode::Stream);
+        // STREAM is a reserved code on a `none` array.
+        assert_eq!(Mode::from_code(Mode::Stream.code()), Mode::Idle);
+        assert!(Mode::DENSE.iter().all(|m| m.code() < 1 << MODE_BITS));
+    }
+
+    #[test]
+    fn wave_ops_fit_their_field_and_il_needs_an_interleaved_array() {
+        for m in Mode::WAVE_OPS {
+            assert!(m.code() < 1 << WAVE_OP_BITS, "{m:?}");
+            assert_eq!(Mode::wave_op_from_code(m.code(), true), m);
+        }
+        for code in 0..1 << WAVE_OP_BITS {
+            let m = Mode::wave_op_from_code(code, true);
+            let op = Mode::WAVE_OPS.iter().any(|w| w.code() == code);
+            assert_eq!(m, if op { m } else { Mode::Idle }, "{code}");
+            assert!(!op || m.code() == code, "{code}");
+        }
+        for m in [Mode::Idle, Mode::Load, Mode::Update, Mode::Drain] {
+            assert_eq!(Mode::wave_op_from_code(m.code(), true), Mode::Idle);
+        }
+        let il = Mode::BwdIl.code();
+        assert_eq!(Mode::wave_op_from_code(il, false), Mode::Idle);
+        assert_eq!(
+            Mode::wave_op_from_code(Mode::BwdDw.code(), false),
+            Mode::BwdDw
+        );
+    }
+
+    #[test]
+    fn load_row_bits_is_max_1_ceil_log2() {
+        for (rows, bits) in [
+            (1, 1),
+            (2, 1),
+            (3, 2),
+            (4, 2),
+            (5, 3),
+            (16, 4),
+            (17, 5),
+            (64, 6),
+        ] {
+            assert_eq!(load_row_bits(rows), bits, "{rows}");
+        }
     }
 
     #[test]

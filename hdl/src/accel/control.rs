@@ -68,11 +68,16 @@ fn word(bits: u32, v: u64) -> Expr {
 
 /// `f_mode == m`: BACKWARD's mode field selects `m`.
 pub(super) fn mode_is(m: BackwardMode) -> Expr {
-    id("f_mode").equals(word(MODE_FIELD_BITS, m.code()))
+    field_selects(id("f_mode"), m)
+}
+
+/// `mode_field == m`: a BACKWARD mode field selects `m`.
+pub(super) fn field_selects(mode_field: Expr, m: BackwardMode) -> Expr {
+    mode_field.equals(word(MODE_FIELD_BITS, m.code()))
 }
 
 /// `is_<mnemonic>`: the decoded opcode is this command.
-fn is(mnemonic: &str) -> Expr {
+pub(super) fn is(mnemonic: &str) -> Expr {
     id(&format!("is_{mnemonic}"))
 }
 
@@ -91,18 +96,41 @@ fn constants() -> Vec<Item> {
             lit(STATE_BITS, code),
         ));
     }
+    v.extend(mode_constants(&Mode::ALL));
+    v.extend(command_constants());
+    v.extend(cycles_const("LOAD_LEN", STEP_BITS, timing::LOAD));
+    v.extend(sized_const("LAST_ROW", STEP_BITS, id("R") - 1));
+    v.extend(sized_const("LAST_COL", STEP_BITS, id("C") - 1));
+    v.extend(cycles_const("PASS_EXTRA", STEP_BITS, timing::PASS));
+    v.extend(cycles_const("DRAIN_LEN", STEP_BITS, timing::DRAIN));
+    v.extend(cycles_const("UPDATE_LEN", STEP_BITS, timing::UPDATE));
+    v
+}
+
+/// `M_<name>`: the array's mode codes in `modes`.
+pub(super) fn mode_constants(modes: &[Mode]) -> Vec<Item> {
+    modes
+        .iter()
+        .map(|m| {
+            localparam(
+                &m.verilog_name(),
+                Width::of(MODE_BITS),
+                lit(MODE_BITS, m.code().into()),
+            )
+        })
+        .collect()
+}
+
+/// What both controllers compare with: opcodes, error codes, the array's
+/// shape in the widths of the command fields, the result latency and the
+/// buffers' depths.
+pub(super) fn command_constants() -> Vec<Item> {
+    let mut v = Vec::new();
     for f in &FORMATS {
         v.push(localparam(
             &f.verilog_name(),
             Width::of(OP_BITS),
             lit(OP_BITS, f.opcode.into()),
-        ));
-    }
-    for m in Mode::ALL {
-        v.push(localparam(
-            &m.verilog_name(),
-            Width::of(MODE_BITS),
-            lit(MODE_BITS, m.code().into()),
         ));
     }
     for e in ErrorCode::ALL {
@@ -121,12 +149,6 @@ fn constants() -> Vec<Item> {
         WAIT_BITS,
         timing::RESULT_LATENCY,
     ));
-    v.extend(cycles_const("LOAD_LEN", STEP_BITS, timing::LOAD));
-    v.extend(sized_const("LAST_ROW", STEP_BITS, id("R") - 1));
-    v.extend(sized_const("LAST_COL", STEP_BITS, id("C") - 1));
-    v.extend(cycles_const("PASS_EXTRA", STEP_BITS, timing::PASS));
-    v.extend(cycles_const("DRAIN_LEN", STEP_BITS, timing::DRAIN));
-    v.extend(cycles_const("UPDATE_LEN", STEP_BITS, timing::UPDATE));
     for buffer in ["W", "X", "G", "A"] {
         let name = format!("{buffer}_DEPTH");
         v.extend(sized_const(&format!("{name}_SPAN"), SPAN_BITS, id(&name)));
@@ -172,7 +194,9 @@ fn state() -> Vec<Item> {
 }
 
 /// Command fields: from the command memory in decode, latched after.
-fn fields() -> Vec<Item> {
+/// Reads `in_dec`, `in_dec2` (the cycles that fetch word 0 and word 1),
+/// `c_rdata`, `cmd_q` and `cmd2_q`.
+pub(super) fn fields() -> Vec<Item> {
     let mut v = vec![
         Item::Comment("The command: word 0 (and BACKWARD's word 1) and its fields.".into()),
         wire_of("w0", WORD, cond("in_dec", "c_rdata", "cmd_q")),
@@ -302,8 +326,9 @@ fn violates(code: ErrorCode) -> Expr {
     }
 }
 
-/// The checks of `docs/COMMANDS.md`, in priority order, into `dec_err`.
-fn checks() -> Vec<Item> {
+/// The checks of `docs/COMMANDS.md`, in priority order, into `dec_err`,
+/// against the resident tile `res_*`, the command at `pc` and `prog_len`.
+pub(super) fn checks() -> Vec<Item> {
     let no_error = || lit(ERROR_BITS, 0);
     let order = std::iter::once(ErrorCode::ReservedBits).chain(ErrorCode::CHECK_ORDER);
     let mut nets = Vec::new();
@@ -365,16 +390,23 @@ fn checks() -> Vec<Item> {
 /// The array mode of a BACKWARD pass (`second` = the second pass of a
 /// SEQUENTIAL command), from the mode table.
 fn pass_mode(second: Expr) -> Expr {
+    pass_mode_of(id("f_mode"), second)
+}
+
+/// The array mode of pass `second` of a BACKWARD whose mode field is
+/// `mode_field`.
+pub(super) fn pass_mode_of(mode_field: Expr, second: Expr) -> Expr {
     let mode = |m: Mode| id(&m.verilog_name());
+    let sel = |m: BackwardMode| field_selects(mode_field.clone(), m);
     let sequential = BackwardMode::Sequential.passes();
     cond(
-        mode_is(BackwardMode::Dx),
+        sel(BackwardMode::Dx),
         mode(BackwardMode::Dx.passes()[0]),
         cond(
-            mode_is(BackwardMode::Dw),
+            sel(BackwardMode::Dw),
             mode(BackwardMode::Dw.passes()[0]),
             cond(
-                mode_is(BackwardMode::Interleaved),
+                sel(BackwardMode::Interleaved),
                 mode(BackwardMode::Interleaved.passes()[0]),
                 cond(second, mode(sequential[1]), mode(sequential[0])),
             ),
@@ -404,10 +436,10 @@ fn execute_length() -> Expr {
     )
 }
 
-fn sequencer() -> Vec<Item> {
-    let step = |k: u64| lit(STEP_BITS, k);
+/// How a decode cycle ends: `dec_final` (the command's last word),
+/// `dec_fault` (a check failed or a word is missing), `dec_go` (checked).
+pub(super) fn decode_outcome() -> Vec<Item> {
     vec![
-        Item::Comment("Sequencing: decode ends, execute length, the next cycle's view.".into()),
         flag_wire(
             "dec_final",
             id("in_dec")
@@ -426,6 +458,16 @@ fn sequencer() -> Vec<Item> {
             "dec_go",
             id("dec_final").and(id("dec_err").equals(lit(ERROR_BITS, 0))),
         ),
+    ]
+}
+
+fn sequencer() -> Vec<Item> {
+    let step = |k: u64| lit(STEP_BITS, k);
+    let mut v = vec![Item::Comment(
+        "Sequencing: decode ends, execute length, the next cycle's view.".into(),
+    )];
+    v.extend(decode_outcome());
+    v.extend([
         flag_wire(
             "exec_begin",
             id("dec_go").and(!id("is_sync")).and(!id("is_halt")),
@@ -462,7 +504,8 @@ fn sequencer() -> Vec<Item> {
         ),
         wire_of("pass_mode", MODE_BITS, pass_mode(id("ex_pass"))),
         wire_of("nx_pass_mode", MODE_BITS, pass_mode(id("nx_pass"))),
-    ]
+    ]);
+    v
 }
 
 /// What a decode cycle does: latch the word, then stop (fault, HALT),

@@ -112,7 +112,7 @@ fn array_inputs() -> Vec<Item> {
 }
 
 /// `wide` (LA lanes of AW) from `src` (`n` lanes), zero above `n`.
-fn widen_lanes(wide: &str, src: &str, n: &str) -> Vec<Item> {
+pub(super) fn widen_lanes(wide: &str, src: &str, n: &str) -> Vec<Item> {
     vec![
         wire(wide, Width::of(id("LA") * "AW")).item(),
         gen_for(
@@ -251,7 +251,7 @@ fn buffer_ports() -> Vec<Item> {
 }
 
 /// Accumulator read data with same-cycle write forwarding, and REQUANT.
-fn accumulator_read() -> Vec<Item> {
+pub(super) fn accumulator_read() -> Vec<Item> {
     let fwd = Stmt::If {
         cond: id("rst"),
         then: vec![set("a_fwd_q", zeros("LA"))],
@@ -386,6 +386,17 @@ fn write_back() -> Vec<Item> {
             "A_AB",
             cond("wb_write", id("wb_line") + one("A_AB"), "wb_line"),
         ),
+    ]);
+    v.extend(write_back_data());
+    v.push(Item::Clocked(vec![body]));
+    v
+}
+
+/// What a write-back line writes: Y (`y_wide`) or dX (`dx_wide`) in the
+/// first `wb_lanes` lanes, added to the line's old value (`a_rd`) if
+/// `wb_acc`, when `wb_write`.
+pub(super) fn write_back_data() -> Vec<Item> {
+    vec![
         wire_of("wb_mask", "LA", lane_mask("LA", "wb_lanes")),
         wire_of("wb_we", "LA", cond("wb_write", "wb_mask", zeros("LA"))),
         wire_of(
@@ -410,9 +421,7 @@ fn write_back() -> Vec<Item> {
                 ),
             )],
         ),
-        Item::Clocked(vec![body]),
-    ]);
-    v
+    ]
 }
 
 pub(super) fn items() -> Vec<Item> {

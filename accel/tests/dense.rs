@@ -1,0 +1,259 @@
+//! Programs whose later commands read what earlier ones wrote back: the
+//! dense controller overlaps commands, so a load must not read weight lines
+//! whose updated values are still on their way out of the array, nor a
+//! stream read lines REQUANT has not written yet. The `none` controller
+//! runs one command at a time and is the reference: every buffer (words
+//! and access counts) must end the same on both.
+
+use ndarray::Array2;
+use proptest::prelude::*;
+use sysgrad_accel::*;
+use sysgrad_config::{ArrayConfig, Backward, BufferDepths, NumberFormat, Pipelining};
+use sysgrad_emulator::gemm::DwSink;
+use sysgrad_isa::BackwardMode;
+use sysgrad_rng::Rng;
+
+fn cfg(rows: usize, cols: usize, pipelining: Pipelining) -> ArrayConfig {
+    cfg_with(rows, cols, Backward::Interleaved, pipelining)
+}
+
+fn cfg_with(rows: usize, cols: usize, backward: Backward, pipelining: Pipelining) -> ArrayConfig {
+    let format = NumberFormat {
+        in_bits: 8,
+        acc_bits: 24,
+        frac_bits: 4,
+    };
+    ArrayConfig::new(rows, cols, backward, format)
+        .unwrap()
+        .with_pipelining(pipelining)
+}
+
+/// `steps` training steps of one FC layer (m x k, batch n) in one program,
+/// each step's forward pass reading the weights the last one updated.
+fn steps(cfg: &ArrayConfig, (m, k, n): (usize, usize, usize), steps: usize) -> Accelerator {
+    let layer = FcLayer::new(cfg, m, k, n);
+    let mut rng = Rng::new(7);
+    let mut random = |r, c| Array2::from_shape_fn((r, c), |_| rng.value(6));
+    let mut acc = Accelerator::new(*cfg);
+    let (w, x, dy) = (random(m, k), random(k, n), random(m, n));
+    layer
+        .w
+        .store(acc.buffer_mut(BufferId::Weights), w.view())
+        .unwrap();
+    layer
+        .x
+        .store(acc.buffer_mut(BufferId::Activations), x.view())
+        .unwrap();
+    layer
+        .dy
+        .store(acc.buffer_mut(BufferId::Gradients), dy.view())
+        .unwrap();
+    let mut prog = Vec::new();
+    for _ in 0..steps {
+        let step = compile_layer(
+            cfg,
+            &layer,
+            Backward::Interleaved,
+            DwSink::Update { lr_shift: 3 },
+        );
+        prog.extend(step.unwrap());
+        assert_eq!(prog.pop(), Some(Command::Halt));
+    }
+    prog.push(Command::Halt);
+    acc.run(&encode_program(&prog)).unwrap();
+    acc
+}
+
+fn assert_same_buffers(dense: &Accelerator, none: &Accelerator, what: &str) {
+    for id in BufferId::ALL {
+        assert!(
+            dense.buffer(id) == none.buffer(id),
+            "{what}: the {id:?} buffer differs between dense and none"
+        );
+    }
+}
+
+#[test]
+fn later_steps_read_the_weights_earlier_steps_wrote_back() {
+    // One tile (the same lines reloaded at once), two tiles along K, and
+    // tiles along both M and K.
+    for (rows, cols, layer) in [(4, 4, (3, 4, 2)), (4, 4, (4, 7, 3)), (3, 2, (5, 7, 1))] {
+        let dense = steps(&cfg(rows, cols, Pipelining::Dense), layer, 3);
+        let none = steps(&cfg(rows, cols, Pipelining::None), layer, 3);
+        let what = format!("{rows}x{cols}, layer {layer:?}");
+        assert_same_buffers(&dense, &none, &what);
+        assert!(
+            dense.driver.cycle() < none.driver.cycle(),
+            "{what}: dense {} cycles, none {}",
+            dense.driver.cycle(),
+            none.driver.cycle()
+        );
+    }
+}
+
+/// Lines per buffer in the random programs: few, so that commands read
+/// and write each other's lines.
+const LINES: usize = 12;
+
+fn small_config((rows, cols, backward): Shape, pipelining: Pipelining) -> ArrayConfig {
+    let c = cfg_with(rows, cols, backward, pipelining);
+    c.with_buffers(BufferDepths {
+        weights: LINES,
+        activations: LINES,
+        gradients: LINES,
+        accumulators: LINES,
+        ..c.buffers()
+    })
+    .unwrap()
+}
+
+fn line() -> impl Strategy<Value = u16> {
+    0..LINES as u16
+}
+
+fn stream_len() -> impl Strategy<Value = u16> {
+    1..4u16
+}
+
+fn forward() -> impl Strategy<Value = Command> {
+    (line(), line(), stream_len(), any::<bool>()).prop_map(|(x_addr, y_addr, n, accumulate)| {
+        Command::Forward {
+            x_addr,
+            y_addr,
+            n,
+            accumulate,
+        }
+    })
+}
+
+fn backward() -> impl Strategy<Value = Command> {
+    let mode = prop::sample::select(BackwardMode::ALL.to_vec());
+    (mode, line(), line(), line(), stream_len(), any::<bool>()).prop_map(
+        |(mode, dy_addr, x_addr, dx_addr, n, accumulate)| Command::Backward {
+            mode,
+            dy_addr,
+            x_addr,
+            dx_addr,
+            n,
+            accumulate,
+        },
+    )
+}
+
+/// What consumes a tile's dW before the next tile comes (on `none`, dW
+/// would otherwise carry over to it; `docs/COMMANDS.md`, Differences).
+fn sink() -> impl Strategy<Value = Command> {
+    prop_oneof![
+        (0..8u8).prop_map(|lr_shift| Command::Update { lr_shift }),
+        line().prop_map(|dw_addr| Command::Drain { dw_addr }),
+    ]
+}
+
+fn requant() -> impl Strategy<Value = Command> {
+    let dst = prop::sample::select(vec![DataBuffer::Activations, DataBuffer::Gradients]);
+    (line(), dst, line(), 1..4u16).prop_map(|(src, dst, dst_addr, count)| Command::Requant {
+        src,
+        dst,
+        dst_addr,
+        count,
+    })
+}
+
+/// One weight tile's commands: LOAD_W, forward passes, backward passes
+/// closed by a sink, REQUANTs and SYNCs in between, maybe FLUSH_W.
+fn block(rows: usize, cols: usize) -> impl Strategy<Value = Vec<Command>> {
+    let load = (line(), 1..=cols as u8, 1..=rows as u8).prop_map(|(addr, m, k)| Command::LoadW {
+        addr,
+        m,
+        k,
+    });
+    let backwards = prop::collection::vec(backward(), 0..3);
+    // An UPDATE right after LOAD_W (dW is 0 then on both) makes the tile
+    // dirty before any command used it.
+    let early_update = any::<bool>();
+    let extra = prop::collection::vec(prop_oneof![requant(), Just(Command::Sync), forward()], 0..3);
+    (
+        load,
+        prop::collection::vec(forward(), 0..3),
+        backwards,
+        sink(),
+        extra,
+        any::<bool>(),
+        early_update,
+    )
+        .prop_map(|(load, fwd, bwd, sink, extra, flush, early)| {
+            let mut v = vec![load];
+            if early {
+                v.push(Command::Update { lr_shift: 1 });
+            }
+            v.extend(fwd);
+            if !bwd.is_empty() {
+                v.extend(bwd);
+                v.push(sink);
+            }
+            v.extend(extra);
+            if flush {
+                v.push(Command::FlushW);
+            }
+            v
+        })
+}
+
+/// Rows, columns and backward schedule of an array (IL commands fault
+/// on a sequential one, which the programs then test too).
+type Shape = (usize, usize, Backward);
+
+fn program() -> impl Strategy<Value = (Shape, Vec<Command>)> {
+    let backward = prop::sample::select(vec![Backward::Interleaved, Backward::Sequential]);
+    (1..=4usize, 1..=4usize, backward).prop_flat_map(|shape| {
+        let blocks = prop::collection::vec(block(shape.0, shape.1), 1..5);
+        (Just(shape), blocks).prop_map(|(shape, blocks)| {
+            let mut prog: Vec<Command> = blocks.concat();
+            prog.push(Command::Halt);
+            (shape, prog)
+        })
+    })
+}
+
+/// Every buffer filled with random words of its width.
+fn filled(cfg: ArrayConfig, seed: u64) -> Accelerator {
+    let mut acc = Accelerator::new(cfg);
+    let mut rng = Rng::new(seed);
+    for id in BufferId::ALL {
+        let b = acc.buffer_mut(id);
+        let bits = b.bits().min(10);
+        for line in 0..b.depth() {
+            for lane in 0..b.lanes() {
+                b.set(line, lane, rng.value(bits)).unwrap();
+            }
+        }
+    }
+    acc
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    #[test]
+    fn random_programs_end_alike_on_dense_and_none(
+        (shape, prog) in program(),
+        seed in any::<u64>(),
+    ) {
+        let words = encode_program(&prog);
+        let mut end = Vec::new();
+        for pipelining in [Pipelining::Dense, Pipelining::None] {
+            let mut acc = filled(small_config(shape, pipelining), seed);
+            let outcome = acc.run(&words);
+            end.push((outcome, acc));
+        }
+        let (none_outcome, none) = end.pop().unwrap();
+        let (dense_outcome, dense) = end.pop().unwrap();
+        prop_assert_eq!(dense_outcome, none_outcome, "{:?}", prog);
+        for id in BufferId::ALL {
+            prop_assert!(
+                dense.buffer(id) == none.buffer(id),
+                "the {:?} buffer differs after {:?}", id, prog
+            );
+        }
+    }
+}
