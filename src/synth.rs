@@ -233,9 +233,9 @@ fn pnr_configs(a: &SynthArgs) -> Result<Vec<ArrayConfig>, String> {
     let mut out = Vec::new();
     for cfg in &base {
         for &p in &kinds {
-            let c = cfg.clone().with_pipelining(p);
+            let c = cfg.with_pipelining(p);
             if p != Pipelining::None {
-                let none = cfg.clone().with_pipelining(Pipelining::None);
+                let none = cfg.with_pipelining(Pipelining::None);
                 if sysgrad_hdl::generate(&c) == sysgrad_hdl::generate(&none) {
                     return Err(format!(
                         "the generator emits the same Verilog for pipelining = \"{}\" as for \"none\" ({}): nothing new to place",
@@ -324,10 +324,7 @@ fn run_pnr(a: &SynthArgs) -> Result<(), String> {
                 ),
                 Some(why) => eprintln!("  does not fit: {why}"),
             }
-            runs.push(PnrRun {
-                cfg: cfg.clone(),
-                report,
-            });
+            runs.push(PnrRun { cfg: *cfg, report });
         }
     }
     let mut csv = String::from("config,top,backward,pipelining,part,fits,fmax_mhz,target_mhz,luts,luts_available,ffs,ffs_available,dsps,dsps_available,brams,brams_available,wrapper_ffs,synth_s,pnr_s,critical_path\n");

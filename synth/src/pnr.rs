@@ -259,9 +259,19 @@ fn parse_ports(json: &str, top: &str) -> Result<Vec<Port>, String> {
     Ok(out)
 }
 
+/// The wrapper's register of port `name`: `in_<name>` or `out_<name>`, so
+/// that a critical path from or to the wrapper names the port.
+pub fn port_register(p: &Port) -> String {
+    let dir = if p.input { "in" } else { "out" };
+    format!("{dir}_{}", p.name)
+}
+
 /// The wrapper module around `top` (see the module documentation): `clk`
-/// is the design's clock; every other input bit is a stage of the input
-/// shift register, every output bit a register folded into `sout`.
+/// is the design's clock; every other input port is fed by its own
+/// register `in_<port>`, the registers chained into one shift register
+/// from pin `sin`; every output port goes into a register `out_<port>`,
+/// all of them XOR-folded into `sout`. Returns the text and the number of
+/// registers it adds.
 pub fn wrapper(top: &str, ports: &[Port]) -> Result<(String, usize), String> {
     if !ports
         .iter()
@@ -269,58 +279,62 @@ pub fn wrapper(top: &str, ports: &[Port]) -> Result<(String, usize), String> {
     {
         return Err(format!("`{top}` has no 1-bit input `clk` to time"));
     }
-    let ni: usize = ports
+    let ins: Vec<&Port> = ports
         .iter()
         .filter(|p| p.input && p.name != "clk")
-        .map(|p| p.width)
-        .sum();
-    let no: usize = ports.iter().filter(|p| !p.input).map(|p| p.width).sum();
-    if no == 0 {
+        .collect();
+    let outs: Vec<&Port> = ports.iter().filter(|p| !p.input).collect();
+    if outs.is_empty() {
         return Err(format!("`{top}` has no outputs: nothing would be placed"));
     }
-    let (ni_decl, shift) = if ni <= 1 {
-        (1, "sr_in <= sin;".to_string())
-    } else {
-        (ni, format!("sr_in <= {{sr_in[{}:0], sin}};", ni - 2))
-    };
-    let mut conns = Vec::new();
-    let (mut i, mut o) = (0, 0);
-    for p in ports {
-        let hi = |at: usize| at + p.width - 1;
-        let c = if p.name == "clk" {
-            ".clk(clk)".to_string()
-        } else if p.input {
-            let c = format!(".{}(sr_in[{}:{i}])", p.name, hi(i));
-            i += p.width;
-            c
+    let decl = |p: &Port| format!("  reg [{}:0] {};\n", p.width - 1, port_register(p));
+    let mut regs = String::new();
+    let mut shifts = String::new();
+    let mut prev = "sin".to_string();
+    for p in &ins {
+        let r = port_register(p);
+        regs.push_str(&decl(p));
+        let next = if p.width == 1 {
+            prev.clone()
         } else {
-            let c = format!(".{}(q[{}:{o}])", p.name, hi(o));
-            o += p.width;
-            c
+            format!("{{{r}[{}:0], {prev}}}", p.width - 2)
         };
-        conns.push(c);
+        shifts.push_str(&format!("    {r} <= {next};\n"));
+        prev = format!("{r}[{}]", p.width - 1);
     }
+    let mut folds = Vec::new();
+    for p in &outs {
+        regs.push_str(&format!("  wire [{}:0] q_{};\n", p.width - 1, p.name));
+        regs.push_str(&decl(p));
+        shifts.push_str(&format!("    {} <= q_{};\n", port_register(p), p.name));
+        folds.push(format!("^{}", port_register(p)));
+    }
+    let conns: Vec<String> = ports
+        .iter()
+        .map(|p| match (p.name.as_str(), p.input) {
+            ("clk", true) => ".clk(clk)".to_string(),
+            (n, true) => format!(".{n}({})", port_register(p)),
+            (n, false) => format!(".{n}(q_{n})"),
+        })
+        .collect();
     let text = format!(
-        "// Place-and-route wrapper of {top} (sysgrad-synth): inputs from a shift\n\
-         // register on pin sin, outputs registered and XOR-folded onto pin sout,\n\
-         // so that every path of {top} is timed register to register.\n\
+        "// Place-and-route wrapper of {top} (sysgrad-synth): every input from its\n\
+         // own register (one shift register from pin sin), every output into a\n\
+         // register (XOR-folded onto pin sout), so that every path of {top} is\n\
+         // timed register to register.\n\
          module {WRAPPER_TOP} (\n  input wire clk,\n  input wire sin,\n  output reg sout\n);\n\
-         \x20 reg [{}:0] sr_in;\n\
-         \x20 wire [{}:0] q;\n\
-         \x20 reg [{}:0] q_r;\n\
+         {regs}\
          \x20 always @(posedge clk) begin\n\
-         \x20   {shift}\n\
-         \x20   q_r <= q;\n\
-         \x20   sout <= ^q_r;\n\
+         {shifts}\
+         \x20   sout <= {};\n\
          \x20 end\n\
          \x20 {top} u_dut (\n    {}\n  );\n\
          endmodule\n",
-        ni_decl - 1,
-        no - 1,
-        no - 1,
+        folds.join(" ^ "),
         conns.join(",\n    ")
     );
-    Ok((text, ni_decl + no + 1))
+    let bits: usize = ins.iter().chain(&outs).map(|p| p.width).sum();
+    Ok((text, bits + 1))
 }
 
 /// One step of the critical path as nextpnr reports it.
@@ -510,11 +524,21 @@ pub fn summarize_path(path: &[PathStep]) -> String {
     )
 }
 
+/// What nextpnr's `--report` JSON says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timing {
+    /// Fmax of the slowest clock (MHz) and its constraint.
+    pub fmax_mhz: f64,
+    pub target_mhz: f64,
+    /// The critical path of that clock, register to register.
+    pub path: Vec<PathStep>,
+    /// Every cell type of nextpnr's utilization table.
+    pub utilization: BTreeMap<String, Use>,
+}
+
 /// Reads nextpnr's `--report` JSON: Fmax of the fastest-failing clock,
 /// the critical path of the design's clock and the utilization.
-pub fn parse_report(
-    json: &str,
-) -> Result<(f64, f64, Vec<PathStep>, BTreeMap<String, Use>), String> {
+pub fn parse_report(json: &str) -> Result<Timing, String> {
     let v: serde_json::Value =
         serde_json::from_str(json).map_err(|e| format!("nextpnr's report: {e}"))?;
     let fmax = v["fmax"]
@@ -572,7 +596,12 @@ pub fn parse_report(
             best = steps;
         }
     }
-    Ok((achieved, target, best, utilization))
+    Ok(Timing {
+        fmax_mhz: achieved,
+        target_mhz: target,
+        path: best,
+        utilization,
+    })
 }
 
 /// nextpnr's "Device utilisation" table in its log: cell type, used,
@@ -701,9 +730,8 @@ pub fn place_and_route(
     let (fmax_mhz, target_mhz, path, utilization, misfit) = match outcome {
         Ok(_) => {
             let report = std::fs::read_to_string(work.join("report.json"))?;
-            let (f, t, p, u) =
-                parse_report(&report).map_err(|e| ToolError::Io(std::io::Error::other(e)))?;
-            (f, t, p, u, None)
+            let t = parse_report(&report).map_err(|e| ToolError::Io(std::io::Error::other(e)))?;
+            (t.fmax_mhz, t.target_mhz, t.path, t.utilization, None)
         }
         Err(e) => match does_not_fit(&log) {
             Some(why) => (
@@ -769,14 +797,19 @@ mod tests {
             port("z", false, 1),
         ];
         let (text, ffs) = wrapper("dut", &ports).unwrap();
-        assert_eq!(ffs, 4 + 3 + 1);
-        assert!(text.contains(".rst(sr_in[0:0])"), "{text}");
-        assert!(text.contains(".a(sr_in[3:1])"), "{text}");
-        assert!(
-            text.contains(".y(q[1:0])") && text.contains(".z(q[2:2])"),
-            "{text}"
-        );
-        assert!(text.contains("sr_in <= {sr_in[2:0], sin};"), "{text}");
+        assert_eq!(ffs, 1 + 3 + 2 + 1 + 1);
+        for needle in [
+            ".rst(in_rst)",
+            ".a(in_a)",
+            ".y(q_y)",
+            ".z(q_z)",
+            "in_rst <= sin;",
+            "in_a <= {in_a[1:0], in_rst[0]};",
+            "out_y <= q_y;",
+            "sout <= ^out_y ^ ^out_z;",
+        ] {
+            assert!(text.contains(needle), "{needle} not in\n{text}");
+        }
         assert!(wrapper("dut", &ports[1..]).unwrap_err().contains("clk"));
         assert!(wrapper("dut", &ports[..3])
             .unwrap_err()
@@ -817,11 +850,11 @@ mod tests {
                "to": {"cell": "u_dut.u_array.g_row[0].g_col[1].u_pe.w_SB_DFFE_Q", "port": "I0"}}
             ]}
           ]}"#;
-        let (fmax, target, path, util) = parse_report(json).unwrap();
-        assert_eq!((fmax, target), (41.5, 50.0));
-        assert_eq!(util["ICESTORM_LC"].used, 1320);
-        assert_eq!(path.len(), 4);
-        let s = summarize_path(&path);
+        let t = parse_report(json).unwrap();
+        assert_eq!((t.fmax_mhz, t.target_mhz), (41.5, 50.0));
+        assert_eq!(t.utilization["ICESTORM_LC"].used, 1320);
+        assert_eq!(t.path.len(), 4);
+        let s = summarize_path(&t.path);
         assert!(
             s.starts_with("from `u_dut.u_array.g_row[0].g_col[1].u_pe.x` to `u_dut.u_array.g_row[0].g_col[1].u_pe.w` (I0): 1 cell steps (1 of them carry-chain steps), 3.8 ns"),
             "{s}"
