@@ -4,6 +4,7 @@
 //! and BRAMs; and ([`pnr`]) place and route with timing on real parts
 //! (nextpnr for ECP5 and iCE40): Fmax, critical path, utilization.
 
+pub mod formal;
 pub mod pnr;
 
 use std::collections::BTreeMap;
