@@ -4,7 +4,7 @@
 //! counters of `docs/HOST.md` side by side.
 
 use sysgrad_accel::{compile_layer, encode_program, Accelerator, BufferId, FcLayer};
-use sysgrad_config::{ArrayConfig, Backward};
+use sysgrad_config::{ArrayConfig, Backward, Pipelining};
 use sysgrad_emulator::gemm::DwSink;
 use sysgrad_isa::host::Counter;
 use sysgrad_rng::Rng;
@@ -39,6 +39,64 @@ pub struct AccelArgs {
     /// Write the interleaved step's program as text (for `sysgrad program`).
     #[arg(long)]
     save_program: Option<std::path::PathBuf>,
+    /// Which controllers to run: `both` (the configuration's first), or only
+    /// `dense` or `none`.
+    #[arg(long, default_value = "both")]
+    pipelining: String,
+}
+
+/// One step's program on one controller with one schedule.
+struct Run {
+    pipelining: Pipelining,
+    schedule: Backward,
+    words: usize,
+    counters: Vec<(Counter, u64)>,
+}
+
+impl Run {
+    fn get(&self, c: Counter) -> u64 {
+        self.counters
+            .iter()
+            .find(|(x, _)| *x == c)
+            .map_or(0, |p| p.1)
+    }
+
+    fn label(&self) -> String {
+        format!("{} {}", self.pipelining.name(), self.schedule.name())
+    }
+
+    /// The backward passes' cycles and buffer words.
+    fn backward(&self) -> (u64, u64) {
+        let pass = |c: &Counter| {
+            ["dx_", "dw_", "il_"]
+                .iter()
+                .any(|p| c.name().starts_with(p))
+        };
+        let cycles: u64 = self
+            .counters
+            .iter()
+            .filter(|(c, _)| pass(c) && c.name().ends_with("_cycles"))
+            .map(|p| p.1)
+            .sum();
+        let moved: Vec<(Counter, u64)> = self
+            .counters
+            .iter()
+            .filter(|(c, _)| pass(c))
+            .copied()
+            .collect();
+        (cycles, words(&moved))
+    }
+
+    /// The fewest cycles the step's MACs need on `pes` PEs (two multipliers
+    /// per PE in the interleaved pass).
+    fn mac_bound(&self, pes: u64) -> u64 {
+        use Counter::*;
+        [FwdMacs, DxMacs, DwMacs]
+            .iter()
+            .map(|&c| self.get(c).div_ceil(pes))
+            .sum::<u64>()
+            + self.get(IlMacs).div_ceil(2 * pes)
+    }
 }
 
 /// One training step: the program, and the layer's operands both stored in
@@ -146,44 +204,65 @@ pub fn run(a: &AccelArgs) -> Result<(), String> {
         return Err(format!("--gap {} is outside 0..=95 (percent)", a.gap));
     }
     let (mut runs, mut rtl_lines) = (Vec::new(), Vec::new());
-    for schedule in [Backward::Interleaved, Backward::Sequential] {
-        let mut step = prepare(cfg, (a.m, a.k, a.n), schedule, a.lr_shift, a.seed)?;
-        step.acc
-            .run(&step.program)
-            .map_err(|f| format!("the compiled program faulted: {f}"))?;
-        if a.rtl {
-            eprintln!("co-simulating the {} step on the RTL ...", schedule.name());
-            let rep = sysgrad_testbench::accel::cosim_program(
-                &cfg,
-                &step.setup,
-                &step.program,
-                a.seed,
-                a.gap,
-            )
-            .map_err(|e| e.to_string())?;
-            let host = |c: Counter| rep.counter(c).unwrap_or(0);
-            rtl_lines.push(format!(
-                "RTL, {} step: {} run cycles, every array input and {} counters equal to \
-                 the emulator, {} buffer words read back equal; host: {} cycles, {} beats in \
-                 ({} stall cycles), {} beats out ({} stall cycles)",
-                schedule.name(),
-                rep.run_cycles,
-                rep.counters_compared,
-                rep.words_compared,
-                rep.host_cycles,
-                rep.beats_in,
-                host(Counter::DmaInStalls),
-                rep.beats_out,
-                host(Counter::DmaOutStalls),
-            ));
+    for pipelining in crate::emulate::pipelinings(&cfg, &a.pipelining)? {
+        let cfg = cfg.with_pipelining(pipelining);
+        for schedule in [Backward::Interleaved, Backward::Sequential] {
+            let mut step = prepare(cfg, (a.m, a.k, a.n), schedule, a.lr_shift, a.seed)?;
+            step.acc
+                .run(&step.program)
+                .map_err(|f| format!("the compiled program faulted: {f}"))?;
+            let run = Run {
+                pipelining,
+                schedule,
+                words: step.program.len(),
+                counters: counters(&step.acc),
+            };
+            if a.rtl {
+                rtl_lines.push(cosim_line(&cfg, &step, &run, a)?);
+            }
+            let first = runs.is_empty();
+            if let (Some(path), true) = (&a.save_program, first) {
+                let text = sysgrad_accel::asm::disassemble(&step.program);
+                crate::write_atomically(path, text.as_bytes())?;
+                eprintln!("wrote {}", path.display());
+            }
+            runs.push(run);
         }
-        if let (Some(path), Backward::Interleaved) = (&a.save_program, schedule) {
-            let text = sysgrad_accel::asm::disassemble(&step.program);
-            crate::write_atomically(path, text.as_bytes())?;
-            eprintln!("wrote {}", path.display());
-        }
-        runs.push((schedule, step.program.len(), counters(&step.acc)));
     }
+    print_table(&cfg, a, &runs);
+    print_summaries(&cfg, &runs);
+    // After the tables, so that the RTL's agreement reads as a conclusion.
+    for line in rtl_lines {
+        println!("\n{line}");
+    }
+    Ok(())
+}
+
+/// Co-simulates `step` on the RTL and says what agreed.
+fn cosim_line(cfg: &ArrayConfig, step: &Step, run: &Run, a: &AccelArgs) -> Result<String, String> {
+    eprintln!("co-simulating the {} step on the RTL ...", run.label());
+    let rep =
+        sysgrad_testbench::accel::cosim_program(cfg, &step.setup, &step.program, a.seed, a.gap)
+            .map_err(|e| e.to_string())?;
+    let host = |c: Counter| rep.counter(c).unwrap_or(0);
+    Ok(format!(
+        "RTL, {} step: {} run cycles, every array input and {} counters equal to \
+         the emulator, {} buffer words read back equal; host: {} cycles, {} beats in \
+         ({} stall cycles), {} beats out ({} stall cycles)",
+        run.label(),
+        rep.run_cycles,
+        rep.counters_compared,
+        rep.words_compared,
+        rep.host_cycles,
+        rep.beats_in,
+        host(Counter::DmaInStalls),
+        rep.beats_out,
+        host(Counter::DmaOutStalls),
+    ))
+}
+
+/// Every counter that is not zero in some run, one column per run.
+fn print_table(cfg: &ArrayConfig, a: &AccelArgs, runs: &[Run]) {
     println!(
         "**{} accelerator, FC layer M={} K={} N={}: one training step through the command stream**\n",
         cfg.tag(),
@@ -191,52 +270,70 @@ pub fn run(a: &AccelArgs) -> Result<(), String> {
         a.k,
         a.n
     );
-    println!("| counter | interleaved | sequential |\n|---|---:|---:|");
-    let (il, seq) = (&runs[0].2, &runs[1].2);
-    for ((c, vi), (_, vs)) in il.iter().zip(seq) {
-        if *vi != 0 || *vs != 0 {
-            println!("| `{}` | {vi} | {vs} |", c.name());
+    let labels: Vec<String> = runs.iter().map(Run::label).collect();
+    println!(
+        "| counter | {} |\n|---|{}",
+        labels.join(" | "),
+        "---:|".repeat(runs.len())
+    );
+    for &c in Counter::ALL.iter() {
+        let values: Vec<u64> = runs.iter().map(|r| r.get(c)).collect();
+        let counted = runs[0].counters.iter().any(|(x, _)| *x == c);
+        if counted && values.iter().any(|v| *v != 0) {
+            let cells: Vec<String> = values.iter().map(u64::to_string).collect();
+            println!("| `{}` | {} |", c.name(), cells.join(" | "));
         }
     }
-    let get = |r: &[(Counter, u64)], c| r.iter().find(|(x, _)| *x == c).map_or(0, |p| p.1);
-    let (ci, cs) = (get(il, Counter::RunCycles), get(seq, Counter::RunCycles));
-    let (wi, ws) = (words(il), words(seq));
-    let backward = |r: &[(Counter, u64)]| {
-        let pass = |c: &Counter| {
-            ["dx_", "dw_", "il_"]
-                .iter()
-                .any(|p| c.name().starts_with(p))
+}
+
+/// Interleaved against sequential on each controller, dense against none
+/// for each schedule, and each run against its MAC bound.
+fn print_summaries(cfg: &ArrayConfig, runs: &[Run]) {
+    let find =
+        |p: Pipelining, s: Backward| runs.iter().find(|r| r.pipelining == p && r.schedule == s);
+    for p in [Pipelining::Dense, Pipelining::None] {
+        let (Some(il), Some(seq)) = (
+            find(p, Backward::Interleaved),
+            find(p, Backward::Sequential),
+        ) else {
+            continue;
         };
-        let cycles: u64 = r
-            .iter()
-            .filter(|(c, _)| pass(c) && c.name().ends_with("_cycles"))
-            .map(|p| p.1)
-            .sum();
-        let moved: Vec<(Counter, u64)> = r.iter().filter(|(c, _)| pass(c)).copied().collect();
-        (cycles, words(&moved))
-    };
-    let ((bci, bwi), (bcs, bws)) = (backward(il), backward(seq));
-    println!(
-        "\nprogram: {} words interleaved, {} sequential",
-        runs[0].1, runs[1].1
-    );
-    println!(
-        "\nbackward passes: {bci} cycles interleaved vs {bcs} sequential ({:.2}x fewer); \
-         buffer words {bwi} vs {bws} ({:.2}x fewer)",
-        bcs as f64 / bci as f64,
-        bws as f64 / bwi as f64
-    );
-    println!(
-        "\nwhole step: {ci} cycles interleaved vs {cs} sequential ({:.2}x fewer); \
-         buffer words {wi} vs {ws} ({:.2}x fewer)",
-        cs as f64 / ci as f64,
-        ws as f64 / wi as f64
-    );
-    // After the tables, so that the RTL's agreement reads as a conclusion.
-    for line in rtl_lines {
-        println!("\n{line}");
+        let ((bci, bwi), (bcs, bws)) = (il.backward(), seq.backward());
+        let (ci, cs) = (il.get(Counter::RunCycles), seq.get(Counter::RunCycles));
+        let (wi, ws) = (words(&il.counters), words(&seq.counters));
+        println!(
+            "\n{} controller: program {} words; backward passes: {bci} cycles interleaved vs \
+             {bcs} sequential ({:.2}x fewer), buffer words {bwi} vs {bws} ({:.2}x fewer); \
+             whole step: {ci} cycles interleaved vs {cs} sequential ({:.2}x fewer), buffer \
+             words {wi} vs {ws} ({:.2}x fewer)",
+            p.name(),
+            il.words,
+            bcs as f64 / bci as f64,
+            bws as f64 / bwi as f64,
+            cs as f64 / ci as f64,
+            ws as f64 / wi as f64
+        );
     }
-    Ok(())
+    for s in [Backward::Interleaved, Backward::Sequential] {
+        if let (Some(d), Some(n)) = (find(Pipelining::Dense, s), find(Pipelining::None, s)) {
+            let (cd, cn) = (d.get(Counter::RunCycles), n.get(Counter::RunCycles));
+            println!(
+                "\n{} schedule: {cd} run cycles dense vs {cn} none ({:.2}x fewer)",
+                s.name(),
+                cn as f64 / cd as f64
+            );
+        }
+    }
+    let pes = (cfg.rows() * cfg.cols()) as u64;
+    println!();
+    for r in runs {
+        let (cycles, bound) = (r.get(Counter::RunCycles), r.mac_bound(pes));
+        println!(
+            "{}: {cycles} run cycles, MAC bound {bound} ({:.2}x the bound)",
+            r.label(),
+            cycles as f64 / bound as f64
+        );
+    }
 }
 
 #[derive(clap::Args)]

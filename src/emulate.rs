@@ -93,6 +93,25 @@ fn versus(what: &str, (an, a): (&str, u64), (bn, b): (&str, u64), unit: &str) ->
     )
 }
 
+/// How far each run is from what the array could do at best: the MAC bound
+/// (every MAC slot busy) and the weight-load bound (weights streaming in at
+/// C words a cycle); the step cannot beat the larger.
+fn print_bounds(cfg: &ArrayConfig, runs: &[Run]) {
+    println!();
+    for r in runs {
+        let cycles = r.stats.total().cycles;
+        let mac = r.stats.mac_bound(cfg.rows() * cfg.cols());
+        let load = r.stats.weight_load_bound(cfg.cols());
+        let bound = mac.max(load);
+        println!(
+            "{} {}: {cycles} cycles; MAC bound {mac}, weight-load bound {load}: {:+.2}% over the larger",
+            r.pipelining.name(),
+            r.schedule.name(),
+            100.0 * (cycles as f64 / bound as f64 - 1.0)
+        );
+    }
+}
+
 /// The summary lines: interleaved against sequential on each array, and
 /// dense against none for each schedule.
 fn print_comparisons(runs: &[Run]) {
@@ -154,7 +173,7 @@ struct Run {
 }
 
 /// The pipelinings to run, the configuration's own first.
-fn pipelinings(cfg: &ArrayConfig, which: &str) -> Result<Vec<Pipelining>, String> {
+pub(crate) fn pipelinings(cfg: &ArrayConfig, which: &str) -> Result<Vec<Pipelining>, String> {
     let other = match cfg.pipelining() {
         Pipelining::Dense => Pipelining::None,
         Pipelining::None => Pipelining::Dense,
@@ -239,5 +258,6 @@ pub fn run(a: &EmulateArgs) -> Result<(), String> {
         .collect();
     print!("{}", stats::markdown_table(&table, pes));
     print_comparisons(&runs);
+    print_bounds(&cfg, &runs);
     Ok(())
 }

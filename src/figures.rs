@@ -37,7 +37,7 @@ use std::time::Instant;
 
 const CLOSE: &str = "<!-- /figure -->";
 const OPEN: &str = "<!-- figure ";
-const DEFAULT_FILES: [&str; 2] = ["README.md", "workloads/README.md"];
+const DEFAULT_FILES: [&str; 3] = ["README.md", "workloads/README.md", "docs/PIPELINE.md"];
 /// Commands at most this long are shown on one line.
 const SHOWN_WIDTH: usize = 84;
 /// What a stale or failing check tells the reader to do.
@@ -62,7 +62,7 @@ pub struct FiguresArgs {
     /// CPUs]. Timed and slow blocks always run one at a time.
     #[arg(long)]
     jobs: Option<usize>,
-    /// Markdown files [default: README.md workloads/README.md].
+    /// Markdown files [default: README.md workloads/README.md docs/PIPELINE.md].
     files: Vec<PathBuf>,
 }
 

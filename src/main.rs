@@ -5,6 +5,7 @@ mod accel;
 mod emulate;
 mod figures;
 mod formal;
+mod pipeline;
 mod sweep;
 mod synth;
 mod train;
@@ -74,6 +75,11 @@ enum Cmd {
     /// Train a model (MLP, CNN, SNN) on the digits data set on the emulator
     /// next to an f32 reference, or count a SCALE-Sim topology's training cycles.
     Train(train::TrainArgs),
+    /// Pipelined training across several arrays (GPipe, 1F1B, LayerPipe,
+    /// LayerPipe2, zero bubble, SpikePipe): time per iteration, bubble,
+    /// utilisation, memory and link traffic per array, Gantt charts; with
+    /// --train, accuracy against synchronous training.
+    Pipeline(pipeline::PipelineArgs),
     /// Regenerate (--write) or check (--check) the measured figures of the
     /// READMEs from the commands written next to them.
     Figures(figures::FiguresArgs),
@@ -98,7 +104,24 @@ enum Cmd {
         /// stderr otherwise, so that stdout is the same in every run.
         #[arg(long)]
         timings: bool,
+        /// Co-simulate the configuration's array with this pipelining
+        /// instead of its own: `dense` or `none`.
+        #[arg(long)]
+        pipelining: Option<String>,
     },
+}
+
+/// `cfg` with the pipelining named by `--pipelining`, if given.
+fn with_pipelining(cfg: ArrayConfig, name: Option<&str>) -> Result<ArrayConfig, String> {
+    use sysgrad_config::Pipelining;
+    let Some(name) = name else {
+        return Ok(cfg);
+    };
+    let all = [Pipelining::Dense, Pipelining::None];
+    match all.into_iter().find(|p| p.name() == name) {
+        Some(p) => Ok(cfg.with_pipelining(p)),
+        None => Err(format!("--pipelining {name}: expected dense or none")),
+    }
 }
 
 fn main() -> ExitCode {
@@ -112,6 +135,7 @@ fn main() -> ExitCode {
         Cmd::Synth(args) => synth::run(&args),
         Cmd::Formal(args) => formal::run(&args),
         Cmd::Train(args) => train::run(&args),
+        Cmd::Pipeline(args) => pipeline::run(&args),
         Cmd::Figures(args) => figures::run(&args),
         Cmd::Cosim {
             config,
@@ -120,8 +144,10 @@ fn main() -> ExitCode {
             sim,
             work,
             timings,
+            pipelining,
         } => config
             .load()
+            .and_then(|cfg| with_pipelining(cfg, pipelining.as_deref()))
             .and_then(|cfg| cosim(&cfg, (seed, runs), &sim, &work, timings)),
     };
     match res {
@@ -192,6 +218,24 @@ fn cosim(
         print_timing(timings, &format!("time: {minutes:.1} min"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod pipelining_flag {
+    use super::*;
+    use sysgrad_config::Pipelining;
+
+    #[test]
+    fn cosim_pipelining_overrides_the_config_or_names_the_choices() {
+        let cfg = ArrayConfig::default_16x16();
+        let dense = with_pipelining(cfg, Some("dense")).unwrap();
+        assert_eq!(dense.pipelining(), Pipelining::Dense);
+        let none = with_pipelining(dense, Some("none")).unwrap();
+        assert_eq!(none.pipelining(), Pipelining::None);
+        assert_eq!(with_pipelining(dense, None).unwrap(), dense);
+        let e = with_pipelining(cfg, Some("both")).unwrap_err();
+        assert_eq!(e, "--pipelining both: expected dense or none");
+    }
 }
 
 #[cfg(test)]

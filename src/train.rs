@@ -6,8 +6,10 @@
 use crate::train_summary as summary;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use sysgrad_config::Pipelining;
 use sysgrad_emulator::fast::EngineKind;
 use sysgrad_emulator::gemm::DwSink;
+use sysgrad_workloads::energy::EnergyTable;
 use sysgrad_workloads::report::TrainingSummary;
 use sysgrad_workloads::scalesim::{self, report::TopologySummary, Exactness};
 use sysgrad_workloads::{data, model, report, train};
@@ -30,6 +32,10 @@ pub struct TrainArgs {
     /// SCALE-Sim .cfg giving the array size (with --topology).
     #[arg(long)]
     scalesim_config: Vec<PathBuf>,
+    /// Energy table (TOML, pJ per action; see `sysgrad_workloads::energy`)
+    /// instead of the 45 nm default (with --topology).
+    #[arg(long, requires = "topology")]
+    energy_table: Option<PathBuf>,
     /// Output folder [default: target/train/<model or topology name>]; with
     /// several runs, the parent of one folder per run.
     #[arg(long, short)]
@@ -58,6 +64,10 @@ pub struct TrainArgs {
     /// `emulator/tests/fast_vs_cycle.rs` checks the equality).
     #[arg(long, default_value = "cycle")]
     engine: EngineKind,
+    /// Model: run on a `dense` or a `none` array instead of the model's
+    /// `[array] pipelining`.
+    #[arg(long, value_parser = ["dense", "none"])]
+    pipelining: Option<String>,
     /// Print run times on stdout (they go to stderr otherwise, so that
     /// stdout is the same in every run).
     #[arg(long)]
@@ -109,6 +119,7 @@ fn run_models(a: &TrainArgs) -> Result<(), String> {
     }
     if several {
         print!("{}", summary::models(&runs, a.engine, a.timings));
+        print!("\n{}", summary::utilization(&runs));
     }
     Ok(())
 }
@@ -147,6 +158,14 @@ fn run_model(
     if let Some(d) = &a.data {
         m.data_path = d.clone();
     }
+    if let Some(p) = &a.pipelining {
+        let p = if p == "dense" {
+            Pipelining::Dense
+        } else {
+            Pipelining::None
+        };
+        m.cfg = m.cfg.with_pipelining(p);
+    }
     warn_saturation(&m);
     let samples = data::load(&m.data_path).map_err(|e| e.to_string())?;
     let t = m.spec.training;
@@ -166,7 +185,11 @@ fn run_model(
     let summary = report::write_training_report(&run, &out).map_err(|e| e.to_string())?;
     let seed = t.seed;
     Ok((
-        summary::ModelRun { summary, seed },
+        summary::ModelRun {
+            summary,
+            seed,
+            pes: m.cfg.rows() * m.cfg.cols(),
+        },
         start.elapsed().as_secs_f64(),
     ))
 }
@@ -316,8 +339,22 @@ fn run_topology(
     } else {
         Exactness::FastLedger
     };
+    let table = match &a.energy_table {
+        Some(p) => EnergyTable::load(p).map_err(|e| e.to_string())?,
+        None => EnergyTable::default(),
+    };
+    for key in &sc.unused {
+        eprintln!("note: {}: {key} is not used by sysgrad", cfg_path.display());
+    }
+    if topo.is_sparse() {
+        eprintln!(
+            "note: {}: N:M sparsity is reported but not exploited (the array has a dense dataflow; zero weights are multiplied)",
+            path.display()
+        );
+    }
     let start = Instant::now();
-    let run = scalesim::run_topology(&topo, &sc, a.batch, sink, how).map_err(|e| e.to_string())?;
+    let run = scalesim::run_topology_with(&topo, &sc, a.batch, sink, how, table)
+        .map_err(|e| e.to_string())?;
     let out = out_dir(a, &format!("{}_{}", topo.name, run.cfg.tag()), several);
     let s = scalesim::report::write_topology_report(&run, &out).map_err(|e| e.to_string())?;
     Ok((s, start.elapsed().as_secs_f64()))

@@ -14,6 +14,8 @@ use sysgrad_workloads::scalesim::report::{
 pub struct ModelRun {
     pub summary: TrainingSummary,
     pub seed: u64,
+    /// The array's PEs (for MAC-slot utilization).
+    pub pes: usize,
 }
 
 /// A Markdown table; columns from `right_from` on are right-aligned.
@@ -137,6 +139,60 @@ pub fn models(runs: &[(ModelRun, f64)], engine: EngineKind, timings: bool) -> St
     for line in runs.iter().filter_map(|(r, _)| spike_activity(&r.summary)) {
         let _ = write!(out, "\n{line}\n");
     }
+    out
+}
+
+/// MAC-slot utilization per phase over the whole network in the counted
+/// epoch (two slots per PE in the interleaved pass, one otherwise): the
+/// forward pass, each backward pass, and the whole interleaved step with
+/// its loads, updates and waits.
+pub fn utilization(runs: &[(ModelRun, f64)]) -> String {
+    use sysgrad_emulator::{Phase, Stats};
+    let epoch = runs.first().map_or(1, |(r, _)| r.summary.counters_epoch);
+    let mut out = format!("**MAC-slot utilization per phase, whole network, epoch {epoch}**\n\n");
+    let header = [
+        "model",
+        "array",
+        "forward",
+        "backward interleaved",
+        "backward dX (sequential)",
+        "backward dW (sequential)",
+        "training step (interleaved)",
+    ];
+    let sum =
+        |pick: &dyn Fn(&sysgrad_workloads::report::layers::LayerCounters) -> Option<&Stats>,
+         r: &ModelRun| {
+            let mut total = Stats::default();
+            for l in &r.summary.layers {
+                if let Some(st) = pick(l) {
+                    total += st;
+                }
+            }
+            total
+        };
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|(r, _)| {
+            let fwd = sum(&|l| Some(&l.stats_forward), r);
+            let il = sum(&|l| Some(&l.stats_backward_interleaved), r);
+            let seq = sum(&|l| l.stats_backward_sequential.as_ref(), r);
+            let pct = |st: &Stats, p: Option<Phase>| {
+                format!("{:.1}%", 100.0 * st.phase_utilization(p, r.pes))
+            };
+            let mut step = fwd.clone();
+            step += &il;
+            vec![
+                format!("`{}`", r.summary.model),
+                r.summary.array.clone(),
+                pct(&fwd, Some(Phase::Forward)),
+                pct(&il, Some(Phase::BackwardInterleaved)),
+                pct(&seq, Some(Phase::BackwardDx)),
+                pct(&seq, Some(Phase::BackwardDw)),
+                pct(&step, None),
+            ]
+        })
+        .collect();
+    out.push_str(&table(&header, 2, &rows));
     out
 }
 

@@ -182,7 +182,9 @@ impl From<ArrayConfig> for RawConfig {
     }
 }
 
-pub const MAX_DIM: usize = 64;
+/// Largest number of rows or columns: 256, the TPU v1 size (and SCALE-Sim's
+/// largest standard config). Command fields and RTL widths derive from it.
+pub const MAX_DIM: usize = 256;
 pub const IN_BITS: std::ops::RangeInclusive<u32> = 4..=16;
 pub const ACC_BITS: std::ops::RangeInclusive<u32> = 16..=48;
 /// Width of the `lr_shift` input port.

@@ -143,6 +143,18 @@ impl Stats {
             1
         }
     }
+    /// The fewest cycles the counted MACs need on `pes` PEs: every MAC slot
+    /// of every cycle busy ([`Stats::mac_slots`] per PE in each phase).
+    pub fn mac_bound(&self, pes: usize) -> u64 {
+        self.iter()
+            .map(|(p, c)| c.macs.div_ceil(Stats::mac_slots(p) * pes as u64))
+            .sum()
+    }
+    /// The fewest cycles the counted weight reads need when weights stream
+    /// in at `cols` words a cycle (each weight word read once per use).
+    pub fn weight_load_bound(&self, cols: usize) -> u64 {
+        self.total().w_reads.div_ceil(cols as u64)
+    }
     /// Useful MACs over (cycles x PEs) of the given counters: one MAC slot
     /// per PE and cycle (see [`Stats::phase_utilization`] for two-multiplier passes).
     pub fn utilization(c: &Counters, pes: usize) -> f64 {

@@ -60,14 +60,16 @@ pub fn accel_top_name() -> &'static str {
 /// the wave ports) and, until the dense controller exists, no accelerator
 /// (`sa_accel` and the buffers and requantizer only it uses).
 pub fn modules(cfg: &ArrayConfig) -> Vec<ir::Module> {
-    if cfg.dense() {
-        return vec![dense_pe::module(), skew::module(), dense_top::module(cfg)];
-    }
+    let (pe, top) = if cfg.dense() {
+        (dense_pe::module(), dense_top::module(cfg))
+    } else {
+        (pe::module(), top::module(cfg))
+    };
     vec![
-        pe::module(),
+        pe,
         skew::module(),
         buffer::module(),
-        top::module(cfg),
+        top,
         requant::module(),
         accel::module(cfg),
     ]

@@ -22,6 +22,10 @@ fn configs() -> Vec<ArrayConfig> {
         cfg(1, 4, Sequential, 16, 32, 15), // AW = 2*DW, one row, widest frac
         ArrayConfig::default_16x16(),
         cfg(32, 3, Sequential, 16, 32, 15),
+        // MAX_DIM rows or columns: the widest tile, wait and SHAPE fields
+        // (128x128 and 256x256 are linted by scripts/lint_large.sh).
+        cfg(sysgrad_config::MAX_DIM, 1, Interleaved, 8, 24, 4),
+        cfg(1, sysgrad_config::MAX_DIM, Sequential, 8, 24, 4),
     ]
 }
 
@@ -46,10 +50,12 @@ fn dense_configs() -> Vec<ArrayConfig> {
 }
 
 /// Every configuration with the tops it generates: the array alone and
-/// the whole accelerator around it (a dense array has no accelerator yet).
+/// the whole accelerator around it.
 fn configs_and_tops() -> Vec<(ArrayConfig, &'static [&'static str])> {
-    let none = configs().into_iter().map(|c| (c, &TOPS[..]));
-    none.chain(dense_configs().into_iter().map(|c| (c, &TOPS[..1])))
+    configs()
+        .into_iter()
+        .chain(dense_configs())
+        .map(|c| (c, &TOPS[..]))
         .collect()
 }
 
@@ -206,21 +212,33 @@ fn generation_is_deterministic_and_parameterised() {
     }
 }
 
-/// A dense configuration has its own `sa_pe` and `sa_top` (and no
-/// accelerator yet); between dense configurations, too, only the top's
-/// parameter defaults differ.
+/// A dense configuration has its own `sa_pe`, `sa_top` and `sa_accel`
+/// (the dense controller); between dense configurations, too, only the
+/// tops' parameter defaults differ.
 #[test]
 fn dense_generation_is_its_own_and_parameterised() {
     let dense = dense_configs();
     let a = sysgrad_hdl::generate(&dense[6]);
     let names: Vec<&str> = a.iter().map(|f| f.name.as_str()).collect();
-    assert_eq!(names, ["sa_pe.v", "sa_skew.v", "sa_top.v"]);
+    assert_eq!(
+        names,
+        [
+            "sa_pe.v",
+            "sa_skew.v",
+            "sa_buffer.v",
+            "sa_top.v",
+            "sa_requant.v",
+            "sa_accel.v"
+        ]
+    );
     let none = sysgrad_hdl::generate(&ArrayConfig::default_16x16());
     let text = |files: &[sysgrad_hdl::VerilogFile], n: &str| {
         files.iter().find(|f| f.name == n).unwrap().text.clone()
     };
-    assert_eq!(text(&a, "sa_skew.v"), text(&none, "sa_skew.v"));
-    for n in ["sa_pe.v", "sa_top.v"] {
+    for n in ["sa_skew.v", "sa_buffer.v", "sa_requant.v"] {
+        assert_eq!(text(&a, n), text(&none, n), "{n}");
+    }
+    for n in ["sa_pe.v", "sa_top.v", "sa_accel.v"] {
         assert_ne!(text(&a, n), text(&none, n), "{n}");
     }
     assert!(!text(&none, "sa_top.v").contains("wave_op"));
@@ -246,7 +264,8 @@ fn dense_generation_is_its_own_and_parameterised() {
             for (lx, ly) in x.text.lines().zip(y.text.lines()) {
                 assert!(
                     lx == ly
-                        || (x.name == "sa_top.v" && lx.trim().starts_with("parameter integer")),
+                        || (["sa_top.v", "sa_accel.v"].contains(&x.name.as_str())
+                            && lx.trim().starts_with("parameter integer")),
                     "{} depends on the config:\n{lx}\n{ly}",
                     x.name
                 );

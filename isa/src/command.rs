@@ -9,6 +9,9 @@
 /// Width of a command word (and of a DMA beat).
 pub const WORD_BITS: u32 = 64;
 
+/// Bits of a tile size (LOAD_W `m`, `k`): enough for `MAX_DIM`.
+pub const TILE_BITS: u32 = sysgrad_config::MAX_DIM.ilog2() + 1;
+
 /// `bits` bits of a command word starting at bit `lo`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Field {
@@ -57,9 +60,15 @@ pub mod field {
     /// BACKWARD `mode` ([`super::BackwardMode`]).
     pub const BACKWARD_MODE: Field = Field { lo: 49, bits: 2 };
     /// LOAD_W tile rows of W (array columns used).
-    pub const TILE_M: Field = Field { lo: 16, bits: 8 };
-    /// LOAD_W tile columns of W (array rows used).
-    pub const TILE_K: Field = Field { lo: 24, bits: 8 };
+    pub const TILE_M: Field = Field {
+        lo: 16,
+        bits: super::TILE_BITS,
+    };
+    /// LOAD_W tile columns of W (array rows used), right above `m`.
+    pub const TILE_K: Field = Field {
+        lo: TILE_M.lo + TILE_M.bits,
+        bits: super::TILE_BITS,
+    };
     /// UPDATE `lr` (at most 63: the array's port is 6 bits).
     pub const LR_SHIFT: Field = Field { lo: 0, bits: 8 };
     /// BACKWARD's second word: the X line address.

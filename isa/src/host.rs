@@ -14,14 +14,67 @@ pub const AXIL_ADDR_BITS: u32 = 12;
 pub const STREAM_BITS: u32 = crate::command::WORD_BITS;
 /// Width of each hardware counter (read as two registers).
 pub const COUNTER_BITS: u32 = 48;
-/// Read-only `ID` register value: "SG" and interface version 1.
-pub const ID_VALUE: u32 = 0x5347_0001;
+/// Read-only `ID` register value: "SG" and interface version 2 (version 2
+/// widened the `SHAPE` fields for arrays up to 256 x 256).
+pub const ID_VALUE: u32 = 0x5347_0002;
+
+/// The fields of the read-only `SHAPE` register, low to high, each as wide
+/// as the largest value it holds.
+pub mod shape {
+    use crate::command::{Field, TILE_BITS};
+    use sysgrad_config::{ArrayConfig, ACC_BITS, IN_BITS};
+
+    const fn above(f: Field, bits: u32) -> Field {
+        Field {
+            lo: f.lo + f.bits,
+            bits,
+        }
+    }
+    /// Rows R (1..=MAX_DIM).
+    pub const ROWS: Field = Field {
+        lo: 0,
+        bits: TILE_BITS,
+    };
+    /// Columns C.
+    pub const COLS: Field = above(ROWS, TILE_BITS);
+    /// Data width DW.
+    pub const IN_BITS_FIELD: Field = above(COLS, (*IN_BITS.end()).ilog2() + 1);
+    /// Accumulator width AW.
+    pub const ACC_BITS_FIELD: Field = above(IN_BITS_FIELD, (*ACC_BITS.end()).ilog2() + 1);
+    /// 1 if the array has the interleaved PE.
+    pub const INTERLEAVED: Field = above(ACC_BITS_FIELD, 1);
+    /// 1 if the array is densely pipelined.
+    pub const DENSE: Field = above(INTERLEAVED, 1);
+    /// Every field, high to low, with its name in the RTL.
+    pub const FIELDS: [(&str, Field); 6] = [
+        ("dense", DENSE),
+        ("interleaved", INTERLEAVED),
+        ("acc_bits", ACC_BITS_FIELD),
+        ("in_bits", IN_BITS_FIELD),
+        ("cols", COLS),
+        ("rows", ROWS),
+    ];
+    const _: () = assert!(DENSE.lo + DENSE.bits <= super::AXIL_DATA_BITS);
+
+    /// The register's value for `cfg`.
+    pub fn value(cfg: &ArrayConfig) -> u32 {
+        let f = cfg.format();
+        let v = ROWS.put(cfg.rows() as u64)
+            | COLS.put(cfg.cols() as u64)
+            | IN_BITS_FIELD.put(f.in_bits.into())
+            | ACC_BITS_FIELD.put(f.acc_bits.into())
+            | INTERLEAVED.put(cfg.interleaved().into())
+            | DENSE.put(cfg.dense().into());
+        v as u32
+    }
+}
 
 /// Byte offsets of the control and status registers.
 pub mod reg {
     /// R: [`super::ID_VALUE`].
     pub const ID: u32 = 0x000;
-    /// R: rows [7:0], cols [15:8], in_bits [20:16], acc_bits [29:24], interleaved [30], dense [31].
+    /// R: rows [8:0], cols [17:9], in_bits [22:18], acc_bits [28:23],
+    /// interleaved [29], dense [30] (see [`super::shape`]).
     pub const SHAPE: u32 = 0x004;
     /// W: bit 0 START (run the program from word 0), bit 1 CLEAR (zero every counter).
     pub const CTRL: u32 = 0x008;

@@ -209,13 +209,13 @@ module sa_accel #(
   localparam [7:0] E_ADDRESS_RANGE = 8'd9;
   localparam [7:0] E_WEIGHT_OVERLAP = 8'd10;
   localparam MAX_K_I = R;
-  localparam [7:0] MAX_K = MAX_K_I[7:0];
+  localparam [8:0] MAX_K = MAX_K_I[8:0];
   localparam MAX_M_I = C;
-  localparam [7:0] MAX_M = MAX_M_I[7:0];
+  localparam [8:0] MAX_M = MAX_M_I[8:0];
   localparam ACC_LANES_I = LA;
-  localparam [7:0] ACC_LANES = ACC_LANES_I[7:0];
+  localparam [8:0] ACC_LANES = ACC_LANES_I[8:0];
   localparam RESULT_LATENCY_I = R + C;
-  localparam [7:0] RESULT_LATENCY = RESULT_LATENCY_I[7:0];
+  localparam [9:0] RESULT_LATENCY = RESULT_LATENCY_I[9:0];
   localparam W_DEPTH_SPAN_I = W_DEPTH;
   localparam [17:0] W_DEPTH_SPAN = W_DEPTH_SPAN_I[17:0];
   localparam X_DEPTH_SPAN_I = X_DEPTH;
@@ -250,9 +250,9 @@ module sa_accel #(
   reg res_valid;
   reg res_dirty;
   reg [15:0] res_addr;
-  reg [7:0] res_m;
-  reg [7:0] res_k;
-  reg [15:0] res_mk;
+  reg [8:0] res_m;
+  reg [8:0] res_k;
+  reg [17:0] res_mk;
   wire ctl_running = ctl_state != S_STOP;
   wire in_dec = ctl_state == S_DEC;
   wire in_dec2 = ctl_state == S_DEC2;
@@ -267,8 +267,8 @@ module sa_accel #(
   wire f_flag = w0[48];
   wire [1:0] f_mode = w0[50:49];
   wire [7:0] f_lr = w0[7:0];
-  wire [7:0] f_m = w0[23:16];
-  wire [7:0] f_k = w0[31:24];
+  wire [8:0] f_m = w0[24:16];
+  wire [8:0] f_k = w0[33:25];
   wire [15:0] f_x_addr = w1[15:0];
   wire is_load_w = op == OP_LOAD_W;
   wire is_flush_w = op == OP_FLUSH_W;
@@ -282,14 +282,14 @@ module sa_accel #(
   // Checks, each complete before the command has any effect.
   wire [17:0] dst_span = f_flag ? G_DEPTH_SPAN : X_DEPTH_SPAN;
   wire known_op = (op != 8'd0) && (op <= OP_HALT);
-  wire bad_reserved_bits = is_load_w ? |(w0 & 64'hffffff00000000) : (is_flush_w ? |(w0 & 64'hffffffffffffff) : (is_forward ? |(w0 & 64'hfe000000000000) : (is_backward ? |(w0 & 64'hf8000000000000) || |(w1 & 64'hffffffffff0000) : (is_drain ? |(w0 & 64'hffffffffff0000) : (is_update ? |(w0 & 64'hffffffffffff00) : (is_requant ? |(w0 & 64'hfe000000000000) : (is_sync ? |(w0 & 64'hffffffffffffff) : (is_halt ? |(w0 & 64'hffffffffffffff) : 1'b0))))))));
-  wire bad_zero_size = is_load_w ? (f_m == 8'd0) || (f_k == 8'd0) : (is_forward || is_backward || is_requant) && (f_len == 16'd0);
+  wire bad_reserved_bits = is_load_w ? |(w0 & 64'hfffffc00000000) : (is_flush_w ? |(w0 & 64'hffffffffffffff) : (is_forward ? |(w0 & 64'hfe000000000000) : (is_backward ? |(w0 & 64'hf8000000000000) || |(w1 & 64'hffffffffff0000) : (is_drain ? |(w0 & 64'hffffffffff0000) : (is_update ? |(w0 & 64'hffffffffffff00) : (is_requant ? |(w0 & 64'hfe000000000000) : (is_sync ? |(w0 & 64'hffffffffffffff) : (is_halt ? |(w0 & 64'hffffffffffffff) : 1'b0))))))));
+  wire bad_zero_size = is_load_w ? (f_m == 9'd0) || (f_k == 9'd0) : (is_forward || is_backward || is_requant) && (f_len == 16'd0);
   wire bad_tile_too_large = is_load_w && ((f_m > MAX_M) || (f_k > MAX_K));
   wire bad_lr_shift = is_update && (f_lr > 8'd63);
   wire bad_not_interleaved = is_backward && (f_mode == 2'd3) && (INTERLEAVED == 0);
   wire bad_no_tile = (is_forward || is_backward || is_drain || is_update) && ~res_valid;
-  wire bad_address_range = is_load_w ? ({{2{1'b0}}, f_addr_a} + {{10{1'b0}}, f_k}) > W_DEPTH_SPAN : (is_forward ? (({{2{1'b0}}, f_addr_a} + {{2{1'b0}}, f_len}) > X_DEPTH_SPAN) || (({{2{1'b0}}, f_addr_b} + {{2{1'b0}}, f_len}) > A_DEPTH_SPAN) : (is_backward ? (({{2{1'b0}}, f_addr_a} + {{2{1'b0}}, f_len}) > G_DEPTH_SPAN) || (~(f_mode == 2'd0) && (({{2{1'b0}}, f_x_addr} + {{2{1'b0}}, f_len}) > X_DEPTH_SPAN)) || (~(f_mode == 2'd1) && (({{2{1'b0}}, f_addr_b} + {{2{1'b0}}, f_len}) > A_DEPTH_SPAN)) : (is_drain ? ({{2{1'b0}}, f_addr_a} + {{10{1'b0}}, res_m}) > A_DEPTH_SPAN : is_requant && ((({{2{1'b0}}, f_addr_a} + {{2{1'b0}}, f_len}) > A_DEPTH_SPAN) || (({{2{1'b0}}, f_addr_b} + {{2{1'b0}}, f_len}) > dst_span)))));
-  wire bad_weight_overlap = is_load_w && res_valid && res_dirty && (f_addr_a != res_addr) && ({{2{1'b0}}, f_addr_a} < ({{2{1'b0}}, res_addr} + {{10{1'b0}}, res_k})) && ({{2{1'b0}}, res_addr} < ({{2{1'b0}}, f_addr_a} + {{10{1'b0}}, f_k}));
+  wire bad_address_range = is_load_w ? ({{2{1'b0}}, f_addr_a} + {{9{1'b0}}, f_k}) > W_DEPTH_SPAN : (is_forward ? (({{2{1'b0}}, f_addr_a} + {{2{1'b0}}, f_len}) > X_DEPTH_SPAN) || (({{2{1'b0}}, f_addr_b} + {{2{1'b0}}, f_len}) > A_DEPTH_SPAN) : (is_backward ? (({{2{1'b0}}, f_addr_a} + {{2{1'b0}}, f_len}) > G_DEPTH_SPAN) || (~(f_mode == 2'd0) && (({{2{1'b0}}, f_x_addr} + {{2{1'b0}}, f_len}) > X_DEPTH_SPAN)) || (~(f_mode == 2'd1) && (({{2{1'b0}}, f_addr_b} + {{2{1'b0}}, f_len}) > A_DEPTH_SPAN)) : (is_drain ? ({{2{1'b0}}, f_addr_a} + {{9{1'b0}}, res_m}) > A_DEPTH_SPAN : is_requant && ((({{2{1'b0}}, f_addr_a} + {{2{1'b0}}, f_len}) > A_DEPTH_SPAN) || (({{2{1'b0}}, f_addr_b} + {{2{1'b0}}, f_len}) > dst_span)))));
+  wire bad_weight_overlap = is_load_w && res_valid && res_dirty && (f_addr_a != res_addr) && ({{2{1'b0}}, f_addr_a} < ({{2{1'b0}}, res_addr} + {{9{1'b0}}, res_k})) && ({{2{1'b0}}, res_addr} < ({{2{1'b0}}, f_addr_a} + {{9{1'b0}}, f_k}));
   wire [7:0] chk_err = bad_reserved_bits ? E_RESERVED_BITS : (bad_zero_size ? E_ZERO_SIZE : (bad_tile_too_large ? E_TILE_TOO_LARGE : (bad_lr_shift ? E_LR_SHIFT : (bad_not_interleaved ? E_NOT_INTERLEAVED : (bad_no_tile ? E_NO_TILE : (bad_address_range ? E_ADDRESS_RANGE : (bad_weight_overlap ? E_WEIGHT_OVERLAP : 8'd0)))))));
   wire end0 = pc >= prog_len;
   wire end1 = (pc + 17'd1) >= prog_len;
@@ -313,7 +313,7 @@ module sa_accel #(
   wire x_on = stream && (is_forward || (is_backward && (pass_mode != M_BWD_DX)));
   wire dy_on = stream && is_backward;
   wire [16:0] row = LAST_ROW - ex_t;
-  wire w_on = in_exec && is_load_w && (row < {{9{1'b0}}, f_k});
+  wire w_on = in_exec && is_load_w && (row < {{8{1'b0}}, f_k});
   wire [R-1:0] k_mask = ~({R{1'b1}} << res_k);
   wire [C-1:0] m_mask = ~({C{1'b1}} << res_m);
   wire [C-1:0] fm_mask = ~({C{1'b1}} << f_m);
@@ -343,9 +343,9 @@ module sa_accel #(
   wire [63:0] c_ctl_wdata = {64{1'b0}};
   // Weights: the new tile's rows, bottom first; the old one written back.
   wire [16:0] nx_row = LAST_ROW - nx_t;
-  wire w_ctl_re = nx_exec && is_load_w && (nx_row < {{9{1'b0}}, f_k});
+  wire w_ctl_re = nx_exec && is_load_w && (nx_row < {{8{1'b0}}, f_k});
   wire [W_AB-1:0] w_ctl_raddr = f_addr_a[W_AB-1:0] + nx_row[W_AB-1:0];
-  wire wback = (is_load_w || is_flush_w) && in_exec && res_valid && res_dirty && (row < {{9{1'b0}}, res_k});
+  wire wback = (is_load_w || is_flush_w) && in_exec && res_valid && res_dirty && (row < {{8{1'b0}}, res_k});
   wire [C-1:0] w_ctl_we = wback ? m_mask : {C{1'b0}};
   wire [W_AB-1:0] w_ctl_waddr = res_addr[W_AB-1:0] + row[W_AB-1:0];
   wire [C*DW-1:0] w_ctl_wdata = arr_w_out;
@@ -366,7 +366,7 @@ module sa_accel #(
   wire a_ctl_re = req_rd || wb_rd;
   wire [A_AB-1:0] a_ctl_raddr = req_rd ? f_addr_a[A_AB-1:0] + nx_t[A_AB-1:0] : wb_raddr;
   wire [16:0] drain_j = LAST_COL - ex_t;
-  wire drain_wr = in_exec && is_drain && (drain_j < {{9{1'b0}}, res_m});
+  wire drain_wr = in_exec && is_drain && (drain_j < {{8{1'b0}}, res_m});
   wire [LA-1:0] drain_mask = ~({LA{1'b1}} << res_k);
   wire [LA-1:0] a_ctl_we = drain_wr ? drain_mask : wb_we;
   wire [A_AB-1:0] a_ctl_waddr = drain_wr ? f_addr_a[A_AB-1:0] + drain_j[A_AB-1:0] : wb_line;
@@ -440,16 +440,16 @@ module sa_accel #(
       end
     end
   endfunction
-  reg [7:0] wb_wait;
+  reg [9:0] wb_wait;
   reg [16:0] wb_left;
   reg [A_AB-1:0] wb_line;
   reg wb_acc;
   reg wb_dx;
   reg [1:0] wb_ph;
-  reg [7:0] wb_lanes;
+  reg [8:0] wb_lanes;
   wire wb_start = exec_begin && (is_forward || (is_backward && ~(f_mode == 2'd1)));
-  wire wb_write = (wb_wait == 8'd0) && (wb_left != 17'd0);
-  wire wb_rd = wb_acc && (((wb_wait == 8'd1) && (wb_left != 17'd0)) || (wb_write && (wb_left > 17'd1)));
+  wire wb_write = (wb_wait == 10'd0) && (wb_left != 17'd0);
+  wire wb_rd = wb_acc && (((wb_wait == 10'd1) && (wb_left != 17'd0)) || (wb_write && (wb_left > 17'd1)));
   wire [A_AB-1:0] wb_raddr = wb_write ? wb_line + ~({A_AB{1'b1}} << 1) : wb_line;
   wire [LA-1:0] wb_mask = ~({LA{1'b1}} << wb_lanes);
   wire [LA-1:0] wb_we = wb_write ? wb_mask : {LA{1'b0}};
@@ -462,13 +462,13 @@ module sa_accel #(
   endgenerate
   always @(posedge clk) begin
     if (rst) begin
-      wb_wait <= 8'd0;
+      wb_wait <= 10'd0;
       wb_left <= 17'd0;
       wb_line <= {A_AB{1'b0}};
       wb_acc <= 1'b0;
       wb_dx <= 1'b0;
       wb_ph <= 2'd0;
-      wb_lanes <= 8'd0;
+      wb_lanes <= 9'd0;
     end else begin
       if (wb_start) begin
         wb_wait <= RESULT_LATENCY;
@@ -479,8 +479,8 @@ module sa_accel #(
         wb_ph <= is_forward ? 2'd0 : ((f_mode == 2'd3) ? 2'd2 : 2'd1);
         wb_lanes <= is_forward ? res_m : res_k;
       end else begin
-        if (wb_wait != 8'd0) begin
-          wb_wait <= wb_wait - 8'd1;
+        if (wb_wait != 10'd0) begin
+          wb_wait <= wb_wait - 10'd1;
         end else begin
           if (wb_write) begin
             wb_left <= wb_left - 17'd1;
@@ -505,9 +505,9 @@ module sa_accel #(
       res_valid <= 1'b0;
       res_dirty <= 1'b0;
       res_addr <= 16'd0;
-      res_m <= 8'd0;
-      res_k <= 8'd0;
-      res_mk <= 16'd0;
+      res_m <= 9'd0;
+      res_k <= 9'd0;
+      res_mk <= 18'd0;
     end else begin
       if (ctl_running) begin
         if (in_dec) begin
@@ -570,7 +570,7 @@ module sa_accel #(
           res_addr <= f_addr_a;
           res_m <= f_m;
           res_k <= f_k;
-          res_mk <= {{8{1'b0}}, f_m} * {{8{1'b0}}, f_k};
+          res_mk <= {{9{1'b0}}, f_m} * {{9{1'b0}}, f_k};
         end
         if (is_flush_w) begin
           res_valid <= 1'b0;
@@ -589,10 +589,10 @@ module sa_accel #(
   localparam [5:0] AW6 = AW6_I[5:0];
   localparam IL1_I = INTERLEAVED;
   localparam [0:0] IL1 = IL1_I[0:0];
-  localparam P_DW8_I = (DW > 64) ? 1 : 64 / DW;
-  localparam [7:0] P_DW8 = P_DW8_I[7:0];
-  localparam P_AW8_I = (AW > 64) ? 1 : 64 / AW;
-  localparam [7:0] P_AW8 = P_AW8_I[7:0];
+  localparam P_DW_I = (DW > 64) ? 1 : 64 / DW;
+  localparam [8:0] P_DW = P_DW_I[8:0];
+  localparam P_AW_I = (AW > 64) ? 1 : 64 / AW;
+  localparam [8:0] P_AW = P_AW_I[8:0];
   localparam C_DEPTH_REG_I = C_DEPTH;
   localparam [31:0] C_DEPTH_REG = C_DEPTH_REG_I[31:0];
   localparam W_DEPTH_REG_I = W_DEPTH;
@@ -672,11 +672,11 @@ module sa_accel #(
         rvalid_q <= 1'b1;
         case (s_axil_araddr)
           12'h0: begin
-            rdata_q <= 32'h53470001;
+            rdata_q <= 32'h53470002;
             rresp_q <= 2'd0;
           end
           12'h4: begin
-            rdata_q <= {1'b0, IL1, AW6, 3'd0, DW5, MAX_M, MAX_K};
+            rdata_q <= {1'b0, 1'b0, IL1, AW6, DW5, MAX_M, MAX_K};
             rresp_q <= 2'd0;
           end
           12'hc: begin
@@ -1061,11 +1061,11 @@ module sa_accel #(
   reg dma_packed;
   reg [2:0] dma_tgt;
   reg [15:0] dma_line;
-  reg [7:0] dma_lane;
+  reg [8:0] dma_lane;
   reg [16:0] dma_left;
   reg [7:0] dma_err;
   reg s1_v;
-  reg [7:0] s1_lane;
+  reg [8:0] s1_lane;
   reg s1_last;
   reg m_v;
   reg [63:0] m_data;
@@ -1076,9 +1076,9 @@ module sa_accel #(
   wire dma_bad_range = (dma_count_q == 32'd0) || (({1'b0, dma_addr_q} + {1'b0, dma_count_q}) > {1'b0, tgt_depth});
   wire dma_busy_req = ctl_running || dma_on;
   wire dma_start = dma_req && ~dma_busy_req && ~dma_bad_target && ~dma_bad_range;
-  wire [7:0] dma_lanes = (dma_tgt == 3'd0) ? 8'd1 : ((dma_tgt == 3'd1) ? MAX_M : ((dma_tgt == 3'd2) ? MAX_K : ((dma_tgt == 3'd3) ? MAX_M : ((dma_tgt == 3'd4) ? ACC_LANES : 8'd1))));
+  wire [8:0] dma_lanes = (dma_tgt == 3'd0) ? 9'd1 : ((dma_tgt == 3'd1) ? MAX_M : ((dma_tgt == 3'd2) ? MAX_K : ((dma_tgt == 3'd3) ? MAX_M : ((dma_tgt == 3'd4) ? ACC_LANES : 9'd1))));
   // Lanes a beat moves: 1, or as many as fit 64 bits when packed.
-  wire [7:0] dma_step = dma_packed ? ((dma_tgt == 3'd0) ? 8'd1 : ((dma_tgt == 3'd1) ? P_DW8 : ((dma_tgt == 3'd2) ? P_DW8 : ((dma_tgt == 3'd3) ? P_DW8 : ((dma_tgt == 3'd4) ? P_AW8 : 8'd1))))) : 8'd1;
+  wire [8:0] dma_step = dma_packed ? ((dma_tgt == 3'd0) ? 9'd1 : ((dma_tgt == 3'd1) ? P_DW : ((dma_tgt == 3'd2) ? P_DW : ((dma_tgt == 3'd3) ? P_DW : ((dma_tgt == 3'd4) ? P_AW : 9'd1))))) : 9'd1;
   wire lane_last = ({1'b0, dma_lane} + {1'b0, dma_step}) >= {1'b0, dma_lanes};
   assign s_axis_tready = dma_on && ~dma_dir;
   wire dma_wbeat = s_axis_tvalid && s_axis_tready;
@@ -1086,8 +1086,8 @@ module sa_accel #(
   wire [DW-1:0] dma_val_dw = fits_dw ? s_axis_tdata[DW-1:0] : {s_axis_tdata[63], {(DW-1){~s_axis_tdata[63]}}};
   wire fits_aw = {{(64-AW){s_axis_tdata[AW-1]}}, s_axis_tdata[AW-1:0]} == s_axis_tdata;
   wire [AW-1:0] dma_val_aw = fits_aw ? s_axis_tdata[AW-1:0] : {s_axis_tdata[63], {(AW-1){~s_axis_tdata[63]}}};
-  localparam [63:0] PMASK_DW = ~({64{1'b1}} << (P_DW8 * DW));
-  localparam [63:0] PMASK_AW = ~({64{1'b1}} << (P_AW8 * AW));
+  localparam [63:0] PMASK_DW = ~({64{1'b1}} << (P_DW * DW));
+  localparam [63:0] PMASK_AW = ~({64{1'b1}} << (P_AW * AW));
   wire [C*DW+63:0] rx_w_rdata = {{64{1'b0}}, w_rdata} >> (s1_lane * DW);
   wire [C*DW-1:0] rx_w_rdata_unused = rx_w_rdata[C*DW+63:64];
   wire [R*DW+63:0] rx_x_rdata = {{64{1'b0}}, x_rdata} >> (s1_lane * DW);
@@ -1119,11 +1119,11 @@ module sa_accel #(
       dma_packed <= 1'b0;
       dma_tgt <= 3'd0;
       dma_line <= 16'd0;
-      dma_lane <= 8'd0;
+      dma_lane <= 9'd0;
       dma_left <= 17'd0;
       dma_err <= 8'd0;
       s1_v <= 1'b0;
-      s1_lane <= 8'd0;
+      s1_lane <= 9'd0;
       s1_last <= 1'b0;
       m_v <= 1'b0;
       m_data <= 64'd0;
@@ -1135,7 +1135,7 @@ module sa_accel #(
         dma_packed <= s_axil_wdata[2];
         dma_tgt <= dma_target_sel;
         dma_line <= dma_addr_q[15:0];
-        dma_lane <= 8'd0;
+        dma_lane <= 9'd0;
         dma_left <= dma_count_q[16:0];
         s1_v <= 1'b0;
         m_v <= 1'b0;
@@ -1143,7 +1143,7 @@ module sa_accel #(
       end else begin
         if (dma_advance) begin
           if (lane_last) begin
-            dma_lane <= 8'd0;
+            dma_lane <= 9'd0;
             dma_line <= dma_line + 16'd1;
             dma_left <= dma_left - 17'd1;
           end else begin
@@ -1182,89 +1182,89 @@ module sa_accel #(
   end
   // Counters (docs/HOST.md): cleared by reset and CTRL.CLEAR.
   reg [47:0] cnt_run_cycles;
-  wire [16:0] inc_run_cycles = {{16{1'b0}}, ctl_running};
+  wire [18:0] inc_run_cycles = {{18{1'b0}}, ctl_running};
   reg [47:0] cnt_idle_cycles;
-  wire [16:0] inc_idle_cycles = {{16{1'b0}}, ctl_running && (arr_mode == M_IDLE)};
+  wire [18:0] inc_idle_cycles = {{18{1'b0}}, ctl_running && (arr_mode == M_IDLE)};
   reg [47:0] cnt_load_cycles;
-  wire [16:0] inc_load_cycles = {{16{1'b0}}, arr_mode == M_LOAD};
+  wire [18:0] inc_load_cycles = {{18{1'b0}}, arr_mode == M_LOAD};
   reg [47:0] cnt_fwd_cycles;
-  wire [16:0] inc_fwd_cycles = {{16{1'b0}}, arr_mode == M_FWD};
+  wire [18:0] inc_fwd_cycles = {{18{1'b0}}, arr_mode == M_FWD};
   reg [47:0] cnt_dx_cycles;
-  wire [16:0] inc_dx_cycles = {{16{1'b0}}, arr_mode == M_BWD_DX};
+  wire [18:0] inc_dx_cycles = {{18{1'b0}}, arr_mode == M_BWD_DX};
   reg [47:0] cnt_dw_cycles;
-  wire [16:0] inc_dw_cycles = {{16{1'b0}}, arr_mode == M_BWD_DW};
+  wire [18:0] inc_dw_cycles = {{18{1'b0}}, arr_mode == M_BWD_DW};
   reg [47:0] cnt_il_cycles;
-  wire [16:0] inc_il_cycles = {{16{1'b0}}, arr_mode == M_BWD_IL};
+  wire [18:0] inc_il_cycles = {{18{1'b0}}, arr_mode == M_BWD_IL};
   reg [47:0] cnt_update_cycles;
-  wire [16:0] inc_update_cycles = {{16{1'b0}}, arr_mode == M_UPDATE};
+  wire [18:0] inc_update_cycles = {{18{1'b0}}, arr_mode == M_UPDATE};
   reg [47:0] cnt_drain_cycles;
-  wire [16:0] inc_drain_cycles = {{16{1'b0}}, arr_mode == M_DRAIN};
+  wire [18:0] inc_drain_cycles = {{18{1'b0}}, arr_mode == M_DRAIN};
   reg [47:0] cnt_fwd_macs;
-  wire [16:0] inc_fwd_macs = (stream && is_forward) ? {{1{1'b0}}, res_mk} : 17'd0;
+  wire [18:0] inc_fwd_macs = (stream && is_forward) ? {{1{1'b0}}, res_mk} : 19'd0;
   reg [47:0] cnt_dx_macs;
-  wire [16:0] inc_dx_macs = (stream && (is_backward && (pass_mode == M_BWD_DX))) ? {{1{1'b0}}, res_mk} : 17'd0;
+  wire [18:0] inc_dx_macs = (stream && (is_backward && (pass_mode == M_BWD_DX))) ? {{1{1'b0}}, res_mk} : 19'd0;
   reg [47:0] cnt_dw_macs;
-  wire [16:0] inc_dw_macs = (stream && (is_backward && (pass_mode == M_BWD_DW))) ? {{1{1'b0}}, res_mk} : 17'd0;
+  wire [18:0] inc_dw_macs = (stream && (is_backward && (pass_mode == M_BWD_DW))) ? {{1{1'b0}}, res_mk} : 19'd0;
   reg [47:0] cnt_il_macs;
-  wire [16:0] inc_il_macs = (stream && (is_backward && (pass_mode == M_BWD_IL))) ? {res_mk, 1'b0} : 17'd0;
+  wire [18:0] inc_il_macs = (stream && (is_backward && (pass_mode == M_BWD_IL))) ? {res_mk, 1'b0} : 19'd0;
   reg [47:0] cnt_load_w_reads;
-  wire [16:0] inc_load_w_reads = w_on ? {{9{1'b0}}, f_m} : 17'd0;
+  wire [18:0] inc_load_w_reads = w_on ? {{10{1'b0}}, f_m} : 19'd0;
   reg [47:0] cnt_load_w_writes;
-  wire [16:0] inc_load_w_writes = wback ? {{9{1'b0}}, res_m} : 17'd0;
+  wire [18:0] inc_load_w_writes = wback ? {{10{1'b0}}, res_m} : 19'd0;
   reg [47:0] cnt_fwd_x_reads;
-  wire [16:0] inc_fwd_x_reads = (x_on && is_forward) ? {{9{1'b0}}, res_k} : 17'd0;
+  wire [18:0] inc_fwd_x_reads = (x_on && is_forward) ? {{10{1'b0}}, res_k} : 19'd0;
   reg [47:0] cnt_fwd_y_writes;
-  wire [16:0] inc_fwd_y_writes = (wb_write && (wb_ph == 2'd0) && ~wb_acc) ? {{9{1'b0}}, wb_lanes} : 17'd0;
+  wire [18:0] inc_fwd_y_writes = (wb_write && (wb_ph == 2'd0) && ~wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
   reg [47:0] cnt_fwd_acc_reads;
-  wire [16:0] inc_fwd_acc_reads = (wb_write && (wb_ph == 2'd0) && wb_acc) ? {{9{1'b0}}, wb_lanes} : 17'd0;
+  wire [18:0] inc_fwd_acc_reads = (wb_write && (wb_ph == 2'd0) && wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
   reg [47:0] cnt_fwd_acc_writes;
-  wire [16:0] inc_fwd_acc_writes = (wb_write && (wb_ph == 2'd0) && wb_acc) ? {{9{1'b0}}, wb_lanes} : 17'd0;
+  wire [18:0] inc_fwd_acc_writes = (wb_write && (wb_ph == 2'd0) && wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
   reg [47:0] cnt_dx_dy_reads;
-  wire [16:0] inc_dx_dy_reads = (dy_on && (is_backward && (pass_mode == M_BWD_DX))) ? {{9{1'b0}}, res_m} : 17'd0;
+  wire [18:0] inc_dx_dy_reads = (dy_on && (is_backward && (pass_mode == M_BWD_DX))) ? {{10{1'b0}}, res_m} : 19'd0;
   reg [47:0] cnt_dx_dx_writes;
-  wire [16:0] inc_dx_dx_writes = (wb_write && (wb_ph == 2'd1) && ~wb_acc) ? {{9{1'b0}}, wb_lanes} : 17'd0;
+  wire [18:0] inc_dx_dx_writes = (wb_write && (wb_ph == 2'd1) && ~wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
   reg [47:0] cnt_dx_acc_reads;
-  wire [16:0] inc_dx_acc_reads = (wb_write && (wb_ph == 2'd1) && wb_acc) ? {{9{1'b0}}, wb_lanes} : 17'd0;
+  wire [18:0] inc_dx_acc_reads = (wb_write && (wb_ph == 2'd1) && wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
   reg [47:0] cnt_dx_acc_writes;
-  wire [16:0] inc_dx_acc_writes = (wb_write && (wb_ph == 2'd1) && wb_acc) ? {{9{1'b0}}, wb_lanes} : 17'd0;
+  wire [18:0] inc_dx_acc_writes = (wb_write && (wb_ph == 2'd1) && wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
   reg [47:0] cnt_dw_dy_reads;
-  wire [16:0] inc_dw_dy_reads = (dy_on && (is_backward && (pass_mode == M_BWD_DW))) ? {{9{1'b0}}, res_m} : 17'd0;
+  wire [18:0] inc_dw_dy_reads = (dy_on && (is_backward && (pass_mode == M_BWD_DW))) ? {{10{1'b0}}, res_m} : 19'd0;
   reg [47:0] cnt_dw_x_reads;
-  wire [16:0] inc_dw_x_reads = (x_on && (is_backward && (pass_mode == M_BWD_DW))) ? {{9{1'b0}}, res_k} : 17'd0;
+  wire [18:0] inc_dw_x_reads = (x_on && (is_backward && (pass_mode == M_BWD_DW))) ? {{10{1'b0}}, res_k} : 19'd0;
   reg [47:0] cnt_il_dy_reads;
-  wire [16:0] inc_il_dy_reads = (dy_on && (is_backward && (pass_mode == M_BWD_IL))) ? {{9{1'b0}}, res_m} : 17'd0;
+  wire [18:0] inc_il_dy_reads = (dy_on && (is_backward && (pass_mode == M_BWD_IL))) ? {{10{1'b0}}, res_m} : 19'd0;
   reg [47:0] cnt_il_x_reads;
-  wire [16:0] inc_il_x_reads = (x_on && (is_backward && (pass_mode == M_BWD_IL))) ? {{9{1'b0}}, res_k} : 17'd0;
+  wire [18:0] inc_il_x_reads = (x_on && (is_backward && (pass_mode == M_BWD_IL))) ? {{10{1'b0}}, res_k} : 19'd0;
   reg [47:0] cnt_il_dx_writes;
-  wire [16:0] inc_il_dx_writes = (wb_write && (wb_ph == 2'd2) && ~wb_acc) ? {{9{1'b0}}, wb_lanes} : 17'd0;
+  wire [18:0] inc_il_dx_writes = (wb_write && (wb_ph == 2'd2) && ~wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
   reg [47:0] cnt_il_acc_reads;
-  wire [16:0] inc_il_acc_reads = (wb_write && (wb_ph == 2'd2) && wb_acc) ? {{9{1'b0}}, wb_lanes} : 17'd0;
+  wire [18:0] inc_il_acc_reads = (wb_write && (wb_ph == 2'd2) && wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
   reg [47:0] cnt_il_acc_writes;
-  wire [16:0] inc_il_acc_writes = (wb_write && (wb_ph == 2'd2) && wb_acc) ? {{9{1'b0}}, wb_lanes} : 17'd0;
+  wire [18:0] inc_il_acc_writes = (wb_write && (wb_ph == 2'd2) && wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
   reg [47:0] cnt_drain_dw_writes;
-  wire [16:0] inc_drain_dw_writes = drain_wr ? {{9{1'b0}}, res_k} : 17'd0;
+  wire [18:0] inc_drain_dw_writes = drain_wr ? {{10{1'b0}}, res_k} : 19'd0;
   reg [47:0] cnt_decode_cycles;
-  wire [16:0] inc_decode_cycles = {{16{1'b0}}, in_dec || in_dec2};
+  wire [18:0] inc_decode_cycles = {{18{1'b0}}, in_dec || in_dec2};
   reg [47:0] cnt_requant_cycles;
-  wire [16:0] inc_requant_cycles = {{16{1'b0}}, req_wr};
+  wire [18:0] inc_requant_cycles = {{18{1'b0}}, req_wr};
   reg [47:0] cnt_requant_words;
-  wire [16:0] inc_requant_words = req_wr ? {{9{1'b0}}, f_flag ? MAX_M : MAX_K} : 17'd0;
+  wire [18:0] inc_requant_words = req_wr ? {{10{1'b0}}, f_flag ? MAX_M : MAX_K} : 19'd0;
   reg [47:0] cnt_syncs;
-  wire [16:0] inc_syncs = {{16{1'b0}}, dec_go && is_sync};
+  wire [18:0] inc_syncs = {{18{1'b0}}, dec_go && is_sync};
   reg [47:0] cnt_commands;
-  wire [16:0] inc_commands = {{16{1'b0}}, dec_go};
+  wire [18:0] inc_commands = {{18{1'b0}}, dec_go};
   reg [47:0] cnt_dma_in_beats;
-  wire [16:0] inc_dma_in_beats = {{16{1'b0}}, dma_wbeat};
+  wire [18:0] inc_dma_in_beats = {{18{1'b0}}, dma_wbeat};
   reg [47:0] cnt_dma_out_beats;
-  wire [16:0] inc_dma_out_beats = {{16{1'b0}}, m_v && m_axis_tready};
+  wire [18:0] inc_dma_out_beats = {{18{1'b0}}, m_v && m_axis_tready};
   reg [47:0] cnt_dma_in_stalls;
-  wire [16:0] inc_dma_in_stalls = {{16{1'b0}}, dma_on && ~dma_dir && ~s_axis_tvalid};
+  wire [18:0] inc_dma_in_stalls = {{18{1'b0}}, dma_on && ~dma_dir && ~s_axis_tvalid};
   reg [47:0] cnt_dma_out_stalls;
-  wire [16:0] inc_dma_out_stalls = {{16{1'b0}}, m_v && ~m_axis_tready};
+  wire [18:0] inc_dma_out_stalls = {{18{1'b0}}, m_v && ~m_axis_tready};
   reg [47:0] cnt_host_idle_cycles;
-  wire [16:0] inc_host_idle_cycles = {{16{1'b0}}, ~ctl_running && ~dma_on};
+  wire [18:0] inc_host_idle_cycles = {{18{1'b0}}, ~ctl_running && ~dma_on};
   reg [47:0] cnt_load_slots;
-  wire [16:0] inc_load_slots = {{16{1'b0}}, arr_mode == M_LOAD};
+  wire [18:0] inc_load_slots = {{18{1'b0}}, arr_mode == M_LOAD};
   always @(posedge clk) begin
     if (rst || clear_req) begin
       cnt_run_cycles <= 48'd0;
@@ -1310,48 +1310,48 @@ module sa_accel #(
       cnt_host_idle_cycles <= 48'd0;
       cnt_load_slots <= 48'd0;
     end else begin
-      cnt_run_cycles <= cnt_run_cycles + {{31{1'b0}}, inc_run_cycles};
-      cnt_idle_cycles <= cnt_idle_cycles + {{31{1'b0}}, inc_idle_cycles};
-      cnt_load_cycles <= cnt_load_cycles + {{31{1'b0}}, inc_load_cycles};
-      cnt_fwd_cycles <= cnt_fwd_cycles + {{31{1'b0}}, inc_fwd_cycles};
-      cnt_dx_cycles <= cnt_dx_cycles + {{31{1'b0}}, inc_dx_cycles};
-      cnt_dw_cycles <= cnt_dw_cycles + {{31{1'b0}}, inc_dw_cycles};
-      cnt_il_cycles <= cnt_il_cycles + {{31{1'b0}}, inc_il_cycles};
-      cnt_update_cycles <= cnt_update_cycles + {{31{1'b0}}, inc_update_cycles};
-      cnt_drain_cycles <= cnt_drain_cycles + {{31{1'b0}}, inc_drain_cycles};
-      cnt_fwd_macs <= cnt_fwd_macs + {{31{1'b0}}, inc_fwd_macs};
-      cnt_dx_macs <= cnt_dx_macs + {{31{1'b0}}, inc_dx_macs};
-      cnt_dw_macs <= cnt_dw_macs + {{31{1'b0}}, inc_dw_macs};
-      cnt_il_macs <= cnt_il_macs + {{31{1'b0}}, inc_il_macs};
-      cnt_load_w_reads <= cnt_load_w_reads + {{31{1'b0}}, inc_load_w_reads};
-      cnt_load_w_writes <= cnt_load_w_writes + {{31{1'b0}}, inc_load_w_writes};
-      cnt_fwd_x_reads <= cnt_fwd_x_reads + {{31{1'b0}}, inc_fwd_x_reads};
-      cnt_fwd_y_writes <= cnt_fwd_y_writes + {{31{1'b0}}, inc_fwd_y_writes};
-      cnt_fwd_acc_reads <= cnt_fwd_acc_reads + {{31{1'b0}}, inc_fwd_acc_reads};
-      cnt_fwd_acc_writes <= cnt_fwd_acc_writes + {{31{1'b0}}, inc_fwd_acc_writes};
-      cnt_dx_dy_reads <= cnt_dx_dy_reads + {{31{1'b0}}, inc_dx_dy_reads};
-      cnt_dx_dx_writes <= cnt_dx_dx_writes + {{31{1'b0}}, inc_dx_dx_writes};
-      cnt_dx_acc_reads <= cnt_dx_acc_reads + {{31{1'b0}}, inc_dx_acc_reads};
-      cnt_dx_acc_writes <= cnt_dx_acc_writes + {{31{1'b0}}, inc_dx_acc_writes};
-      cnt_dw_dy_reads <= cnt_dw_dy_reads + {{31{1'b0}}, inc_dw_dy_reads};
-      cnt_dw_x_reads <= cnt_dw_x_reads + {{31{1'b0}}, inc_dw_x_reads};
-      cnt_il_dy_reads <= cnt_il_dy_reads + {{31{1'b0}}, inc_il_dy_reads};
-      cnt_il_x_reads <= cnt_il_x_reads + {{31{1'b0}}, inc_il_x_reads};
-      cnt_il_dx_writes <= cnt_il_dx_writes + {{31{1'b0}}, inc_il_dx_writes};
-      cnt_il_acc_reads <= cnt_il_acc_reads + {{31{1'b0}}, inc_il_acc_reads};
-      cnt_il_acc_writes <= cnt_il_acc_writes + {{31{1'b0}}, inc_il_acc_writes};
-      cnt_drain_dw_writes <= cnt_drain_dw_writes + {{31{1'b0}}, inc_drain_dw_writes};
-      cnt_decode_cycles <= cnt_decode_cycles + {{31{1'b0}}, inc_decode_cycles};
-      cnt_requant_cycles <= cnt_requant_cycles + {{31{1'b0}}, inc_requant_cycles};
-      cnt_requant_words <= cnt_requant_words + {{31{1'b0}}, inc_requant_words};
-      cnt_syncs <= cnt_syncs + {{31{1'b0}}, inc_syncs};
-      cnt_commands <= cnt_commands + {{31{1'b0}}, inc_commands};
-      cnt_dma_in_beats <= cnt_dma_in_beats + {{31{1'b0}}, inc_dma_in_beats};
-      cnt_dma_out_beats <= cnt_dma_out_beats + {{31{1'b0}}, inc_dma_out_beats};
-      cnt_dma_in_stalls <= cnt_dma_in_stalls + {{31{1'b0}}, inc_dma_in_stalls};
-      cnt_dma_out_stalls <= cnt_dma_out_stalls + {{31{1'b0}}, inc_dma_out_stalls};
-      cnt_host_idle_cycles <= cnt_host_idle_cycles + {{31{1'b0}}, inc_host_idle_cycles};
-      cnt_load_slots <= cnt_load_slots + {{31{1'b0}}, inc_load_slots};
+      cnt_run_cycles <= cnt_run_cycles + {{29{1'b0}}, inc_run_cycles};
+      cnt_idle_cycles <= cnt_idle_cycles + {{29{1'b0}}, inc_idle_cycles};
+      cnt_load_cycles <= cnt_load_cycles + {{29{1'b0}}, inc_load_cycles};
+      cnt_fwd_cycles <= cnt_fwd_cycles + {{29{1'b0}}, inc_fwd_cycles};
+      cnt_dx_cycles <= cnt_dx_cycles + {{29{1'b0}}, inc_dx_cycles};
+      cnt_dw_cycles <= cnt_dw_cycles + {{29{1'b0}}, inc_dw_cycles};
+      cnt_il_cycles <= cnt_il_cycles + {{29{1'b0}}, inc_il_cycles};
+      cnt_update_cycles <= cnt_update_cycles + {{29{1'b0}}, inc_update_cycles};
+      cnt_drain_cycles <= cnt_drain_cycles + {{29{1'b0}}, inc_drain_cycles};
+      cnt_fwd_macs <= cnt_fwd_macs + {{29{1'b0}}, inc_fwd_macs};
+      cnt_dx_macs <= cnt_dx_macs + {{29{1'b0}}, inc_dx_macs};
+      cnt_dw_macs <= cnt_dw_macs + {{29{1'b0}}, inc_dw_macs};
+      cnt_il_macs <= cnt_il_macs + {{29{1'b0}}, inc_il_macs};
+      cnt_load_w_reads <= cnt_load_w_reads + {{29{1'b0}}, inc_load_w_reads};
+      cnt_load_w_writes <= cnt_load_w_writes + {{29{1'b0}}, inc_load_w_writes};
+      cnt_fwd_x_reads <= cnt_fwd_x_reads + {{29{1'b0}}, inc_fwd_x_reads};
+      cnt_fwd_y_writes <= cnt_fwd_y_writes + {{29{1'b0}}, inc_fwd_y_writes};
+      cnt_fwd_acc_reads <= cnt_fwd_acc_reads + {{29{1'b0}}, inc_fwd_acc_reads};
+      cnt_fwd_acc_writes <= cnt_fwd_acc_writes + {{29{1'b0}}, inc_fwd_acc_writes};
+      cnt_dx_dy_reads <= cnt_dx_dy_reads + {{29{1'b0}}, inc_dx_dy_reads};
+      cnt_dx_dx_writes <= cnt_dx_dx_writes + {{29{1'b0}}, inc_dx_dx_writes};
+      cnt_dx_acc_reads <= cnt_dx_acc_reads + {{29{1'b0}}, inc_dx_acc_reads};
+      cnt_dx_acc_writes <= cnt_dx_acc_writes + {{29{1'b0}}, inc_dx_acc_writes};
+      cnt_dw_dy_reads <= cnt_dw_dy_reads + {{29{1'b0}}, inc_dw_dy_reads};
+      cnt_dw_x_reads <= cnt_dw_x_reads + {{29{1'b0}}, inc_dw_x_reads};
+      cnt_il_dy_reads <= cnt_il_dy_reads + {{29{1'b0}}, inc_il_dy_reads};
+      cnt_il_x_reads <= cnt_il_x_reads + {{29{1'b0}}, inc_il_x_reads};
+      cnt_il_dx_writes <= cnt_il_dx_writes + {{29{1'b0}}, inc_il_dx_writes};
+      cnt_il_acc_reads <= cnt_il_acc_reads + {{29{1'b0}}, inc_il_acc_reads};
+      cnt_il_acc_writes <= cnt_il_acc_writes + {{29{1'b0}}, inc_il_acc_writes};
+      cnt_drain_dw_writes <= cnt_drain_dw_writes + {{29{1'b0}}, inc_drain_dw_writes};
+      cnt_decode_cycles <= cnt_decode_cycles + {{29{1'b0}}, inc_decode_cycles};
+      cnt_requant_cycles <= cnt_requant_cycles + {{29{1'b0}}, inc_requant_cycles};
+      cnt_requant_words <= cnt_requant_words + {{29{1'b0}}, inc_requant_words};
+      cnt_syncs <= cnt_syncs + {{29{1'b0}}, inc_syncs};
+      cnt_commands <= cnt_commands + {{29{1'b0}}, inc_commands};
+      cnt_dma_in_beats <= cnt_dma_in_beats + {{29{1'b0}}, inc_dma_in_beats};
+      cnt_dma_out_beats <= cnt_dma_out_beats + {{29{1'b0}}, inc_dma_out_beats};
+      cnt_dma_in_stalls <= cnt_dma_in_stalls + {{29{1'b0}}, inc_dma_in_stalls};
+      cnt_dma_out_stalls <= cnt_dma_out_stalls + {{29{1'b0}}, inc_dma_out_stalls};
+      cnt_host_idle_cycles <= cnt_host_idle_cycles + {{29{1'b0}}, inc_host_idle_cycles};
+      cnt_load_slots <= cnt_load_slots + {{29{1'b0}}, inc_load_slots};
     end
   end
 endmodule

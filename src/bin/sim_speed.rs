@@ -1,17 +1,24 @@
 //! Simulation speed, measured in one run: the same stimulus through the
 //! cycle-accurate emulator (`Array::step` per cycle), Verilator (1 and 2
-//! model threads) and Icarus, as simulated cycles per second, for two
+//! model threads) and Icarus, as simulated cycles per second, for three
 //! workloads: one interleaved backward pass of an N x N x N layer with an
-//! in-place update on the default 16x16 array (also timed in the fast exact
-//! mode), and one full training step (forward, backward, update of every
+//! in-place update on the default 16x16 array, `none` and dense (both also
+//! timed in the fast exact mode), and one full training step (forward, backward, update of every
 //! layer) of the CNN example on its own array. Each engine's time is the
 //! best of several runs (5 for the emulator, 3 for Verilator).
 //!
 //!     cargo run --release --bin sim-speed -- [--size 256] [--icarus-cycles 4000]
+//!
+//! With `--array-sizes 16,64,128,256` it instead times the cycle-accurate
+//! emulator alone on TPU-sized arrays (an R^3 interleaved backward pass with
+//! update on an R x R array, the Q7.8 / 40-bit format): simulated cycles and
+//! PE-cycles per second, and each size's PE-cycle rate relative to the
+//! first size. Verilator builds of 128x128 and larger take too long to be
+//! part of a speed run (`scripts/lint_large.sh` lints them).
 
 use std::path::Path;
 use std::time::Instant;
-use sysgrad_config::{ArrayConfig, Backward};
+use sysgrad_config::{ArrayConfig, Backward, Pipelining};
 use sysgrad_emulator::gemm::{self, DwSink};
 use sysgrad_emulator::{fast, Array, CycleInput, Driver, Stats};
 use sysgrad_rng::Rng;
@@ -37,9 +44,10 @@ struct Workload {
     fast_seconds: Option<f64>,
 }
 
-/// One interleaved backward pass of a `size`^3 layer on the default array.
-fn backward_pass(size: usize) -> Result<Workload, String> {
-    let cfg = ArrayConfig::default_16x16();
+/// One interleaved backward pass of a `size`^3 layer on the default array
+/// with `pipelining`.
+fn backward_pass(size: usize, pipelining: Pipelining) -> Result<Workload, String> {
+    let cfg = ArrayConfig::default_16x16().with_pipelining(pipelining);
     let mut rng = Rng::new(7);
     let bits = cfg.format().in_bits;
     let (w, x, dy) = (
@@ -168,11 +176,98 @@ fn report(w: &Workload, icarus_cycles: usize, work: &Path) -> Result<(), String>
     Ok(())
 }
 
+/// The `--array-sizes` list, if given.
+fn array_sizes() -> Result<Option<Vec<usize>>, String> {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(i) = args.iter().position(|a| a == "--array-sizes") else {
+        return Ok(None);
+    };
+    let bad = || "--array-sizes needs a comma list of sizes, e.g. 64,128,256".to_string();
+    let list = args.get(i + 1).ok_or_else(bad)?;
+    list.split(',')
+        .map(|v| v.trim().parse::<usize>().map_err(|_| bad()))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// The cycle-accurate emulator on an `n` x `n` array: an `n`^3 interleaved
+/// backward pass with update, best of 3.
+fn emulator_at(n: usize) -> Result<(usize, f64), String> {
+    let cfg = ArrayConfig::new(
+        n,
+        n,
+        Backward::Interleaved,
+        ArrayConfig::default_16x16().format(),
+    )
+    .map_err(|e| e.to_string())?;
+    let mut rng = Rng::new(11);
+    let bits = cfg.format().in_bits;
+    let (w, x, dy) = (
+        rng.matrix(n, n, bits),
+        rng.matrix(n, n, bits),
+        rng.matrix(n, n, bits),
+    );
+    let mut rec = Driver::recording(cfg, false);
+    let sink = DwSink::Update { lr_shift: 8 };
+    gemm::backward(
+        &mut rec,
+        Backward::Interleaved,
+        w.view(),
+        x.view(),
+        dy.view(),
+        sink,
+    )
+    .map_err(|e| e.to_string())?;
+    let inputs = rec.recording.take().unwrap().inputs;
+    let secs = best_of(3, || {
+        let t = Instant::now();
+        let mut array = Array::new(cfg);
+        for inp in &inputs {
+            array.step(inp);
+        }
+        std::hint::black_box(&array);
+        Ok(t.elapsed().as_secs_f64())
+    })?;
+    Ok((inputs.len(), secs))
+}
+
+fn array_size_report(sizes: &[usize]) -> Result<(), String> {
+    println!(
+        "| array | simulated cycles | seconds | cycles/s | PE-cycles/s | PE-cycle rate vs {}x{} |",
+        sizes[0], sizes[0]
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    let mut first = None;
+    for &n in sizes {
+        eprintln!("{n}x{n}: emulator ...");
+        let (cycles, secs) = emulator_at(n)?;
+        let pe_rate = (cycles * n * n) as f64 / secs;
+        let base = *first.get_or_insert(pe_rate);
+        println!(
+            "| {n}x{n} | {cycles} | {secs:.4} | {:.3e} | {pe_rate:.3e} | {:.2}x |",
+            cycles as f64 / secs,
+            pe_rate / base
+        );
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), String> {
+    if let Some(sizes) = array_sizes()? {
+        if sizes.is_empty() {
+            return Err("--array-sizes is empty".into());
+        }
+        return array_size_report(&sizes);
+    }
     let size = arg("--size", 256)?;
     let icarus_cycles = arg("--icarus-cycles", 4000)?;
     let work = verilator::cache_root().join("speed");
-    for (k, w) in [backward_pass(size)?, cnn_step()?].iter().enumerate() {
+    let workloads = [
+        backward_pass(size, Pipelining::None)?,
+        backward_pass(size, Pipelining::Dense)?,
+        cnn_step()?,
+    ];
+    for (k, w) in workloads.iter().enumerate() {
         report(w, icarus_cycles, &work.join(k.to_string()))?;
     }
     Ok(())

@@ -1,102 +1,222 @@
 //! Register-level comparison: every register of the emulator's [`Array`]
 //! against the same register in a Verilator VCD, cycle by cycle, and the
 //! output ports as the VCD shows them. The names are the RTL's
-//! hierarchical names below `sa_top`. [`check_coverage`] makes sure this
+//! hierarchical names below `sa_top` (from `sysgrad_hdl`'s name
+//! functions); on a dense array they include both weights and the weight
+//! stream of every PE, each PE's wave control, the control, w skew and w
+//! deskew banks and the `w_q` output registers. [`check_coverage`] makes sure this
 //! list is every register the RTL has ([`crate::flops`]), so none can go
 //! unchecked.
 
 use crate::compare::Mismatch;
 use crate::flops::RtlRegister;
+use crate::stimulus::{from_bits, to_bits};
 use crate::vcd::Waveform;
 use std::collections::{BTreeMap, HashMap};
 use sysgrad_config::ArrayConfig;
-use sysgrad_emulator::{Array, CycleOutput};
+use sysgrad_emulator::dense::DenseRegs;
+use sysgrad_emulator::{Array, CycleOutput, Wave};
+use sysgrad_hdl::{Bank, DelayBank, DenseBank};
+use sysgrad_isa::wave::{control_bits, WaveField};
 
 pub enum RegError {
     Missing(String),
     Mismatch(Mismatch),
 }
 
+/// How to read one register's value from the model.
+pub(crate) type Reader = Box<dyn Fn(&Array) -> i64>;
+
 /// One register: its RTL name below `sa_top`, its width and how to read it
 /// from the model.
 pub(crate) struct Reg {
     pub name: String,
     pub width: u32,
-    pub read: Box<dyn Fn(&Array) -> i64>,
+    pub read: Reader,
 }
 
-/// Every register of the array, named as the generator names it.
+/// Every register of the array, named as the generator names it: the
+/// PEs' ([`sysgrad_hdl::pe_registers`]), the delay banks' (and on a dense
+/// array the control, w skew and w deskew banks') and the output
+/// registers. A name the generator lists but the emulator has no register
+/// for is left out, so that [`check_coverage`] reports it.
 pub(crate) fn registers(a: &Array) -> Vec<Reg> {
-    let (r, c) = (a.rows(), a.cols());
-    let (dw, aw) = (a.cfg.format().in_bits, a.cfg.format().acc_bits);
-    let mut regs = Vec::new();
-    let mut add = |name: String, width: u32, read: Box<dyn Fn(&Array) -> i64>| {
-        regs.push(Reg { name, width, read })
+    let mut regs = pe_regs(&a.cfg);
+    regs.extend(delay_regs(&a.cfg));
+    regs.extend(dense_delay_regs(&a.cfg));
+    regs.extend(output_regs(&a.cfg));
+    regs
+}
+
+/// A register of `width` bits holding the unsigned `u`, as the VCD reader
+/// gives it: one bit as 0 or 1, wider ones sign-extended.
+fn as_sampled(u: u64, width: u32) -> i64 {
+    if width == 1 {
+        u as i64 & 1
+    } else {
+        from_bits(to_bits(u as i64, width), width)
+    }
+}
+
+fn dense(a: &Array) -> &DenseRegs {
+    a.dense
+        .as_ref()
+        .expect("a dense configuration's array has dense registers")
+}
+
+/// How to read PE register `name` of PE `k` (`i * cols + j`) from the model.
+fn pe_reader(name: &str, k: usize) -> Option<Reader> {
+    let read: Reader = match name {
+        "w" => Box::new(move |a| a.w[k]),
+        "x" => Box::new(move |a| a.x[k]),
+        "d" => Box::new(move |a| a.d[k]),
+        "dv" => Box::new(move |a| a.dv[k] as i64),
+        "psv" => Box::new(move |a| a.psv[k]),
+        "psh" => Box::new(move |a| a.psh[k]),
+        "dw" => Box::new(move |a| a.dw[k]),
+        "ws" => Box::new(move |a| dense(a).ws[k]),
+        "wp" => Box::new(move |a| dense(a).wp[k]),
+        _ => {
+            let field = WaveField::ALL
+                .into_iter()
+                .find(|f| sysgrad_hdl::control_reg_name(*f) == name)?;
+            Box::new(move |a| {
+                let bits = field.bits(a.rows());
+                as_sampled(wave_field(&dense(a).ctl[k], field), bits)
+            })
+        }
     };
+    Some(read)
+}
+
+fn pe_regs(cfg: &ArrayConfig) -> Vec<Reg> {
+    let (r, c) = (cfg.rows(), cfg.cols());
+    let mut regs = Vec::new();
     for i in 0..r {
         for j in 0..c {
-            let k = i * c + j;
-            let pe = format!("g_row[{i}].g_col[{j}].u_pe");
-            add(format!("{pe}.w"), dw, Box::new(move |a| a.w[k]));
-            add(format!("{pe}.x"), dw, Box::new(move |a| a.x[k]));
-            add(format!("{pe}.d"), dw, Box::new(move |a| a.d[k]));
-            add(format!("{pe}.dv"), 1, Box::new(move |a| a.dv[k] as i64));
-            add(format!("{pe}.psv"), aw, Box::new(move |a| a.psv[k]));
-            add(format!("{pe}.psh"), aw, Box::new(move |a| a.psh[k]));
-            add(format!("{pe}.dw"), aw, Box::new(move |a| a.dw[k]));
-        }
-    }
-    for (bank, lanes) in sysgrad_hdl::delay_banks(&a.cfg) {
-        use sysgrad_hdl::DelayBank::*;
-        let width = match bank {
-            XSkew => dw,
-            DySkew => dw + 1, // {valid, dy}
-            YDeskew | DxDeskew => aw,
-        };
-        for (lane, len) in lanes.iter().enumerate() {
-            for stage in 0..*len {
-                let name = sysgrad_hdl::delay_reg_name(bank, lane, stage);
-                add(
-                    name,
-                    width,
-                    Box::new(move |a| delay_value(a, bank, lane, stage)),
-                );
+            for (name, width) in sysgrad_hdl::pe_registers(cfg) {
+                if let Some(read) = pe_reader(name, i * c + j) {
+                    regs.push(Reg {
+                        name: sysgrad_hdl::pe_reg_name(i, j, name),
+                        width,
+                        read,
+                    });
+                }
             }
         }
-    }
-    for j in 0..c {
-        add(
-            sysgrad_hdl::output_reg_name(&a.cfg, "y", j),
-            aw,
-            Box::new(move |a| a.y_q[j]),
-        );
-    }
-    for i in 0..r {
-        add(
-            sysgrad_hdl::output_reg_name(&a.cfg, "dx", i),
-            aw,
-            Box::new(move |a| a.dx_q[i]),
-        );
     }
     regs
 }
 
-fn delay_value(a: &Array, bank: sysgrad_hdl::DelayBank, lane: usize, stage: usize) -> i64 {
-    use sysgrad_hdl::DelayBank::*;
+/// `lanes` of a bank as registers named by [`sysgrad_hdl::delay_reg_name`].
+fn bank_regs<B: Bank + 'static>(
+    bank: B,
+    lanes: &[usize],
+    width: u32,
+    value: fn(&Array, B, usize, usize) -> i64,
+) -> Vec<Reg> {
+    let mut regs = Vec::new();
+    for (lane, len) in lanes.iter().enumerate() {
+        for stage in 0..*len {
+            regs.push(Reg {
+                name: sysgrad_hdl::delay_reg_name(bank, lane, stage),
+                width,
+                read: Box::new(move |a| value(a, bank, lane, stage)),
+            });
+        }
+    }
+    regs
+}
+
+fn delay_regs(cfg: &ArrayConfig) -> Vec<Reg> {
+    sysgrad_hdl::delay_banks(cfg)
+        .into_iter()
+        .flat_map(|(bank, lanes)| bank_regs(bank, &lanes, bank.width(cfg), delay_value))
+        .collect()
+}
+
+fn dense_delay_regs(cfg: &ArrayConfig) -> Vec<Reg> {
+    sysgrad_hdl::dense_delay_banks(cfg)
+        .into_iter()
+        .flat_map(|(bank, lanes)| bank_regs(bank, &lanes, bank.width(cfg), dense_delay_value))
+        .collect()
+}
+
+fn output_regs(cfg: &ArrayConfig) -> Vec<Reg> {
+    let (r, c) = (cfg.rows(), cfg.cols());
+    let (dw, aw) = (cfg.format().in_bits, cfg.format().acc_bits);
+    let mut regs = Vec::new();
+    let mut add = |which: &str, k: usize, width: u32, read: Reader| {
+        regs.push(Reg {
+            name: sysgrad_hdl::output_reg_name(cfg, which, k),
+            width,
+            read,
+        })
+    };
+    for j in 0..c {
+        add("y", j, aw, Box::new(move |a| a.y_q[j]));
+    }
+    for i in 0..r {
+        add("dx", i, aw, Box::new(move |a| a.dx_q[i]));
+    }
+    if cfg.dense() {
+        for j in 0..c {
+            add("w", j, dw, Box::new(move |a| dense(a).w_q[j]));
+        }
+    }
+    regs
+}
+
+fn delay_value(a: &Array, bank: DelayBank, lane: usize, stage: usize) -> i64 {
+    use DelayBank::*;
     match bank {
         XSkew => a.x_skew.lane(lane)[stage],
         DySkew => {
             let (v, d) = a.dy_skew.lane(lane)[stage];
             let bits = a.cfg.format().in_bits;
             // The RTL stores {valid, dy} in one register of DW+1 bits.
-            crate::stimulus::from_bits(
-                ((v as u64) << bits) | crate::stimulus::to_bits(d, bits),
-                bits + 1,
-            )
+            from_bits(((v as u64) << bits) | to_bits(d, bits), bits + 1)
         }
         YDeskew => a.y_deskew.lane(lane)[stage],
         DxDeskew => a.dx_deskew.lane(lane)[stage],
     }
+}
+
+fn dense_delay_value(a: &Array, bank: DenseBank, lane: usize, stage: usize) -> i64 {
+    let d = dense(a);
+    match bank {
+        DenseBank::CtlSkew => {
+            let rows = a.rows();
+            as_sampled(
+                control_word(&d.ctl_skew.lane(lane)[stage], rows),
+                control_bits(rows),
+            )
+        }
+        DenseBank::WSkew => d.w_skew.lane(lane)[stage],
+        DenseBank::WDeskew => d.w_deskew.lane(lane)[stage],
+    }
+}
+
+/// `field` of the emulator's wave, as the unsigned bits of its register
+/// (the ports are that wide, so an in-range stimulus loses nothing).
+fn wave_field(w: &Wave, field: WaveField) -> u64 {
+    match field {
+        WaveField::Op => w.op.into(),
+        WaveField::Swap => w.swap.into(),
+        WaveField::Update => w.update.into(),
+        WaveField::Lr => w.lr.into(),
+        WaveField::Load => w.load.into(),
+        WaveField::LoadRow => w.load_row.into(),
+    }
+}
+
+/// The control word `{op, swap, update, lr, load, load_row}` of `w`, laid
+/// out as [`WaveField::lsb`] says.
+fn control_word(w: &Wave, rows: usize) -> u64 {
+    WaveField::ALL
+        .into_iter()
+        .map(|f| to_bits(wave_field(w, f) as i64, f.bits(rows)) << f.lsb(rows))
+        .fold(0, |word, bits| word | bits)
 }
 
 /// The emulator's registers: name below `sa_top` and width.
@@ -288,4 +408,43 @@ pub fn compare_ports(
         }
     }
     Ok(lanes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The control word is `{op, swap, update, lr, load, load_row}` as
+    /// ARCHITECTURE.md writes it (op on top), read back signed as the VCD
+    /// reader reads a 14-bit register of a 4-row array (RB = 2).
+    #[test]
+    fn the_control_word_is_the_concatenation_of_the_fields() {
+        let w = Wave {
+            op: 0b101,
+            swap: true,
+            update: false,
+            lr: 0b101010,
+            load: true,
+            load_row: 0b11,
+        };
+        // Grouped by field: op, swap, update, lr, load, load_row.
+        #[allow(clippy::unusual_byte_groupings)]
+        let word = 0b101_1_0_101010_1_11;
+        assert_eq!(control_word(&w, 4), word);
+        assert_eq!(control_bits(4), 14);
+        assert_eq!(as_sampled(word, 14), word as i64 - (1 << 14));
+        assert_eq!(as_sampled(1, 1), 1);
+    }
+
+    /// Every register the generator names for a dense PE has a reader.
+    #[test]
+    fn every_dense_pe_register_is_read() {
+        use sysgrad_config::Pipelining;
+        let cfg = ArrayConfig::default_16x16().with_pipelining(Pipelining::Dense);
+        for (name, _) in sysgrad_hdl::pe_registers(&cfg) {
+            assert!(pe_reader(name, 0).is_some(), "no reader for {name}");
+        }
+        let per_pe = sysgrad_hdl::pe_registers(&cfg).len();
+        assert_eq!(pe_regs(&cfg).len(), per_pe * cfg.rows() * cfg.cols());
+    }
 }

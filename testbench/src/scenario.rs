@@ -8,7 +8,7 @@
 
 use sysgrad_config::{ArrayConfig, Backward};
 use sysgrad_emulator::gemm::{self, DwSink};
-use sysgrad_emulator::{CycleInput, Driver, Mode, ModeCode, Phase, Recording};
+use sysgrad_emulator::{CycleInput, Driver, Mode, ModeCode, Phase, Recording, Wave};
 use sysgrad_rng::Rng;
 
 /// The shape of one scenario: layer M x K x N, learning-rate shift, and the
@@ -84,12 +84,19 @@ pub fn run_spec(cfg: &ArrayConfig, spec: &Spec, snapshots: bool) -> (Recording, 
             dy.view(),
             DwSink::Drain,
         )?;
-        // Mode 5 with live data: computes on an interleaved array, holds on a sequential one.
+        // Mode 5 with live data: computes on an interleaved array, holds on
+        // a sequential one. On a dense array (where 5 is a bubble) also
+        // STREAM cycles of random waves, IL ones among them.
         for t in 0..3 {
             let mut inp = CycleInput::zeros(cfg, Mode::BwdIl);
             inp.dy = (0..cfg.cols()).map(|_| rng.value(bits)).collect();
             inp.x = (0..cfg.rows()).map(|_| rng.value(bits)).collect();
             inp.dy_valid = t != 1;
+            if cfg.dense() {
+                drv.clock(inp.clone(), Phase::Idle);
+                inp.mode = Mode::Stream.into();
+                inp.wave = random_wave(cfg, &mut rng);
+            }
             drv.clock(inp, Phase::Idle);
         }
         drv.drain();
@@ -121,7 +128,7 @@ pub fn random_cycles(
     let mut code = ModeCode::from(Mode::Idle);
     for _ in 0..cycles {
         if rng.below(2) == 0 {
-            code = ModeCode::new(rng.below(16) as u8).expect("0..16 fits the port");
+            code = random_code(cfg, &mut rng);
         }
         drv.clock(random_input(cfg, &mut rng, code), Phase::Idle);
     }
@@ -131,7 +138,35 @@ pub fn random_cycles(
     (rec, what)
 }
 
-/// One cycle of random inputs in mode `code`.
+/// Any of the 16 mode codes; on a dense array STREAM half the time, so
+/// that waves fill the array.
+fn random_code(cfg: &ArrayConfig, rng: &mut Rng) -> ModeCode {
+    let codes = 1usize << sysgrad_isa::mode::MODE_BITS;
+    if cfg.dense() && rng.below(2) == 0 {
+        Mode::Stream.into()
+    } else {
+        ModeCode::new(rng.below(codes) as u8).expect("a code of MODE_BITS bits fits the port")
+    }
+}
+
+/// A wave with every control field random over its whole port width
+/// (bubble codes, BWD_IL on a sequential array and load rows past the
+/// last row included). Its learning-rate shift is the `lr_shift` port's.
+pub fn random_wave(cfg: &ArrayConfig, rng: &mut Rng) -> Wave {
+    use sysgrad_isa::wave::WaveField;
+    let mut field = |f: WaveField| rng.below(1 << f.bits(cfg.rows()));
+    Wave {
+        op: field(WaveField::Op) as u8,
+        swap: field(WaveField::Swap) == 1,
+        update: field(WaveField::Update) == 1,
+        lr: 0,
+        load: field(WaveField::Load) == 1,
+        load_row: field(WaveField::LoadRow) as u16,
+    }
+}
+
+/// One cycle of random inputs in mode `code` (on a dense array with a
+/// random wave).
 fn random_input(cfg: &ArrayConfig, rng: &mut Rng, code: ModeCode) -> CycleInput {
     let bits = cfg.format().in_bits;
     let mut inp = CycleInput::zeros(cfg, code);
@@ -141,5 +176,8 @@ fn random_input(cfg: &ArrayConfig, rng: &mut Rng, code: ModeCode) -> CycleInput 
     inp.dy_valid = rng.below(2) == 0;
     inp.lr_shift = rng.below(1 << sysgrad_config::LR_SHIFT_BITS) as u32;
     inp.rst = rng.below(RESET_EVERY) == 0;
+    if cfg.dense() {
+        inp.wave = random_wave(cfg, rng);
+    }
     inp
 }

@@ -5,10 +5,11 @@
 use crate::scenario::{self, Spec};
 use crate::Simulator;
 use std::time::{Duration, Instant};
-use sysgrad_config::{ArrayConfig, Backward, NumberFormat};
+use sysgrad_config::{ArrayConfig, Backward, NumberFormat, Pipelining};
 use sysgrad_rng::Rng;
 
-/// A random valid configuration from `seed` (sizes up to `max_dim`).
+/// A random valid configuration from `seed` (sizes up to `max_dim`,
+/// either schedule, dense or `none` pipelining).
 pub fn random_config(seed: u64, max_dim: usize) -> ArrayConfig {
     let mut rng = Rng::new(seed ^ 0x5eed_c0f1_9000_0000);
     let r = rng.range(1, max_dim as i64) as usize;
@@ -21,6 +22,13 @@ pub fn random_config(seed: u64, max_dim: usize) -> ArrayConfig {
     } else {
         Backward::Sequential
     };
+    // Drawn last, so that the other fields of a seed's config stay those
+    // they were before dense arrays existed.
+    let pipelining = if rng.next_u64().is_multiple_of(2) {
+        Pipelining::Dense
+    } else {
+        Pipelining::None
+    };
     ArrayConfig::new(
         r,
         c,
@@ -32,6 +40,7 @@ pub fn random_config(seed: u64, max_dim: usize) -> ArrayConfig {
         },
     )
     .unwrap()
+    .with_pipelining(pipelining)
 }
 
 /// One failing case, shrunk.

@@ -307,12 +307,14 @@ mod tests {
             },
         )
         .unwrap();
-        let (rec, _) = crate::scenario::training_step(&cfg, 5, true);
-        let snaps = rec.snapshots.unwrap();
-        let wave = Waveform::parse(&write_snapshots(&snaps)).unwrap();
-        let samples =
-            crate::registers::compare(&wave, &snaps).unwrap_or_else(|_| panic!("mismatch"));
-        assert!(samples > 0);
+        for cfg in [cfg, cfg.with_pipelining(sysgrad_config::Pipelining::Dense)] {
+            let (rec, _) = crate::scenario::training_step(&cfg, 5, true);
+            let snaps = rec.snapshots.unwrap();
+            let wave = Waveform::parse(&write_snapshots(&snaps)).unwrap();
+            let samples =
+                crate::registers::compare(&wave, &snaps).unwrap_or_else(|_| panic!("mismatch"));
+            assert!(samples > 0);
+        }
     }
 
     /// A register without a value at some cycle fails the comparison with

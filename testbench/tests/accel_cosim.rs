@@ -602,11 +602,18 @@ fn register_file_answers_as_documented() {
 
     assert_eq!(res.value(status0), Some(0), "STATUS after reset");
     assert_eq!(res.value(id), Some(host::ID_VALUE));
+    // docs/HOST.md: rows [8:0], cols [17:9], in_bits [22:18], acc_bits [28:23], interleaved [29], dense [30].
     let want_shape = c.rows() as u32
-        | (c.cols() as u32) << 8
-        | c.format().in_bits << 16
-        | c.format().acc_bits << 24
-        | u32::from(c.interleaved()) << 30;
+        | (c.cols() as u32) << 9
+        | c.format().in_bits << 18
+        | c.format().acc_bits << 23
+        | u32::from(c.interleaved()) << 29
+        | u32::from(c.dense()) << 30;
+    assert_eq!(
+        host::shape::value(&c),
+        want_shape,
+        "the table agrees with the page"
+    );
     assert_eq!(res.value(shape), Some(want_shape), "SHAPE");
     for r in unmapped.iter().chain([&past_counters]) {
         let v = res.reg(*r).unwrap();

@@ -4,7 +4,11 @@
 //! counter's increment), each on its own build of a small 3 x 2 array,
 //! must each be reported, and the clean build must pass the same program.
 //!
-//! Four small Verilator builds (about 40 s each on 2 cores, cached).
+//! The dense controller (`common::dense`) gets its own three: a lane mask
+//! in the issue register, an engine that thinks the array is empty one
+//! cycle early, and a miscounted slot.
+//!
+//! Seven small Verilator builds (about 40 s each on 2 cores, cached).
 
 mod common;
 
@@ -13,8 +17,12 @@ use sysgrad_testbench::accel::{self, AccelError};
 
 /// Builds `cfg`'s RTL with `from` replaced by `to` in `sa_accel.v` and
 /// returns what the co-simulation of [`common::training_step`] says.
-fn run_with(from: &str, to: &str) -> Result<accel::AccelReport, AccelError> {
-    let c = common::small();
+fn run_with(
+    c: &sysgrad_config::ArrayConfig,
+    from: &str,
+    to: &str,
+) -> Result<accel::AccelReport, AccelError> {
+    let c = *c;
     let files = common::with_fault(&c, from, to);
     let model = accel::build_files(&c, &files).unwrap_or_else(|e| panic!("{e}"));
     let (setup, prog) = common::training_step(&c);
@@ -22,7 +30,11 @@ fn run_with(from: &str, to: &str) -> Result<accel::AccelReport, AccelError> {
 }
 
 fn expect_caught(from: &str, to: &str, named: &str) {
-    match run_with(from, to) {
+    expect_caught_on(&common::small(), from, to, named)
+}
+
+fn expect_caught_on(c: &sysgrad_config::ArrayConfig, from: &str, to: &str, named: &str) {
+    match run_with(c, from, to) {
         Ok(_) => panic!("the fault `{from}` -> `{to}` went unnoticed"),
         Err(AccelError::Mismatch { findings, .. }) => {
             let text = findings.join("\n");
@@ -70,4 +82,68 @@ fn a_miscounted_counter_is_caught() {
         "(x_on && is_forward) ? {{9{1'b0}}, res_m}",
         "fwd_x_reads",
     );
+}
+
+#[test]
+fn the_clean_dense_rtl_passes_the_fault_scenario() {
+    let c = common::dense(common::small());
+    let model = accel::build(&c).unwrap_or_else(|e| panic!("{e}"));
+    let (setup, prog) = common::training_step(&c);
+    let rep = model
+        .cosim(&setup, &prog, 5, 30)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rep.state, State::Halted);
+}
+
+#[test]
+fn a_missing_lane_mask_in_the_issue_register_is_caught() {
+    let c = common::dense(common::small());
+    expect_caught_on(&c, "(iq_x_on && arr_x_in_mask[l])", "iq_x_on", "x_in[");
+}
+
+#[test]
+fn a_dense_engine_that_does_not_wait_for_the_array_to_empty_is_caught() {
+    // The stop (and any UPDATE or DRAIN) comes a cycle early: the run is a
+    // cycle short, before the last results are written.
+    let c = common::dense(common::small());
+    let wait = format!(
+        "wave_wait <= stream_cycle ? RESULT_LATENCY : ((wave_wait == {0}'d0) ? {0}'d0 : wave_wait - {0}'d1);",
+        wait_bits()
+    );
+    let early = format!(
+        "wave_wait <= stream_cycle ? RESULT_LATENCY - {0}'d1 : ((wave_wait == {0}'d0) ? {0}'d0 : wave_wait - {0}'d1);",
+        wait_bits()
+    );
+    expect_caught_on(&c, &wait, &early, "run length");
+}
+
+#[test]
+fn a_miscounted_slot_is_caught() {
+    let c = common::dense(common::small());
+    expect_caught_on(
+        &c,
+        "inc_load_slots = {{16{1'b0}}, slot_now};",
+        "inc_load_slots = {{16{1'b0}}, slot_now && !do_wave};",
+        "load_slots",
+    );
+}
+
+/// The width of the controller's wait counters in the generated text.
+fn wait_bits() -> u32 {
+    let text = sysgrad_hdl::generate(&common::dense(common::small()))
+        .into_iter()
+        .find(|f| f.name == "sa_accel.v")
+        .expect("sa_accel.v")
+        .text;
+    let decl = text
+        .lines()
+        .find(|l| l.contains("reg [") && l.contains(" wave_wait;"))
+        .expect("the wave_wait register");
+    let msb: u32 = decl
+        .split('[')
+        .nth(1)
+        .and_then(|r| r.split(':').next())
+        .and_then(|m| m.trim().parse().ok())
+        .expect("a numeric width");
+    msb + 1
 }

@@ -4,7 +4,7 @@
 //! Verilator co-simulation (array inputs per run cycle, STATUS, PC,
 //! counters, buffers read back).
 //!
-//! On the small 3 x 2 array: a training step (LOAD_W, FORWARD, REQUANT,
+//! On the small 3 x 2 array (and its dense twin): a training step (LOAD_W, FORWARD, REQUANT,
 //! BACKWARD interleaved, UPDATE, FLUSH_W, HALT) and a program that faults
 //! after real work; a fault injected into `sa_accel.v` is reported. A missing `iverilog` fails the tests with the package
 //! to install; nothing is skipped.
@@ -23,6 +23,17 @@ fn icarus_training_step_matches_the_emulator() {
         .unwrap_or_else(|e| panic!("Icarus co-simulation: {e}"));
     assert_eq!(rep.state, State::Halted);
     assert_ne!(rep.status & status::HALTED, 0);
+    assert!(rep.run_cycles > 0 && rep.words_compared > 0, "{rep:?}");
+}
+
+#[test]
+fn icarus_dense_training_step_matches_the_emulator() {
+    // The dense controller: the same program, its own cycles.
+    let c = common::dense(common::small());
+    let (setup, prog) = common::training_step(&c);
+    let rep = accel::cosim_program_icarus(&c, &setup, &prog)
+        .unwrap_or_else(|e| panic!("Icarus co-simulation: {e}"));
+    assert_eq!(rep.state, State::Halted);
     assert!(rep.run_cycles > 0 && rep.words_compared > 0, "{rep:?}");
 }
 

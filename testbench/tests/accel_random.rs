@@ -18,16 +18,20 @@ use sysgrad_config::{fixed, ArrayConfig};
 use sysgrad_rng::Rng;
 use sysgrad_testbench::accel::{self, AccelModel, Setup};
 
+/// One Verilator build per configuration, shared by the tests.
 fn model(c: ArrayConfig) -> &'static AccelModel {
-    use std::sync::OnceLock;
-    static SMALL: OnceLock<AccelModel> = OnceLock::new();
-    static SQUARE: OnceLock<AccelModel> = OnceLock::new();
-    let cell = if c == common::small() {
-        &SMALL
-    } else {
-        &SQUARE
-    };
-    cell.get_or_init(|| accel::build(&c).unwrap_or_else(|e| panic!("{e}")))
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static MODELS: OnceLock<Mutex<HashMap<String, &'static AccelModel>>> = OnceLock::new();
+    let models = MODELS.get_or_init(Default::default);
+    let key = format!("{}-{:?}", c.tag(), c.pipelining());
+    if let Some(m) = models.lock().expect("models").get(&key) {
+        return m;
+    }
+    // Built outside the lock, so that tests on other configurations go on.
+    let built: &'static AccelModel =
+        Box::leak(Box::new(accel::build(&c).unwrap_or_else(|e| panic!("{e}"))));
+    models.lock().expect("models").entry(key).or_insert(built)
 }
 
 fn check(c: ArrayConfig, seed: u64, len: usize, gap: u32) -> Result<(), TestCaseError> {
@@ -165,5 +169,19 @@ proptest! {
         seed in any::<u64>(), len in 1usize..40, gap in 0u32..50,
     ) {
         check(common::square(), seed, len, gap)?;
+    }
+
+    #[test]
+    fn random_programs_match_the_emulator_on_dense_3x2(
+        seed in any::<u64>(), len in 1usize..60, gap in 0u32..50,
+    ) {
+        check(common::dense(common::small()), seed, len, gap)?;
+    }
+
+    #[test]
+    fn random_programs_match_the_emulator_on_dense_8x8(
+        seed in any::<u64>(), len in 1usize..40, gap in 0u32..50,
+    ) {
+        check(common::dense(common::square()), seed, len, gap)?;
     }
 }

@@ -4,7 +4,8 @@
 
 use proptest::prelude::*;
 use std::path::PathBuf;
-use sysgrad_config::{ArrayConfig, Backward, NumberFormat};
+use sysgrad_config::{ArrayConfig, Backward, NumberFormat, Pipelining};
+use sysgrad_emulator::{Array, Mode, Recording};
 use sysgrad_testbench::{icarus, scenario, stimulus, verilator, Simulator};
 use sysgrad_tools as tools;
 
@@ -14,8 +15,36 @@ fn work(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// On a dense array, the scenario really uses what only a dense array has:
+/// waves that swap tiles, update the weights leaving and carry exchange
+/// slots.
+fn assert_streams_waves(rec: &Recording) {
+    let waves: Vec<_> = rec
+        .inputs
+        .iter()
+        .filter(|i| i.mode == Mode::Stream)
+        .map(|i| i.wave)
+        .collect();
+    assert!(waves.iter().any(|w| w.swap), "no wave swaps a tile");
+    assert!(waves.iter().any(|w| w.swap && w.update), "no wave updates");
+    assert!(waves.iter().any(|w| w.load), "no wave carries a slot");
+}
+
+/// Some shadow weight and some evicted weight in `w_q` is not 0 (in a
+/// recording with snapshots): the registers only a dense array has were
+/// compared holding data.
+fn assert_dense_registers_hold_data(rec: &Recording) {
+    let snaps = rec.snapshots.as_ref().expect("a recording with snapshots");
+    let dense = |a: &Array| a.dense.clone().expect("a dense array");
+    assert!(snaps.iter().any(|a| dense(a).ws.iter().any(|&v| v != 0)));
+    assert!(snaps.iter().any(|a| dense(a).w_q.iter().any(|&v| v != 0)));
+}
+
 fn check(cfg: &ArrayConfig, seed: u64, sim: Simulator) {
     let (rec, what) = scenario::training_step(cfg, seed, sim == Simulator::Verilator);
+    if cfg.dense() {
+        assert_streams_waves(&rec);
+    }
     let dir = work(&format!("{}-{seed}-{sim:?}", cfg.tag()));
     match sysgrad_testbench::run(cfg, &rec, sim, &dir) {
         Ok(rep) => {
@@ -45,6 +74,24 @@ fn shipped_configs_match_every_cycle() {
     }
 }
 
+fn dense(cfg: ArrayConfig) -> ArrayConfig {
+    cfg.with_pipelining(Pipelining::Dense)
+}
+
+/// The dense array of the shipped 4x4 and 3x5 (sequential) configurations,
+/// on every register: both weights and the weight stream of every PE, the
+/// wave control in every PE and skew stage, the w deskew and `w_q`.
+#[test]
+fn dense_configs_match_every_cycle() {
+    for name in ["small_4x4.toml", "seq_3x5.toml"] {
+        let cfg = dense(load(name));
+        for seed in 1..=2 {
+            check(&cfg, seed, Simulator::Verilator);
+            assert_dense_registers_hold_data(&scenario::training_step(&cfg, seed, true).0);
+        }
+    }
+}
+
 #[test]
 fn icarus_agrees_too() {
     for name in ["small_4x4.toml", "seq_3x5.toml"] {
@@ -52,6 +99,13 @@ fn icarus_agrees_too() {
         for seed in 1..=2 {
             check(&cfg, seed, Simulator::Icarus);
         }
+    }
+}
+
+#[test]
+fn icarus_agrees_on_dense_arrays_too() {
+    for name in ["small_4x4.toml", "seq_3x5.toml"] {
+        check(&dense(load(name)), 1, Simulator::Icarus);
     }
 }
 
@@ -138,5 +192,15 @@ proptest! {
     fn random_configs_match_every_cycle(cfg in random_config(), seed in any::<u64>()) {
         check(&cfg, seed, Simulator::Verilator);
         check(&cfg, seed.wrapping_add(1), Simulator::Verilator);
+    }
+}
+
+proptest! {
+    // Dense models take longer to build and run: fewer cases.
+    #![proptest_config(ProptestConfig { cases: 3, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_dense_configs_match_every_cycle(cfg in random_config(), seed in any::<u64>()) {
+        check(&dense(cfg), seed, Simulator::Verilator);
     }
 }

@@ -5,7 +5,7 @@
 //! every register-level co-simulation runs first.
 
 use std::path::PathBuf;
-use sysgrad_config::{ArrayConfig, Backward, NumberFormat};
+use sysgrad_config::{ArrayConfig, Backward, NumberFormat, Pipelining};
 use sysgrad_hdl::VerilogFile;
 use sysgrad_testbench::flops::{self, RtlRegister};
 use sysgrad_testbench::registers::check_coverage;
@@ -38,6 +38,42 @@ fn rtl_registers(files: &[VerilogFile]) -> Vec<RtlRegister> {
 fn specified_count(cfg: &ArrayConfig) -> usize {
     let (r, c) = (cfg.rows(), cfg.cols());
     7 * r * c + r * r + c * c
+}
+
+/// The same count for a dense array (ARCHITECTURE.md, Registers of a dense
+/// array): fifteen per PE (`w, ws, wp, x, d, dv, psv, psh, dw` and six
+/// control registers), the `none` array's banks, i control registers in
+/// row i, j in column j of the w skew and C-j in column j of the w deskew
+/// with `w_q`: 15RC + R^2 + C^2 + R(R-1)/2 + C^2.
+fn specified_dense_count(cfg: &ArrayConfig) -> usize {
+    let (r, c) = (cfg.rows(), cfg.cols());
+    15 * r * c + r * r + c * c + r * (r - 1) / 2 + c * c
+}
+
+fn dense(cfg: ArrayConfig) -> ArrayConfig {
+    cfg.with_pipelining(Pipelining::Dense)
+}
+
+#[test]
+fn the_dense_rtl_has_exactly_the_emulators_registers() {
+    let configs = [
+        dense(load("small_4x4.toml")),
+        dense(load("seq_3x5.toml")),
+        // One row: no control skew; one column: no w skew or w deskew.
+        dense(config(1, 4, Backward::Interleaved, (8, 20, 3))),
+        dense(config(5, 1, Backward::Sequential, (12, 30, 6))),
+        dense(config(1, 1, Backward::Interleaved, (16, 48, 15))),
+    ];
+    for cfg in configs {
+        let rtl = rtl_registers(&sysgrad_hdl::generate(&cfg));
+        let n = check_coverage(&rtl, &cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.tag()));
+        assert_eq!(n, specified_dense_count(&cfg), "{}", cfg.tag());
+        for (reg, width) in [("u_pe.ws", cfg.format().in_bits), ("u_pe.c_swap", 1)] {
+            let r = rtl.iter().find(|r| r.name.ends_with(reg)).unwrap();
+            assert_eq!(r.width, width, "{} {reg}", cfg.tag());
+        }
+        println!("{}: {n} registers on both sides", cfg.tag());
+    }
 }
 
 #[test]

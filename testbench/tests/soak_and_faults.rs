@@ -1,10 +1,13 @@
 //! A bounded randomised co-simulation soak (seed printed, reproducible),
 //! and faults injected into the RTL on purpose (in a PE, in a stage of each
-//! skew and deskew bank, on an output port): each must be caught and named
-//! by cycle and signal, and the shrinker must find a smaller case.
+//! skew and deskew bank, on an output port; on a dense array in the shadow
+//! weights, the wave control, the dense banks and `w_q`): each must be
+//! caught and named by cycle and signal, and the shrinker must find a
+//! smaller case. The default run has one dense fault of each kind;
+//! `SYSGRAD_ALL_FAULTS=1` (scripts/faults.sh) runs them all.
 
 use std::time::Duration;
-use sysgrad_config::ArrayConfig;
+use sysgrad_config::{ArrayConfig, Pipelining};
 use sysgrad_emulator::Recording;
 use sysgrad_hdl::VerilogFile;
 use sysgrad_testbench::scenario::{self, Spec};
@@ -252,6 +255,217 @@ fn a_wrong_lane_on_an_output_port_is_caught_by_both_simulators() {
                 println!("{sim:?}: caught at {m}");
             }
             other => panic!("{sim:?}: the swapped dw_out lanes were not caught ({other:?})"),
+        }
+    }
+}
+
+fn dense_fault_config() -> ArrayConfig {
+    fault_config().with_pipelining(Pipelining::Dense)
+}
+
+/// Whether to run every dense fault (`SYSGRAD_ALL_FAULTS=1`,
+/// scripts/faults.sh) rather than one of each kind: each fault is its own
+/// Verilator build.
+fn all_faults() -> bool {
+    env_u64("SYSGRAD_ALL_FAULTS", 0) == 1
+}
+
+/// Where a flipped bit in the weight a swap moves into the shadow
+/// register first shows, from the emulator's snapshots alone: the first
+/// cycle in which a PE holds the control of a swap wave it took without a
+/// slot for its row (snapshot t + 1 holds what edge t took), and the
+/// first such PE in the comparison's order (row-major).
+fn first_swap_without_slot(rec: &Recording) -> (usize, String) {
+    let snaps = rec.snapshots.as_ref().expect("snapshots");
+    let c = snaps[0].cols();
+    for (t, a) in snaps.iter().enumerate() {
+        let ctl = &a.dense.as_ref().expect("a dense array").ctl;
+        let hit = ctl.iter().enumerate().find(|(k, w)| {
+            let own_slot = w.load && usize::from(w.load_row) == k / c;
+            w.swap && !own_slot
+        });
+        if let Some((k, _)) = hit {
+            return (t, sysgrad_hdl::pe_reg_name(k / c, k % c, "ws"));
+        }
+    }
+    panic!("no wave swaps a tile without a slot in the same wave");
+}
+
+/// A fault in the dense `sa_pe.v`.
+struct PeFault<'a> {
+    /// Run by default (otherwise with [`all_faults`] only).
+    default: bool,
+    what: &'a str,
+    from: &'a str,
+    to: String,
+    /// The register names the first mismatch may end with.
+    first: &'a [&'a str],
+    /// The exact register and cycle of the first mismatch, where known.
+    exact: Option<(String, usize)>,
+}
+
+/// Faults in what only a dense PE has: its shadow weight, its weight
+/// stream, its wave control, the dW restart and the update of the weight
+/// a swap switches out. Each is caught in a training step and named by
+/// the register that first differs; the flipped bit in the shadow weight
+/// in exactly the register and cycle the emulator says.
+#[test]
+fn injected_dense_pe_faults_are_caught_and_located() {
+    let cfg = dense_fault_config();
+    let (rec, _) = scenario::run_spec(&cfg, &FAULT_SPEC, true);
+    let flip_lsb = "^ {{(DW-1){1'b0}}, 1'b1}";
+    let (ws_cycle, ws_reg) = first_swap_without_slot(&rec);
+    let faults = [
+        PeFault {
+            default: true,
+            what: "a bit of the weight a swap moves into the shadow register flipped",
+            from: "(c_swap_in ? leaving : ws)",
+            to: format!("(c_swap_in ? leaving {flip_lsb} : ws)"),
+            first: &[".ws"],
+            exact: Some((ws_reg, ws_cycle)),
+        },
+        PeFault {
+            default: true,
+            what: "the weight a swap switches out leaves without its update",
+            from: "c_swap_in ? (c_upd_in ? lv_w_next : w) : ws;",
+            to: "c_swap_in ? w : ws;".into(),
+            first: &[".ws", ".wp"],
+            exact: None,
+        },
+        PeFault {
+            default: false,
+            what: "a bit of the weight a slot sends south flipped",
+            from: "wp <= exch ? leaving : wp_in;",
+            to: format!("wp <= exch ? leaving {flip_lsb} : wp_in;"),
+            first: &[".wp"],
+            exact: None,
+        },
+        PeFault {
+            default: false,
+            what: "the wave's update flag is not kept",
+            from: "c_upd <= c_upd_in;",
+            to: "c_upd <= 1'b0;".into(),
+            first: &[".c_upd"],
+            exact: None,
+        },
+        PeFault {
+            default: false,
+            what: "a swap does not restart dW",
+            from: "dw_base = c_swap_in ? {AW{1'b0}} : dw;",
+            to: "dw_base = dw;".into(),
+            first: &[".dw"],
+            exact: None,
+        },
+    ];
+    for f in faults.iter().filter(|f| f.default || all_faults()) {
+        let files = with_fault(&cfg, f.from, &f.to);
+        let what = f.what;
+        match cosim_rec(&cfg, &files, &rec, Simulator::Verilator, what) {
+            Err(CosimError::Mismatch(m)) => {
+                assert!(
+                    m.signal.contains("u_pe") && f.first.iter().any(|r| m.signal.ends_with(r)),
+                    "{what}: first mismatch {m}"
+                );
+                if let Some((reg, cycle)) = &f.exact {
+                    assert_eq!((&m.signal, m.cycle), (reg, *cycle), "{what}: {m}");
+                }
+                println!("{what}: caught at {m}");
+            }
+            other => panic!("{what}: not caught ({other:?})"),
+        }
+    }
+}
+
+/// Faults in the banks only a dense array has, each caught in the
+/// register where it is, in the cycle it shows: a flipped bit in the
+/// control skew right after the first edge, and (all faults only) a missed
+/// reset in the w skew (random stimulus with resets) and a stuck sign bit
+/// in the w deskew.
+#[test]
+fn faults_in_dense_banks_are_caught_and_located() {
+    let cfg = dense_fault_config();
+    let (training, _) = scenario::run_spec(&cfg, &FAULT_SPEC, true);
+    let (random, _) = scenario::random_cycles(&cfg, 6, 400, true);
+    // (in the default run, what, bank instance, text in sa_skew.v,
+    // replacement, stimulus, register expected to differ first, in the
+    // cycle if known)
+    let faults = [
+        (
+            true,
+            "control skew: bit 0 of row 1's first stage flipped",
+            "u_ctlskew",
+            "r <= tap[s];",
+            "r <= (k == 1 && s == 0) ? tap[s] ^ {{(W-1){1'b0}}, 1'b1} : tap[s];",
+            &training,
+            "g_ctlskew.u_ctlskew.g_lane[1].g_stage[0].r",
+            Some(1),
+        ),
+        (
+            false,
+            "w skew: the last stage of column 3 misses the reset",
+            "u_wskew",
+            "if (rst) begin",
+            "if (rst && !(k == LANES - 1 && s == L - 1)) begin",
+            &random,
+            "g_wskew.u_wskew.g_lane[3].g_stage[2].r",
+            None,
+        ),
+        (
+            false,
+            "w deskew: the sign bit of column 0's first stage stuck at 0",
+            "u_wdeskew",
+            "r <= tap[s];",
+            "r <= (k == 0 && s == 0) ? {1'b0, tap[s][W-2:0]} : tap[s];",
+            &training,
+            "g_wdeskew.u_wdeskew.g_lane[0].g_stage[0].r",
+            None,
+        ),
+    ];
+    for (default, what, instance, from, to, rec, reg, cycle) in faults {
+        if !default && !all_faults() {
+            continue;
+        }
+        let files = with_bank_fault(&cfg, instance, from, to);
+        match cosim_rec(&cfg, &files, rec, Simulator::Verilator, instance) {
+            Err(CosimError::Mismatch(m)) => {
+                assert_eq!(m.signal, reg, "{what}: first mismatch {m}");
+                if let Some(c) = cycle {
+                    assert_eq!(m.cycle, c, "{what}: first mismatch {m}");
+                }
+                println!("{what}: caught at {m}");
+            }
+            other => panic!("{what}: not caught ({other:?})"),
+        }
+    }
+}
+
+/// The evicted weights' output registers take the lanes in reverse order:
+/// Verilator names the first `w_q` that differs, Icarus (ports only) the
+/// `w_out` lane.
+#[test]
+fn reversed_w_out_lanes_of_a_dense_array_are_caught_by_both_simulators() {
+    let cfg = dense_fault_config();
+    let mut files = sysgrad_hdl::generate(&cfg);
+    edit(
+        &mut files,
+        "sa_top.v",
+        "w_q <= w_dsk[j*DW +: DW];",
+        "w_q <= w_dsk[(C-1-j)*DW +: DW];",
+    );
+    for sim in [Simulator::Icarus, Simulator::Verilator] {
+        let (rec, _) = scenario::run_spec(&cfg, &FAULT_SPEC, sim == Simulator::Verilator);
+        match cosim_rec(&cfg, &files, &rec, sim, &format!("w_q-{sim:?}")) {
+            Err(CosimError::Mismatch(m)) => {
+                let named = match sim {
+                    Simulator::Verilator => {
+                        m.signal.starts_with("g_w_out[") && m.signal.ends_with("].w_q")
+                    }
+                    Simulator::Icarus => m.signal.starts_with("w_out["),
+                };
+                assert!(named, "{sim:?}: first mismatch {m}");
+                println!("{sim:?}: caught at {m}");
+            }
+            other => panic!("{sim:?}: the reversed w_q lanes were not caught ({other:?})"),
         }
     }
 }

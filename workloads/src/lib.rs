@@ -10,6 +10,7 @@
 
 pub mod arith;
 pub mod data;
+pub mod energy;
 pub mod error;
 pub mod model;
 pub mod net;

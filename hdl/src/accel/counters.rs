@@ -16,20 +16,20 @@ use sysgrad_isa::host::{Counter, COUNTER_BITS};
 const INC_BITS: u32 = TILE_AREA_BITS + 1;
 
 /// `e` (`bits` wide) zero-extended to an increment.
-fn widen(e: Expr, bits: u32) -> Expr {
+pub(super) fn widen(e: Expr, bits: u32) -> Expr {
     cat([zeros((INC_BITS - bits) as i64), e])
 }
 
-fn nothing() -> Expr {
+pub(super) fn nothing() -> Expr {
     lit(INC_BITS, 0)
 }
 
 /// `on ? v : 0` for a lane count `v` (a tile-size field).
-fn lanes_if(on: Expr, v: &str) -> Expr {
+pub(super) fn lanes_if(on: Expr, v: &str) -> Expr {
     cond(on, widen(id(v), TILE_BITS), nothing())
 }
 
-fn one_if(on: Expr) -> Expr {
+pub(super) fn one_if(on: Expr) -> Expr {
     widen(on, 1)
 }
 
@@ -39,7 +39,7 @@ fn mode_is(m: &str) -> Expr {
 
 /// A write-back line of pass `ph`, first write (`acc` false) or
 /// accumulating (`acc` true).
-fn wb_line(ph: WbPhase, acc: bool) -> Expr {
+pub(super) fn wb_line(ph: WbPhase, acc: bool) -> Expr {
     let acc_e = if acc { id("wb_acc") } else { !id("wb_acc") };
     id("wb_write").and(id("wb_ph").equals(ph.lit())).and(acc_e)
 }
@@ -48,8 +48,25 @@ fn pass(m: &str) -> Expr {
     id("is_backward").and(id("pass_mode").equals(m))
 }
 
-fn increment(c: Counter) -> Expr {
+/// The host interface's counters, the same for both controllers.
+pub(super) fn host_increment(c: Counter) -> Option<Expr> {
     use Counter::*;
+    Some(match c {
+        DmaInBeats => one_if(id("dma_wbeat")),
+        DmaOutBeats => one_if(id("m_v").and("m_axis_tready")),
+        DmaInStalls => one_if(id("dma_on").and(!id("dma_dir")).and(!id("s_axis_tvalid"))),
+        DmaOutStalls => one_if(id("m_v").and(!id("m_axis_tready"))),
+        HostIdleCycles => one_if((!id("ctl_running")).and(!id("dma_on"))),
+        _ => return None,
+    })
+}
+
+/// What the `none` controller charges each counter in a cycle.
+pub(super) fn none_increment(c: Counter) -> Expr {
+    use Counter::*;
+    if let Some(e) = host_increment(c) {
+        return e;
+    }
     let stream_in = |m: &str| id("stream").and(pass(m));
     let mk = || widen(id("res_mk"), TILE_AREA_BITS);
     match c {
@@ -94,16 +111,15 @@ fn increment(c: Counter) -> Expr {
         ),
         Syncs => one_if(id("dec_go").and("is_sync")),
         Commands => one_if(id("dec_go")),
-        DmaInBeats => one_if(id("dma_wbeat")),
-        DmaOutBeats => one_if(id("m_v").and("m_axis_tready")),
-        DmaInStalls => one_if(id("dma_on").and(!id("dma_dir")).and(!id("s_axis_tvalid"))),
-        DmaOutStalls => one_if(id("m_v").and(!id("m_axis_tready"))),
-        HostIdleCycles => one_if((!id("ctl_running")).and(!id("dma_on"))),
         LoadSlots => one_if(mode_is("M_LOAD")),
+        DmaInBeats | DmaOutBeats | DmaInStalls | DmaOutStalls | HostIdleCycles => {
+            unreachable!("host counters")
+        }
     }
 }
 
-pub(super) fn items() -> Vec<Item> {
+/// The counters, each adding `increment(counter)` per cycle.
+pub(super) fn items(increment: impl Fn(Counter) -> Expr) -> Vec<Item> {
     let bits = COUNTER_BITS as i64;
     let mut v = vec![Item::Comment(
         "Counters (docs/HOST.md): cleared by reset and CTRL.CLEAR.".into(),

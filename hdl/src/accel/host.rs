@@ -11,8 +11,8 @@ use super::sizes::{ADDR_BITS, TILE_BITS};
 use super::{flag_wire, registers, sized_const, wire_of, BUFFERS};
 use crate::ir::*;
 use sysgrad_isa::host::{
-    reg, status, Counter, DmaError, DmaTarget, AXIL_ADDR_BITS, AXIL_DATA_BITS, DMA_READ, DMA_WRITE,
-    ID_VALUE, STREAM_BITS,
+    reg, shape, status, Counter, DmaError, DmaTarget, AXIL_ADDR_BITS, AXIL_DATA_BITS, DMA_READ,
+    DMA_WRITE, ID_VALUE, STREAM_BITS,
 };
 
 /// A DMA target code (`DMA_TARGET`'s low bits).
@@ -69,18 +69,19 @@ fn constants() -> Vec<Item> {
     let mut v = vec![Item::Comment(
         "Host interface: registers (docs/HOST.md).".into(),
     )];
-    v.extend(sized_const("DW5", 5, id("DW")));
-    v.extend(sized_const("AW6", 6, id("AW")));
+    v.extend(sized_const("DW5", shape::IN_BITS_FIELD.bits, id("DW")));
+    v.extend(sized_const("AW6", shape::ACC_BITS_FIELD.bits, id("AW")));
     v.extend(sized_const("IL1", 1, id("INTERLEAVED")));
-    // Lanes per packed beat (config::host::lanes_per_beat).
+    // Lanes per packed beat (config::host::lanes_per_beat), as wide as a
+    // lane count.
     v.extend(sized_const(
-        "P_DW8",
-        8,
+        "P_DW",
+        LANE_BITS,
         cond(id("DW").greater(64), 1, 64 / id("DW")),
     ));
     v.extend(sized_const(
-        "P_AW8",
-        8,
+        "P_AW",
+        LANE_BITS,
         cond(id("AW").greater(64), 1, 64 / id("AW")),
     ));
     for b in &BUFFERS {
@@ -196,8 +197,26 @@ const _: () = assert!(
         && status::DMA_ERROR_SHIFT == 16
 );
 
+/// `SHAPE` from the fields of `sysgrad_isa::host::shape`, high to low,
+/// zero above the top field.
+fn shape_value(dense: bool) -> Expr {
+    let value = |name: &str| match name {
+        "dense" => lit(1, dense.into()),
+        "interleaved" => id("IL1"),
+        "acc_bits" => id("AW6"),
+        "in_bits" => id("DW5"),
+        "cols" => id("MAX_M"),
+        "rows" => id("MAX_K"),
+        other => unreachable!("SHAPE field {other} has no RTL value"),
+    };
+    let top = shape::DENSE.lo + shape::DENSE.bits;
+    let mut parts = vec![lit(AXIL_DATA_BITS - top, 0)];
+    parts.extend(shape::FIELDS.iter().map(|(name, _)| value(name)));
+    Expr::Concat(parts)
+}
+
 /// The AXI4-Lite read channel: one register per offset, SLVERR elsewhere.
-fn axil_read() -> Vec<Item> {
+fn axil_read(dense: bool) -> Vec<Item> {
     let read = |offset: u32, value: Expr| {
         (
             vec![addr(offset)],
@@ -206,18 +225,7 @@ fn axil_read() -> Vec<Item> {
     };
     let mut arms = vec![
         read(reg::ID, hex(32, ID_VALUE.into())),
-        read(
-            reg::SHAPE,
-            cat([
-                lit(1, 0),
-                id("IL1"),
-                id("AW6"),
-                lit(3, 0),
-                id("DW5"),
-                id("MAX_M"),
-                id("MAX_K"),
-            ]),
-        ),
+        read(reg::SHAPE, shape_value(dense)),
         read(
             reg::STATUS,
             cat([
@@ -358,7 +366,7 @@ fn dma_lanes() -> Vec<Item> {
         id("MAX_M"),
         id("ACC_LANES"),
     ];
-    let packed = [one(), id("P_DW8"), id("P_DW8"), id("P_DW8"), id("P_AW8")];
+    let packed = [one(), id("P_DW"), id("P_DW"), id("P_DW"), id("P_AW")];
     let wide = |n: &str| cat([lit(1, 0), id(n)]);
     vec![
         wire_of("dma_lanes", LANE_BITS, by_target("dma_tgt", lanes, one())),
@@ -390,7 +398,7 @@ fn dma_write_beats() -> Vec<Item> {
 /// the mask of a packed beat's lanes.
 fn dma_read_lanes() -> Vec<Item> {
     let mut v = Vec::new();
-    for (w, p) in [("DW", "P_DW8"), ("AW", "P_AW8")] {
+    for (w, p) in [("DW", "P_DW"), ("AW", "P_AW")] {
         v.push(localparam(
             &format!("PMASK_{w}"),
             Width::of(64),
@@ -628,10 +636,11 @@ fn dma() -> Vec<Item> {
     v
 }
 
-pub(super) fn items() -> Vec<Item> {
+/// The host interface; `dense` is SHAPE's dense bit (`sysgrad_isa::host::shape::DENSE`).
+pub(super) fn items(dense: bool) -> Vec<Item> {
     let mut v = constants();
     v.extend(axil_write());
-    v.extend(axil_read());
+    v.extend(axil_read(dense));
     v.extend(dma());
     v
 }

@@ -17,12 +17,14 @@
 mod control;
 mod counters;
 mod datapath;
+mod dense;
 mod host;
 mod sizes;
 
 use crate::ir::*;
 use sysgrad_config::{ArrayConfig, LR_SHIFT_BITS};
 use sysgrad_isa::host::{DmaTarget, AXIL_ADDR_BITS, AXIL_DATA_BITS, STREAM_BITS};
+use sysgrad_isa::wave::WaveField;
 
 /// A wire of `bits` bits driven by `e`.
 fn wire_of(name: &str, bits: impl Into<Expr>, e: impl Into<Expr>) -> Item {
@@ -268,14 +270,38 @@ fn ports() -> Vec<Port> {
     p
 }
 
-fn array_instance() -> Vec<Item> {
+/// The wave inputs of a dense array (all but the learning-rate shift,
+/// which is `lr_shift`), as `(port, width)`.
+fn wave_inputs() -> Vec<(&'static str, Width)> {
+    WaveField::ALL
+        .iter()
+        .filter(|f| **f != WaveField::Lr)
+        .map(|f| (f.port(), crate::ctl::field_width(*f)))
+        .collect()
+}
+
+fn array_instance(cfg: &ArrayConfig) -> Vec<Item> {
     let mut conns = vec![conn("clk", "clk"), conn("rst", "rst")];
     for p in ["mode", "lr_shift", "x_in", "w_in", "dy_in", "dy_valid"] {
+        conns.push(conn(p, id(&format!("arr_{p}"))));
+    }
+    let waves = if cfg.dense() { wave_inputs() } else { vec![] };
+    for (p, _) in &waves {
         conns.push(conn(p, id(&format!("arr_{p}"))));
     }
     for p in ["y_out", "dx_out", "dw_out", "w_out"] {
         conns.push(conn(p, id(&format!("arr_{p}"))));
     }
+    let mut params: Vec<(String, Expr)> = ["R", "C", "DW", "AW", "FRAC", "INTERLEAVED"]
+        .iter()
+        .map(|p| (p.to_string(), id(p)))
+        .collect();
+    if cfg.dense() {
+        params.push((crate::ctl::RB.into(), id(crate::ctl::RB)));
+    }
+    let wave_nets = waves
+        .into_iter()
+        .map(|(p, w)| wire(&format!("arr_{p}"), w).item());
     vec![
         Item::Comment("The array; its inputs arr_* are driven by the controller.".into()),
         wire("arr_mode", Width::of(sysgrad_isa::mode::MODE_BITS)).item(),
@@ -288,16 +314,28 @@ fn array_instance() -> Vec<Item> {
         wire("arr_dx_out", Width::of(id("R") * "AW")).item(),
         wire("arr_dw_out", Width::of(id("R") * "AW")).item(),
         wire("arr_w_out", Width::of(id("C") * "DW")).item(),
-        Item::Instance(Instance {
-            module: "sa_top".into(),
-            name: "u_array".into(),
-            params: ["R", "C", "DW", "AW", "FRAC", "INTERLEAVED"]
-                .iter()
-                .map(|p| (p.to_string(), id(p)))
-                .collect(),
-            conns,
-        }),
     ]
+    .into_iter()
+    .chain(wave_nets)
+    .chain([Item::Instance(Instance {
+        module: "sa_top".into(),
+        name: "u_array".into(),
+        params,
+        conns,
+    })])
+    .collect()
+}
+
+/// The dense array's extra parameter (`RB`, the bits of a load row).
+fn dense_params(cfg: &ArrayConfig) -> Vec<Param> {
+    if !cfg.dense() {
+        return vec![];
+    }
+    vec![param(
+        crate::ctl::RB,
+        sysgrad_isa::mode::load_row_bits(cfg.rows()).into(),
+        "bits of wave_load_row: max(1, ceil(log2 R))",
+    )]
 }
 
 pub fn module(cfg: &ArrayConfig) -> Module {
@@ -307,13 +345,19 @@ pub fn module(cfg: &ArrayConfig) -> Module {
         Width::bit(),
         cond(id("R").greater("C"), "R", "C"),
     )];
-    items.extend(array_instance());
+    items.extend(array_instance(cfg));
     for buf in &BUFFERS {
         items.extend(buffer(buf));
     }
-    items.extend(control::items());
-    items.extend(host::items());
-    items.extend(counters::items());
+    if cfg.dense() {
+        items.extend(dense::items());
+        items.extend(host::items(true));
+        items.extend(counters::items(dense::increment));
+    } else {
+        items.extend(control::items());
+        items.extend(host::items(false));
+        items.extend(counters::items(counters::none_increment));
+    }
     Module {
         name: "sa_accel".into(),
         doc: vec![
@@ -325,6 +369,7 @@ pub fn module(cfg: &ArrayConfig) -> Module {
         ],
         params: [
             crate::top::array_params(cfg),
+            dense_params(cfg),
             vec![
                 param("W_DEPTH", b.weights as i64, "weight buffer lines"),
                 param("X_DEPTH", b.activations as i64, "activation buffer lines"),

@@ -47,6 +47,11 @@ pub fn square() -> ArrayConfig {
     )
 }
 
+/// `cfg` with the dense controller and array.
+pub fn dense(cfg: ArrayConfig) -> ArrayConfig {
+    cfg.with_pipelining(sysgrad_config::Pipelining::Dense)
+}
+
 /// seq_3x5 (3 x 5 sequential, i6 a16 f2): R != C, one multiplier per PE.
 pub fn sequential() -> ArrayConfig {
     accel(

@@ -94,6 +94,10 @@ pub struct FixedArith {
     ledger: Ledger,
     /// The momentum factor in data format.
     momentum: Option<i64>,
+    /// When set, backward passes drain dW into this map (per layer)
+    /// instead of stepping the weights: a pipeline schedule decides when
+    /// and to which weights a gradient is applied.
+    collected: Option<BTreeMap<usize, Array2<i64>>>,
 }
 
 impl FixedArith {
@@ -117,6 +121,51 @@ impl FixedArith {
             momentum: step
                 .momentum
                 .map(|m| fixed::from_f64(m, f.frac_bits, f.in_bits)),
+            collected: None,
+        }
+    }
+
+    /// From now on backward passes drain dW (`DwSink::Drain`) and keep it
+    /// for [`FixedArith::take_gradients`] instead of updating the weights
+    /// (`on = false` returns to the optimizer step of the model).
+    pub fn collect_gradients(&mut self, on: bool) {
+        self.collected = on.then(BTreeMap::new);
+    }
+
+    /// The dW of every layer whose backward pass ran since the last call
+    /// (raw accumulators), while collecting.
+    pub fn take_gradients(&mut self) -> BTreeMap<usize, Array2<i64>> {
+        self.collected
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// The model's optimizer step with the gradient `dw` (raw accumulators,
+    /// 2F fractional bits): `W -= 2^-lr_shift dW` for SGD, or
+    /// `v = mu v + dW; W -= 2^-lr_shift v` with momentum. The same bits as
+    /// the update in the PEs (`DwSink::Update`) for SGD.
+    pub fn apply_gradient(
+        &self,
+        w: &mut Array2<i64>,
+        velocity: Option<&mut Array2<i64>>,
+        dw: &Array2<i64>,
+    ) {
+        let f = self.cfg.format();
+        let aw = f.acc_bits;
+        let step = |w: &mut i64, d: &i64| {
+            *w = fixed::sgd_update(*w, *d, f.frac_bits, self.step.lr_shift, f.in_bits, aw)
+        };
+        match (self.momentum, velocity) {
+            (Some(mu), Some(v)) => {
+                // v and dW are accumulators (2F fractional bits); mu is data.
+                v.zip_mut_with(dw, |v, d| {
+                    let decayed = fixed::round_shift(mu * *v, f.frac_bits, aw + f.in_bits);
+                    *v = fixed::acc_add(fixed::sat(decayed, aw), *d, aw);
+                });
+                w.zip_mut_with(v, step);
+            }
+            _ => w.zip_mut_with(dw, step),
         }
     }
 
@@ -234,10 +283,11 @@ impl Arith for FixedArith {
         x: ArrayView2<i64>,
         dy: ArrayView2<i64>,
     ) -> Result<Array2<i64>> {
-        // Plain SGD updates the weights inside the PEs; momentum needs dW on
-        // the host, so it is drained instead.
-        let sink = match (self.momentum, &velocity) {
-            (Some(_), Some(_)) => DwSink::Drain,
+        // Plain SGD updates the weights inside the PEs; momentum (and a
+        // pipeline collecting gradients) needs dW on the host, so it is
+        // drained instead.
+        let sink = match (self.momentum, &velocity, &self.collected) {
+            (_, _, Some(_)) | (Some(_), Some(_), None) => DwSink::Drain,
             _ => DwSink::Update {
                 lr_shift: self.step.lr_shift,
             },
@@ -265,20 +315,14 @@ impl Arith for FixedArith {
                 return Err(WorkloadError::ScheduleMismatch { layer, what: "dW" });
             }
         }
-        let f = self.cfg.format();
-        match (res.w, res.dw, self.momentum, velocity) {
-            (Some(w_new), _, _, _) => *w = w_new,
-            (None, Some(dw), Some(mu), Some(v)) => {
-                // v and dW are accumulators (2F fractional bits); mu is data.
-                let aw = f.acc_bits;
-                v.zip_mut_with(&dw, |v, d| {
-                    let decayed = fixed::round_shift(mu * *v, f.frac_bits, aw + f.in_bits);
-                    *v = fixed::acc_add(fixed::sat(decayed, aw), *d, aw);
-                });
-                w.zip_mut_with(v, |w, v| {
-                    *w = fixed::sgd_update(*w, *v, f.frac_bits, self.step.lr_shift, f.in_bits, aw)
-                });
-            }
+        match (res.w, res.dw) {
+            (Some(w_new), _) => *w = w_new,
+            (None, Some(dw)) => match &mut self.collected {
+                Some(collected) => {
+                    collected.insert(layer, dw);
+                }
+                None => self.apply_gradient(w, velocity, &dw),
+            },
             _ => unreachable!("the sink decides which result gemm::backward returns"),
         }
         Ok(res.dx)

@@ -24,6 +24,7 @@ use ndarray::{Array2, Array4};
 use sysgrad_config::fixed;
 use sysgrad_rng::Rng;
 
+#[derive(Clone)]
 pub enum Layer<V> {
     Dense(Dense<V>),
     Conv2d(Conv2d<V>),
@@ -44,6 +45,73 @@ impl<V> Layer<V> {
                 spikes: l.spikes,
                 ..Activity::default()
             }),
+            _ => None,
+        }
+    }
+}
+
+impl<V: Copy + PartialEq + PartialOrd + Default + std::fmt::Debug + Send + Sync + 'static>
+    Layer<V>
+{
+    /// The layer's forward pass on `x` (model layer `site.layer`); a
+    /// training pass keeps what the backward pass needs.
+    pub fn forward<A: Arith<V = V>>(
+        &mut self,
+        ar: &mut A,
+        site: Site,
+        x: &Tensor<V>,
+        steps: usize,
+    ) -> Result<Tensor<V>> {
+        let training = site.training;
+        Ok(match self {
+            Layer::Dense(d) => d.forward(ar, site, x)?,
+            Layer::Conv2d(c) => c.forward(ar, site, x)?,
+            Layer::Relu(r) => r.forward(ar, x, training),
+            Layer::MaxPool(p) => p.forward::<A>(x, training),
+            Layer::Flatten(dims) => {
+                *dims = Some(x.dim());
+                tensor::flatten(x)
+            }
+            Layer::Lif(l) => l.forward(ar, x, steps, training),
+        })
+    }
+
+    /// The backward pass of model layer `index` given the gradient of its
+    /// output: the gradient of its input, or `None` when nothing upstream
+    /// needs it (a convolution that is the model's first layer). The
+    /// weight step is the arithmetic's (see [`Arith::backward`]).
+    pub fn backward<A: Arith<V = V>>(
+        &mut self,
+        ar: &mut A,
+        index: usize,
+        g: &Tensor<V>,
+        steps: usize,
+    ) -> Result<Option<Tensor<V>>> {
+        let missing = || dense::missing_forward(index);
+        Ok(Some(match self {
+            Layer::Dense(d) => d.backward(ar, index, g)?,
+            Layer::Conv2d(c) => return c.backward(ar, index, g, index > 0),
+            Layer::Relu(r) => r.backward(ar, g).ok_or_else(missing)?,
+            Layer::MaxPool(p) => p.backward(ar, g).ok_or_else(missing)?,
+            Layer::Flatten(dims) => tensor::unflatten(g, dims.ok_or_else(missing)?),
+            Layer::Lif(l) => l.backward(ar, g, steps).ok_or_else(missing)?,
+        }))
+    }
+
+    /// The weights (with the bias column) and the momentum of a dense or
+    /// convolution layer.
+    pub fn weights_mut(&mut self) -> Option<(&mut Array2<V>, Option<&mut Array2<V>>)> {
+        match self {
+            Layer::Dense(d) => Some((&mut d.w, d.velocity.as_mut())),
+            Layer::Conv2d(c) => Some((&mut c.w, c.velocity.as_mut())),
+            _ => None,
+        }
+    }
+
+    pub fn weights(&self) -> Option<&Array2<V>> {
+        match self {
+            Layer::Dense(d) => Some(&d.w),
+            Layer::Conv2d(c) => Some(&c.w),
             _ => None,
         }
     }
@@ -163,18 +231,7 @@ impl<A: Arith> Network<A> {
         let mut x = x;
         for (i, layer) in self.layers.iter_mut().enumerate() {
             let site = Site { layer: i, training };
-            let ar = &mut self.arith;
-            x = match layer {
-                Layer::Dense(d) => d.forward(ar, site, &x)?,
-                Layer::Conv2d(c) => c.forward(ar, site, &x)?,
-                Layer::Relu(r) => r.forward(ar, &x, training),
-                Layer::MaxPool(p) => p.forward::<A>(&x, training),
-                Layer::Flatten(dims) => {
-                    *dims = Some(x.dim());
-                    tensor::flatten(&x)
-                }
-                Layer::Lif(l) => l.forward(ar, &x, steps, training),
-            };
+            x = layer.forward(&mut self.arith, site, &x, steps)?;
         }
         Ok(x)
     }
@@ -185,19 +242,10 @@ impl<A: Arith> Network<A> {
         let steps = self.time_steps;
         let mut g = dy;
         for (i, layer) in self.layers.iter_mut().enumerate().rev() {
-            let ar = &mut self.arith;
-            let missing = || dense::missing_forward(i);
-            g = match layer {
-                Layer::Dense(d) => d.backward(ar, i, &g)?,
-                Layer::Conv2d(c) => match c.backward(ar, i, &g, i > 0)? {
-                    Some(dx) => dx,
-                    None => return Ok(()),
-                },
-                Layer::Relu(r) => r.backward(ar, &g).ok_or_else(missing)?,
-                Layer::MaxPool(p) => p.backward(ar, &g).ok_or_else(missing)?,
-                Layer::Flatten(dims) => tensor::unflatten(&g, dims.ok_or_else(missing)?),
-                Layer::Lif(l) => l.backward(ar, &g, steps).ok_or_else(missing)?,
-            };
+            match layer.backward(&mut self.arith, i, &g, steps)? {
+                Some(dx) => g = dx,
+                None => return Ok(()),
+            }
         }
         Ok(())
     }

@@ -1,14 +1,24 @@
-//! SCALE-Sim topology files, in both of its forms:
+//! SCALE-Sim topology files, read as SCALE-Sim 3.0 reads them
+//! (`scalesim/topology_utils.py`):
 //!
-//! * convolution: `Layer name, IFMAP Height, IFMAP Width, Filter Height,
-//!   Filter Width, Channels, Num Filter, Strides,` (an optional ninth
-//!   column splits the stride into height and width);
-//! * GEMM: `Layer, M, N, K,` where M is the number of output rows (pixels),
-//!   N the number of outputs (filters) and K the reduction.
+//! * the first line is a header and is skipped, whatever it says;
+//! * convolution rows: `name, IFMAP Height, IFMAP Width, Filter Height,
+//!   Filter Width, Channels, Num Filter, Strides[, N:M]`, the optional
+//!   ninth column an `N:M` sparsity ratio (N non-zero weights in every
+//!   block of M; `1:1` when absent). A numeric ninth column is the stride
+//!   width of SCALE-Sim v2 files (`Stride Height, Stride Width`);
+//! * GEMM rows: `name, M, N, K[, N:M]`, where M is the number of output
+//!   rows (pixels), N the number of outputs (filters) and K the reduction;
+//! * a convolution whose name contains `DP` is depthwise: SCALE-Sim runs
+//!   it as one layer per channel (`<name>Channel_<i>`, one channel each,
+//!   the same filters), and so do we.
 //!
-//! Real files end every line with a comma, so a trailing empty field is
-//! dropped. The first line is the header and decides the form. IFMAP sizes
-//! include any padding (SCALE-Sim has no padding field).
+//! The form is told by the first layer row's field count (4-5: GEMM, 8-9:
+//! convolution); every row must be of that form. Real files end every line
+//! with a comma, so trailing empty fields are dropped (SCALE-Sim always
+//! drops the last field: a line without the trailing comma loses its last
+//! value there, not here). Blank lines are skipped. IFMAP sizes include any
+//! padding (SCALE-Sim has no padding field).
 
 use crate::error::{Result, WorkloadError};
 use serde::Serialize;
@@ -21,6 +31,12 @@ pub struct Gemm {
     pub m: usize,
     pub k: usize,
     pub n: usize,
+}
+
+impl Gemm {
+    pub fn macs(&self) -> u64 {
+        (self.m * self.k * self.n) as u64
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -45,6 +61,43 @@ impl ConvParams {
     }
 }
 
+/// An `N:M` structured sparsity ratio of the weights: `nonzero` non-zero
+/// values in every block of `block`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct Sparsity {
+    pub nonzero: usize,
+    pub block: usize,
+}
+
+impl Sparsity {
+    pub const DENSE: Sparsity = Sparsity {
+        nonzero: 1,
+        block: 1,
+    };
+    pub fn is_dense(&self) -> bool {
+        self.nonzero == self.block
+    }
+    /// Share of the weights that are not zero.
+    pub fn density(&self) -> f64 {
+        self.nonzero as f64 / self.block as f64
+    }
+}
+
+impl std::fmt::Display for Sparsity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.nonzero, self.block)
+    }
+}
+
+/// Which channel of a depthwise (`DP`) layer a per-channel layer is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Depthwise {
+    /// The name in the file.
+    pub layer: String,
+    pub channel: usize,
+    pub channels: usize,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TopoForm {
@@ -61,6 +114,10 @@ pub struct TopoLayer {
     pub conv: Option<ConvParams>,
     /// The product for one sample.
     pub gemm: Gemm,
+    /// `1:1` unless the row gives a ratio.
+    pub sparsity: Sparsity,
+    /// Set on the per-channel layers of a depthwise (`DP`) row.
+    pub depthwise: Option<Depthwise>,
 }
 
 impl TopoLayer {
@@ -89,7 +146,14 @@ pub struct Topology {
     pub layers: Vec<TopoLayer>,
 }
 
-const CONV_FIELDS: [&str; 9] = [
+impl Topology {
+    /// Whether any layer carries a sparsity ratio other than 1:1.
+    pub fn is_sparse(&self) -> bool {
+        self.layers.iter().any(|l| !l.sparsity.is_dense())
+    }
+}
+
+const CONV_FIELDS: [&str; 8] = [
     "Layer name",
     "IFMAP Height",
     "IFMAP Width",
@@ -97,10 +161,16 @@ const CONV_FIELDS: [&str; 9] = [
     "Filter Width",
     "Channels",
     "Num Filter",
-    "Stride Height",
-    "Stride Width",
+    "Strides",
 ];
 const GEMM_FIELDS: [&str; 4] = ["Layer", "M", "N", "K"];
+/// The optional last column of either form.
+const SPARSITY_FIELD: &str = "Sparsity (N:M)";
+/// The numeric ninth column of a v2 convolution row.
+const STRIDE_WIDTH_FIELD: &str = "Stride Width";
+
+/// The marker SCALE-Sim looks for in a layer name to run it depthwise.
+pub const DEPTHWISE_MARKER: &str = "DP";
 
 /// Comma-separated fields, trimmed, without the trailing empty one(s).
 fn fields(line: &str) -> Vec<&str> {
@@ -111,15 +181,13 @@ fn fields(line: &str) -> Vec<&str> {
     f
 }
 
-fn detect_form(header: &[&str]) -> Option<TopoForm> {
-    let h: Vec<String> = header.iter().map(|s| s.to_ascii_lowercase()).collect();
-    if h.len() >= 8 && h[1].contains("ifmap") && h[1].contains("height") {
-        return Some(TopoForm::Conv);
+/// The form a layer row of `len` fields belongs to.
+fn form_of(len: usize) -> Option<TopoForm> {
+    match len {
+        4 | 5 => Some(TopoForm::Gemm),
+        8 | 9 => Some(TopoForm::Conv),
+        _ => None,
     }
-    if h.len() == 4 && h[1] == "m" && h[2] == "n" && h[3] == "k" {
-        return Some(TopoForm::Gemm);
-    }
-    None
 }
 
 pub fn load_topology(path: &Path) -> Result<Topology> {
@@ -135,7 +203,7 @@ fn line_error(path: &Path, line: usize, message: String) -> WorkloadError {
     }
 }
 
-/// The column names of a row of `form` with `len` fields.
+/// The column names of a row of `form`.
 fn column_names(form: TopoForm) -> &'static [&'static str] {
     match form {
         TopoForm::Conv => &CONV_FIELDS,
@@ -143,48 +211,88 @@ fn column_names(form: TopoForm) -> &'static [&'static str] {
     }
 }
 
-/// Checks a row's field count: 8 or 9 for a convolution, 4 for a GEMM.
-fn check_len(form: TopoForm, f: &[&str]) -> std::result::Result<(), String> {
-    let (ok, expected, shown) = match form {
-        TopoForm::Conv => (f.len() == 8 || f.len() == 9, "8 or 9", 8),
-        TopoForm::Gemm => (f.len() == 4, "4", 4),
+/// What the rows of `form` look like, for error messages.
+fn row_shape(form: TopoForm) -> String {
+    let (n, extra) = match form {
+        TopoForm::Conv => (8, format!("{SPARSITY_FIELD} or v2 {STRIDE_WIDTH_FIELD}")),
+        TopoForm::Gemm => (4, SPARSITY_FIELD.to_string()),
     };
-    if ok {
+    format!(
+        "{n} fields ({}) and an optional {extra}",
+        column_names(form).join(", ")
+    )
+}
+
+/// Checks a row's field count against the file's form.
+fn check_len(form: TopoForm, f: &[&str]) -> std::result::Result<(), String> {
+    if form_of(f.len()) == Some(form) {
         return Ok(());
     }
+    let what = match form {
+        TopoForm::Conv => "convolution",
+        TopoForm::Gemm => "GEMM",
+    };
     Err(format!(
-        "{} fields, expected {expected} ({})",
+        "{} fields; the file's first layer row makes it a {what} topology, whose rows have {}",
         f.len(),
-        column_names(form)[..shown].join(", ")
+        row_shape(form)
     ))
 }
 
-/// The numeric fields of a row (all but the name), each a positive integer.
-fn numbers(form: TopoForm, f: &[&str]) -> std::result::Result<Vec<usize>, String> {
-    let names = column_names(form);
-    f.iter()
-        .enumerate()
-        .skip(1)
-        .map(|(col, v)| {
-            // A conv row with one stride column means both strides.
-            let name = if form == TopoForm::Conv && f.len() == 8 && col == 7 {
-                "Strides"
-            } else {
-                names[col]
-            };
-            match v.parse::<usize>() {
-                Ok(x) if x >= 1 => Ok(x),
-                _ => Err(format!(
-                    "field `{name}` (column {}) = `{v}` is not a positive integer",
-                    col + 1
-                )),
-            }
-        })
-        .collect()
+/// A positive integer field.
+fn positive(name: &str, col: usize, v: &str) -> std::result::Result<usize, String> {
+    match v.parse::<usize>() {
+        Ok(x) if x >= 1 => Ok(x),
+        _ => Err(format!(
+            "field `{name}` (column {}) = `{v}` is not a positive integer",
+            col + 1
+        )),
+    }
 }
 
-/// A convolution layer from its numbers; the filter must fit the input.
-fn conv_layer(name: String, line: usize, nums: &[usize]) -> std::result::Result<TopoLayer, String> {
+/// An `N:M` ratio with `1 <= N <= M`.
+fn sparsity(col: usize, v: &str) -> std::result::Result<Sparsity, String> {
+    let bad = || {
+        format!(
+            "field `{SPARSITY_FIELD}` (column {}) = `{v}` is not a ratio N:M of positive integers with N <= M",
+            col + 1
+        )
+    };
+    let (n, m) = v.split_once(':').ok_or_else(bad)?;
+    let (nonzero, block) = (
+        n.trim().parse::<usize>().map_err(|_| bad())?,
+        m.trim().parse::<usize>().map_err(|_| bad())?,
+    );
+    if nonzero == 0 || nonzero > block {
+        return Err(bad());
+    }
+    Ok(Sparsity { nonzero, block })
+}
+
+/// The numbers of a row and its sparsity: the fixed columns are positive
+/// integers; the optional last one is `N:M`, or (conv) a v2 stride width.
+fn numbers(form: TopoForm, f: &[&str]) -> std::result::Result<(Vec<usize>, Sparsity), String> {
+    let names = column_names(form);
+    let mut nums = f
+        .iter()
+        .enumerate()
+        .take(names.len())
+        .skip(1)
+        .map(|(col, v)| positive(names[col], col, v))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let Some(last) = f.get(names.len()) else {
+        return Ok((nums, Sparsity::DENSE));
+    };
+    let col = names.len();
+    if last.contains(':') || form == TopoForm::Gemm {
+        return Ok((nums, sparsity(col, last)?));
+    }
+    nums.push(positive(STRIDE_WIDTH_FIELD, col, last)?);
+    Ok((nums, Sparsity::DENSE))
+}
+
+/// A convolution from its numbers; the filter must fit the input.
+fn conv_params(nums: &[usize]) -> std::result::Result<ConvParams, String> {
     let c = ConvParams {
         ifmap_h: nums[0],
         ifmap_w: nums[1],
@@ -205,21 +313,51 @@ fn conv_layer(name: String, line: usize, nums: &[usize]) -> std::result::Result<
             ));
         }
     }
+    Ok(c)
+}
+
+/// The product of a convolution: `M = filters`, `K = Fh Fw C`, `N = Ho Wo`.
+fn conv_gemm(c: &ConvParams) -> Gemm {
     let (oh, ow) = c.ofmap();
-    Ok(TopoLayer {
-        name,
-        line,
-        conv: Some(c),
-        gemm: Gemm {
-            m: c.filters,
-            k: c.filter_h * c.filter_w * c.channels,
-            n: oh * ow,
-        },
-    })
+    Gemm {
+        m: c.filters,
+        k: c.filter_h * c.filter_w * c.channels,
+        n: oh * ow,
+    }
+}
+
+/// The layers of a convolution row: one, or one per channel when the name
+/// marks it depthwise (SCALE-Sim's `'DP' in name`).
+fn conv_layers(name: String, line: usize, c: ConvParams, sparsity: Sparsity) -> Vec<TopoLayer> {
+    if !name.contains(DEPTHWISE_MARKER) {
+        return vec![TopoLayer {
+            gemm: conv_gemm(&c),
+            name,
+            line,
+            conv: Some(c),
+            sparsity,
+            depthwise: None,
+        }];
+    }
+    let one = ConvParams { channels: 1, ..c };
+    (0..c.channels)
+        .map(|channel| TopoLayer {
+            name: format!("{name}Channel_{channel}"),
+            line,
+            conv: Some(one),
+            gemm: conv_gemm(&one),
+            sparsity,
+            depthwise: Some(Depthwise {
+                layer: name.clone(),
+                channel,
+                channels: c.channels,
+            }),
+        })
+        .collect()
 }
 
 /// A GEMM-form layer (`M, N, K` = output rows, outputs, reduction).
-fn gemm_layer(name: String, line: usize, nums: &[usize]) -> TopoLayer {
+fn gemm_layer(name: String, line: usize, nums: &[usize], sparsity: Sparsity) -> TopoLayer {
     TopoLayer {
         name,
         line,
@@ -229,54 +367,70 @@ fn gemm_layer(name: String, line: usize, nums: &[usize]) -> TopoLayer {
             k: nums[2],
             n: nums[0],
         },
+        sparsity,
+        depthwise: None,
     }
 }
 
-/// One layer row of a topology of `form`.
-fn parse_row(form: TopoForm, line: usize, text: &str) -> std::result::Result<TopoLayer, String> {
-    let f = fields(text);
-    check_len(form, &f)?;
+/// The layers of one row of a topology of `form`.
+fn parse_row(
+    form: TopoForm,
+    line: usize,
+    f: &[&str],
+) -> std::result::Result<Vec<TopoLayer>, String> {
+    check_len(form, f)?;
     if f[0].is_empty() {
         return Err(format!(
             "field `{}` (column 1) is empty",
             column_names(form)[0]
         ));
     }
-    let nums = numbers(form, &f)?;
+    let (nums, sparsity) = numbers(form, f)?;
     let name = f[0].to_string();
     match form {
-        TopoForm::Gemm => Ok(gemm_layer(name, line, &nums)),
-        TopoForm::Conv => conv_layer(name, line, &nums),
+        TopoForm::Gemm => Ok(vec![gemm_layer(name, line, &nums, sparsity)]),
+        TopoForm::Conv => Ok(conv_layers(name, line, conv_params(&nums)?, sparsity)),
     }
 }
 
 pub fn parse_topology(text: &str, path: &Path) -> Result<Topology> {
-    let mut lines = text
+    if text.trim().is_empty() {
+        return Err(line_error(
+            path,
+            1,
+            "empty file (expected a header line and layer rows)".into(),
+        ));
+    }
+    // SCALE-Sim skips the first line unread, whatever it holds.
+    let rows: Vec<(usize, Vec<&str>)> = text
         .lines()
         .enumerate()
-        .map(|(i, l)| (i + 1, l))
-        .filter(|(_, l)| !l.trim().is_empty());
-    let (hline, header) = lines
-        .next()
-        .ok_or_else(|| line_error(path, 1, "empty file (expected a header line)".into()))?;
-    let header = fields(header);
-    let form = detect_form(&header).ok_or_else(|| {
+        .skip(1)
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| (i + 1, fields(l)))
+        .collect();
+    let Some((first_line, first)) = rows.first() else {
+        return Err(line_error(
+            path,
+            1,
+            "no layers after the header (the first line is always read as the header)".into(),
+        ));
+    };
+    let form = form_of(first.len()).ok_or_else(|| {
         line_error(
             path,
-            hline,
+            *first_line,
             format!(
-                "unrecognised header `{}`; expected `{},` or `{},`",
-                header.join(", "),
-                CONV_FIELDS[..8].join(", "),
-                GEMM_FIELDS.join(", ")
+                "{} fields: a layer row has {} (convolution) or {} (GEMM)",
+                first.len(),
+                row_shape(TopoForm::Conv),
+                row_shape(TopoForm::Gemm)
             ),
         )
     })?;
-    let layers = lines
-        .map(|(line, text)| parse_row(form, line, text).map_err(|m| line_error(path, line, m)))
-        .collect::<Result<Vec<_>>>()?;
-    if layers.is_empty() {
-        return Err(line_error(path, hline, "no layers after the header".into()));
+    let mut layers = Vec::new();
+    for (line, f) in &rows {
+        layers.extend(parse_row(form, *line, f).map_err(|m| line_error(path, *line, m))?);
     }
     let name = path
         .file_stem()

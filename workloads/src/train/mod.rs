@@ -125,7 +125,35 @@ fn progress_bar(total: u64, show: bool) -> indicatif::ProgressBar {
     bar
 }
 
-fn limit(v: &[Sample], n: Option<usize>) -> &[Sample] {
+/// The order in which epoch `epoch` (0-based) visits `n` training samples.
+pub fn epoch_order(seed: u64, epoch: usize, n: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    Rng::derive(seed, &format!("epoch-{epoch}")).shuffle(&mut order);
+    order
+}
+
+/// Loss and accuracy of `net` on `test_set`, in batches of `eval_batch`,
+/// with the input spikes every evaluation draws (the same for any network
+/// of the model, so both number systems see the same inputs).
+pub fn evaluate<A: crate::arith::Arith>(
+    net: &mut Network<A>,
+    test_set: &[Sample],
+    model: &Model,
+    eval_batch: usize,
+) -> Result<BatchResult> {
+    let spec = &model.spec;
+    let mut test_spikes = Rng::derive(spec.training.seed, "test-spikes");
+    let mut res = BatchResult::default();
+    for chunk in test_set.chunks(eval_batch.max(1)) {
+        let samples: Vec<&Sample> = chunk.iter().collect();
+        let x = encode::encode(&samples, &spec.input, &mut test_spikes);
+        res.add(&net.evaluate(net.input(&x), &encode::labels(&samples))?);
+    }
+    Ok(res)
+}
+
+/// The first `n` samples of `v` (all of them for `None`).
+pub fn limit(v: &[Sample], n: Option<usize>) -> &[Sample] {
     &v[..n.unwrap_or(v.len()).min(v.len())]
 }
 
@@ -186,8 +214,7 @@ pub fn train(model: &Model, split: &Split, opts: &TrainOptions) -> Result<TrainR
         fixed
             .arith
             .set_shadow_sequential(epoch < opts.sequential_epochs);
-        let mut order: Vec<usize> = (0..train_set.len()).collect();
-        Rng::derive(spec.training.seed, &format!("epoch-{epoch}")).shuffle(&mut order);
+        let order = epoch_order(spec.training.seed, epoch, train_set.len());
         let (mut fx_res, mut fl_res) = (BatchResult::default(), BatchResult::default());
         let (mut fx_time, mut fl_time) = (0.0, 0.0);
         for chunk in order.chunks(batch) {
@@ -202,19 +229,12 @@ pub fn train(model: &Model, split: &Split, opts: &TrainOptions) -> Result<TrainR
             fl_time += t.elapsed().as_secs_f64();
             bar.inc(1);
         }
-        let mut test_spikes = Rng::derive(spec.training.seed, "test-spikes");
-        let (mut fx_test, mut fl_test) = (BatchResult::default(), BatchResult::default());
-        for chunk in test_set.chunks(opts.eval_batch.max(1)) {
-            let samples: Vec<&Sample> = chunk.iter().collect();
-            let x = encode::encode(&samples, &spec.input, &mut test_spikes);
-            let labels = encode::labels(&samples);
-            let t = Instant::now();
-            fx_test.add(&fixed.evaluate(fixed.input(&x), &labels)?);
-            fx_time += t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            fl_test.add(&float.evaluate(float.input(&x), &labels)?);
-            fl_time += t.elapsed().as_secs_f64();
-        }
+        let t = Instant::now();
+        let fx_test = evaluate(&mut fixed, test_set, model, opts.eval_batch)?;
+        fx_time += t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let fl_test = evaluate(&mut float, test_set, model, opts.eval_batch)?;
+        fl_time += t.elapsed().as_secs_f64();
         let metrics = |tr: &BatchResult, te: &BatchResult| Metrics {
             train_loss: tr.mean_loss(),
             train_accuracy: tr.accuracy(),

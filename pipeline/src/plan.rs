@@ -1,0 +1,286 @@
+//! The schedules and what each one decides: the order of the tasks on
+//! every array (as priorities and admission rules of a list scheduler),
+//! whether the backward pass is one task or a dX and a dW task, and which
+//! weights a micro-batch's backward pass uses.
+
+use crate::error::{PipelineError, Result};
+use serde::Serialize;
+use sysgrad_config::Backward;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Schedule {
+    /// GPipe: all forwards of the mini-batch's micro-batches, then all
+    /// backwards, then a flush (one optimizer step per mini-batch).
+    GPipe,
+    /// PipeDream 1F1B: at most p - s micro-batches in flight on stage s,
+    /// one forward and one backward in turn, an update per micro-batch,
+    /// no flush; weight stashing keeps the weights each forward used.
+    OneFOneB,
+    /// LayerPipe: 1F1B's order with dX and dW as separate tasks; dX goes
+    /// upstream as soon as it is computed, dW follows.
+    LayerPipe,
+    /// LayerPipe2: the retimed pipeline, a gradient delay of exactly
+    /// 2 x (stages downstream) micro-batches on every stage.
+    LayerPipe2,
+    /// Zero bubble (ZB-H1): 1F1B with a flush, dX before the forwards, dW
+    /// deferred into the bubbles (at most p - 1 - s dW tasks waiting).
+    ZeroBubble,
+    /// SpikePipe: GPipe over (micro-batch, time chunk) units of a spiking
+    /// network, the LIF state carried from chunk to chunk.
+    SpikePipe,
+}
+
+impl Schedule {
+    pub const ALL: [Schedule; 6] = [
+        Schedule::GPipe,
+        Schedule::OneFOneB,
+        Schedule::LayerPipe,
+        Schedule::LayerPipe2,
+        Schedule::ZeroBubble,
+        Schedule::SpikePipe,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Schedule::GPipe => "gpipe",
+            Schedule::OneFOneB => "1f1b",
+            Schedule::LayerPipe => "layerpipe",
+            Schedule::LayerPipe2 => "layerpipe2",
+            Schedule::ZeroBubble => "zb",
+            Schedule::SpikePipe => "spikepipe",
+        }
+    }
+
+    /// Synchronous schedules step the weights once per mini-batch, after a
+    /// flush; the others once per micro-batch, with delayed gradients.
+    pub fn synchronous(self) -> bool {
+        matches!(
+            self,
+            Schedule::GPipe | Schedule::ZeroBubble | Schedule::SpikePipe
+        )
+    }
+
+    /// Whether the schedule runs dX and dW as separate tasks when the
+    /// arrays run the sequential backward (an interleaved pass computes
+    /// both at once, so there is nothing to split).
+    pub fn splits_backward(self) -> bool {
+        matches!(
+            self,
+            Schedule::LayerPipe | Schedule::LayerPipe2 | Schedule::ZeroBubble
+        )
+    }
+}
+
+impl std::str::FromStr for Schedule {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Schedule::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                format!("unknown schedule {s:?} (expected gpipe, 1f1b, layerpipe, layerpipe2, zb or spikepipe)")
+            })
+    }
+}
+
+/// Which weights the backward pass of a micro-batch uses (asynchronous
+/// schedules; synchronous ones always use the mini-batch's weights).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Weights {
+    /// The weights of the mini-batch (synchronous schedules).
+    Current,
+    /// The weights its forward pass used, kept until its backward (weight stashing).
+    Stash,
+    /// Whatever the stage holds when the backward runs (no stash).
+    Latest,
+    /// LayerPipe2's reconstruction: the latest weights minus the delay
+    /// times a moving average of the recent updates.
+    Ema,
+}
+
+impl Weights {
+    pub fn name(self) -> &'static str {
+        match self {
+            Weights::Current => "current",
+            Weights::Stash => "stash",
+            Weights::Latest => "latest",
+            Weights::Ema => "ema",
+        }
+    }
+}
+
+impl std::str::FromStr for Weights {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        [Weights::Stash, Weights::Latest, Weights::Ema]
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| format!("unknown weights {s:?} (expected stash, latest or ema)"))
+    }
+}
+
+/// A task's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Kind {
+    /// Forward through the stage's layers.
+    F,
+    /// dX through the stage's layers (split backward).
+    B,
+    /// dW of the stage's layers (split backward).
+    W,
+    /// The whole backward (dX and dW) in one task.
+    BW,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::F => "F",
+            Kind::B => "dX",
+            Kind::W => "dW",
+            Kind::BW => "dX+dW",
+        }
+    }
+}
+
+/// A schedule with its options.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Plan {
+    pub schedule: Schedule,
+    /// How the arrays run a backward pass: interleaved (one BWD_IL pass)
+    /// or sequential (BWD_DX then BWD_DW passes).
+    pub backward: Backward,
+    /// Micro-batches per mini-batch (M).
+    pub micro_batches: usize,
+    /// Time chunks per micro-batch (SpikePipe; 1 otherwise).
+    pub chunks: usize,
+    pub weights: Weights,
+}
+
+impl Plan {
+    /// A plan with the schedule's default weights (stashing for the
+    /// asynchronous schedules), checked.
+    pub fn new(
+        schedule: Schedule,
+        backward: Backward,
+        micro_batches: usize,
+        chunks: usize,
+        weights: Option<Weights>,
+    ) -> Result<Plan> {
+        if micro_batches == 0 {
+            return Err(PipelineError::out_of_range("microbatches", 0, "1 or more"));
+        }
+        if chunks == 0 || (chunks > 1 && schedule != Schedule::SpikePipe) {
+            return Err(PipelineError::out_of_range(
+                "time chunks",
+                chunks,
+                "1 (time chunks above 1 are SpikePipe's)",
+            ));
+        }
+        let weights = match (schedule.synchronous(), weights) {
+            (true, None) => Weights::Current,
+            (true, Some(w)) => {
+                return Err(PipelineError::out_of_range(
+                    "weights",
+                    w.name(),
+                    format!(
+                        "none for {}: a synchronous schedule uses the mini-batch's weights",
+                        schedule.name()
+                    ),
+                ))
+            }
+            (false, None) => Weights::Stash,
+            (false, Some(Weights::Current)) => {
+                return Err(PipelineError::out_of_range(
+                    "weights",
+                    "current",
+                    "stash, latest or ema",
+                ))
+            }
+            (false, Some(w)) => w,
+        };
+        Ok(Plan {
+            schedule,
+            backward,
+            micro_batches,
+            chunks,
+            weights,
+        })
+    }
+
+    /// dX and dW as separate tasks.
+    pub fn split(&self) -> bool {
+        self.schedule.splits_backward() && self.backward == Backward::Sequential
+    }
+
+    /// The kind of the task after which a unit's gradient is complete
+    /// (and a synchronous stage may flush).
+    pub fn last_kind(&self) -> Kind {
+        if self.split() {
+            Kind::W
+        } else {
+            Kind::BW
+        }
+    }
+
+    /// Micro-batches that may be in flight on stage `s` of `p` (forward
+    /// started, backward not finished), if the schedule bounds them.
+    pub fn in_flight_limit(&self, s: usize, p: usize) -> Option<usize> {
+        let downstream = p - 1 - s;
+        match self.schedule {
+            Schedule::GPipe | Schedule::SpikePipe => None,
+            Schedule::OneFOneB | Schedule::LayerPipe => Some(downstream + 1),
+            Schedule::LayerPipe2 => Some(2 * downstream + 1),
+            // ZB-H1: the activations of 1F1B plus the dW tasks it defers;
+            // with nothing to defer (interleaved), 1F1B with a flush.
+            Schedule::ZeroBubble if self.split() => Some(2 * downstream + 1),
+            Schedule::ZeroBubble => Some(downstream + 1),
+        }
+    }
+
+    /// ZB-H1 bounds the micro-batches between forward and dX like 1F1B.
+    pub fn forward_limit(&self, s: usize, p: usize) -> Option<usize> {
+        (self.schedule == Schedule::ZeroBubble).then_some(p - s)
+    }
+
+    /// LayerPipe2's retiming: the backward of micro-batch j on stage s runs
+    /// only once the forward of j + 2 x (stages downstream) has, so every
+    /// gradient is applied exactly that many updates late.
+    pub fn lag(&self, s: usize, p: usize) -> Option<usize> {
+        (self.schedule == Schedule::LayerPipe2).then_some(2 * (p - 1 - s))
+    }
+
+    /// The order in which a free array looks at its ready tasks.
+    pub fn priority(&self) -> &'static [Kind] {
+        match (self.schedule, self.split()) {
+            (Schedule::GPipe | Schedule::SpikePipe, _) => &[Kind::F, Kind::BW],
+            (Schedule::ZeroBubble, true) => &[Kind::B, Kind::F, Kind::W],
+            (_, true) => &[Kind::B, Kind::W, Kind::F],
+            (_, false) => &[Kind::BW, Kind::F],
+        }
+    }
+
+    /// GPipe-like schedules run the backwards last micro-batch first (the
+    /// last stage has just finished its forward).
+    pub fn backward_newest_first(&self) -> bool {
+        matches!(self.schedule, Schedule::GPipe | Schedule::SpikePipe)
+    }
+
+    pub fn label(&self) -> String {
+        let mut s = format!(
+            "{} {} M={}",
+            self.schedule.name(),
+            self.backward.name(),
+            self.micro_batches
+        );
+        if self.chunks > 1 {
+            s += &format!(" chunks={}", self.chunks);
+        }
+        if !self.schedule.synchronous() {
+            s += &format!(" {}", self.weights.name());
+        }
+        s
+    }
+}
