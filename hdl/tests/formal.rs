@@ -70,6 +70,18 @@ fn replace_once(text: &str, from: &str, to: &str) -> String {
     text.replace(from, to)
 }
 
+/// `from` -> `to` within the declaration of the wire `net` (whose width
+/// the generator derives, so the test does not spell it out).
+fn replace_in_wire(text: &str, net: &str, from: &str, to: &str) -> String {
+    let decl = format!(" {net} = ");
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("wire ") && l.contains(&decl))
+        .unwrap_or_else(|| panic!("no wire {net}"));
+    assert!(line.contains(from), "`{from}` in `{line}`");
+    replace_once(text, line, &line.replacen(from, to, 1))
+}
+
 /// The line of the property file that `report` says failed.
 fn failed_lines(report: &BmcReport, props: &str) -> Vec<String> {
     let failure = report.failure.as_ref().expect("a counterexample");
@@ -143,11 +155,7 @@ fn a_stream_beat_changed_under_back_pressure_is_caught() {
 fn a_faulting_command_that_counts_is_caught() {
     // COMMANDS counts the faulting command too.
     let (r, props) = check(&config(), REACH, |v| {
-        replace_once(
-            v,
-            "wire [16:0] inc_commands = {{16{1'b0}}, dec_go};",
-            "wire [16:0] inc_commands = {{16{1'b0}}, dec_final};",
-        )
+        replace_in_wire(v, "inc_commands", "dec_go", "dec_final")
     });
     let lines = failed_lines(&r, &props);
     assert!(lines.iter().any(|l| l.contains("f_quiet")), "{lines:?}");

@@ -102,8 +102,13 @@ fn out_of_range_fields_name_the_field_and_range() {
     );
     let e = model_error(&small_model((8, 8), "", MLP_LAYERS, SGD, 0));
     assert!(e.contains("training.batch_size = 0"), "{e}");
-    let e = model_error(&small_model((65, 8), "", MLP_LAYERS, SGD, 8));
-    assert!(e.contains("array.rows = 65") && e.contains("1..=64"), "{e}");
+    // One row more than the configuration allows.
+    let max = sysgrad_config::MAX_DIM;
+    let e = model_error(&small_model((max + 1, 8), "", MLP_LAYERS, SGD, 8));
+    assert!(
+        e.contains(&format!("array.rows = {}", max + 1)) && e.contains(&format!("1..={max}")),
+        "{e}"
+    );
     let lif = "[[layers]]\ntype = \"flatten\"\n[[layers]]\ntype = \"dense\"\nunits = 10\n[[layers]]\ntype = \"lif\"\nbeta = 1.5\nthreshold = 1.0\n";
     let e = with(lif, SGD);
     assert!(
