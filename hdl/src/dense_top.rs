@@ -20,10 +20,8 @@ use sysgrad_isa::wave::WaveField;
 /// The wave inputs, after `dy_valid`: every field of the control word but
 /// the learning-rate shift, which is the `lr_shift` port.
 fn wave_ports() -> Vec<Port> {
-    WaveField::ALL
-        .iter()
-        .filter(|f| **f != WaveField::Lr)
-        .map(|f| input(f.port(), ctl::field_width(*f)))
+    WaveField::wave_inputs()
+        .map(|f| input(f.port(), ctl::field_width(f)))
         .collect()
 }
 

@@ -37,6 +37,12 @@ impl WaveField {
         WaveField::LoadRow,
     ];
 
+    /// The fields with a `wave_*` input of their own, in word order: all but
+    /// the learning-rate shift, which rides on the `lr_shift` port.
+    pub fn wave_inputs() -> impl Iterator<Item = WaveField> {
+        WaveField::ALL.into_iter().filter(|f| *f != WaveField::Lr)
+    }
+
     /// The width of the field where it does not depend on the array;
     /// `None` for `LoadRow`, which has [`load_row_bits`] of the rows.
     pub fn fixed_bits(self) -> Option<u32> {

@@ -273,10 +273,8 @@ fn ports() -> Vec<Port> {
 /// The wave inputs of a dense array (all but the learning-rate shift,
 /// which is `lr_shift`), as `(port, width)`.
 fn wave_inputs() -> Vec<(&'static str, Width)> {
-    WaveField::ALL
-        .iter()
-        .filter(|f| **f != WaveField::Lr)
-        .map(|f| (f.port(), crate::ctl::field_width(*f)))
+    WaveField::wave_inputs()
+        .map(|f| (f.port(), crate::ctl::field_width(f)))
         .collect()
 }
 

@@ -336,11 +336,7 @@ fn field_name(cfg: &ArrayConfig, i: usize) -> String {
 /// wave port but the learning-rate shift, which is field 1.
 fn wave_fields() -> Vec<&'static str> {
     use sysgrad_isa::wave::WaveField;
-    WaveField::ALL
-        .iter()
-        .filter(|f| **f != WaveField::Lr)
-        .map(|f| f.port())
-        .collect()
+    WaveField::wave_inputs().map(|f| f.port()).collect()
 }
 
 fn parse_line(line: &str) -> Option<Vec<u64>> {
