@@ -94,15 +94,20 @@ impl Run {
         (cycles, words(&moved))
     }
 
-    /// The fewest cycles the step's MACs need on `pes` PEs (two multipliers
-    /// per PE in the interleaved pass).
+    /// The fewest cycles the step's MACs need on `pes` PEs: each pass's MACs
+    /// over its MAC slots (`Stats::mac_slots`: two per PE interleaved).
     fn mac_bound(&self, pes: u64) -> u64 {
+        use sysgrad_emulator::{Phase, Stats};
         use Counter::*;
-        [FwdMacs, DxMacs, DwMacs]
-            .iter()
-            .map(|&c| self.get(c).div_ceil(pes))
-            .sum::<u64>()
-            + self.get(IlMacs).div_ceil(2 * pes)
+        [
+            (FwdMacs, Phase::Forward),
+            (DxMacs, Phase::BackwardDx),
+            (DwMacs, Phase::BackwardDw),
+            (IlMacs, Phase::BackwardInterleaved),
+        ]
+        .iter()
+        .map(|&(c, p)| self.get(c).div_ceil(Stats::mac_slots(p) * pes))
+        .sum()
     }
 }
 

@@ -50,10 +50,6 @@ impl Kind {
             Kind::Stop => "K_STOP",
         }
     }
-
-    pub(super) fn code(self) -> u64 {
-        Kind::ALL.iter().position(|k| *k == self).expect("listed") as u64
-    }
 }
 
 const _: () = assert!(Kind::ALL.len() <= 1 << Kind::BITS);
@@ -142,18 +138,9 @@ pub(super) fn pack(kind: Kind, set: &[(&str, Expr)]) -> Expr {
     Expr::Concat(parts)
 }
 
-/// `K_*`: the kind codes.
+/// `K_*`: the kind codes (each kind's place in [`Kind::ALL`]).
 pub(super) fn constants() -> Vec<Item> {
-    Kind::ALL
-        .iter()
-        .map(|k| {
-            localparam(
-                k.name(),
-                Width::of(Kind::BITS as i64),
-                lit(Kind::BITS, k.code()),
-            )
-        })
-        .collect()
+    super::enum_constants(&Kind::ALL.map(Kind::name), Kind::BITS)
 }
 
 /// `<prefix>_kind == k`.
