@@ -6,4 +6,4 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --release -- -D warnings
 cargo build --release
 scripts/check_rtl_out.sh
-cargo test --workspace --release
+cargo test --workspace --release --no-fail-fast

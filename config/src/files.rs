@@ -5,15 +5,26 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// The temporary name used for `path`: hidden, beside it, and named after
-/// this process so that concurrent writers do not clash.
+/// A name part no other caller gets while this machine runs: the process
+/// id tells processes apart, a counter the threads of one process (the
+/// tests of one binary run in threads, and two of them may build or write
+/// the same thing at once).
+pub fn unique_suffix() -> String {
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, Ordering::Relaxed);
+    format!("{}.{call}", std::process::id())
+}
+
+/// The temporary name used for `path`: hidden, beside it, and unique (see
+/// [`unique_suffix`]) so that concurrent writers do not clash.
 pub fn temp_path_for(path: &Path) -> PathBuf {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
-    path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+    path.with_file_name(format!(".{name}.{}.tmp", unique_suffix()))
 }
 
 /// Moves a finished temporary file onto `path`, removing it if that fails.

@@ -28,7 +28,7 @@ use crate::verilator::cache_root;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use sysgrad_config::files::unique_suffix;
 use sysgrad_hdl::VerilogFile;
 use sysgrad_tools::{fnv1a, run, ToolError};
 
@@ -84,13 +84,7 @@ pub fn flip_flops(files: &[VerilogFile]) -> Result<Vec<RtlRegister>, ToolError> 
     {
         return Ok(regs);
     }
-    // Tests run in threads of one process: the scratch names need both ids.
-    static CALLS: AtomicUsize = AtomicUsize::new(0);
-    let scratch = format!(
-        "{key}.{}.{}",
-        std::process::id(),
-        CALLS.fetch_add(1, Ordering::Relaxed)
-    );
+    let scratch = format!("{key}.{}", unique_suffix());
     let regs = run_yosys(files, &dir.join(&scratch))?;
     // Written through a rename, so a concurrent reader never sees half a list.
     let tmp = dir.join(format!("{scratch}.tmp"));

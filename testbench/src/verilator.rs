@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use sysgrad_config::files::unique_suffix;
 use sysgrad_config::ArrayConfig;
 use sysgrad_hdl::VerilogFile;
 use sysgrad_tools::{fnv1a, run, ToolError};
@@ -152,7 +153,7 @@ pub(crate) fn cached_build(b: &CachedBuild) -> Result<PathBuf, ToolError> {
         return Ok(exe);
     }
     std::fs::create_dir_all(&root)?;
-    let scratch = root.join(format!("{key}.tmp{}", std::process::id()));
+    let scratch = root.join(format!("{key}.tmp{}", unique_suffix()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch)?;
     let mut cmd = Command::new("verilator");

@@ -3,14 +3,11 @@
 
 use super::*;
 
-static RUNS: AtomicUsize = AtomicUsize::new(0);
-
 /// A fresh folder for one harness run under the co-simulation cache.
 pub fn work_dir(cfg: &ArrayConfig, what: &str) -> PathBuf {
-    let n = RUNS.fetch_add(1, Ordering::Relaxed);
     cache_root()
         .join("accel-runs")
-        .join(format!("{}-{what}-{}-{n}", cfg.tag(), std::process::id()))
+        .join(format!("{}-{what}-{}", cfg.tag(), unique_suffix()))
 }
 
 impl AccelModel {
