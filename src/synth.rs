@@ -66,8 +66,12 @@ struct Run {
 
 fn label(cfg: &ArrayConfig) -> String {
     let f = cfg.format();
+    let lr = cfg
+        .fixed_lr_shift()
+        .map(|k| format!(" lr{k}"))
+        .unwrap_or_default();
     format!(
-        "{}x{} i{} a{}{}",
+        "{}x{} i{} a{}{}{lr}",
         cfg.rows(),
         cfg.cols(),
         f.in_bits,
@@ -129,7 +133,16 @@ fn cost_lines(runs: &[Run]) -> String {
 }
 
 fn synthesize(a: &SynthArgs, cfg: ArrayConfig, target: Target, top: &str) -> Result<Run, String> {
-    let work = a.out.join(format!("{}-{top}-{}", cfg.tag(), target.name()));
+    synthesize_in(&a.out, cfg, target, top)
+}
+
+fn synthesize_in(
+    out: &std::path::Path,
+    cfg: ArrayConfig,
+    target: Target,
+    top: &str,
+) -> Result<Run, String> {
+    let work = out.join(format!("{}-{top}-{}", cfg.tag(), target.name()));
     eprintln!(
         "synthesising {top} of {} for {} ...",
         cfg.tag(),
@@ -142,6 +155,34 @@ fn synthesize(a: &SynthArgs, cfg: ArrayConfig, target: Target, top: &str) -> Res
         .collect();
     let res = synth::synthesize(&sources, target, top, &work).map_err(|e| e.to_string())?;
     Ok(Run { cfg, target, res })
+}
+
+/// Sequential / interleaved LUTs of the array (`sa_top`) of the config at
+/// `path`, both synthesised for Xilinx (multipliers in DSPs, so LUTs are
+/// the logic around them); and a sentence saying what was measured.
+pub fn lut_ratio(path: &std::path::Path) -> Result<(f64, String), String> {
+    let base = sysgrad_config::load_config(path).map_err(|e| e.to_string())?;
+    let out = PathBuf::from("target/synth/iso-area");
+    let [il, seq] = [Backward::Interleaved, Backward::Sequential].map(|b| {
+        synthesize_in(
+            &out,
+            base.with_backward(b),
+            Target::Xilinx,
+            sysgrad_hdl::top_name(),
+        )
+    });
+    let (il, seq) = (il?.res.luts(), seq?.res.luts());
+    if il == 0 {
+        return Err(format!("{}: Yosys reported no LUTs", path.display()));
+    }
+    let ratio = seq as f64 / il as f64;
+    let said = format!(
+        "LUTs from {}, `sa_top` of `{}` ({}) for Xilinx: sequential {seq} / interleaved {il} = {ratio:.2}x",
+        yosys_version(),
+        path.display(),
+        label(&base)
+    );
+    Ok((ratio, said))
 }
 
 pub fn run(a: &SynthArgs) -> Result<(), String> {

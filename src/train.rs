@@ -13,6 +13,7 @@ use sysgrad_emulator::gemm::DwSink;
 use sysgrad_workloads::arith::AccelOptions;
 use sysgrad_workloads::energy::EnergyTable;
 use sysgrad_workloads::report::TrainingSummary;
+use sysgrad_workloads::scalesim::iso_area::{self, Setup};
 use sysgrad_workloads::scalesim::{self, report::TopologySummary, Exactness};
 use sysgrad_workloads::{data, model, report, train};
 
@@ -112,6 +113,16 @@ pub struct TrainArgs {
     /// the fast mode's ledger (same counts; slow on big layers).
     #[arg(long)]
     pub exact: bool,
+    /// Topology: compare the interleaved array of each config with
+    /// sequential arrays of the same PEs and of the same multipliers
+    /// (R x 2C and the nearest square) instead of writing the reports.
+    #[arg(long, requires = "topology")]
+    pub iso_area: bool,
+    /// With --iso-area: also a sequential array of the same LUTs, from the
+    /// sequential / interleaved LUT ratio Yosys measures on this config's
+    /// array (minutes).
+    #[arg(long, requires = "iso_area")]
+    pub iso_luts: Option<PathBuf>,
 }
 
 /// `--engine`: where the products of a training run go.
@@ -153,6 +164,8 @@ pub fn run(a: &TrainArgs) -> Result<(), String> {
     }
     if !a.model.is_empty() {
         run_models(a)
+    } else if a.iso_area {
+        run_iso_area(a)
     } else if !a.topology.is_empty() {
         run_topologies(a)
     } else {
@@ -410,14 +423,34 @@ fn print_training(a: &TrainArgs, s: &TrainingSummary, wall: f64) {
     }
 }
 
-fn run_topology(
-    a: &TrainArgs,
-    path: &Path,
-    cfg_path: &Path,
-    several: bool,
-) -> Result<(TopologySummary, f64), String> {
-    let topo = scalesim::load_topology(path).map_err(|e| e.to_string())?;
-    let sc = scalesim::load_config(cfg_path).map_err(|e| e.to_string())?;
+/// `--iso-area`: each topology on each config's interleaved array and on
+/// the sequential arrays sized against it.
+fn run_iso_area(a: &TrainArgs) -> Result<(), String> {
+    let lut_ratio = match &a.iso_luts {
+        Some(p) => {
+            let (ratio, said) = crate::synth::lut_ratio(p)?;
+            println!("{said}\n");
+            Some(ratio)
+        }
+        None => None,
+    };
+    for topology in &a.topology {
+        for config in &a.scalesim_config {
+            let inputs = topology_inputs(a, topology, config)?;
+            let sc = &inputs.config;
+            let contenders = iso_area::contenders(sc.array_height, sc.array_width, lut_ratio);
+            let measured = iso_area::measure(&inputs, &contenders).map_err(|e| e.to_string())?;
+            println!("{}", iso_area::markdown(&inputs.topology.name, &measured));
+        }
+    }
+    Ok(())
+}
+
+/// A topology, its config and how to count it, read from the arguments
+/// (with notes on what sysgrad does not use or model).
+fn topology_inputs(a: &TrainArgs, path: &Path, cfg_path: &Path) -> Result<Setup, String> {
+    let topology = scalesim::load_topology(path).map_err(|e| e.to_string())?;
+    let config = scalesim::load_config(cfg_path).map_err(|e| e.to_string())?;
     let sink = match a.dw_sink.as_str() {
         "update" => DwSink::Update { lr_shift: 8 },
         "drain" => DwSink::Drain,
@@ -432,19 +465,40 @@ fn run_topology(
         Some(p) => EnergyTable::load(p).map_err(|e| e.to_string())?,
         None => EnergyTable::default(),
     };
-    for key in &sc.unused {
+    for key in &config.unused {
         eprintln!("note: {}: {key} is not used by sysgrad", cfg_path.display());
     }
-    if topo.is_sparse() {
+    if topology.is_sparse() {
         eprintln!(
             "note: {}: N:M sparsity is reported but not exploited (the array has a dense dataflow; zero weights are multiplied)",
             path.display()
         );
     }
+    Ok(Setup {
+        topology,
+        config,
+        batch: a.batch,
+        sink,
+        how,
+        table,
+    })
+}
+
+fn run_topology(
+    a: &TrainArgs,
+    path: &Path,
+    cfg_path: &Path,
+    several: bool,
+) -> Result<(TopologySummary, f64), String> {
+    let s = topology_inputs(a, path, cfg_path)?;
     let start = Instant::now();
-    let run = scalesim::run_topology_with(&topo, &sc, a.batch, sink, how, table)
+    let run = scalesim::run_topology_with(&s.topology, &s.config, s.batch, s.sink, s.how, s.table)
         .map_err(|e| e.to_string())?;
-    let out = out_dir(a, &format!("{}_{}", topo.name, run.cfg.tag()), several);
+    let out = out_dir(
+        a,
+        &format!("{}_{}", s.topology.name, run.cfg.tag()),
+        several,
+    );
     let s = scalesim::report::write_topology_report(&run, &out).map_err(|e| e.to_string())?;
     Ok((s, start.elapsed().as_secs_f64()))
 }

@@ -177,9 +177,7 @@ impl Accelerator {
             (TileTooLarge, Command::LoadW { m, k, .. }) => {
                 usize::from(m) > cfg.cols() || usize::from(k) > cfg.rows()
             }
-            (LrShift, Command::Update { lr_shift }) => {
-                u32::from(lr_shift) >= 1 << sysgrad_config::LR_SHIFT_BITS
-            }
+            (LrShift, Command::Update { lr_shift }) => !cfg.accepts_lr_shift(lr_shift.into()),
             (NotInterleaved, Command::Backward { mode, .. }) => {
                 mode == BackwardMode::Interleaved && !cfg.interleaved()
             }

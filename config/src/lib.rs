@@ -30,6 +30,14 @@ impl Backward {
             Backward::Sequential => "sequential",
         }
     }
+    /// Multipliers in each PE: two lets an interleaved pass compute dX and
+    /// dW in the same cycle; the sequential baseline shares one.
+    pub fn multipliers_per_pe(self) -> usize {
+        match self {
+            Backward::Interleaved => 2,
+            Backward::Sequential => 1,
+        }
+    }
 }
 
 /// How the array overlaps its work (`docs/ARCHITECTURE.md`, Dense pipelining).
@@ -67,6 +75,13 @@ pub struct ArrayShape {
     /// Optional; written out only when it differs from the default.
     #[serde(default, skip_serializing_if = "Pipelining::is_default")]
     pub pipelining: Pipelining,
+    /// Optional: a learning-rate shift built into every PE (0..=63). The
+    /// SGD unit then shifts by a constant, which removes its barrel
+    /// shifter; the array ignores its `lr_shift` port and the driver and
+    /// the accelerator refuse any other shift. Absent: the shift comes
+    /// from the `lr_shift` port at run time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lr_shift: Option<u32>,
 }
 
 /// Fixed-point number format (see [`fixed`]).
@@ -204,6 +219,7 @@ impl ArrayConfig {
                 cols,
                 backward,
                 pipelining: Pipelining::default(),
+                lr_shift: None,
             },
             format,
             buffers: BufferDepths::default(),
@@ -262,6 +278,32 @@ impl ArrayConfig {
         self
     }
 
+    /// The learning-rate shift built into the PEs, if the config fixes one.
+    pub fn fixed_lr_shift(&self) -> Option<u32> {
+        self.array.lr_shift
+    }
+
+    /// Whether an UPDATE may use `shift`: it must fit the `lr_shift` port
+    /// and, on an array built with a constant shift, be that constant.
+    /// The driver, the accelerator and its RTL controller apply this rule.
+    pub fn accepts_lr_shift(&self, shift: u32) -> bool {
+        shift < 1 << LR_SHIFT_BITS && self.array.lr_shift.is_none_or(|k| k == shift)
+    }
+
+    /// The shift the PEs' SGD units use when the `lr_shift` port (or a
+    /// wave's lr) carries `port`: the constant, if the config fixes one.
+    pub fn pe_lr_shift(&self, port: u32) -> u32 {
+        self.array.lr_shift.unwrap_or(port)
+    }
+
+    /// The same configuration with a constant learning-rate shift (or
+    /// none: the `lr_shift` port's), checked.
+    pub fn with_fixed_lr_shift(self, lr_shift: Option<u32>) -> Result<Self, ConfigError> {
+        let mut raw: RawConfig = self.into();
+        raw.array.lr_shift = lr_shift;
+        raw.try_into()
+    }
+
     /// The same configuration with another backward schedule (always valid).
     pub fn with_backward(mut self, backward: Backward) -> Self {
         self.array.backward = backward;
@@ -302,6 +344,16 @@ impl ArrayConfig {
         }
         if !(1..=MAX_DIM).contains(&a.cols) {
             return bad("array.cols", a.cols.to_string(), format!("1..={MAX_DIM}"));
+        }
+        if let Some(k) = a.lr_shift.filter(|&k| k >= 1 << LR_SHIFT_BITS) {
+            return bad(
+                "array.lr_shift",
+                k.to_string(),
+                format!(
+                    "0..={} (the lr_shift port's range), or absent for a shift given at run time",
+                    (1 << LR_SHIFT_BITS) - 1
+                ),
+            );
         }
         if !IN_BITS.contains(&f.in_bits) {
             return bad(
@@ -369,8 +421,13 @@ impl ArrayConfig {
     /// A short name used for generated file names, e.g. `sa_16x16_i16a40f8_il`.
     pub fn tag(&self) -> String {
         let dense = if self.dense() { "_dense" } else { "" };
+        let lr = self
+            .array
+            .lr_shift
+            .map(|k| format!("_lr{k}"))
+            .unwrap_or_default();
         format!(
-            "sa_{}x{}_i{}a{}f{}_{}{dense}",
+            "sa_{}x{}_i{}a{}f{}_{}{dense}{lr}",
             self.array.rows,
             self.array.cols,
             self.format().in_bits,
@@ -403,6 +460,31 @@ mod buffer_tests {
         assert!(!cfg.to_toml().contains("buffers"));
         let json = r#"{"array":{"rows":4,"cols":4,"backward":"sequential"},"format":{"in_bits":8,"acc_bits":16,"frac_bits":0}}"#;
         assert_eq!(parse_config(json, true, Path::new("x.json")).unwrap(), cfg);
+    }
+
+    #[test]
+    fn a_constant_lr_shift_round_trips_and_is_range_checked() {
+        let text = OLD.replace("[format]", "lr_shift = 7\n[format]");
+        let cfg = parse_config(&text, false, Path::new("x.toml")).unwrap();
+        assert_eq!(cfg.fixed_lr_shift(), Some(7));
+        assert!(cfg.tag().ends_with("_lr7"));
+        assert!(cfg.accepts_lr_shift(7) && !cfg.accepts_lr_shift(6));
+        assert_eq!(cfg.pe_lr_shift(0), 7);
+        assert!(cfg.to_toml().contains("lr_shift = 7"));
+        let runtime = parse_config(OLD, false, Path::new("x.toml")).unwrap();
+        assert!(runtime.accepts_lr_shift(63) && !runtime.accepts_lr_shift(64));
+        assert!(!runtime.to_toml().contains("lr_shift"));
+        let err = parse_config(
+            &OLD.replace("[format]", "lr_shift = 64\n[format]"),
+            false,
+            Path::new("x.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("array.lr_shift") && err.contains("0..=63"),
+            "{err}"
+        );
     }
 
     #[test]

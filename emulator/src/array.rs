@@ -374,8 +374,10 @@ impl Array {
                 self.dv[..c].copy_from_slice(&dv_north[..c]);
             }
             Mode::Update => {
+                // A PE built with a constant shift ignores the port.
+                let lr = self.cfg.pe_lr_shift(inp.lr_shift);
                 for (w, dw) in self.w.iter_mut().zip(self.dw.iter_mut()) {
-                    *w = fixed::sgd_update(*w, *dw, f.frac_bits, inp.lr_shift, f.in_bits, aw);
+                    *w = fixed::sgd_update(*w, *dw, f.frac_bits, lr, f.in_bits, aw);
                     *dw = 0;
                 }
             }

@@ -170,8 +170,10 @@ impl Array {
         let k = i * self.cols() + j;
         let f = self.cfg.format();
         let aw = f.acc_bits;
-        let sgd =
-            |w: i64, dw: i64, lr: u32| fixed::sgd_update(w, dw, f.frac_bits, lr, f.in_bits, aw);
+        let cfg = self.cfg;
+        let sgd = |w: i64, dw: i64, lr: u32| {
+            fixed::sgd_update(w, dw, f.frac_bits, cfg.pe_lr_shift(lr), f.in_bits, aw)
+        };
         let c = inp.c;
         let op = Op::of(c.op, self.cfg.interleaved());
         let d = self.dense.as_mut().expect("a dense array");

@@ -39,7 +39,10 @@ pub enum DriveError {
         "the interleaved backward pass needs an array configured with backward = \"interleaved\""
     )]
     NotInterleaved,
-    #[error("lr_shift {0} does not fit the 6-bit lr_shift port (0..=63)")]
+    #[error(
+        "lr_shift {0} is not accepted by this array: it must fit the 6-bit lr_shift port \
+         (0..=63) and, on an array built with a constant [array] lr_shift, equal it"
+    )]
     LrShift(u32),
     #[error("a stream needs at least one column (N >= 1)")]
     EmptyStream,
@@ -314,7 +317,7 @@ impl Driver {
 
     /// One UPDATE cycle: `w -= 2^-lr_shift * dw` in every PE, `dw` cleared.
     pub fn update(&mut self, lr_shift: u32) -> Result<(), DriveError> {
-        if lr_shift >= 1 << sysgrad_config::LR_SHIFT_BITS {
+        if !self.cfg().accepts_lr_shift(lr_shift) {
             return Err(DriveError::LrShift(lr_shift));
         }
         let mut inp = CycleInput::zeros(&self.cfg(), Mode::Update);

@@ -63,7 +63,7 @@ pub fn backward(
 ) -> Result<BackwardResult, DriveError> {
     let (m, k) = w.dim();
     let n = x.ncols();
-    gemm::check_backward(w, x, dy, sink)?;
+    gemm::check_backward(cfg, w, x, dy, sink)?;
     let f = cfg.format();
     let ops = ledger::Views {
         w: w.view(),
@@ -115,6 +115,6 @@ pub fn count_backward(
     (m, k, n): (usize, usize, usize),
     sink: DwSink,
 ) -> Result<(), DriveError> {
-    gemm::check_lr_shift(sink)?;
+    gemm::check_lr_shift(cfg, sink)?;
     ledger::backward(stats, cfg, schedule, (m, k, n), sink, &ledger::Shapes)
 }

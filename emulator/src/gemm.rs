@@ -5,7 +5,7 @@
 use crate::driver::{DriveError, Driver};
 use crate::stats::Phase;
 use ndarray::{s, Array2, ArrayView2};
-use sysgrad_config::{fixed, Backward};
+use sysgrad_config::{fixed, ArrayConfig, Backward};
 use sysgrad_isa::Mode;
 
 /// Where the weight gradient goes after the backward pass.
@@ -102,6 +102,7 @@ pub fn forward(
 /// The checks a backward pass makes before it touches the array: the inner
 /// dimensions agree and the learning-rate shift fits its port.
 pub(crate) fn check_backward(
+    cfg: &ArrayConfig,
     w: ArrayView2<i64>,
     x: ArrayView2<i64>,
     dy: ArrayView2<i64>,
@@ -110,13 +111,14 @@ pub(crate) fn check_backward(
     check_inner("X rows", x.nrows(), w.ncols())?;
     check_inner("dY rows", dy.nrows(), w.nrows())?;
     check_inner("dY columns", dy.ncols(), x.ncols())?;
-    check_lr_shift(sink)
+    check_lr_shift(cfg, sink)
 }
 
-/// The learning-rate shift of an update must fit the 6-bit `lr_shift` port.
-pub(crate) fn check_lr_shift(sink: DwSink) -> Result<(), DriveError> {
+/// The learning-rate shift of an update must be one the array accepts
+/// ([`ArrayConfig::accepts_lr_shift`]).
+pub(crate) fn check_lr_shift(cfg: &ArrayConfig, sink: DwSink) -> Result<(), DriveError> {
     match sink {
-        DwSink::Update { lr_shift } if lr_shift >= 1 << sysgrad_config::LR_SHIFT_BITS => {
+        DwSink::Update { lr_shift } if !cfg.accepts_lr_shift(lr_shift) => {
             Err(DriveError::LrShift(lr_shift))
         }
         _ => Ok(()),
@@ -136,7 +138,7 @@ pub fn backward(
     let (r, c) = (drv.array.rows(), drv.array.cols());
     let (m, k) = w.dim();
     let n = x.ncols();
-    check_backward(w, x, dy, sink)?;
+    check_backward(&drv.cfg(), w, x, dy, sink)?;
     if drv.cfg().dense() {
         return crate::dense_gemm::backward(drv, schedule, w, x, dy, sink);
     }

@@ -138,7 +138,7 @@ impl Stats {
     /// interleaved pass uses both multipliers of the PE, every other phase one.
     pub fn mac_slots(phase: Phase) -> u64 {
         if phase == Phase::BackwardInterleaved {
-            2
+            sysgrad_config::Backward::Interleaved.multipliers_per_pe() as u64
         } else {
             1
         }

@@ -163,3 +163,27 @@ fn lr_shift_beyond_the_port_and_interleaving_on_a_sequential_array_are_errors() 
     );
     assert!(back(Backward::Sequential, DwSink::Update { lr_shift: 63 }).is_ok());
 }
+
+#[test]
+fn an_array_with_a_constant_lr_shift_refuses_every_other_shift() {
+    let cfg = small(Backward::Interleaved)
+        .cfg()
+        .with_fixed_lr_shift(Some(3))
+        .unwrap();
+    let mut drv = Driver::new(cfg);
+    assert_eq!(drv.update(4), Err(DriveError::LrShift(4)));
+    assert!(drv.update(3).is_ok());
+    let (w, x, dy) = (zeros(2, 2), zeros(2, 4), zeros(2, 4));
+    let sink = DwSink::Update { lr_shift: 2 };
+    assert_eq!(
+        gemm::backward(
+            &mut drv,
+            Backward::Interleaved,
+            w.view(),
+            x.view(),
+            dy.view(),
+            sink
+        ),
+        Err(DriveError::LrShift(2))
+    );
+}

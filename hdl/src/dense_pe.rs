@@ -307,6 +307,8 @@ pub fn module() -> Module {
                 1,
                 "1: two multipliers (dX and dW in one wave); 0: one",
             ),
+            param("LR_FIXED", 0, crate::top::LR_FIXED_DOC),
+            param("LR_SHIFT", 0, crate::top::LR_SHIFT_DOC),
             param(ctl::RB, 4, "bits of a load row: max(1, ceil(log2 R))"),
         ],
         ports: ports(),

@@ -111,8 +111,9 @@ fn pe_cell() -> Vec<Item> {
     items.push(Item::Instance(Instance {
         module: "sa_pe".into(),
         name: "u_pe".into(),
-        params: ["DW", "AW", "FRAC", "INTERLEAVED", ctl::RB]
+        params: crate::top::PE_PARAMS
             .iter()
+            .chain(&[ctl::RB])
             .map(|p| (p.to_string(), id(p)))
             .collect(),
         conns,

@@ -141,7 +141,15 @@ pub(crate) fn sgd_unit(prefix: &str, lr: Expr, comment: &str) -> Vec<Item> {
     if first {
         items.push(localparam("FRAC7", w7(), id("FRAC").bits(6, 0)));
         items.push(localparam("AW7", w7(), acc_w().bits(6, 0)));
+        items.push(localparam(
+            "LR_K",
+            Width::of(LR_SHIFT_BITS),
+            id("LR_SHIFT").bits(LR_SHIFT_BITS as i64 - 1, 0),
+        ));
     }
+    // A constant shift makes shamt a constant: synthesis then removes the
+    // barrel shifters below.
+    let lr = cond(id("LR_FIXED").differs(0), "LR_K", lr);
     items.push(
         wire(&n("shamt"), w7())
             .init(id("FRAC7") + cat([lit(1, 0), lr]))
@@ -332,6 +340,8 @@ pub fn module() -> Module {
                 1,
                 "1: two multipliers (dX and dW in one pass); 0: one",
             ),
+            param("LR_FIXED", 0, crate::top::LR_FIXED_DOC),
+            param("LR_SHIFT", 0, crate::top::LR_SHIFT_DOC),
         ],
         ports,
         genvars: vec![],

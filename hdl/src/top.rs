@@ -113,10 +113,7 @@ fn pe_cell() -> Vec<Item> {
     items.push(Item::Instance(Instance {
         module: "sa_pe".into(),
         name: "u_pe".into(),
-        params: ["DW", "AW", "FRAC", "INTERLEAVED"]
-            .iter()
-            .map(|p| (p.to_string(), id(p)))
-            .collect(),
+        params: PE_PARAMS.iter().map(|p| (p.to_string(), id(p))).collect(),
         conns,
     }));
     items
@@ -265,8 +262,25 @@ pub(crate) fn array_params(cfg: &ArrayConfig) -> Vec<Param> {
             cfg.interleaved().into(),
             "1: interleaved backward PEs",
         ),
+        param(
+            "LR_FIXED",
+            cfg.fixed_lr_shift().is_some().into(),
+            LR_FIXED_DOC,
+        ),
+        param(
+            "LR_SHIFT",
+            cfg.fixed_lr_shift().unwrap_or(0).into(),
+            LR_SHIFT_DOC,
+        ),
     ]
 }
+
+pub(crate) const LR_FIXED_DOC: &str =
+    "1: the SGD shift is the constant LR_SHIFT (no barrel shifter; the lr_shift port is ignored)";
+pub(crate) const LR_SHIFT_DOC: &str = "the constant SGD shift when LR_FIXED = 1 (0..63)";
+
+/// The parameters every PE takes from its array.
+pub(crate) const PE_PARAMS: [&str; 6] = ["DW", "AW", "FRAC", "INTERLEAVED", "LR_FIXED", "LR_SHIFT"];
 
 /// The ports of the `none` array (a dense one has the wave inputs too).
 pub(crate) fn ports() -> Vec<Port> {

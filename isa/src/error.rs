@@ -86,7 +86,10 @@ impl ErrorCode {
             ProgramEnd => "the program ended before a HALT (or inside a two-word command)",
             ZeroSize => "a size field (m, k, n or count) is zero",
             TileTooLarge => "the tile is larger than the array (m > cols or k > rows)",
-            LrShift => "lr_shift is larger than 63 (the array's port is 6 bits)",
+            LrShift => {
+                "lr_shift is larger than 63 (the array's port is 6 bits), or is not the \
+                 constant lr_shift the array was built with"
+            }
             NotInterleaved => {
                 "interleaved backward on an array built with backward = \"sequential\""
             }

@@ -149,7 +149,7 @@ extern "C" {
 #define SA_ERR_PROGRAM_END               0x03u        /* the program ended before a HALT (or inside a two-word command) */
 #define SA_ERR_ZERO_SIZE                 0x04u        /* a size field (m, k, n or count) is zero */
 #define SA_ERR_TILE_TOO_LARGE            0x05u        /* the tile is larger than the array (m > cols or k > rows) */
-#define SA_ERR_LR_SHIFT                  0x06u        /* lr_shift is larger than 63 (the array's port is 6 bits) */
+#define SA_ERR_LR_SHIFT                  0x06u        /* lr_shift is larger than 63 (the array's port is 6 bits), or is not the constant lr_shift the array was built with */
 #define SA_ERR_NOT_INTERLEAVED           0x07u        /* interleaved backward on an array built with backward = "sequential" */
 #define SA_ERR_NO_TILE                   0x08u        /* the command needs a weight tile in the array and none is loaded */
 #define SA_ERR_ADDRESS_RANGE             0x09u        /* an address range runs past the end of its buffer */

@@ -11,6 +11,8 @@ module sa_accel #(
   parameter integer AW = 24,  // accumulator width
   parameter integer FRAC = 4,  // fractional bits of data
   parameter integer INTERLEAVED = 1,  // 1: interleaved backward PEs
+  parameter integer LR_FIXED = 0,  // 1: the SGD shift is the constant LR_SHIFT (no barrel shifter; the lr_shift port is ignored)
+  parameter integer LR_SHIFT = 0,  // the constant SGD shift when LR_FIXED = 1 (0..63)
   parameter integer RB = 2,  // bits of wave_load_row: max(1, ceil(log2 R))
   parameter integer W_DEPTH = 4096,  // weight buffer lines
   parameter integer X_DEPTH = 4096,  // activation buffer lines
@@ -63,7 +65,7 @@ module sa_accel #(
   wire arr_wave_update;
   wire arr_wave_load;
   wire [RB-1:0] arr_wave_load_row;
-  sa_top #(.R(R), .C(C), .DW(DW), .AW(AW), .FRAC(FRAC), .INTERLEAVED(INTERLEAVED), .RB(RB)) u_array (
+  sa_top #(.R(R), .C(C), .DW(DW), .AW(AW), .FRAC(FRAC), .INTERLEAVED(INTERLEAVED), .LR_FIXED(LR_FIXED), .LR_SHIFT(LR_SHIFT), .RB(RB)) u_array (
     .clk(clk),
     .rst(rst),
     .mode(arr_mode),
@@ -221,6 +223,8 @@ module sa_accel #(
   localparam [8:0] MAX_M = MAX_M_I[8:0];
   localparam ACC_LANES_I = LA;
   localparam [8:0] ACC_LANES = ACC_LANES_I[8:0];
+  localparam LR_CONSTANT_I = LR_SHIFT;
+  localparam [7:0] LR_CONSTANT = LR_CONSTANT_I[7:0];
   localparam RESULT_LATENCY_I = R + C;
   localparam [9:0] RESULT_LATENCY = RESULT_LATENCY_I[9:0];
   localparam W_DEPTH_SPAN_I = W_DEPTH;
@@ -318,7 +322,7 @@ module sa_accel #(
   wire bad_reserved_bits = is_load_w ? |(w0 & 64'hfffffc00000000) : (is_flush_w ? |(w0 & 64'hffffffffffffff) : (is_forward ? |(w0 & 64'hfe000000000000) : (is_backward ? |(w0 & 64'hf8000000000000) || |(w1 & 64'hffffffffff0000) : (is_drain ? |(w0 & 64'hffffffffff0000) : (is_update ? |(w0 & 64'hffffffffffff00) : (is_requant ? |(w0 & 64'hfe000000000000) : (is_sync ? |(w0 & 64'hffffffffffffff) : (is_halt ? |(w0 & 64'hffffffffffffff) : 1'b0))))))));
   wire bad_zero_size = is_load_w ? (f_m == 9'd0) || (f_k == 9'd0) : (is_forward || is_backward || is_requant) && (f_len == 16'd0);
   wire bad_tile_too_large = is_load_w && ((f_m > MAX_M) || (f_k > MAX_K));
-  wire bad_lr_shift = is_update && (f_lr > 8'd63);
+  wire bad_lr_shift = is_update && ((f_lr > 8'd63) || ((LR_FIXED != 0) && (f_lr != LR_CONSTANT)));
   wire bad_not_interleaved = is_backward && (f_mode == 2'd3) && (INTERLEAVED == 0);
   wire bad_no_tile = (is_forward || is_backward || is_drain || is_update) && ~res_valid;
   wire bad_address_range = is_load_w ? ({{2{1'b0}}, f_addr_a} + {{9{1'b0}}, f_k}) > W_DEPTH_SPAN : (is_forward ? (({{2{1'b0}}, f_addr_a} + {{2{1'b0}}, f_len}) > X_DEPTH_SPAN) || (({{2{1'b0}}, f_addr_b} + {{2{1'b0}}, f_len}) > A_DEPTH_SPAN) : (is_backward ? (({{2{1'b0}}, f_addr_a} + {{2{1'b0}}, f_len}) > G_DEPTH_SPAN) || (~(f_mode == 2'd0) && (({{2{1'b0}}, f_x_addr} + {{2{1'b0}}, f_len}) > X_DEPTH_SPAN)) || (~(f_mode == 2'd1) && (({{2{1'b0}}, f_addr_b} + {{2{1'b0}}, f_len}) > A_DEPTH_SPAN)) : (is_drain ? ({{2{1'b0}}, f_addr_a} + {{9{1'b0}}, res_m}) > A_DEPTH_SPAN : is_requant && ((({{2{1'b0}}, f_addr_a} + {{2{1'b0}}, f_len}) > A_DEPTH_SPAN) || (({{2{1'b0}}, f_addr_b} + {{2{1'b0}}, f_len}) > dst_span)))));

@@ -9,6 +9,8 @@ module sa_pe #(
   parameter integer AW = 40,  // accumulator width (signed, >= 2*DW)
   parameter integer FRAC = 8,  // fractional bits of data
   parameter integer INTERLEAVED = 1,  // 1: two multipliers (dX and dW in one wave); 0: one
+  parameter integer LR_FIXED = 0,  // 1: the SGD shift is the constant LR_SHIFT (no barrel shifter; the lr_shift port is ignored)
+  parameter integer LR_SHIFT = 0,  // the constant SGD shift when LR_FIXED = 1 (0..63)
   parameter integer RB = 4  // bits of a load row: max(1, ceil(log2 R))
 ) (
   input wire clk,
@@ -106,7 +108,8 @@ module sa_pe #(
   // UPDATE's SGD step: round half up at shift FRAC+lr_shift (0 for shifts >= AW), then saturate.
   localparam [6:0] FRAC7 = FRAC[6:0];
   localparam [6:0] AW7 = AW[6:0];
-  wire [6:0] shamt = FRAC7 + {1'b0, lr_shift};
+  localparam [5:0] LR_K = LR_SHIFT[5:0];
+  wire [6:0] shamt = FRAC7 + {1'b0, (LR_FIXED != 0) ? LR_K : lr_shift};
   wire [AW:0] one = {{AW{1'b0}}, 1'b1};
   wire [AW:0] half = (shamt == 7'd0) ? {(AW+1){1'b0}} : one << (shamt - 7'd1);
   // The rounding sum cannot overflow AW+1 bits.
@@ -117,7 +120,7 @@ module sa_pe #(
   wire w_fits = (w_diff[AW+1:DW-1] == {(AW+3-DW){1'b0}}) || (w_diff[AW+1:DW-1] == {(AW+3-DW){1'b1}});
   wire signed [DW-1:0] w_next = w_fits ? w_diff[DW-1:0] : {w_diff[AW+1], {(DW-1){~w_diff[AW+1]}}};
   // The same step for the weight a swap switches out, with the wave's lr (c_lr_in).
-  wire [6:0] lv_shamt = FRAC7 + {1'b0, c_lr_in};
+  wire [6:0] lv_shamt = FRAC7 + {1'b0, (LR_FIXED != 0) ? LR_K : c_lr_in};
   wire [AW:0] lv_half = (lv_shamt == 7'd0) ? {(AW+1){1'b0}} : one << (lv_shamt - 7'd1);
   // The rounding sum cannot overflow AW+1 bits.
   wire signed [AW:0] lv_dw_round = ($signed({dw[AW-1], dw}) + $signed(lv_half)) >>> lv_shamt;

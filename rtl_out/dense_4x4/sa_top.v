@@ -11,6 +11,8 @@ module sa_top #(
   parameter integer AW = 24,  // accumulator width
   parameter integer FRAC = 4,  // fractional bits of data
   parameter integer INTERLEAVED = 1,  // 1: interleaved backward PEs
+  parameter integer LR_FIXED = 0,  // 1: the SGD shift is the constant LR_SHIFT (no barrel shifter; the lr_shift port is ignored)
+  parameter integer LR_SHIFT = 0,  // the constant SGD shift when LR_FIXED = 1 (0..63)
   parameter integer RB = 2  // bits of wave_load_row: max(1, ceil(log2 R))
 ) (
   input wire clk,
@@ -160,7 +162,7 @@ module sa_top #(
       end
       // The PE compares the row of a slot with its own.
       localparam [RB-1:0] ROW = i;
-      sa_pe #(.DW(DW), .AW(AW), .FRAC(FRAC), .INTERLEAVED(INTERLEAVED), .RB(RB)) u_pe (
+      sa_pe #(.DW(DW), .AW(AW), .FRAC(FRAC), .INTERLEAVED(INTERLEAVED), .LR_FIXED(LR_FIXED), .LR_SHIFT(LR_SHIFT), .RB(RB)) u_pe (
         .clk(clk),
         .rst(rst),
         .mode(mode),

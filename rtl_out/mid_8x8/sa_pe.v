@@ -7,7 +7,9 @@ module sa_pe #(
   parameter integer DW = 16,  // data width (signed)
   parameter integer AW = 40,  // accumulator width (signed, >= 2*DW)
   parameter integer FRAC = 8,  // fractional bits of data
-  parameter integer INTERLEAVED = 1  // 1: two multipliers (dX and dW in one pass); 0: one
+  parameter integer INTERLEAVED = 1,  // 1: two multipliers (dX and dW in one pass); 0: one
+  parameter integer LR_FIXED = 0,  // 1: the SGD shift is the constant LR_SHIFT (no barrel shifter; the lr_shift port is ignored)
+  parameter integer LR_SHIFT = 0  // the constant SGD shift when LR_FIXED = 1 (0..63)
 ) (
   input wire clk,
   input wire rst,
@@ -78,7 +80,8 @@ module sa_pe #(
   // SGD: round half up at shift FRAC+lr_shift (0 for shifts >= AW), then saturate.
   localparam [6:0] FRAC7 = FRAC[6:0];
   localparam [6:0] AW7 = AW[6:0];
-  wire [6:0] shamt = FRAC7 + {1'b0, lr_shift};
+  localparam [5:0] LR_K = LR_SHIFT[5:0];
+  wire [6:0] shamt = FRAC7 + {1'b0, (LR_FIXED != 0) ? LR_K : lr_shift};
   wire [AW:0] one = {{AW{1'b0}}, 1'b1};
   wire [AW:0] half = (shamt == 7'd0) ? {(AW+1){1'b0}} : one << (shamt - 7'd1);
   // The rounding sum cannot overflow AW+1 bits.

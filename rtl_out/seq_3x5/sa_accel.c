@@ -154,7 +154,7 @@ static const struct code_name error_names[] = {
     {SA_ERR_PROGRAM_END, "PROGRAM_END", "the program ended before a HALT (or inside a two-word command)"},
     {SA_ERR_ZERO_SIZE, "ZERO_SIZE", "a size field (m, k, n or count) is zero"},
     {SA_ERR_TILE_TOO_LARGE, "TILE_TOO_LARGE", "the tile is larger than the array (m > cols or k > rows)"},
-    {SA_ERR_LR_SHIFT, "LR_SHIFT", "lr_shift is larger than 63 (the array's port is 6 bits)"},
+    {SA_ERR_LR_SHIFT, "LR_SHIFT", "lr_shift is larger than 63 (the array's port is 6 bits), or is not the constant lr_shift the array was built with"},
     {SA_ERR_NOT_INTERLEAVED, "NOT_INTERLEAVED", "interleaved backward on an array built with backward = \"sequential\""},
     {SA_ERR_NO_TILE, "NO_TILE", "the command needs a weight tile in the array and none is loaded"},
     {SA_ERR_ADDRESS_RANGE, "ADDRESS_RANGE", "an address range runs past the end of its buffer"},

@@ -41,7 +41,8 @@ impl Spec {
             m: rng.range(1, 2 * c) as usize,
             k: rng.range(1, 2 * r) as usize,
             n: rng.range(1, 6) as usize,
-            lr_shift: rng.range(0, 20) as u32,
+            // The array's constant shift, if it was built with one.
+            lr_shift: cfg.pe_lr_shift(rng.range(0, 20) as u32),
             seed,
         }
     }

@@ -739,3 +739,54 @@ fn runs_carry_state_over() {
     let get = |k: Counter| rep.counter(k).unwrap();
     assert_eq!(get(Counter::Syncs), 1);
 }
+
+/// An array built with a constant `lr_shift`: an UPDATE with that shift
+/// trains the weights as the emulator does (the PEs' constant shifter),
+/// any other shift faults `LR_SHIFT` before it touches anything.
+#[test]
+fn constant_lr_shift_trains_with_it_and_refuses_others() {
+    let cfg = common::small().with_fixed_lr_shift(Some(2)).unwrap();
+    let m = accel::build(&cfg).unwrap_or_else(|e| panic!("{e}"));
+    let mut setup = Setup::default();
+    setup
+        .fill(
+            BufferId::Weights,
+            0,
+            (0..3).map(|i| vec![40 * i - 50; 2]).collect(),
+        )
+        .fill(
+            BufferId::Activations,
+            0,
+            (0..3).map(|i| vec![7 * i - 9; 2]).collect(),
+        )
+        .fill(
+            BufferId::Gradients,
+            0,
+            (0..2).map(|i| vec![60 - 90 * i; 2]).collect(),
+        )
+        .compare(BufferId::Weights, 0, 3);
+    let step = [
+        Command::LoadW {
+            addr: 0,
+            m: 2,
+            k: 3,
+        },
+        Command::Backward {
+            mode: BackwardMode::Interleaved,
+            dy_addr: 0,
+            x_addr: 0,
+            dx_addr: 0,
+            n: 2,
+            accumulate: false,
+        },
+        Command::Update { lr_shift: 2 },
+        Command::FlushW,
+    ];
+    let good = encode_program(&step);
+    let bad = encode_program(&[Command::Update { lr_shift: 3 }]);
+    let rep = cosim(&m, &setup, &[good.clone(), bad].concat(), 5, 10);
+    match rep.state {
+        State::Faulted(f) => assert_eq!((f.code, f.pc), (ErrorCode::LrShift, good.len())),
+        s => panic!("emulator state {s:?}"),
+    }
+}

@@ -74,6 +74,16 @@ fn shipped_configs_match_every_cycle() {
     }
 }
 
+/// An array built with a constant learning-rate shift ignores its
+/// `lr_shift` port, which the stimulus drives at random: RTL and emulator
+/// must agree on every register, on the `none` and the dense array.
+#[test]
+fn constant_lr_shift_matches_every_cycle() {
+    let cfg = load("small_4x4.toml").with_fixed_lr_shift(Some(5)).unwrap();
+    check(&cfg, 1, Simulator::Verilator);
+    check(&dense(cfg), 2, Simulator::Verilator);
+}
+
 fn dense(cfg: ArrayConfig) -> ArrayConfig {
     cfg.with_pipelining(Pipelining::Dense)
 }

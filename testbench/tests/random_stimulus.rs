@@ -72,6 +72,8 @@ fn random_ports_every_cycle_match_on_every_register() {
         load("seq_3x5.toml"),
         random_shape(11, 1, 4),
         random_shape(12, 5, 1),
+        // Built with a constant shift: the random lr_shift port is ignored.
+        load("small_4x4.toml").with_fixed_lr_shift(Some(5)).unwrap(),
     ];
     for (k, cfg) in configs.iter().enumerate() {
         let seed = 100 + k as u64;

@@ -144,6 +144,7 @@ pub(super) fn command_constants() -> Vec<Item> {
     v.extend(sized_const("MAX_K", TILE_BITS, id("R")));
     v.extend(sized_const("MAX_M", TILE_BITS, id("C")));
     v.extend(sized_const("ACC_LANES", TILE_BITS, id("LA")));
+    v.extend(sized_const("LR_CONSTANT", LR_FIELD_BITS, id("LR_SHIFT")));
     v.extend(cycles_const(
         "RESULT_LATENCY",
         WAIT_BITS,
@@ -305,8 +306,14 @@ fn violates(code: ErrorCode) -> Expr {
             is("load_w").and(id("f_m").greater("MAX_M").or(id("f_k").greater("MAX_K")))
         }
         ErrorCode::LrShift => {
+            // ArrayConfig::accepts_lr_shift: fits the port and, on an
+            // array built with a constant shift, is that constant.
             let max = (1u64 << sysgrad_config::LR_SHIFT_BITS) - 1;
-            is("update").and(id("f_lr").greater(lit(LR_FIELD_BITS, max)))
+            let too_large = id("f_lr").greater(lit(LR_FIELD_BITS, max));
+            let not_constant = id("LR_FIXED")
+                .differs(0)
+                .and(id("f_lr").differs("LR_CONSTANT"));
+            is("update").and(too_large.or(not_constant))
         }
         ErrorCode::NotInterleaved => is("backward")
             .and(mode_is(BackwardMode::Interleaved))

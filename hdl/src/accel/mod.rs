@@ -290,8 +290,9 @@ fn array_instance(cfg: &ArrayConfig) -> Vec<Item> {
     for p in ["y_out", "dx_out", "dw_out", "w_out"] {
         conns.push(conn(p, id(&format!("arr_{p}"))));
     }
-    let mut params: Vec<(String, Expr)> = ["R", "C", "DW", "AW", "FRAC", "INTERLEAVED"]
+    let mut params: Vec<(String, Expr)> = ["R", "C"]
         .iter()
+        .chain(&crate::top::PE_PARAMS)
         .map(|p| (p.to_string(), id(p)))
         .collect();
     if cfg.dense() {

@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod count;
+pub mod iso_area;
 pub mod offchip;
 pub mod report;
 pub mod topology;
