@@ -185,6 +185,15 @@ pub fn lut_ratio(path: &std::path::Path) -> Result<(f64, String), String> {
     Ok((ratio, said))
 }
 
+/// The module `--accel` chooses: the whole accelerator or the array.
+fn top_module(a: &SynthArgs) -> &'static str {
+    if a.accel {
+        sysgrad_hdl::accel_top_name()
+    } else {
+        sysgrad_hdl::top_name()
+    }
+}
+
 pub fn run(a: &SynthArgs) -> Result<(), String> {
     if a.pnr {
         return run_pnr(a);
@@ -199,11 +208,7 @@ pub fn run(a: &SynthArgs) -> Result<(), String> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     let configs = load_configs(a)?;
-    let top = if a.accel {
-        sysgrad_hdl::accel_top_name()
-    } else {
-        sysgrad_hdl::top_name()
-    };
+    let top = top_module(a);
     let mut runs = Vec::new();
     for base in &configs {
         for target in &targets {
@@ -316,11 +321,7 @@ fn run_pnr(a: &SynthArgs) -> Result<(), String> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     let configs = pnr_configs(a)?;
-    let top = if a.accel {
-        sysgrad_hdl::accel_top_name()
-    } else {
-        sysgrad_hdl::top_name()
-    };
+    let top = top_module(a);
     let tools = pnr::Tools::new(&a.venv);
     // Every tool first, so that a missing one fails before hours of work.
     let mut versions = Vec::new();

@@ -298,7 +298,7 @@ pub fn module() -> Module {
             "Active and shadow weights, exchange slots on the weight stream wp, SGD on the way out."
                 .into(),
         ],
-        params: vec![
+        params: [
             param("DW", 16, "data width (signed)"),
             param("AW", 40, "accumulator width (signed, >= 2*DW)"),
             param("FRAC", 8, "fractional bits of data"),
@@ -307,10 +307,15 @@ pub fn module() -> Module {
                 1,
                 "1: two multipliers (dX and dW in one wave); 0: one",
             ),
-            param("LR_FIXED", 0, crate::top::LR_FIXED_DOC),
-            param("LR_SHIFT", 0, crate::top::LR_SHIFT_DOC),
-            param(ctl::RB, 4, "bits of a load row: max(1, ceil(log2 R))"),
-        ],
+        ]
+        .into_iter()
+        .chain(crate::top::lr_params(None))
+        .chain([param(
+            ctl::RB,
+            4,
+            "bits of a load row: max(1, ceil(log2 R))",
+        )])
+        .collect(),
         ports: ports(),
         genvars: vec![],
         items,

@@ -340,9 +340,10 @@ pub fn module() -> Module {
                 1,
                 "1: two multipliers (dX and dW in one pass); 0: one",
             ),
-            param("LR_FIXED", 0, crate::top::LR_FIXED_DOC),
-            param("LR_SHIFT", 0, crate::top::LR_SHIFT_DOC),
-        ],
+        ]
+        .into_iter()
+        .chain(crate::top::lr_params(None))
+        .collect(),
         ports,
         genvars: vec![],
         items,

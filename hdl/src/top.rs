@@ -262,22 +262,28 @@ pub(crate) fn array_params(cfg: &ArrayConfig) -> Vec<Param> {
             cfg.interleaved().into(),
             "1: interleaved backward PEs",
         ),
+    ]
+    .into_iter()
+    .chain(lr_params(cfg.fixed_lr_shift()))
+    .collect()
+}
+
+/// `LR_FIXED` and `LR_SHIFT` with `fixed`'s values as defaults: the
+/// array's, and a PE's (which its array overrides) with `None`.
+pub(crate) fn lr_params(fixed: Option<u32>) -> [Param; 2] {
+    [
         param(
             "LR_FIXED",
-            cfg.fixed_lr_shift().is_some().into(),
-            LR_FIXED_DOC,
+            fixed.is_some().into(),
+            "1: the SGD shift is the constant LR_SHIFT (no barrel shifter; the lr_shift port is ignored)",
         ),
         param(
             "LR_SHIFT",
-            cfg.fixed_lr_shift().unwrap_or(0).into(),
-            LR_SHIFT_DOC,
+            fixed.unwrap_or(0).into(),
+            "the constant SGD shift when LR_FIXED = 1 (0..63)",
         ),
     ]
 }
-
-pub(crate) const LR_FIXED_DOC: &str =
-    "1: the SGD shift is the constant LR_SHIFT (no barrel shifter; the lr_shift port is ignored)";
-pub(crate) const LR_SHIFT_DOC: &str = "the constant SGD shift when LR_FIXED = 1 (0..63)";
 
 /// The parameters every PE takes from its array.
 pub(crate) const PE_PARAMS: [&str; 6] = ["DW", "AW", "FRAC", "INTERLEAVED", "LR_FIXED", "LR_SHIFT"];
