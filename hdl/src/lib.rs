@@ -45,6 +45,16 @@ pub struct VerilogFile {
     pub text: String,
 }
 
+/// The line of generated Verilog `text` that declares and drives the wire
+/// `net` (`wire [..] net = ...;`, as the emitter writes an initialised
+/// wire), so that a test can change that one expression without spelling
+/// out the widths the generator derives.
+pub fn wire_declaration<'a>(text: &'a str, net: &str) -> Option<&'a str> {
+    let decl = format!(" {net} = ");
+    text.lines()
+        .find(|l| l.trim_start().starts_with("wire ") && l.contains(&decl))
+}
+
 /// The name of the array's top module.
 pub fn top_name() -> &'static str {
     "sa_top"

@@ -73,11 +73,7 @@ fn replace_once(text: &str, from: &str, to: &str) -> String {
 /// `from` -> `to` within the declaration of the wire `net` (whose width
 /// the generator derives, so the test does not spell it out).
 fn replace_in_wire(text: &str, net: &str, from: &str, to: &str) -> String {
-    let decl = format!(" {net} = ");
-    let line = text
-        .lines()
-        .find(|l| l.trim_start().starts_with("wire ") && l.contains(&decl))
-        .unwrap_or_else(|| panic!("no wire {net}"));
+    let line = sysgrad_hdl::wire_declaration(text, net).unwrap_or_else(|| panic!("no wire {net}"));
     assert!(line.contains(from), "`{from}` in `{line}`");
     replace_once(text, line, &line.replacen(from, to, 1))
 }

@@ -151,10 +151,7 @@ pub fn with_fault_in(
         .find(|f| f.name == "sa_accel.v")
         .expect("sa_accel.v generated")
         .text;
-    let decl = format!(" {net} = ");
-    let line = text
-        .lines()
-        .find(|l| l.trim_start().starts_with("wire ") && l.contains(&decl))
+    let line = sysgrad_hdl::wire_declaration(&text, net)
         .unwrap_or_else(|| panic!("no wire {net} in sa_accel.v"));
     assert!(line.contains(from), "`{from}` is not in `{line}`");
     with_fault(cfg, line, &line.replacen(from, to, 1))
