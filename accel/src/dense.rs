@@ -198,7 +198,7 @@ impl Accelerator {
         match *cmd {
             Command::LoadW { addr, m, k } => {
                 let (addr, m, k) = (addr.into(), m.into(), k.into());
-                q.push_back(Entry::Load {
+                let load = Entry::Load {
                     tile: Tile {
                         m,
                         k,
@@ -206,7 +206,18 @@ impl Accelerator {
                         tag: Tag::Tile { addr },
                     },
                     zero: false,
-                });
+                };
+                // A tile loaded but never used is swapped in first, as
+                // `none` switched it in: the tile it replaces (maybe dirty,
+                // maybe with an update pending) then leaves the PEs and is
+                // written back before this load reads lines it may share.
+                if ctl.resident_active {
+                    q.push_back(load);
+                } else {
+                    let evict_update = ctl.marks().evict_update;
+                    ctl.issuer.queue.push_back(Entry::Swap { evict_update });
+                    ctl.backlog = vec![load];
+                }
                 ctl.resident_active = false;
                 self.resident = Some(Resident {
                     addr,

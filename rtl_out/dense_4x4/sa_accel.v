@@ -352,8 +352,9 @@ module sa_accel #(
   wire [5:0] lr_field = f_lr[5:0];
   wire dec_push = dec_cycle && (stop_now || (dec_go && (is_load_w || is_flush_w || is_forward || is_backward || is_drain || is_requant || (is_update && resident_waits))));
   wire push_valid = backlog_push || dec_push;
-  wire [97:0] push_entry = backlog_push ? backlog0 : (stop_now ? (resident_waits ? {K_SWAP, 64'd0, 16'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0} : {K_STOP, 64'd0, 16'd0, 1'b0, 1'b0, 6'd0, pend_valid, pend_lr}) : (is_load_w ? {K_LOAD, w0, 16'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0} : (is_flush_w ? {K_ZERO_LOAD, 64'd0, 16'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0} : ((is_forward || is_backward) ? {K_STREAM, w0, f_x_addr, mk_swap, mk_evict, pend_lr, mk_first, pend_lr} : (is_drain ? {K_DRAIN, w0, f_x_addr, mk_swap, mk_evict, pend_lr, mk_first, pend_lr} : (is_requant ? {K_REQUANT, w0, 16'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0} : {K_SWAP, 64'd0, 16'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0}))))));
+  wire [97:0] push_entry = backlog_push ? backlog0 : (stop_now ? (resident_waits ? {K_SWAP, 64'd0, 16'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0} : {K_STOP, 64'd0, 16'd0, 1'b0, 1'b0, 6'd0, pend_valid, pend_lr}) : (is_load_w ? (resident_waits ? {K_SWAP, 64'd0, 16'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0} : {K_LOAD, w0, 16'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0}) : (is_flush_w ? {K_ZERO_LOAD, 64'd0, 16'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0} : ((is_forward || is_backward) ? {K_STREAM, w0, f_x_addr, mk_swap, mk_evict, pend_lr, mk_first, pend_lr} : (is_drain ? {K_DRAIN, w0, f_x_addr, mk_swap, mk_evict, pend_lr, mk_first, pend_lr} : (is_requant ? {K_REQUANT, w0, 16'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0} : {K_SWAP, 64'd0, 16'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0}))))));
   wire [97:0] flush_swap = {K_SWAP, 64'd0, 16'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0};
+  wire [97:0] load_entry = {K_LOAD, w0, 16'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0};
   wire [97:0] zero_entry = {K_ZERO_LOAD, 64'd0, 16'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0};
   wire [97:0] last_stop = {K_STOP, 64'd0, 16'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0};
   wire [1:0] queue_pops = {{1{1'b0}}, data_take} + {{1{1'b0}}, load_take};
@@ -413,6 +414,11 @@ module sa_accel #(
             end
           end
           if (dec_go && is_load_w) begin
+            if (resident_waits) begin
+              backlog0 <= load_entry;
+              backlog_n <= 2'd1;
+              pend_valid <= 1'b0;
+            end
             res_valid <= 1'b1;
             res_dirty <= 1'b0;
             res_addr <= f_addr_a;

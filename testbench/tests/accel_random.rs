@@ -150,6 +150,51 @@ fn setup(c: &ArrayConfig, rng: &mut Rng) -> Setup {
     s
 }
 
+/// A tile loaded and never used, between a tile updated at some lines and
+/// a load of those lines: on `none` the updated tile was written back when
+/// the unused one came in, so the second load reads the new weights. The
+/// dense controller swaps the unused tile in first (a random program found
+/// this case; `docs/COMMANDS.md`, Decoder); `accel/tests/dense.rs` checks
+/// that the emulator then ends as `none` does. The update after the last
+/// load makes its tile dirty, so that what it read reaches the buffer.
+#[test]
+fn a_load_after_an_unused_tile_reads_the_weights_written_back() {
+    let c = common::dense(common::small());
+    let prog = [
+        Command::LoadW {
+            addr: 7,
+            m: 1,
+            k: 1,
+        },
+        Command::Backward {
+            mode: BackwardMode::Dw,
+            dy_addr: 0,
+            x_addr: 0,
+            dx_addr: 0,
+            n: 1,
+            accumulate: false,
+        },
+        Command::Update { lr_shift: 0 },
+        Command::LoadW {
+            addr: 0,
+            m: 1,
+            k: 1,
+        },
+        Command::LoadW {
+            addr: 7,
+            m: 1,
+            k: 1,
+        },
+        Command::Update { lr_shift: 1 },
+        Command::FlushW,
+        Command::Halt,
+    ];
+    let setup = setup(&c, &mut Rng::new(3));
+    let words = encode_program(&prog);
+    let rep = model(c).cosim(&setup, &words, 3, 10);
+    assert!(rep.is_ok(), "{}", rep.unwrap_err());
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 16,

@@ -164,7 +164,7 @@ fn entries() -> Vec<Item> {
         cond(waiting(), swap_out(), stop()),
         cond(
             is("load_w"),
-            load(),
+            cond(waiting(), swap_out(), load()),
             cond(
                 is("flush_w"),
                 zero_load(),
@@ -205,8 +205,10 @@ fn entries() -> Vec<Item> {
             cond("backlog_push", "backlog0", by_command),
         ),
         // What goes into the backlog: FLUSH_W's swap and second zero load;
-        // a stop's zero load and stop entry after the swap of a waiting tile.
+        // a stop's zero load and stop entry after the swap of a waiting tile;
+        // LOAD_W's load after the swap of a waiting tile.
         wire_of("flush_swap", entry::BITS as i64, swap_out()),
+        wire_of("load_entry", entry::BITS as i64, load()),
         wire_of("zero_entry", entry::BITS as i64, zero_load()),
         wire_of("last_stop", entry::BITS as i64, pack(Kind::Stop, &[])),
     ]
@@ -284,7 +286,17 @@ fn decode_step() -> Vec<Stmt> {
             ],
         ),
     ];
+    // A tile loaded but never used is swapped in first (its swap entry
+    // takes the pending update); the load follows from the backlog.
     let load = vec![
+        when(
+            id("resident_waits"),
+            vec![
+                set("backlog0", "load_entry"),
+                set("backlog_n", q(1)),
+                set("pend_valid", lit(1, 0)),
+            ],
+        ),
         set("res_valid", lit(1, 1)),
         set("res_dirty", lit(1, 0)),
         set("res_addr", "f_addr_a"),
