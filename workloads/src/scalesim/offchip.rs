@@ -25,6 +25,11 @@
 //! as needed: no stalls (SCALE-Sim's CALC mode also reports none). The
 //! word is the data width (`in_bits`); buffer sizes come from the config's
 //! SRAM sizes.
+//!
+//! `tests/offchip_dma.rs` holds these words against the DMA the accelerator
+//! emulator moves for the same step (equal where the operands fit, the
+//! refetch factors above where they do not; weights resident on the
+//! accelerator, fetched per pass here).
 
 use super::config::{BandwidthMode, MemoryConfig};
 use super::topology::Gemm;
