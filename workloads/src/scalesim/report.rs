@@ -22,17 +22,20 @@
 //!   training rows can exceed 100%.
 //! * Mapping Efficiency %: mean share of the PEs a weight tile occupies
 //!   [mean over folds of the mapped PEs].
-//! * Compute Util %: useful MACs / ((Total Cycles - Stall Cycles) x PEs),
-//!   the utilization of the cycles the array computes, stalls excluded
-//!   [mean over folds of MACs / (PEs x fold cycles), no stalls]; every
-//!   fold of a `none`-pipelined pass takes the same cycles, so the mean
-//!   over folds and this ratio are equal.
+//! * Compute Util %: SCALE-Sim 3.0's formula (`systolic_compute_ws.py`):
+//!   the mean over folds of mapped PEs x T / (PEs x (2R + 2C + T - 3)),
+//!   T the stream length. Its fold length there is not its cycle count
+//!   (2R + C + T - 2) but that plus C - 1, so the figure reads lower than
+//!   MACs over cycles; it depends on the mapping alone, not on stalls or
+//!   on our cycles. Training rows: each stream of T columns through a
+//!   loaded tile is a fold with the MACs it does (BWD_IL two per PE, so
+//!   up to 200%; a sequential backward two streams of one).
 //! * Streaming Util % (sysgrad's own, not a SCALE-Sim column): useful MACs
 //!   / (streaming cycles x PEs), without weight loads, drains, updates.
 
 use super::count::LayerCost;
 use super::offchip::OffChipRun;
-use super::TopologyRun;
+use super::{Gemm, TopologyRun};
 use crate::energy::{Energy, EnergyModel};
 use crate::error::{Result, WorkloadError};
 use crate::report::csv;
@@ -40,6 +43,8 @@ use crate::report::layers::streaming_cycles;
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
+use sysgrad_config::ArrayConfig;
+use sysgrad_emulator::gemm::tiles;
 use sysgrad_emulator::Stats;
 
 /// Figures published for gradient interleaving, quoted for comparison.
@@ -84,6 +89,30 @@ struct Pass<'a> {
     stats: &'a Stats,
     offchip: OffChipRun,
     folds: usize,
+    compute_util: f64,
+}
+
+/// SCALE-Sim 3.0's Compute Util % of the streams every tile of `g` runs
+/// (the products per PE of each stream: forward `[1]`, an interleaved
+/// backward `[2]`, a sequential one `[1, 1]`): the mean over streams of
+/// mapped PEs x products x T / (PEs x (2R + 2C + T - 3)).
+pub fn scalesim_compute_util(cfg: &ArrayConfig, g: Gemm, streams: &[u64]) -> f64 {
+    let (r, c, t) = (cfg.rows() as f64, cfg.cols() as f64, g.n as f64);
+    let fold_cycles = 2.0 * r + 2.0 * c + t - 3.0;
+    let (mut sum, mut folds) = (0.0, 0usize);
+    for (_, m) in tiles(g.m, cfg.cols()) {
+        for (_, k) in tiles(g.k, cfg.rows()) {
+            for &products in streams {
+                sum += (m * k) as f64 * products as f64 * t / (r * c * fold_cycles);
+                folds += 1;
+            }
+        }
+    }
+    if folds == 0 {
+        0.0
+    } else {
+        100.0 * sum / folds as f64
+    }
 }
 
 impl ComputeRow {
@@ -104,7 +133,7 @@ impl ComputeRow {
             stall_cycles: o.stall_cycles,
             overall_util: pct(t.macs, o.total_cycles, pes),
             mapping_efficiency: 100.0 * mapping_efficiency,
-            compute_util: pct(t.macs, o.total_cycles - o.stall_cycles, pes),
+            compute_util: p.compute_util,
             streaming_util: pct(t.macs, streaming_cycles(p.stats), pes),
             folds: p.folds,
             macs: t.macs,
@@ -175,12 +204,13 @@ pub fn layer_reports(run: &TopologyRun) -> Vec<LayerReport> {
             let c: &LayerCost = &l.cost;
             let o = &l.offchip;
             let me = c.mapping_efficiency;
-            let row = |stats: &Stats, offchip: OffChipRun, folds: usize| {
+            let row = |stats: &Stats, offchip: OffChipRun, folds: usize, streams: &[u64]| {
                 ComputeRow::new(
                     &Pass {
                         stats,
                         offchip,
                         folds,
+                        compute_util: scalesim_compute_util(&run.cfg, l.gemm, streams),
                     },
                     me,
                     pes,
@@ -196,19 +226,31 @@ pub fn layer_reports(run: &TopologyRun) -> Vec<LayerReport> {
                 k: l.gemm.k,
                 n: l.gemm.n,
                 sparsity: l.layer.sparsity.to_string(),
-                forward: row(&c.forward, o.forward, tiles),
+                forward: row(&c.forward, o.forward, tiles, &[1]),
                 training_interleaved: row(
                     &plus(&c.forward, &c.backward_interleaved),
                     o.forward.then(&o.backward_interleaved),
                     2 * tiles,
+                    &[1, 2],
                 ),
                 training_sequential: row(
                     &plus(&c.forward, &c.backward_sequential),
                     o.forward.then(&o.backward_sequential),
                     2 * tiles,
+                    &[1, 1, 1],
                 ),
-                backward_interleaved: row(&c.backward_interleaved, o.backward_interleaved, tiles),
-                backward_sequential: row(&c.backward_sequential, o.backward_sequential, tiles),
+                backward_interleaved: row(
+                    &c.backward_interleaved,
+                    o.backward_interleaved,
+                    tiles,
+                    &[2],
+                ),
+                backward_sequential: row(
+                    &c.backward_sequential,
+                    o.backward_sequential,
+                    tiles,
+                    &[1, 1],
+                ),
                 energy_by_phase: phase_energy(en, c),
             }
         })
