@@ -120,7 +120,9 @@ fn with_pipelining(cfg: ArrayConfig, name: Option<&str>) -> Result<ArrayConfig, 
     };
     let all = [Pipelining::Dense, Pipelining::None];
     match all.into_iter().find(|p| p.name() == name) {
-        Some(p) => Ok(cfg.with_pipelining(p)),
+        Some(p) => cfg
+            .checked_with_pipelining(p)
+            .map_err(|e| format!("--pipelining {name}: {e}")),
         None => Err(format!("--pipelining {name}: expected dense or none")),
     }
 }

@@ -70,8 +70,9 @@ fn label(cfg: &ArrayConfig) -> String {
         .fixed_lr_shift()
         .map(|k| format!(" lr{k}"))
         .unwrap_or_default();
+    let mul_reg = if cfg.multiplier_register() { " mr" } else { "" };
     format!(
-        "{}x{} i{} a{}{}{lr}",
+        "{}x{} i{} a{}{}{lr}{mul_reg}",
         cfg.rows(),
         cfg.cols(),
         f.in_bits,
@@ -280,7 +281,9 @@ fn pnr_configs(a: &SynthArgs) -> Result<Vec<ArrayConfig>, String> {
     let mut out = Vec::new();
     for cfg in &base {
         for &p in &kinds {
-            let c = cfg.with_pipelining(p);
+            let c = cfg
+                .checked_with_pipelining(p)
+                .map_err(|e| format!("--pipelining {}: {e}", p.name()))?;
             if p != Pipelining::None {
                 let none = cfg.with_pipelining(Pipelining::None);
                 if sysgrad_hdl::generate(&c) == sysgrad_hdl::generate(&none) {

@@ -137,7 +137,7 @@ impl Accelerator {
     /// `cycles` for this array and `n` (stream columns, lines or words).
     fn cost(&self, cycles: timing::Cycles, n: usize) -> usize {
         let cfg = self.cfg();
-        cycles.eval(cfg.rows(), cfg.cols(), n) as usize
+        cycles.eval(&cfg, n) as usize
     }
 
     fn fault(&mut self, code: ErrorCode, program: &[u64], pc: usize) -> Result<(), Fault> {

@@ -82,6 +82,12 @@ pub struct ArrayShape {
     /// from the `lr_shift` port at run time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lr_shift: Option<u32>,
+    /// Optional, default false: a register after each PE multiplier
+    /// (`docs/ARCHITECTURE.md`, Multiplier register), which shortens the
+    /// PE's critical path by the multiply and makes every pass and result
+    /// latency one cycle longer. `pipelining = "none"` only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub multiplier_register: bool,
 }
 
 /// Fixed-point number format (see [`fixed`]).
@@ -220,6 +226,7 @@ impl ArrayConfig {
                 backward,
                 pipelining: Pipelining::default(),
                 lr_shift: None,
+                multiplier_register: false,
             },
             format,
             buffers: BufferDepths::default(),
@@ -272,10 +279,43 @@ impl ArrayConfig {
         self.array.pipelining == Pipelining::Dense
     }
 
-    /// The same configuration with another pipelining (always valid).
+    /// The same configuration with another pipelining (always valid: the
+    /// dense PE has no multiplier register, so a dense copy drops it).
     pub fn with_pipelining(mut self, pipelining: Pipelining) -> Self {
         self.array.pipelining = pipelining;
+        if pipelining == Pipelining::Dense {
+            self.array.multiplier_register = false;
+        }
         self
+    }
+
+    /// The same configuration with another pipelining, checked: what a
+    /// user's option asks for (a dense array cannot keep a multiplier
+    /// register, and this says so instead of dropping it).
+    pub fn checked_with_pipelining(self, pipelining: Pipelining) -> Result<Self, ConfigError> {
+        let mut raw: RawConfig = self.into();
+        raw.array.pipelining = pipelining;
+        raw.try_into()
+    }
+
+    /// Whether each PE has a register after its multipliers.
+    pub fn multiplier_register(&self) -> bool {
+        self.array.multiplier_register
+    }
+
+    /// Pipeline registers between a PE's multiplier and its adder: 1 with
+    /// a multiplier register, else 0 (the `mul_reg_coef` term of
+    /// `sysgrad_isa::timing`).
+    pub fn product_stages(&self) -> usize {
+        self.array.multiplier_register.into()
+    }
+
+    /// The same configuration with or without the multiplier register,
+    /// checked (a dense array cannot have one).
+    pub fn with_multiplier_register(self, on: bool) -> Result<Self, ConfigError> {
+        let mut raw: RawConfig = self.into();
+        raw.array.multiplier_register = on;
+        raw.try_into()
     }
 
     /// The learning-rate shift built into the PEs, if the config fixes one.
@@ -355,6 +395,13 @@ impl ArrayConfig {
                 ),
             );
         }
+        if a.multiplier_register && a.pipelining == Pipelining::Dense {
+            return bad(
+                "array.multiplier_register",
+                "true".into(),
+                "false with pipelining = \"dense\" (the dense PE has no multiplier register); use pipelining = \"none\"".into(),
+            );
+        }
         if !IN_BITS.contains(&f.in_bits) {
             return bad(
                 "format.in_bits",
@@ -426,8 +473,13 @@ impl ArrayConfig {
             .lr_shift
             .map(|k| format!("_lr{k}"))
             .unwrap_or_default();
+        let mul_reg = if self.multiplier_register() {
+            "_mr"
+        } else {
+            ""
+        };
         format!(
-            "sa_{}x{}_i{}a{}f{}_{}{dense}{lr}",
+            "sa_{}x{}_i{}a{}f{}_{}{dense}{lr}{mul_reg}",
             self.array.rows,
             self.array.cols,
             self.format().in_bits,
@@ -485,6 +537,37 @@ mod buffer_tests {
             err.contains("array.lr_shift") && err.contains("0..=63"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_multiplier_register_round_trips_and_needs_the_none_array() {
+        let text = OLD.replace("[format]", "multiplier_register = true\n[format]");
+        let cfg = parse_config(&text, false, Path::new("x.toml")).unwrap();
+        assert!(cfg.multiplier_register());
+        assert_eq!(cfg.product_stages(), 1);
+        assert!(cfg.tag().ends_with("_mr"));
+        assert!(cfg.to_toml().contains("multiplier_register = true"));
+        let plain = parse_config(OLD, false, Path::new("x.toml")).unwrap();
+        assert_eq!(plain.product_stages(), 0);
+        assert!(!plain.to_toml().contains("multiplier_register"));
+        let dense = text.replace("[format]", "pipelining = \"dense\"\n[format]");
+        let err = parse_config(&dense, false, Path::new("x.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("array.multiplier_register") && err.contains("dense"),
+            "{err}"
+        );
+        assert!(!cfg.with_pipelining(Pipelining::Dense).multiplier_register());
+        let err = cfg.checked_with_pipelining(Pipelining::Dense).unwrap_err();
+        assert!(
+            err.to_string().contains("array.multiplier_register"),
+            "{err}"
+        );
+        assert!(plain
+            .with_multiplier_register(true)
+            .unwrap()
+            .multiplier_register());
     }
 
     #[test]

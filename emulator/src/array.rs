@@ -156,6 +156,11 @@ pub struct Array {
     pub psv: Vec<i64>,
     pub psh: Vec<i64>,
     pub dw: Vec<i64>,
+    /// The product registers of a PE with a multiplier register
+    /// (`docs/ARCHITECTURE.md`, Multiplier register): the product entering
+    /// `psv`/`psh`, and the one entering `dw`. Empty without one.
+    pub prod_sum: Vec<i64>,
+    pub prod_dw: Vec<i64>,
     /// x skew: row i delays by i cycles.
     pub x_skew: DelayLines<i64>,
     /// dy skew: column j delays {valid, dy} by j cycles.
@@ -183,6 +188,8 @@ impl Array {
             psv: vec![0; r * c],
             psh: vec![0; r * c],
             dw: vec![0; r * c],
+            prod_sum: vec![0; r * c * cfg.product_stages()],
+            prod_dw: vec![0; r * c * cfg.product_stages()],
             x_skew: DelayLines::new(0..r),
             dy_skew: DelayLines::new(0..c),
             y_deskew: DelayLines::new((0..c).map(|j| c - 1 - j)),
@@ -202,6 +209,8 @@ impl Array {
             &mut self.psv,
             &mut self.psh,
             &mut self.dw,
+            &mut self.prod_sum,
+            &mut self.prod_dw,
             &mut self.y_q,
             &mut self.dx_q,
         ] {
@@ -301,6 +310,11 @@ impl Array {
                 self.w.copy_within(0..(r - 1) * c, c);
                 self.w[..c].copy_from_slice(&inp.w);
             }
+            Mode::Fwd if self.cfg.multiplier_register() => {
+                let x_west = self.x_west(inp);
+                self.fwd_with_product_registers(&x_west);
+                self.shift_x_east(&x_west[..r]);
+            }
             Mode::Fwd => {
                 let x_west = self.x_west(inp);
                 let (lo, hi) = (fixed::min_of(aw), fixed::max_of(aw));
@@ -339,6 +353,13 @@ impl Array {
                         let above = (i - 1) * c..i * c;
                         (&self.d[above.clone()], &self.dv[above])
                     };
+                    if self.cfg.multiplier_register() {
+                        let (mut d_row, mut dv_row) = ([0i64; MAX_DIM], [false; MAX_DIM]);
+                        d_row[..c].copy_from_slice(d_in);
+                        dv_row[..c].copy_from_slice(dv_in);
+                        self.bwd_row_with_product_registers(i, mode, x_edge, &d_row, &dv_row);
+                        continue;
+                    }
                     let w = &self.w[row.clone()];
                     if mode.computes_dx() {
                         // psh moves east: carry the west neighbour's old value.
@@ -392,6 +413,57 @@ impl Array {
         // Input skews last: the PEs above consumed their old outputs.
         self.x_skew.shift_all(|i| inp.x[i]);
         self.dy_skew.shift_all(|j| (inp.dy_valid, inp.dy[j]));
+    }
+
+    /// FWD on PEs with a multiplier register: each adds the product it
+    /// registered the cycle before and registers this cycle's. Bottom row
+    /// first, so that every PE reads its north neighbour's old `psv`.
+    fn fwd_with_product_registers(&mut self, x_west: &[i64; MAX_DIM]) {
+        let (r, c) = (self.rows(), self.cols());
+        let aw = self.cfg.format().acc_bits;
+        for i in (0..r).rev() {
+            for j in 0..c {
+                let k = i * c + j;
+                let above = if i == 0 { 0 } else { self.psv[k - c] };
+                let x_in = if j == 0 { x_west[i] } else { self.x[k - 1] };
+                self.psv[k] = fixed::acc_add(above, self.prod_sum[k], aw);
+                self.prod_sum[k] = self.w[k] * x_in;
+            }
+        }
+    }
+
+    /// Row `i` of a BWD_DX, BWD_DW or BWD_IL cycle on PEs with a
+    /// multiplier register; `d_in`/`dv_in` are the row's north inputs
+    /// and `x_edge` its west x.
+    fn bwd_row_with_product_registers(
+        &mut self,
+        i: usize,
+        mode: Mode,
+        x_edge: i64,
+        d_in: &[i64; MAX_DIM],
+        dv_in: &[bool; MAX_DIM],
+    ) {
+        let c = self.cols();
+        let aw = self.cfg.format().acc_bits;
+        if mode.computes_dx() {
+            // psh moves east: carry the west neighbour's old value.
+            let mut west = 0;
+            for (j, &d) in d_in[..c].iter().enumerate() {
+                let k = i * c + j;
+                let old = self.psh[k];
+                self.psh[k] = fixed::acc_add(west, self.prod_sum[k], aw);
+                self.prod_sum[k] = self.w[k] * d;
+                west = old;
+            }
+        }
+        if mode.computes_dw() {
+            for j in 0..c {
+                let k = i * c + j;
+                let x_in = if j == 0 { x_edge } else { self.x[k - 1] };
+                self.dw[k] = fixed::acc_add(self.dw[k], self.prod_dw[k], aw);
+                self.prod_dw[k] = if dv_in[j] { d_in[j] * x_in } else { 0 };
+            }
+        }
     }
 
     /// What the x skew presents at the west edge of each row this cycle.
@@ -448,14 +520,16 @@ mod tests {
     /// (only one of them runs in the other tests, depending on the CPU).
     #[test]
     fn dispatched_and_portable_steps_agree() {
-        let cfg = config();
-        let (mut a, mut b) = (Array::new(cfg), Array::new(cfg));
-        let mut rng = Rng::new(0x1234_5678);
-        for _ in 0..2000 {
-            let inp = random_input(&cfg, &mut rng, 100);
-            a.step(&inp);
-            b.step_portable(&inp);
-            assert_eq!(a, b);
+        for mul_reg in [false, true] {
+            let cfg = config().with_multiplier_register(mul_reg).unwrap();
+            let (mut a, mut b) = (Array::new(cfg), Array::new(cfg));
+            let mut rng = Rng::new(0x1234_5678);
+            for _ in 0..2000 {
+                let inp = random_input(&cfg, &mut rng, 100);
+                a.step(&inp);
+                b.step_portable(&inp);
+                assert_eq!(a, b);
+            }
         }
     }
 
@@ -464,7 +538,7 @@ mod tests {
     /// register, as IDLE does.
     #[test]
     fn reset_clears_everything_and_reserved_codes_hold() {
-        let cfg = config();
+        let cfg = config().with_multiplier_register(true).unwrap();
         let mut a = Array::new(cfg);
         let mut rng = Rng::new(99);
         for _ in 0..300 {

@@ -180,7 +180,7 @@ impl Driver {
 
     /// `cycles` evaluated for this array and a stream of `n` columns.
     fn cost(&self, cycles: timing::Cycles, n: usize) -> usize {
-        cycles.eval(self.array.rows(), self.array.cols(), n) as usize
+        cycles.eval(&self.array.cfg, n) as usize
     }
 
     /// Streams x (K' x N) through the loaded weights: returns the raw

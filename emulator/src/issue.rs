@@ -322,7 +322,8 @@ impl<T: Clone> Issuer<T> {
 
     /// The result latency R + C.
     fn latency(&self) -> u64 {
-        timing::RESULT_LATENCY.eval(self.rows, self.cols, 0)
+        // A dense array has no multiplier register (`ArrayConfig` refuses one).
+        timing::RESULT_LATENCY.eval_dims(self.rows, self.cols, 0, 0)
     }
 
     /// The cycles from a decision to its results at the array's outputs:

@@ -28,15 +28,16 @@ fn config() -> impl Strategy<Value = ArrayConfig> {
         array_dim(),
         any::<bool>(),
         4u32..=16,
-        any::<bool>(),
+        // 0: dense; 1: none; 2: none with a multiplier register.
+        0u8..3,
     )
-        .prop_flat_map(|(r, c, il, dw, dense)| {
+        .prop_flat_map(|(r, c, il, dw, kind)| {
             let narrowest = (2 * dw).max(16);
             // Narrow accumulators saturate often; wide ones take the float path.
             let aw = prop_oneof![2 => Just(narrowest), 3 => narrowest..=48u32];
-            (Just((r, c, il, dw, dense)), aw, 0..dw)
+            (Just((r, c, il, dw, kind)), aw, 0..dw)
         })
-        .prop_map(|((r, c, il, dw, dense), aw, f)| {
+        .prop_map(|((r, c, il, dw, kind), aw, f)| {
             let b = if il {
                 Backward::Interleaved
             } else {
@@ -47,7 +48,7 @@ fn config() -> impl Strategy<Value = ArrayConfig> {
                 acc_bits: aw,
                 frac_bits: f,
             };
-            let pipelining = if dense {
+            let pipelining = if kind == 0 {
                 Pipelining::Dense
             } else {
                 Pipelining::None
@@ -55,6 +56,8 @@ fn config() -> impl Strategy<Value = ArrayConfig> {
             ArrayConfig::new(r, c, b, format)
                 .unwrap()
                 .with_pipelining(pipelining)
+                .with_multiplier_register(kind == 2)
+                .unwrap()
         })
 }
 

@@ -31,7 +31,7 @@ mod top;
 
 pub use names::{
     control_reg_name, delay_banks, delay_reg_name, dense_delay_banks, output_reg_name, pe_reg_name,
-    pe_registers, Bank, DelayBank, DenseBank,
+    pe_registers, Bank, DelayBank, DenseBank, PROD_DW, PROD_SUM,
 };
 
 use std::io;

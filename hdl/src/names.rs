@@ -35,8 +35,16 @@ pub fn pe_registers(cfg: &ArrayConfig) -> Vec<(&'static str, u32)> {
             regs.push((control_reg_name(field), field.bits(cfg.rows())));
         }
     }
+    if cfg.multiplier_register() {
+        regs.extend([(PROD_SUM, aw), (PROD_DW, aw)]);
+    }
     regs
 }
+
+/// The product registers of a PE with `MUL_REG = 1`, below the PE (they
+/// live in its `g_prod` generate block).
+pub const PROD_SUM: &str = "g_prod.prod_sum";
+pub const PROD_DW: &str = "g_prod.prod_dw";
 
 /// Register `reg` of PE(i, j), e.g. `g_row[1].g_col[2].u_pe.psv`.
 pub fn pe_reg_name(i: usize, j: usize, reg: &str) -> String {

@@ -2,7 +2,8 @@
 //! and dy south, adds into the south-moving (`psv`, forward) or east-moving
 //! (`psh`, dX) partial sum, accumulates its own dW (`dw`), and updates `w`
 //! in place. INTERLEAVED selects two multipliers (dX and dW in one pass) or
-//! one shared multiplier (the sequential baseline). The saturating add,
+//! one shared multiplier (the sequential baseline); MUL_REG a register
+//! after them. The saturating add,
 //! the multipliers and the SGD unit are shared with the dense PE
 //! (`dense_pe.rs`).
 
@@ -211,17 +212,74 @@ pub(crate) fn sgd_unit(prefix: &str, lr: Expr, comment: &str) -> Vec<Item> {
     items
 }
 
+/// What the adders take: the products themselves, or with `MUL_REG` the
+/// product registers `prod_sum` and `prod_dw` (`docs/ARCHITECTURE.md`,
+/// Multiplier register), which hold each product for one cycle so that a
+/// cycle holds either the multiply or the add. `add_sum` enters `psv` and
+/// `psh`, `add_dw` enters `dw` whenever `dw_en`.
+fn product_stage() -> Vec<Item> {
+    let acc = || Width::of(acc_w());
+    let dw_product = || cond(id("dv_in"), id("p_dw"), zeros(acc_w()));
+    let sum_and_dw = || vec![set("prod_sum", "p_dx"), set("prod_dw", dw_product())];
+    let arm = |modes: &[&str], body: Vec<Stmt>| (modes.iter().map(|m| id(m)).collect(), body);
+    let stage = Item::Clocked(vec![if_else(
+        "rst",
+        vec![
+            set("prod_sum", zeros(acc_w())),
+            set("prod_dw", zeros(acc_w())),
+        ],
+        vec![Stmt::Case {
+            sel: id("mode"),
+            arms: vec![
+                arm(&["M_FWD", "M_BWD_DX"], vec![set("prod_sum", "p_dx")]),
+                arm(&["M_BWD_DW"], vec![set("prod_dw", dw_product())]),
+                arm(
+                    &["M_BWD_IL"],
+                    vec![if_else(id("INTERLEAVED").differs(0), sum_and_dw(), vec![])],
+                ),
+            ],
+            default: vec![],
+        }],
+    )]);
+    vec![
+        wire("add_sum", acc()).signed().item(),
+        wire("add_dw", acc()).signed().item(),
+        wire("dw_en", Width::bit()).item(),
+        gen_if(
+            id("MUL_REG").differs(0),
+            "g_prod",
+            vec![
+                Item::Comment(
+                    "Product registers: the adders take the products of the cycle before.".into(),
+                ),
+                reg("prod_sum", acc()).signed().item(),
+                reg("prod_dw", acc()).signed().item(),
+                stage,
+                assign("add_sum", "prod_sum"),
+                assign("add_dw", "prod_dw"),
+                Item::Comment("An invalid column's product was registered as 0.".into()),
+                assign("dw_en", lit(1, 1)),
+            ],
+            vec![
+                assign("add_sum", "p_dx"),
+                assign("add_dw", "p_dw"),
+                assign("dw_en", "dv_in"),
+            ],
+        ),
+    ]
+}
+
 fn registers() -> Item {
     let acc = |r: &str, p: &str| set(r, call("sat_add", [id(&format!("{r}_in")), id(p)]));
-    let dx = || vec![set("d", "d_in"), set("dv", "dv_in"), acc("psh", "p_dx")];
+    let dx = || vec![set("d", "d_in"), set("dv", "dv_in"), acc("psh", "add_sum")];
     let dw = || {
         vec![
             set("d", "d_in"),
             set("dv", "dv_in"),
             set("x", "x_in"),
             if_else(
-                "dv_in",
-                vec![set("dw", call("sat_add", [id("dw"), id("p_dw")]))],
+                "dw_en",
+                vec![set("dw", call("sat_add", [id("dw"), id("add_dw")]))],
                 vec![],
             ),
         ]
@@ -242,7 +300,7 @@ fn registers() -> Item {
             sel: id("mode"),
             arms: vec![
                 arm("M_LOAD", vec![set("w", "w_in")]),
-                arm("M_FWD", vec![set("x", "x_in"), acc("psv", "p_dx")]),
+                arm("M_FWD", vec![set("x", "x_in"), acc("psv", "add_sum")]),
                 arm("M_BWD_DX", dx()),
                 arm("M_BWD_DW", dw()),
                 arm(
@@ -305,6 +363,7 @@ pub fn module() -> Module {
         dx: mode_is("M_BWD_DX"),
         dw: mode_is("M_BWD_DW"),
     }));
+    items.extend(product_stage());
     items.extend(sgd_update());
     items.push(registers());
     for (r, ..) in state() {
@@ -343,6 +402,7 @@ pub fn module() -> Module {
         ]
         .into_iter()
         .chain(crate::top::lr_params(None))
+        .chain([crate::top::mul_reg_param(false)])
         .collect(),
         ports,
         genvars: vec![],

@@ -113,7 +113,11 @@ fn pe_cell() -> Vec<Item> {
     items.push(Item::Instance(Instance {
         module: "sa_pe".into(),
         name: "u_pe".into(),
-        params: PE_PARAMS.iter().map(|p| (p.to_string(), id(p))).collect(),
+        params: PE_PARAMS
+            .iter()
+            .chain(&["MUL_REG"])
+            .map(|p| (p.to_string(), id(p)))
+            .collect(),
         conns,
     }));
     items
@@ -265,7 +269,18 @@ pub(crate) fn array_params(cfg: &ArrayConfig) -> Vec<Param> {
     ]
     .into_iter()
     .chain(lr_params(cfg.fixed_lr_shift()))
+    .chain((!cfg.dense()).then(|| mul_reg_param(cfg.multiplier_register())))
     .collect()
+}
+
+/// `MUL_REG` with `on` as its default: the `none` array's, and its PE's
+/// (which the array overrides) with `false`. The dense array has none.
+pub(crate) fn mul_reg_param(on: bool) -> Param {
+    param(
+        "MUL_REG",
+        on.into(),
+        "1: a register after each multiplier (every result one cycle later)",
+    )
 }
 
 /// `LR_FIXED` and `LR_SHIFT` with `fixed`'s values as defaults: the

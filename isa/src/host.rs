@@ -45,8 +45,12 @@ pub mod shape {
     pub const INTERLEAVED: Field = above(ACC_BITS_FIELD, 1);
     /// 1 if the array is densely pipelined.
     pub const DENSE: Field = above(INTERLEAVED, 1);
+    /// 1 if the PEs have a multiplier register (every pass and result
+    /// latency one cycle longer).
+    pub const MUL_REG: Field = above(DENSE, 1);
     /// Every field, high to low, with its name in the RTL.
-    pub const FIELDS: [(&str, Field); 6] = [
+    pub const FIELDS: [(&str, Field); 7] = [
+        ("mul_reg", MUL_REG),
         ("dense", DENSE),
         ("interleaved", INTERLEAVED),
         ("acc_bits", ACC_BITS_FIELD),
@@ -54,7 +58,7 @@ pub mod shape {
         ("cols", COLS),
         ("rows", ROWS),
     ];
-    const _: () = assert!(DENSE.lo + DENSE.bits <= super::AXIL_DATA_BITS);
+    const _: () = assert!(MUL_REG.lo + MUL_REG.bits <= super::AXIL_DATA_BITS);
 
     /// The register's value for `cfg`.
     pub fn value(cfg: &ArrayConfig) -> u32 {
@@ -64,7 +68,8 @@ pub mod shape {
             | IN_BITS_FIELD.put(f.in_bits.into())
             | ACC_BITS_FIELD.put(f.acc_bits.into())
             | INTERLEAVED.put(cfg.interleaved().into())
-            | DENSE.put(cfg.dense().into());
+            | DENSE.put(cfg.dense().into())
+            | MUL_REG.put(cfg.multiplier_register().into());
         v as u32
     }
 }
@@ -74,7 +79,7 @@ pub mod reg {
     /// R: [`super::ID_VALUE`].
     pub const ID: u32 = 0x000;
     /// R: rows [8:0], cols [17:9], in_bits [22:18], acc_bits [28:23],
-    /// interleaved [29], dense [30] (see [`super::shape`]).
+    /// interleaved [29], dense [30], mul_reg [31] (see [`super::shape`]).
     pub const SHAPE: u32 = 0x004;
     /// W: bit 0 START (run the program from word 0), bit 1 CLEAR (zero every counter).
     pub const CTRL: u32 = 0x008;
@@ -352,13 +357,14 @@ mod tests {
             _ => format!("[{}:{}]", f.hi(), f.lo),
         };
         let row = format!(
-            "rows {}, cols {}, in_bits {}, acc_bits {}, interleaved {}, dense {}",
+            "rows {}, cols {}, in_bits {}, acc_bits {}, interleaved {}, dense {}, mul_reg {}",
             bits(shape::ROWS),
             bits(shape::COLS),
             bits(shape::IN_BITS_FIELD),
             bits(shape::ACC_BITS_FIELD),
             bits(shape::INTERLEAVED),
-            bits(shape::DENSE)
+            bits(shape::DENSE),
+            bits(shape::MUL_REG)
         );
         assert!(include_str!("../../docs/HOST.md").contains(&row), "{row}");
         let cfg = ArrayConfig::default_16x16();

@@ -1,44 +1,69 @@
 //! How many cycles each array operation takes (`docs/ARCHITECTURE.md`,
 //! Timing; `docs/COMMANDS.md`, Cycles). Every count is linear in the
-//! stream length N and the array's rows R and columns C, so it is written
-//! once as a [`Cycles`] and evaluated where it is needed: by the driver as
-//! it clocks, by the fast mode's ledger as it counts, and by the generator
-//! as a Verilog expression over the parameters `R` and `C`.
+//! stream length N, the array's rows R and columns C and its product
+//! stages Q (1 with a multiplier register, else 0), so it is written once
+//! as a [`Cycles`] and evaluated where it is needed: by the driver as it
+//! clocks, by the fast mode's ledger as it counts, and by the generator as
+//! a Verilog expression over the parameters `R`, `C` and `MUL_REG`.
 
-/// `n_coef * N + row_coef * R + col_coef * C + constant` cycles.
+use sysgrad_config::ArrayConfig;
+
+/// `n_coef * N + row_coef * R + col_coef * C + mul_reg_coef * Q + constant`
+/// cycles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Cycles {
     pub n_coef: i64,
     pub row_coef: i64,
     pub col_coef: i64,
+    pub mul_reg_coef: i64,
     pub constant: i64,
 }
 
 impl Cycles {
-    /// The count for an array of `rows` x `cols` and a stream of `n` columns.
-    pub fn eval(self, rows: usize, cols: usize, n: usize) -> u64 {
+    /// The count on `cfg`'s array for a stream of `n` columns.
+    pub fn eval(self, cfg: &ArrayConfig, n: usize) -> u64 {
+        self.eval_dims(cfg.rows(), cfg.cols(), cfg.product_stages(), n)
+    }
+
+    /// The count for an array of `rows` x `cols` with `stages` product
+    /// stages and a stream of `n` columns.
+    pub fn eval_dims(self, rows: usize, cols: usize, stages: usize, n: usize) -> u64 {
         let v = self.n_coef * n as i64
             + self.row_coef * rows as i64
             + self.col_coef * cols as i64
+            + self.mul_reg_coef * stages as i64
             + self.constant;
         u64::try_from(v).expect("cycle counts are not negative for valid sizes")
+    }
+
+    /// The count on an array without product stages (a dense array, whose
+    /// PE has no multiplier register), where the generator has no
+    /// `MUL_REG` parameter to write.
+    pub fn without_product_stages(self) -> Cycles {
+        Cycles {
+            mul_reg_coef: 0,
+            ..self
+        }
     }
 }
 
 /// A streaming pass (FWD, BWD_DX, BWD_DW, BWD_IL) of N columns:
-/// `N + R + C - 1` cycles, until the last result is in the output registers.
+/// `N + R + C - 1 + Q` cycles, until the last result is in the output
+/// registers (a multiplier register delays every result by one).
 pub const PASS: Cycles = Cycles {
     n_coef: 1,
     row_coef: 1,
     col_coef: 1,
+    mul_reg_coef: 1,
     constant: -1,
 };
 
-/// From a column's input to its result at the outputs: `R + C` cycles.
+/// From a column's input to its result at the outputs: `R + C + Q` cycles.
 pub const RESULT_LATENCY: Cycles = Cycles {
     n_coef: 0,
     row_coef: 1,
     col_coef: 1,
+    mul_reg_coef: 1,
     constant: 0,
 };
 
@@ -47,6 +72,7 @@ pub const LOAD: Cycles = Cycles {
     n_coef: 0,
     row_coef: 1,
     col_coef: 0,
+    mul_reg_coef: 0,
     constant: 0,
 };
 
@@ -55,6 +81,7 @@ pub const DRAIN: Cycles = Cycles {
     n_coef: 0,
     row_coef: 0,
     col_coef: 1,
+    mul_reg_coef: 0,
     constant: 0,
 };
 
@@ -63,6 +90,7 @@ pub const UPDATE: Cycles = Cycles {
     n_coef: 0,
     row_coef: 0,
     col_coef: 0,
+    mul_reg_coef: 0,
     constant: 1,
 };
 
@@ -71,6 +99,7 @@ pub const REQUANT: Cycles = Cycles {
     n_coef: 1,
     row_coef: 0,
     col_coef: 0,
+    mul_reg_coef: 0,
     constant: 0,
 };
 
@@ -80,6 +109,7 @@ pub const DECODE: Cycles = Cycles {
     n_coef: 1,
     row_coef: 0,
     col_coef: 0,
+    mul_reg_coef: 0,
     constant: 0,
 };
 
@@ -89,10 +119,14 @@ mod tests {
 
     #[test]
     fn counts() {
-        assert_eq!(PASS.eval(16, 16, 64), 64 + 31);
-        assert_eq!(RESULT_LATENCY.eval(3, 5, 9), 8);
-        assert_eq!(LOAD.eval(3, 5, 9), 3);
-        assert_eq!(DRAIN.eval(3, 5, 9), 5);
-        assert_eq!(UPDATE.eval(3, 5, 9), 1);
+        assert_eq!(PASS.eval_dims(16, 16, 0, 64), 64 + 31);
+        assert_eq!(PASS.eval_dims(16, 16, 1, 64), 64 + 32);
+        assert_eq!(RESULT_LATENCY.eval_dims(3, 5, 0, 9), 8);
+        assert_eq!(RESULT_LATENCY.eval_dims(3, 5, 1, 9), 9);
+        for stages in 0..2 {
+            assert_eq!(LOAD.eval_dims(3, 5, stages, 9), 3);
+            assert_eq!(DRAIN.eval_dims(3, 5, stages, 9), 5);
+            assert_eq!(UPDATE.eval_dims(3, 5, stages, 9), 1);
+        }
     }
 }

@@ -78,6 +78,8 @@ extern "C" {
 #define SA_SHAPE_INTERLEAVED_BITS        1u           /* SHAPE field */
 #define SA_SHAPE_DENSE_LO                30u          /* SHAPE field */
 #define SA_SHAPE_DENSE_BITS              1u           /* SHAPE field */
+#define SA_SHAPE_MUL_REG_LO              31u          /* SHAPE field */
+#define SA_SHAPE_MUL_REG_BITS            1u           /* SHAPE field */
 
 /* DMA: DMA_CTRL values, targets and error codes. */
 #define SA_DMA_WRITE                     1u           /* s_axis -> target */

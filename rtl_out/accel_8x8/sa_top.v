@@ -12,7 +12,8 @@ module sa_top #(
   parameter integer FRAC = 8,  // fractional bits of data
   parameter integer INTERLEAVED = 1,  // 1: interleaved backward PEs
   parameter integer LR_FIXED = 0,  // 1: the SGD shift is the constant LR_SHIFT (no barrel shifter; the lr_shift port is ignored)
-  parameter integer LR_SHIFT = 0  // the constant SGD shift when LR_FIXED = 1 (0..63)
+  parameter integer LR_SHIFT = 0,  // the constant SGD shift when LR_FIXED = 1 (0..63)
+  parameter integer MUL_REG = 0  // 1: a register after each multiplier (every result one cycle later)
 ) (
   input wire clk,
   input wire rst,
@@ -114,7 +115,7 @@ module sa_top #(
       end else begin : g_n_psv
         assign psv_i = psv_o[(i-1)*C+j];
       end
-      sa_pe #(.DW(DW), .AW(AW), .FRAC(FRAC), .INTERLEAVED(INTERLEAVED), .LR_FIXED(LR_FIXED), .LR_SHIFT(LR_SHIFT)) u_pe (
+      sa_pe #(.DW(DW), .AW(AW), .FRAC(FRAC), .INTERLEAVED(INTERLEAVED), .LR_FIXED(LR_FIXED), .LR_SHIFT(LR_SHIFT), .MUL_REG(MUL_REG)) u_pe (
         .clk(clk),
         .rst(rst),
         .mode(mode),

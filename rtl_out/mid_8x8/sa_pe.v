@@ -9,7 +9,8 @@ module sa_pe #(
   parameter integer FRAC = 8,  // fractional bits of data
   parameter integer INTERLEAVED = 1,  // 1: two multipliers (dX and dW in one pass); 0: one
   parameter integer LR_FIXED = 0,  // 1: the SGD shift is the constant LR_SHIFT (no barrel shifter; the lr_shift port is ignored)
-  parameter integer LR_SHIFT = 0  // the constant SGD shift when LR_FIXED = 1 (0..63)
+  parameter integer LR_SHIFT = 0,  // the constant SGD shift when LR_FIXED = 1 (0..63)
+  parameter integer MUL_REG = 0  // 1: a register after each multiplier (every result one cycle later)
 ) (
   input wire clk,
   input wire rst,
@@ -77,6 +78,46 @@ module sa_pe #(
     assign p_dw = {{(AW-2*DW+1){m_one[2*DW-1]}}, m_one[2*DW-2:0]};
   end
   endgenerate
+  wire signed [AW-1:0] add_sum;
+  wire signed [AW-1:0] add_dw;
+  wire dw_en;
+  generate
+  if (MUL_REG != 0) begin : g_prod
+    // Product registers: the adders take the products of the cycle before.
+    reg signed [AW-1:0] prod_sum;
+    reg signed [AW-1:0] prod_dw;
+    always @(posedge clk) begin
+      if (rst) begin
+        prod_sum <= {AW{1'b0}};
+        prod_dw <= {AW{1'b0}};
+      end else begin
+        case (mode)
+          M_FWD, M_BWD_DX: begin
+            prod_sum <= p_dx;
+          end
+          M_BWD_DW: begin
+            prod_dw <= dv_in ? p_dw : {AW{1'b0}};
+          end
+          M_BWD_IL: begin
+            if (INTERLEAVED != 0) begin
+              prod_sum <= p_dx;
+              prod_dw <= dv_in ? p_dw : {AW{1'b0}};
+            end
+          end
+          default: ; // hold
+        endcase
+      end
+    end
+    assign add_sum = prod_sum;
+    assign add_dw = prod_dw;
+    // An invalid column's product was registered as 0.
+    assign dw_en = 1'b1;
+  end else begin : g_prod
+    assign add_sum = p_dx;
+    assign add_dw = p_dw;
+    assign dw_en = dv_in;
+  end
+  endgenerate
   // SGD: round half up at shift FRAC+lr_shift (0 for shifts >= AW), then saturate.
   localparam [6:0] FRAC7 = FRAC[6:0];
   localparam [6:0] AW7 = AW[6:0];
@@ -107,29 +148,29 @@ module sa_pe #(
         end
         M_FWD: begin
           x <= x_in;
-          psv <= sat_add(psv_in, p_dx);
+          psv <= sat_add(psv_in, add_sum);
         end
         M_BWD_DX: begin
           d <= d_in;
           dv <= dv_in;
-          psh <= sat_add(psh_in, p_dx);
+          psh <= sat_add(psh_in, add_sum);
         end
         M_BWD_DW: begin
           d <= d_in;
           dv <= dv_in;
           x <= x_in;
-          if (dv_in) begin
-            dw <= sat_add(dw, p_dw);
+          if (dw_en) begin
+            dw <= sat_add(dw, add_dw);
           end
         end
         M_BWD_IL: begin
           if (INTERLEAVED != 0) begin
             d <= d_in;
             dv <= dv_in;
-            psh <= sat_add(psh_in, p_dx);
+            psh <= sat_add(psh_in, add_sum);
             x <= x_in;
-            if (dv_in) begin
-              dw <= sat_add(dw, p_dw);
+            if (dw_en) begin
+              dw <= sat_add(dw, add_dw);
             end
           end
         end

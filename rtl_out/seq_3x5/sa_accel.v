@@ -13,6 +13,7 @@ module sa_accel #(
   parameter integer INTERLEAVED = 0,  // 1: interleaved backward PEs
   parameter integer LR_FIXED = 0,  // 1: the SGD shift is the constant LR_SHIFT (no barrel shifter; the lr_shift port is ignored)
   parameter integer LR_SHIFT = 0,  // the constant SGD shift when LR_FIXED = 1 (0..63)
+  parameter integer MUL_REG = 0,  // 1: a register after each multiplier (every result one cycle later)
   parameter integer W_DEPTH = 4096,  // weight buffer lines
   parameter integer X_DEPTH = 4096,  // activation buffer lines
   parameter integer G_DEPTH = 4096,  // gradient buffer lines
@@ -59,7 +60,7 @@ module sa_accel #(
   wire [R*AW-1:0] arr_dx_out;
   wire [R*AW-1:0] arr_dw_out;
   wire [C*DW-1:0] arr_w_out;
-  sa_top #(.R(R), .C(C), .DW(DW), .AW(AW), .FRAC(FRAC), .INTERLEAVED(INTERLEAVED), .LR_FIXED(LR_FIXED), .LR_SHIFT(LR_SHIFT)) u_array (
+  sa_top #(.R(R), .C(C), .DW(DW), .AW(AW), .FRAC(FRAC), .INTERLEAVED(INTERLEAVED), .LR_FIXED(LR_FIXED), .LR_SHIFT(LR_SHIFT), .MUL_REG(MUL_REG)) u_array (
     .clk(clk),
     .rst(rst),
     .mode(arr_mode),
@@ -218,7 +219,7 @@ module sa_accel #(
   localparam [8:0] ACC_LANES = ACC_LANES_I[8:0];
   localparam LR_CONSTANT_I = LR_SHIFT;
   localparam [7:0] LR_CONSTANT = LR_CONSTANT_I[7:0];
-  localparam RESULT_LATENCY_I = R + C;
+  localparam RESULT_LATENCY_I = R + C + MUL_REG;
   localparam [9:0] RESULT_LATENCY = RESULT_LATENCY_I[9:0];
   localparam W_DEPTH_SPAN_I = W_DEPTH;
   localparam [17:0] W_DEPTH_SPAN = W_DEPTH_SPAN_I[17:0];
@@ -234,7 +235,7 @@ module sa_accel #(
   localparam [16:0] LAST_ROW = LAST_ROW_I[16:0];
   localparam LAST_COL_I = C - 1;
   localparam [16:0] LAST_COL = LAST_COL_I[16:0];
-  localparam PASS_EXTRA_I = R + C - 1;
+  localparam PASS_EXTRA_I = R + C + MUL_REG - 1;
   localparam [16:0] PASS_EXTRA = PASS_EXTRA_I[16:0];
   localparam DRAIN_LEN_I = C;
   localparam [16:0] DRAIN_LEN = DRAIN_LEN_I[16:0];
@@ -680,7 +681,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h4: begin
-            rdata_q <= {1'b0, 1'b0, IL1, AW6, DW5, MAX_M, MAX_K};
+            rdata_q <= {MUL_REG != 0, 1'b0, IL1, AW6, DW5, MAX_M, MAX_K};
             rresp_q <= 2'd0;
           end
           12'hc: begin

@@ -74,6 +74,8 @@ fn pe_reader(name: &str, k: usize) -> Option<Reader> {
         "psv" => Box::new(move |a| a.psv[k]),
         "psh" => Box::new(move |a| a.psh[k]),
         "dw" => Box::new(move |a| a.dw[k]),
+        sysgrad_hdl::PROD_SUM => Box::new(move |a| a.prod_sum[k]),
+        sysgrad_hdl::PROD_DW => Box::new(move |a| a.prod_dw[k]),
         "ws" => Box::new(move |a| dense(a).ws[k]),
         "wp" => Box::new(move |a| dense(a).wp[k]),
         _ => {

@@ -9,7 +9,8 @@ use sysgrad_config::{ArrayConfig, Backward, NumberFormat, Pipelining};
 use sysgrad_rng::Rng;
 
 /// A random valid configuration from `seed` (sizes up to `max_dim`,
-/// either schedule, dense or `none` pipelining).
+/// either schedule, dense or `none` pipelining, with or without a
+/// multiplier register on `none`).
 pub fn random_config(seed: u64, max_dim: usize) -> ArrayConfig {
     let mut rng = Rng::new(seed ^ 0x5eed_c0f1_9000_0000);
     let r = rng.range(1, max_dim as i64) as usize;
@@ -41,6 +42,9 @@ pub fn random_config(seed: u64, max_dim: usize) -> ArrayConfig {
     )
     .unwrap()
     .with_pipelining(pipelining)
+    // A multiplier register on half the `none` arrays, drawn after the rest.
+    .with_multiplier_register(pipelining == Pipelining::None && rng.next_u64().is_multiple_of(2))
+    .unwrap()
 }
 
 /// One failing case, shrunk.

@@ -217,6 +217,14 @@ proptest! {
     }
 
     #[test]
+    fn random_programs_match_the_emulator_on_3x2_with_a_multiplier_register(
+        seed in any::<u64>(), len in 1usize..60, gap in 0u32..50,
+    ) {
+        let c = common::small().with_multiplier_register(true).unwrap();
+        check(c, seed, len, gap)?;
+    }
+
+    #[test]
     fn random_programs_match_the_emulator_on_dense_3x2(
         seed in any::<u64>(), len in 1usize..60, gap in 0u32..50,
     ) {

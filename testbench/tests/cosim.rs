@@ -88,6 +88,20 @@ fn dense(cfg: ArrayConfig) -> ArrayConfig {
     cfg.with_pipelining(Pipelining::Dense)
 }
 
+/// PEs with a register after the multipliers (one cycle more latency):
+/// every register, product registers included, on Verilator, on the
+/// interleaved and the sequential PE; and the results on Icarus.
+#[test]
+fn multiplier_register_matches_every_cycle() {
+    for name in ["mul_reg_4x4.toml", "seq_3x5.toml"] {
+        let cfg = load(name).with_multiplier_register(true).unwrap();
+        for seed in 1..=2 {
+            check(&cfg, seed, Simulator::Verilator);
+        }
+        check(&cfg, 3, Simulator::Icarus);
+    }
+}
+
 /// The dense array of the shipped 4x4 and 3x5 (sequential) configurations,
 /// on every register: both weights and the weight stream of every PE, the
 /// wave control in every PE and skew stage, the w deskew and `w_q`.
@@ -172,8 +186,9 @@ fn random_config() -> impl Strategy<Value = ArrayConfig> {
         4u32..=16,
         0u32..=16,
         any::<u32>(),
+        any::<bool>(),
     )
-        .prop_map(|(r, c, il, dw, extra, f)| {
+        .prop_map(|(r, c, il, dw, extra, f, mul_reg)| {
             let aw = (2 * dw + extra).clamp(16, 48).max(2 * dw);
             let b = if il {
                 Backward::Interleaved
@@ -190,6 +205,9 @@ fn random_config() -> impl Strategy<Value = ArrayConfig> {
                     frac_bits: f % dw,
                 },
             )
+            .unwrap()
+            // A dense copy drops it.
+            .with_multiplier_register(mul_reg)
             .unwrap()
         })
 }

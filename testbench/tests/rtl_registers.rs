@@ -98,6 +98,31 @@ fn the_rtl_has_exactly_the_emulators_registers() {
     }
 }
 
+/// With a multiplier register each PE has two AW-bit registers more
+/// (ARCHITECTURE.md, Multiplier register): 9RC + R^2 + C^2.
+#[test]
+fn the_rtl_with_a_multiplier_register_has_exactly_the_emulators_registers() {
+    let configs = [
+        load("mul_reg_4x4.toml"),
+        load("seq_3x5.toml").with_multiplier_register(true).unwrap(),
+        config(1, 1, Backward::Interleaved, (16, 48, 15))
+            .with_multiplier_register(true)
+            .unwrap(),
+    ];
+    for cfg in configs {
+        let rtl = rtl_registers(&sysgrad_hdl::generate(&cfg));
+        let n = check_coverage(&rtl, &cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.tag()));
+        let (r, c) = (cfg.rows(), cfg.cols());
+        assert_eq!(n, specified_count(&cfg) + 2 * r * c, "{}", cfg.tag());
+        let prod = rtl
+            .iter()
+            .find(|r| r.name.ends_with("u_pe.g_prod.prod_dw"))
+            .unwrap();
+        assert_eq!(prod.width, cfg.format().acc_bits, "{}", cfg.tag());
+        println!("{}: {n} registers on both sides", cfg.tag());
+    }
+}
+
 /// The generated files of `cfg` with each `(from, to)` of `edits` applied
 /// to `file`; every `from` must occur exactly once.
 fn edited(cfg: &ArrayConfig, file: &str, edits: &[(&str, &str)]) -> Vec<VerilogFile> {

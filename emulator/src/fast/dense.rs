@@ -41,7 +41,7 @@ fn passes(layer: Layer) -> &'static [Phase] {
 
 /// The cycles of `tiles` tiles of `n` columns on an `r` x `c` dense array.
 pub fn cycles(r: usize, c: usize, tiles: usize, n: usize, layer: Layer) -> Cycles {
-    let lat = timing::RESULT_LATENCY.eval(r, c, 0);
+    let lat = timing::RESULT_LATENCY.eval_dims(r, c, 0, 0);
     let (r, c, t, n) = (r as u64, c as u64, tiles as u64, n as u64);
     let phases = passes(layer);
     let w = n * phases.len() as u64;

@@ -81,7 +81,7 @@ struct Ledger<'a> {
 impl Ledger<'_> {
     /// `cycles` for this array and a stream of `n` columns.
     fn cost(&self, cycles: timing::Cycles, n: usize) -> u64 {
-        cycles.eval(self.cfg.rows(), self.cfg.cols(), n)
+        cycles.eval(&self.cfg, n)
     }
 
     /// `Driver::load` of an `mt` x `kt` tile (values already checked).

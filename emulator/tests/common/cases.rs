@@ -20,7 +20,8 @@ pub fn array_dim() -> impl Strategy<Value = usize> {
     prop_oneof![1 => 1..=3usize, 2 => 1..=MAX_ARRAY, 1 => Just(MAX_ARRAY)]
 }
 
-/// A configuration whose array supports `schedule`.
+/// A configuration whose array supports `schedule`, with or without a
+/// multiplier register (which a dense copy drops).
 pub fn config_for(schedule: Backward) -> impl Strategy<Value = ArrayConfig> {
     // Only an interleaved array runs the interleaved schedule; a
     // sequential schedule runs on either.
@@ -30,23 +31,26 @@ pub fn config_for(schedule: Backward) -> impl Strategy<Value = ArrayConfig> {
             prop_oneof![Just(Backward::Interleaved), Just(Backward::Sequential)].boxed()
         }
     };
-    (array_dim(), array_dim(), backward, 4u32..=16)
-        .prop_flat_map(|(r, c, backward, dw)| {
+    (array_dim(), array_dim(), backward, 4u32..=16, any::<bool>())
+        .prop_flat_map(|(r, c, backward, dw, mul_reg)| {
             // The narrowest legal accumulator saturates on a few products at
             // the extremes, a few bits more on longer sums; wide ones rarely
             // saturate (and take the fast mode's float path).
             let narrowest = (2 * dw).max(16);
             let near = narrowest..=(narrowest + 6).min(48);
             let aw = prop_oneof![2 => Just(narrowest), 1 => near, 2 => narrowest..=48u32];
-            (Just((r, c, backward, dw)), aw, 0..dw)
+            (Just((r, c, backward, dw, mul_reg)), aw, 0..dw)
         })
-        .prop_map(|((r, c, backward, dw), aw, f)| {
+        .prop_map(|((r, c, backward, dw, mul_reg), aw, f)| {
             let format = NumberFormat {
                 in_bits: dw,
                 acc_bits: aw,
                 frac_bits: f,
             };
-            ArrayConfig::new(r, c, backward, format).unwrap()
+            ArrayConfig::new(r, c, backward, format)
+                .unwrap()
+                .with_multiplier_register(mul_reg)
+                .unwrap()
         })
 }
 

@@ -25,9 +25,14 @@ const STATES: [(&str, u64); 4] = [("S_STOP", 0), ("S_DEC", 1), ("S_DEC2", 2), ("
 const STATE_BITS: u32 = 2;
 
 /// The part of a cycle count that does not depend on N, over the
-/// parameters `R` and `C` (e.g. `R + C - 1` for a pass).
+/// parameters `R`, `C` and `MUL_REG` (e.g. `R + C + MUL_REG - 1` for a
+/// pass).
 fn fixed_part(c: Cycles) -> Expr {
-    let terms = [(c.row_coef, "R"), (c.col_coef, "C")];
+    let terms = [
+        (c.row_coef, "R"),
+        (c.col_coef, "C"),
+        (c.mul_reg_coef, "MUL_REG"),
+    ];
     let mut e: Option<Expr> = None;
     for (coef, name) in terms.into_iter().filter(|(coef, _)| *coef != 0) {
         let term = if coef == 1 { id(name) } else { coef * id(name) };
@@ -97,7 +102,7 @@ fn constants() -> Vec<Item> {
         ));
     }
     v.extend(mode_constants(&Mode::ALL));
-    v.extend(command_constants());
+    v.extend(command_constants(timing::RESULT_LATENCY));
     v.extend(cycles_const("LOAD_LEN", STEP_BITS, timing::LOAD));
     v.extend(sized_const("LAST_ROW", STEP_BITS, id("R") - 1));
     v.extend(sized_const("LAST_COL", STEP_BITS, id("C") - 1));
@@ -123,8 +128,9 @@ pub(super) fn mode_constants(modes: &[Mode]) -> Vec<Item> {
 
 /// What both controllers compare with: opcodes, error codes, the array's
 /// shape in the widths of the command fields, the result latency and the
-/// buffers' depths.
-pub(super) fn command_constants() -> Vec<Item> {
+/// buffers' depths. `result_latency` is `timing::RESULT_LATENCY`, on a
+/// dense array without its product-stage term.
+pub(super) fn command_constants(result_latency: Cycles) -> Vec<Item> {
     let mut v = Vec::new();
     for f in &FORMATS {
         v.push(localparam(
@@ -145,11 +151,7 @@ pub(super) fn command_constants() -> Vec<Item> {
     v.extend(sized_const("MAX_M", TILE_BITS, id("C")));
     v.extend(sized_const("ACC_LANES", TILE_BITS, id("LA")));
     v.extend(sized_const("LR_CONSTANT", LR_FIELD_BITS, id("LR_SHIFT")));
-    v.extend(cycles_const(
-        "RESULT_LATENCY",
-        WAIT_BITS,
-        timing::RESULT_LATENCY,
-    ));
+    v.extend(cycles_const("RESULT_LATENCY", WAIT_BITS, result_latency));
     for buffer in ["W", "X", "G", "A"] {
         let name = format!("{buffer}_DEPTH");
         v.extend(sized_const(&format!("{name}_SPAN"), SPAN_BITS, id(&name)));

@@ -202,6 +202,9 @@ const _: () = assert!(
 fn shape_value(dense: bool) -> Expr {
     let value = |name: &str| match name {
         "dense" => lit(1, dense.into()),
+        // A dense array has no multiplier register (and no MUL_REG).
+        "mul_reg" if dense => lit(1, 0),
+        "mul_reg" => id("MUL_REG").differs(0),
         "interleaved" => id("IL1"),
         "acc_bits" => id("AW6"),
         "in_bits" => id("DW5"),
@@ -209,8 +212,11 @@ fn shape_value(dense: bool) -> Expr {
         "rows" => id("MAX_K"),
         other => unreachable!("SHAPE field {other} has no RTL value"),
     };
-    let top = shape::DENSE.lo + shape::DENSE.bits;
-    let mut parts = vec![lit(AXIL_DATA_BITS - top, 0)];
+    let top = shape::MUL_REG.lo + shape::MUL_REG.bits;
+    let mut parts: Vec<Expr> = (top < AXIL_DATA_BITS)
+        .then(|| lit(AXIL_DATA_BITS - top, 0))
+        .into_iter()
+        .collect();
     parts.extend(shape::FIELDS.iter().map(|(name, _)| value(name)));
     Expr::Concat(parts)
 }

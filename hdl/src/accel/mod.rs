@@ -297,6 +297,8 @@ fn array_instance(cfg: &ArrayConfig) -> Vec<Item> {
         .collect();
     if cfg.dense() {
         params.push((crate::ctl::RB.into(), id(crate::ctl::RB)));
+    } else {
+        params.push(("MUL_REG".into(), id("MUL_REG")));
     }
     let wave_nets = waves
         .into_iter()

@@ -58,7 +58,10 @@ pub(super) fn items() -> Vec<Item> {
     v.extend(mode_constants(
         &[Mode::DENSE.as_slice(), Mode::WAVE_OPS.as_slice()].concat(),
     ));
-    v.extend(command_constants());
+    // The dense PE has no multiplier register (ArrayConfig refuses one).
+    v.extend(command_constants(
+        sysgrad_isa::timing::RESULT_LATENCY.without_product_stages(),
+    ));
     v.extend(entry::constants());
     v.extend(engines::constants());
     v.extend(decoder::items());
