@@ -50,6 +50,10 @@ pub struct AccelArgs {
     /// `dense` or `none`.
     #[arg(long, default_value = "both")]
     pipelining: String,
+    /// Print only the summary lines (cycles, buffer words, MAC bound), not
+    /// the table of every counter.
+    #[arg(long)]
+    summary: bool,
 }
 
 /// One step's program on one controller with one schedule.
@@ -244,7 +248,9 @@ pub fn run(a: &AccelArgs) -> Result<(), String> {
             runs.push(run);
         }
     }
-    print_table(&cfg, a, &runs);
+    if !a.summary {
+        print_table(&cfg, a, &runs);
+    }
     print_summaries(&cfg, &runs);
     // After the tables, so that the RTL's agreement reads as a conclusion.
     for line in rtl_lines {

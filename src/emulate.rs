@@ -179,8 +179,13 @@ pub(crate) fn pipelinings(cfg: &ArrayConfig, which: &str) -> Result<Vec<Pipelini
         Pipelining::None => Pipelining::Dense,
     };
     match which {
+        // The dense PE has no multiplier register: no dense twin to compare.
+        "both" if cfg.multiplier_register() => Ok(vec![cfg.pipelining()]),
         "both" => Ok(vec![cfg.pipelining(), other]),
-        "dense" => Ok(vec![Pipelining::Dense]),
+        "dense" => cfg
+            .checked_with_pipelining(Pipelining::Dense)
+            .map(|_| vec![Pipelining::Dense])
+            .map_err(|e| format!("--pipelining dense: {e}")),
         "none" => Ok(vec![Pipelining::None]),
         other => Err(format!(
             "--pipelining {other}: expected both, dense or none"

@@ -394,6 +394,17 @@ impl Array {
                 self.dv.copy_within(0..(r - 1) * c, c);
                 self.dv[..c].copy_from_slice(&dv_north[..c]);
             }
+            Mode::Update if self.cfg.multiplier_register() => {
+                // The rounded step waits a cycle in prod_dw (ARCHITECTURE.md,
+                // Multiplier register): w takes the one registered before.
+                let lr = self.cfg.pe_lr_shift(inp.lr_shift);
+                let regs = self.w.iter_mut().zip(&mut self.dw).zip(&mut self.prod_dw);
+                for ((w, dw), step) in regs {
+                    *w = fixed::sat(*w - *step, f.in_bits);
+                    *step = fixed::round_shift(*dw, f.frac_bits + lr, aw);
+                    *dw = 0;
+                }
+            }
             Mode::Update => {
                 // A PE built with a constant shift ignores the port.
                 let lr = self.cfg.pe_lr_shift(inp.lr_shift);

@@ -180,11 +180,13 @@ fn sgd_units() -> Vec<Item> {
         "",
         id("lr_shift"),
         "UPDATE's SGD step: round half up at shift FRAC+lr_shift (0 for shifts >= AW), then saturate.",
+        None,
     );
     items.extend(sgd_unit(
         "lv_",
         ctl_in(WaveField::Lr),
         "The same step for the weight a swap switches out, with the wave's lr (c_lr_in).",
+        None,
     ));
     items
 }

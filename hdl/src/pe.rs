@@ -115,19 +115,28 @@ pub(crate) fn multipliers(ops: MulOperands) -> Vec<Item> {
 }
 
 /// The SGD step `w - round_shift(dw, FRAC + lr_shift)`, saturated to DW
-/// bits, as `w_next` (the UPDATE mode's).
+/// bits, as `w_next` (the UPDATE mode's). It subtracts `sgd_sub`: the
+/// rounded step itself, or with `MUL_REG` the step registered in `prod_dw`
+/// the cycle before (`product_stage`).
 fn sgd_update() -> Vec<Item> {
     sgd_unit(
         "",
         id("lr_shift"),
         "SGD: round half up at shift FRAC+lr_shift (0 for shifts >= AW), then saturate.",
+        Some(id("sgd_sub")),
     )
 }
 
 /// One SGD unit: `<prefix>w_next = sat(w - round_shift(dw, FRAC + lr), DW)`
-/// with its wires named `<prefix>...`. The unit without a prefix also
+/// with its wires named `<prefix>...`, or `sat(w - subtrahend, DW)` where
+/// a subtrahend (AW+2 bits) is given. The unit without a prefix also
 /// declares the constants (`FRAC7`, `AW7`, `one`) that further units share.
-pub(crate) fn sgd_unit(prefix: &str, lr: Expr, comment: &str) -> Vec<Item> {
+pub(crate) fn sgd_unit(
+    prefix: &str,
+    lr: Expr,
+    comment: &str,
+    subtrahend: Option<Expr>,
+) -> Vec<Item> {
     let n = |s: &str| format!("{prefix}{s}");
     let first = prefix.is_empty();
     let (shamt, w, dw) = (id(&n("shamt")), id("w"), id("dw"));
@@ -190,7 +199,7 @@ pub(crate) fn sgd_unit(prefix: &str, lr: Expr, comment: &str) -> Vec<Item> {
             &n("w_diff"),
             acc_w() + 2,
             cat([repeat(acc_w() + 2 - data_w(), w.at(data_w() - 1)), w])
-                - cat([dw_step.at(acc_w()), dw_step]),
+                - subtrahend.unwrap_or(cat([dw_step.at(acc_w()), dw_step])),
         ),
         wire(&n("w_fits"), Width::bit())
             .init(
@@ -212,11 +221,24 @@ pub(crate) fn sgd_unit(prefix: &str, lr: Expr, comment: &str) -> Vec<Item> {
     items
 }
 
+/// The nets between the multipliers and SGD unit and the adders and
+/// weight register (driven by [`product_stage`]).
+fn product_nets() -> Vec<Item> {
+    vec![
+        wire("add_sum", Width::of(acc_w())).signed().item(),
+        wire("add_dw", Width::of(acc_w())).signed().item(),
+        wire("dw_en", Width::bit()).item(),
+        wire("sgd_sub", Width::of(acc_w() + 2)).signed().item(),
+    ]
+}
+
 /// What the adders take: the products themselves, or with `MUL_REG` the
 /// product registers `prod_sum` and `prod_dw` (`docs/ARCHITECTURE.md`,
 /// Multiplier register), which hold each product for one cycle so that a
 /// cycle holds either the multiply or the add. `add_sum` enters `psv` and
-/// `psh`, `add_dw` enters `dw` whenever `dw_en`.
+/// `psh`, `add_dw` enters `dw` whenever `dw_en`. In UPDATE `prod_dw` holds
+/// the rounded SGD step for the cycle after, which subtracts it
+/// (`sgd_sub`): the update is cut in two the same way.
 fn product_stage() -> Vec<Item> {
     let acc = || Width::of(acc_w());
     let dw_product = || cond(id("dv_in"), id("p_dw"), zeros(acc_w()));
@@ -234,6 +256,10 @@ fn product_stage() -> Vec<Item> {
                 arm(&["M_FWD", "M_BWD_DX"], vec![set("prod_sum", "p_dx")]),
                 arm(&["M_BWD_DW"], vec![set("prod_dw", dw_product())]),
                 arm(
+                    &["M_UPDATE"],
+                    vec![set("prod_dw", id("dw_step").bits(acc_w() - 1, 0))],
+                ),
+                arm(
                     &["M_BWD_IL"],
                     vec![if_else(id("INTERLEAVED").differs(0), sum_and_dw(), vec![])],
                 ),
@@ -241,32 +267,33 @@ fn product_stage() -> Vec<Item> {
             default: vec![],
         }],
     )]);
-    vec![
-        wire("add_sum", acc()).signed().item(),
-        wire("add_dw", acc()).signed().item(),
-        wire("dw_en", Width::bit()).item(),
-        gen_if(
-            id("MUL_REG").differs(0),
-            "g_prod",
-            vec![
-                Item::Comment(
-                    "Product registers: the adders take the products of the cycle before.".into(),
-                ),
-                reg("prod_sum", acc()).signed().item(),
-                reg("prod_dw", acc()).signed().item(),
-                stage,
-                assign("add_sum", "prod_sum"),
-                assign("add_dw", "prod_dw"),
-                Item::Comment("An invalid column's product was registered as 0.".into()),
-                assign("dw_en", lit(1, 1)),
-            ],
-            vec![
-                assign("add_sum", "p_dx"),
-                assign("add_dw", "p_dw"),
-                assign("dw_en", "dv_in"),
-            ],
-        ),
-    ]
+    let prod_dw_sign = || id("prod_dw").at(acc_w() - 1);
+    vec![gen_if(
+        id("MUL_REG").differs(0),
+        "g_prod",
+        vec![
+            Item::Comment(
+                "Product registers: the adders take the products of the cycle before.".into(),
+            ),
+            reg("prod_sum", acc()).signed().item(),
+            reg("prod_dw", acc()).signed().item(),
+            stage,
+            assign("add_sum", "prod_sum"),
+            assign("add_dw", "prod_dw"),
+            Item::Comment("An invalid column's product was registered as 0.".into()),
+            assign("dw_en", lit(1, 1)),
+            assign(
+                "sgd_sub",
+                cat([prod_dw_sign(), prod_dw_sign(), id("prod_dw")]),
+            ),
+        ],
+        vec![
+            assign("add_sum", "p_dx"),
+            assign("add_dw", "p_dw"),
+            assign("dw_en", "dv_in"),
+            assign("sgd_sub", cat([id("dw_step").at(acc_w()), id("dw_step")])),
+        ],
+    )]
 }
 
 fn registers() -> Item {
@@ -363,8 +390,9 @@ pub fn module() -> Module {
         dx: mode_is("M_BWD_DX"),
         dw: mode_is("M_BWD_DW"),
     }));
-    items.extend(product_stage());
+    items.extend(product_nets());
     items.extend(sgd_update());
+    items.extend(product_stage());
     items.push(registers());
     for (r, ..) in state() {
         items.push(assign(id(&format!("{r}_out")), id(r)));

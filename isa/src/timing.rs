@@ -85,12 +85,13 @@ pub const DRAIN: Cycles = Cycles {
     constant: 0,
 };
 
-/// The in-place SGD update: one UPDATE cycle.
+/// The in-place SGD update: one UPDATE cycle, two with a multiplier
+/// register (whose `prod_dw` holds the rounded step between them).
 pub const UPDATE: Cycles = Cycles {
     n_coef: 0,
     row_coef: 0,
     col_coef: 0,
-    mul_reg_coef: 0,
+    mul_reg_coef: 1,
     constant: 1,
 };
 
@@ -126,7 +127,7 @@ mod tests {
         for stages in 0..2 {
             assert_eq!(LOAD.eval_dims(3, 5, stages, 9), 3);
             assert_eq!(DRAIN.eval_dims(3, 5, stages, 9), 5);
-            assert_eq!(UPDATE.eval_dims(3, 5, stages, 9), 1);
+            assert_eq!(UPDATE.eval_dims(3, 5, stages, 9), 1 + stages as u64);
         }
     }
 }

@@ -239,7 +239,7 @@ module sa_accel #(
   localparam [16:0] PASS_EXTRA = PASS_EXTRA_I[16:0];
   localparam DRAIN_LEN_I = C;
   localparam [16:0] DRAIN_LEN = DRAIN_LEN_I[16:0];
-  localparam UPDATE_LEN_I = 1;
+  localparam UPDATE_LEN_I = MUL_REG + 1;
   localparam [16:0] UPDATE_LEN = UPDATE_LEN_I[16:0];
   // Sequencer state and the resident weight tile.
   reg [1:0] ctl_state;

@@ -81,6 +81,21 @@ module sa_pe #(
   wire signed [AW-1:0] add_sum;
   wire signed [AW-1:0] add_dw;
   wire dw_en;
+  wire signed [AW+1:0] sgd_sub;
+  // SGD: round half up at shift FRAC+lr_shift (0 for shifts >= AW), then saturate.
+  localparam [6:0] FRAC7 = FRAC[6:0];
+  localparam [6:0] AW7 = AW[6:0];
+  localparam [5:0] LR_K = LR_SHIFT[5:0];
+  wire [6:0] shamt = FRAC7 + {1'b0, (LR_FIXED != 0) ? LR_K : lr_shift};
+  wire [AW:0] one = {{AW{1'b0}}, 1'b1};
+  wire [AW:0] half = (shamt == 7'd0) ? {(AW+1){1'b0}} : one << (shamt - 7'd1);
+  // The rounding sum cannot overflow AW+1 bits.
+  wire signed [AW:0] dw_round = ($signed({dw[AW-1], dw}) + $signed(half)) >>> shamt;
+  wire signed [AW:0] dw_step = (shamt >= AW7) ? {(AW+1){1'b0}} : dw_round;
+  // The difference is exact in AW+2 bits; it fits DW bits iff bits AW+1..DW-1 agree.
+  wire signed [AW+1:0] w_diff = {{(AW+2-DW){w[DW-1]}}, w} - sgd_sub;
+  wire w_fits = (w_diff[AW+1:DW-1] == {(AW+3-DW){1'b0}}) || (w_diff[AW+1:DW-1] == {(AW+3-DW){1'b1}});
+  wire signed [DW-1:0] w_next = w_fits ? w_diff[DW-1:0] : {w_diff[AW+1], {(DW-1){~w_diff[AW+1]}}};
   generate
   if (MUL_REG != 0) begin : g_prod
     // Product registers: the adders take the products of the cycle before.
@@ -98,6 +113,9 @@ module sa_pe #(
           M_BWD_DW: begin
             prod_dw <= dv_in ? p_dw : {AW{1'b0}};
           end
+          M_UPDATE: begin
+            prod_dw <= dw_step[AW-1:0];
+          end
           M_BWD_IL: begin
             if (INTERLEAVED != 0) begin
               prod_sum <= p_dx;
@@ -112,26 +130,14 @@ module sa_pe #(
     assign add_dw = prod_dw;
     // An invalid column's product was registered as 0.
     assign dw_en = 1'b1;
+    assign sgd_sub = {prod_dw[AW-1], prod_dw[AW-1], prod_dw};
   end else begin : g_prod
     assign add_sum = p_dx;
     assign add_dw = p_dw;
     assign dw_en = dv_in;
+    assign sgd_sub = {dw_step[AW], dw_step};
   end
   endgenerate
-  // SGD: round half up at shift FRAC+lr_shift (0 for shifts >= AW), then saturate.
-  localparam [6:0] FRAC7 = FRAC[6:0];
-  localparam [6:0] AW7 = AW[6:0];
-  localparam [5:0] LR_K = LR_SHIFT[5:0];
-  wire [6:0] shamt = FRAC7 + {1'b0, (LR_FIXED != 0) ? LR_K : lr_shift};
-  wire [AW:0] one = {{AW{1'b0}}, 1'b1};
-  wire [AW:0] half = (shamt == 7'd0) ? {(AW+1){1'b0}} : one << (shamt - 7'd1);
-  // The rounding sum cannot overflow AW+1 bits.
-  wire signed [AW:0] dw_round = ($signed({dw[AW-1], dw}) + $signed(half)) >>> shamt;
-  wire signed [AW:0] dw_step = (shamt >= AW7) ? {(AW+1){1'b0}} : dw_round;
-  // The difference is exact in AW+2 bits; it fits DW bits iff bits AW+1..DW-1 agree.
-  wire signed [AW+1:0] w_diff = {{(AW+2-DW){w[DW-1]}}, w} - {dw_step[AW], dw_step};
-  wire w_fits = (w_diff[AW+1:DW-1] == {(AW+3-DW){1'b0}}) || (w_diff[AW+1:DW-1] == {(AW+3-DW){1'b1}});
-  wire signed [DW-1:0] w_next = w_fits ? w_diff[DW-1:0] : {w_diff[AW+1], {(DW-1){~w_diff[AW+1]}}};
   always @(posedge clk) begin
     if (rst) begin
       w <= {DW{1'b0}};
