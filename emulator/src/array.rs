@@ -401,7 +401,10 @@ impl Array {
                 let regs = self.w.iter_mut().zip(&mut self.dw).zip(&mut self.prod_dw);
                 for ((w, dw), step) in regs {
                     *w = fixed::sat(*w - *step, f.in_bits);
-                    *step = fixed::round_shift(*dw, f.frac_bits + lr, aw);
+                    // Clamped to DW+1 bits: |w| < 2^(DW-1), so a larger
+                    // step saturates w alike.
+                    let rounded = fixed::round_shift(*dw, f.frac_bits + lr, aw);
+                    *step = fixed::sat(rounded, f.in_bits + 1);
                     *dw = 0;
                 }
             }

@@ -123,19 +123,29 @@ fn sgd_update() -> Vec<Item> {
         "",
         id("lr_shift"),
         "SGD: round half up at shift FRAC+lr_shift (0 for shifts >= AW), then saturate.",
-        Some(id("sgd_sub")),
+        Some(Subtrahend {
+            value: id("sgd_sub"),
+            width: id("SGD_W"),
+        }),
     )
+}
+
+/// What an SGD unit subtracts from `w`: a signed value and its width
+/// (at least DW+2 bits, so that the difference is exact).
+pub(crate) struct Subtrahend {
+    pub value: Expr,
+    pub width: Expr,
 }
 
 /// One SGD unit: `<prefix>w_next = sat(w - round_shift(dw, FRAC + lr), DW)`
 /// with its wires named `<prefix>...`, or `sat(w - subtrahend, DW)` where
-/// a subtrahend (AW+2 bits) is given. The unit without a prefix also
-/// declares the constants (`FRAC7`, `AW7`, `one`) that further units share.
+/// a subtrahend is given. The unit without a prefix also declares the
+/// constants (`FRAC7`, `AW7`, `one`) that further units share.
 pub(crate) fn sgd_unit(
     prefix: &str,
     lr: Expr,
     comment: &str,
-    subtrahend: Option<Expr>,
+    subtrahend: Option<Subtrahend>,
 ) -> Vec<Item> {
     let n = |s: &str| format!("{prefix}{s}");
     let first = prefix.is_empty();
@@ -145,8 +155,13 @@ pub(crate) fn sgd_unit(
     let w7 = || Width::of(7);
     let round =
         (call("$signed", [widen(&dw)]) + call("$signed", [id(&n("half"))])).ashr(shamt.clone());
-    let high = w_diff.bits(acc_w() + 1, data_w() - 1);
-    let high_bits = || acc_w() + 3 - data_w();
+    let own_step = || cat([dw_step.at(acc_w()), dw_step.clone()]);
+    let (sub_value, diff_w) = match subtrahend {
+        Some(s) => (s.value, s.width),
+        None => (own_step(), acc_w() + 2),
+    };
+    let high = w_diff.bits(diff_w.clone() - 1, data_w() - 1);
+    let high_bits = || diff_w.clone() + 1 - data_w();
     let mut items = vec![Item::Comment(comment.into())];
     if first {
         items.push(localparam("FRAC7", w7(), id("FRAC").bits(6, 0)));
@@ -192,14 +207,13 @@ pub(crate) fn sgd_unit(
             ),
         ),
         Item::Comment(
-            "The difference is exact in AW+2 bits; it fits DW bits iff bits AW+1..DW-1 agree."
+            "The difference is exact in its width; it fits DW bits iff its bits from DW-1 up agree."
                 .into(),
         ),
         signed_wire(
             &n("w_diff"),
-            acc_w() + 2,
-            cat([repeat(acc_w() + 2 - data_w(), w.at(data_w() - 1)), w])
-                - subtrahend.unwrap_or(cat([dw_step.at(acc_w()), dw_step])),
+            diff_w.clone(),
+            cat([repeat(diff_w.clone() - data_w(), w.at(data_w() - 1)), w]) - sub_value,
         ),
         wire(&n("w_fits"), Width::bit())
             .init(
@@ -214,7 +228,7 @@ pub(crate) fn sgd_unit(
             cond(
                 id(&n("w_fits")),
                 w_diff.bits(data_w() - 1, 0),
-                clamp_value(w_diff.at(acc_w() + 1), data_w()),
+                clamp_value(w_diff.at(diff_w - 1), data_w()),
             ),
         ),
     ]);
@@ -228,7 +242,15 @@ fn product_nets() -> Vec<Item> {
         wire("add_sum", Width::of(acc_w())).signed().item(),
         wire("add_dw", Width::of(acc_w())).signed().item(),
         wire("dw_en", Width::bit()).item(),
-        wire("sgd_sub", Width::of(acc_w() + 2)).signed().item(),
+        Item::Comment(
+            "With MUL_REG the SGD step arrives clamped to DW+1 bits: a DW+2-bit subtract.".into(),
+        ),
+        localparam(
+            "SGD_W",
+            Width::bit(),
+            cond(id("MUL_REG").differs(0), data_w() + 2, acc_w() + 2),
+        ),
+        wire("sgd_sub", Width::of(id("SGD_W"))).signed().item(),
     ]
 }
 
@@ -257,7 +279,13 @@ fn product_stage() -> Vec<Item> {
                 arm(&["M_BWD_DW"], vec![set("prod_dw", dw_product())]),
                 arm(
                     &["M_UPDATE"],
-                    vec![set("prod_dw", id("dw_step").bits(acc_w() - 1, 0))],
+                    vec![set(
+                        "prod_dw",
+                        cat([
+                            repeat(acc_w() - data_w() - 1, id("step_q").at(data_w())),
+                            id("step_q"),
+                        ]),
+                    )],
                 ),
                 arm(
                     &["M_BWD_IL"],
@@ -267,7 +295,8 @@ fn product_stage() -> Vec<Item> {
             default: vec![],
         }],
     )]);
-    let prod_dw_sign = || id("prod_dw").at(acc_w() - 1);
+    let step_high = || id("dw_step").bits(acc_w(), data_w());
+    let step_high_bits = || acc_w() + 1 - data_w();
     vec![gen_if(
         id("MUL_REG").differs(0),
         "g_prod",
@@ -277,6 +306,27 @@ fn product_stage() -> Vec<Item> {
             ),
             reg("prod_sum", acc()).signed().item(),
             reg("prod_dw", acc()).signed().item(),
+            Item::Comment(
+                "The SGD step clamped to DW+1 bits: |w| < 2^(DW-1), so a larger step saturates w alike,"
+                    .into(),
+            ),
+            Item::Comment("and the subtract in the second UPDATE cycle is DW+2 bits wide.".into()),
+            wire("step_fits", Width::bit())
+                .init(
+                    step_high()
+                        .equals(zeros(step_high_bits()))
+                        .or(step_high().equals(ones(step_high_bits()))),
+                )
+                .item(),
+            signed_wire(
+                "step_q",
+                data_w() + 1,
+                cond(
+                    id("step_fits"),
+                    id("dw_step").bits(data_w(), 0),
+                    clamp_value(id("dw_step").at(acc_w()), data_w() + 1),
+                ),
+            ),
             stage,
             assign("add_sum", "prod_sum"),
             assign("add_dw", "prod_dw"),
@@ -284,7 +334,7 @@ fn product_stage() -> Vec<Item> {
             assign("dw_en", lit(1, 1)),
             assign(
                 "sgd_sub",
-                cat([prod_dw_sign(), prod_dw_sign(), id("prod_dw")]),
+                cat([id("prod_dw").at(data_w()), id("prod_dw").bits(data_w(), 0)]),
             ),
         ],
         vec![

@@ -115,20 +115,20 @@ module sa_pe #(
   // The rounding sum cannot overflow AW+1 bits.
   wire signed [AW:0] dw_round = ($signed({dw[AW-1], dw}) + $signed(half)) >>> shamt;
   wire signed [AW:0] dw_step = (shamt >= AW7) ? {(AW+1){1'b0}} : dw_round;
-  // The difference is exact in AW+2 bits; it fits DW bits iff bits AW+1..DW-1 agree.
+  // The difference is exact in its width; it fits DW bits iff its bits from DW-1 up agree.
   wire signed [AW+1:0] w_diff = {{(AW+2-DW){w[DW-1]}}, w} - {dw_step[AW], dw_step};
-  wire w_fits = (w_diff[AW+1:DW-1] == {(AW+3-DW){1'b0}}) || (w_diff[AW+1:DW-1] == {(AW+3-DW){1'b1}});
-  wire signed [DW-1:0] w_next = w_fits ? w_diff[DW-1:0] : {w_diff[AW+1], {(DW-1){~w_diff[AW+1]}}};
+  wire w_fits = (w_diff[AW+2-1:DW-1] == {(AW+2+1-DW){1'b0}}) || (w_diff[AW+2-1:DW-1] == {(AW+2+1-DW){1'b1}});
+  wire signed [DW-1:0] w_next = w_fits ? w_diff[DW-1:0] : {w_diff[AW+2-1], {(DW-1){~w_diff[AW+2-1]}}};
   // The same step for the weight a swap switches out, with the wave's lr (c_lr_in).
   wire [6:0] lv_shamt = FRAC7 + {1'b0, (LR_FIXED != 0) ? LR_K : c_lr_in};
   wire [AW:0] lv_half = (lv_shamt == 7'd0) ? {(AW+1){1'b0}} : one << (lv_shamt - 7'd1);
   // The rounding sum cannot overflow AW+1 bits.
   wire signed [AW:0] lv_dw_round = ($signed({dw[AW-1], dw}) + $signed(lv_half)) >>> lv_shamt;
   wire signed [AW:0] lv_dw_step = (lv_shamt >= AW7) ? {(AW+1){1'b0}} : lv_dw_round;
-  // The difference is exact in AW+2 bits; it fits DW bits iff bits AW+1..DW-1 agree.
+  // The difference is exact in its width; it fits DW bits iff its bits from DW-1 up agree.
   wire signed [AW+1:0] lv_w_diff = {{(AW+2-DW){w[DW-1]}}, w} - {lv_dw_step[AW], lv_dw_step};
-  wire lv_w_fits = (lv_w_diff[AW+1:DW-1] == {(AW+3-DW){1'b0}}) || (lv_w_diff[AW+1:DW-1] == {(AW+3-DW){1'b1}});
-  wire signed [DW-1:0] lv_w_next = lv_w_fits ? lv_w_diff[DW-1:0] : {lv_w_diff[AW+1], {(DW-1){~lv_w_diff[AW+1]}}};
+  wire lv_w_fits = (lv_w_diff[AW+2-1:DW-1] == {(AW+2+1-DW){1'b0}}) || (lv_w_diff[AW+2-1:DW-1] == {(AW+2+1-DW){1'b1}});
+  wire signed [DW-1:0] lv_w_next = lv_w_fits ? lv_w_diff[DW-1:0] : {lv_w_diff[AW+2-1], {(DW-1){~lv_w_diff[AW+2-1]}}};
   // The weight a slot sends south: the one switched out (SGD-updated with the wave's
   // lr if it says so), or the one a previous swap left in the shadow register.
   wire signed [DW-1:0] leaving = c_swap_in ? (c_upd_in ? lv_w_next : w) : ws;

@@ -81,7 +81,9 @@ module sa_pe #(
   wire signed [AW-1:0] add_sum;
   wire signed [AW-1:0] add_dw;
   wire dw_en;
-  wire signed [AW+1:0] sgd_sub;
+  // With MUL_REG the SGD step arrives clamped to DW+1 bits: a DW+2-bit subtract.
+  localparam SGD_W = (MUL_REG != 0) ? DW + 2 : AW + 2;
+  wire signed [SGD_W-1:0] sgd_sub;
   // SGD: round half up at shift FRAC+lr_shift (0 for shifts >= AW), then saturate.
   localparam [6:0] FRAC7 = FRAC[6:0];
   localparam [6:0] AW7 = AW[6:0];
@@ -92,15 +94,19 @@ module sa_pe #(
   // The rounding sum cannot overflow AW+1 bits.
   wire signed [AW:0] dw_round = ($signed({dw[AW-1], dw}) + $signed(half)) >>> shamt;
   wire signed [AW:0] dw_step = (shamt >= AW7) ? {(AW+1){1'b0}} : dw_round;
-  // The difference is exact in AW+2 bits; it fits DW bits iff bits AW+1..DW-1 agree.
-  wire signed [AW+1:0] w_diff = {{(AW+2-DW){w[DW-1]}}, w} - sgd_sub;
-  wire w_fits = (w_diff[AW+1:DW-1] == {(AW+3-DW){1'b0}}) || (w_diff[AW+1:DW-1] == {(AW+3-DW){1'b1}});
-  wire signed [DW-1:0] w_next = w_fits ? w_diff[DW-1:0] : {w_diff[AW+1], {(DW-1){~w_diff[AW+1]}}};
+  // The difference is exact in its width; it fits DW bits iff its bits from DW-1 up agree.
+  wire signed [SGD_W-1:0] w_diff = {{(SGD_W-DW){w[DW-1]}}, w} - sgd_sub;
+  wire w_fits = (w_diff[SGD_W-1:DW-1] == {(SGD_W+1-DW){1'b0}}) || (w_diff[SGD_W-1:DW-1] == {(SGD_W+1-DW){1'b1}});
+  wire signed [DW-1:0] w_next = w_fits ? w_diff[DW-1:0] : {w_diff[SGD_W-1], {(DW-1){~w_diff[SGD_W-1]}}};
   generate
   if (MUL_REG != 0) begin : g_prod
     // Product registers: the adders take the products of the cycle before.
     reg signed [AW-1:0] prod_sum;
     reg signed [AW-1:0] prod_dw;
+    // The SGD step clamped to DW+1 bits: |w| < 2^(DW-1), so a larger step saturates w alike,
+    // and the subtract in the second UPDATE cycle is DW+2 bits wide.
+    wire step_fits = (dw_step[AW:DW] == {(AW+1-DW){1'b0}}) || (dw_step[AW:DW] == {(AW+1-DW){1'b1}});
+    wire signed [DW:0] step_q = step_fits ? dw_step[DW:0] : {dw_step[AW], {(DW+1-1){~dw_step[AW]}}};
     always @(posedge clk) begin
       if (rst) begin
         prod_sum <= {AW{1'b0}};
@@ -114,7 +120,7 @@ module sa_pe #(
             prod_dw <= dv_in ? p_dw : {AW{1'b0}};
           end
           M_UPDATE: begin
-            prod_dw <= dw_step[AW-1:0];
+            prod_dw <= {{(AW-DW-1){step_q[DW]}}, step_q};
           end
           M_BWD_IL: begin
             if (INTERLEAVED != 0) begin
@@ -130,7 +136,7 @@ module sa_pe #(
     assign add_dw = prod_dw;
     // An invalid column's product was registered as 0.
     assign dw_en = 1'b1;
-    assign sgd_sub = {prod_dw[AW-1], prod_dw[AW-1], prod_dw};
+    assign sgd_sub = {prod_dw[DW], prod_dw[DW:0]};
   end else begin : g_prod
     assign add_sum = p_dx;
     assign add_dw = p_dw;
