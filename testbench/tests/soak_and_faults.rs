@@ -141,14 +141,14 @@ fn injected_faults_are_caught_and_located() {
         ("update disabled", "w <= w_next;", "w <= w;", ".w"),
         (
             "dW accumulation without saturation",
-            "dw <= sat_add(dw, p_dw);",
-            "dw <= dw + p_dw;",
+            "dw <= sat_add(dw, add_dw);",
+            "dw <= dw + add_dw;",
             ".dw",
         ),
         (
             "dX partial sum ignores its west input",
-            "psh <= sat_add(psh_in, p_dx);",
-            "psh <= sat_add({AW{1'b0}}, p_dx);",
+            "psh <= sat_add(psh_in, add_sum);",
+            "psh <= sat_add({AW{1'b0}}, add_sum);",
             ".psh",
         ),
     ];
