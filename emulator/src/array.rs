@@ -10,7 +10,7 @@ use sysgrad_config::{fixed, ArrayConfig, MAX_DIM};
 use sysgrad_isa::{Mode, ModeCode};
 
 /// A row of zeros: `psv_in` of row 0.
-const ZEROS: [i64; MAX_DIM] = [0; MAX_DIM];
+pub(crate) const ZEROS: [i64; MAX_DIM] = [0; MAX_DIM];
 
 /// The inputs of `sa_top` for one cycle. Lane vectors are indexed by row
 /// (`x`) or column (`w`, `dy`).
@@ -90,38 +90,41 @@ pub struct CycleOutput {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DelayLines<T> {
     pub regs: Vec<T>,
-    starts: Vec<usize>,
+    /// Each lane's `start..end` in `regs`.
+    bounds: Vec<(usize, usize)>,
 }
 
 impl<T: Copy + Default> DelayLines<T> {
     pub(crate) fn new(lens: impl Iterator<Item = usize>) -> Self {
-        let mut starts = vec![0];
+        let mut bounds = Vec::new();
+        let mut end = 0;
         for len in lens {
-            starts.push(starts.last().unwrap() + len);
+            bounds.push((end, end + len));
+            end += len;
         }
         DelayLines {
-            regs: vec![T::default(); *starts.last().unwrap()],
-            starts,
+            regs: vec![T::default(); end],
+            bounds,
         }
     }
 
     pub fn lanes(&self) -> usize {
-        self.starts.len() - 1
+        self.bounds.len()
     }
 
     /// The registers of lane `k`, input end first.
     pub fn lane(&self, k: usize) -> &[T] {
-        &self.regs[self.starts[k]..self.starts[k + 1]]
+        let (start, end) = self.bounds[k];
+        &self.regs[start..end]
     }
 
     /// What lane `k` presents at its output this cycle: its last register,
     /// or `input` itself where the lane has none (a wire).
+    #[inline(always)]
     pub(crate) fn output(&self, k: usize, input: T) -> T {
-        let end = self.starts[k + 1];
-        if end == self.starts[k] {
-            input
-        } else {
-            self.regs[end - 1]
+        match self.bounds[k] {
+            (start, end) if end == start => input,
+            (_, end) => self.regs[end - 1],
         }
     }
 
@@ -129,16 +132,16 @@ impl<T: Copy + Default> DelayLines<T> {
     /// (the register crossing into the next lane is overwritten right
     /// after by that lane's input), then each lane's input. Read the
     /// outputs first.
+    #[inline(always)]
     pub(crate) fn shift_all(&mut self, input: impl Fn(usize) -> T) {
         let n = self.regs.len();
         if n == 0 {
             return;
         }
         self.regs.copy_within(0..n - 1, 1);
-        for k in 0..self.lanes() {
-            let (s, e) = (self.starts[k], self.starts[k + 1]);
-            if e > s {
-                self.regs[s] = input(k);
+        for (k, &(start, end)) in self.bounds.iter().enumerate() {
+            if end > start {
+                self.regs[start] = input(k);
             }
         }
     }
@@ -256,12 +259,6 @@ impl Array {
     /// move afterwards, each as one block copy. One loop per mode, over
     /// whole rows, so the mode and edge tests are out of the PE loop.
     pub fn step(&mut self, inp: &CycleInput) {
-        if self.dense.is_some() {
-            if inp.rst {
-                return self.reset();
-            }
-            return self.step_dense(inp);
-        }
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU was just checked to support AVX2.
@@ -282,6 +279,9 @@ impl Array {
     fn step_portable(&mut self, inp: &CycleInput) {
         if inp.rst {
             return self.reset();
+        }
+        if self.dense.is_some() {
+            return self.step_dense(inp);
         }
         let (r, c) = (self.rows(), self.cols());
         debug_assert_eq!((inp.x.len(), inp.w.len(), inp.dy.len()), (r, c, c));

@@ -11,7 +11,7 @@
 //! neighbours' registers, so those still hold their values from before the
 //! edge when it reads them.
 
-use crate::array::{Array, CycleInput, DelayLines, Wave};
+use crate::array::{Array, CycleInput, DelayLines, Wave, ZEROS};
 use sysgrad_config::{fixed, ArrayConfig};
 use sysgrad_isa::Mode;
 
@@ -32,6 +32,11 @@ pub struct DenseRegs {
     pub w_deskew: DelayLines<i64>,
     /// Output registers of the evicted weights (`w_out`).
     pub w_q: Vec<i64>,
+    /// Not a register: for each row, how many of the waves its PEs took
+    /// last, from the west, are plain for that row (neither a swap nor
+    /// an exchange in it) and of the westmost one's operation. `step`
+    /// keeps it, so that finding a row it can step whole scans nothing.
+    plain_run: Vec<usize>,
 }
 
 impl DenseRegs {
@@ -45,6 +50,8 @@ impl DenseRegs {
             w_skew: DelayLines::new(0..c),
             w_deskew: DelayLines::new((0..c).map(|j| c - 1 - j)),
             w_q: vec![0; c],
+            // Bubbles everywhere: plain, one operation.
+            plain_run: vec![c; r],
         }
     }
 }
@@ -83,33 +90,315 @@ struct Inputs {
     dw_in: i64,
 }
 
+/// How many swapping or exchanging PEs a row may have and still be
+/// stepped whole ([`Array::step_row_with_exchanges`]); a tile's first
+/// wave and a weight row passing through make one each.
+const MAX_EXCHANGES: usize = 4;
+
+/// The columns of a row whose wave swaps or exchanges there.
+#[derive(Default)]
+struct Exchanges {
+    at: [usize; MAX_EXCHANGES],
+    len: usize,
+}
+
+/// How a row of a dense array is stepped in a cycle.
+enum RowPath {
+    /// Every PE takes a wave of this operation and none swaps or
+    /// exchanges there (the inside of a tile): whole-row arithmetic.
+    Whole(Op),
+    /// Likewise but for a few PEs that swap or exchange (a tile's first
+    /// wave, a weight row passing through): whole-row arithmetic, then
+    /// those PEs stepped again by the table.
+    WithExchanges(Op, Exchanges),
+    /// Waves of different operations in the row (between tiles of
+    /// different passes): PE by PE by the table.
+    ByPe,
+}
+
+/// What the west and north edges present in one cycle: the skews'
+/// outputs, read where they are needed (`step` allocates nothing).
+struct Edges<'a> {
+    inp: &'a CycleInput,
+    /// What enters the control skew this cycle.
+    wave: Wave,
+}
+
 impl Array {
     /// One rising edge of a dense array.
+    #[inline(always)]
     pub(crate) fn step_dense(&mut self, inp: &CycleInput) {
-        let (r, c) = (self.rows(), self.cols());
+        self.step_dense_rows(inp, true)
+    }
+
+    /// One rising edge of a dense array; with `uniform_rows` most rows
+    /// are computed a whole row at a time ([`RowPath`]), else every row
+    /// PE by PE by the table. Both give the same registers (a test steps
+    /// them side by side).
+    ///
+    /// Rows go bottom first, so every row reads the row above before it
+    /// changes. The moving registers of a run of rows computed whole (x
+    /// and the control east, d, dv and the weight stream south) move as
+    /// one block each when the run ends, before the row above it is
+    /// stepped.
+    #[inline(always)]
+    fn step_dense_rows(&mut self, inp: &CycleInput, uniform_rows: bool) {
         let mode = Mode::dense_from_code(inp.mode.code());
         self.step_dense_outputs();
-        let d = self.dense.as_ref().expect("a dense array");
-        // What each edge presents this cycle (the skews' outputs).
-        let west_ctl: Vec<Wave> = (0..r)
-            .map(|i| d.ctl_skew.output(i, stream_wave(inp, mode)))
-            .collect();
-        let north_wp: Vec<i64> = (0..c).map(|j| d.w_skew.output(j, inp.w[j])).collect();
-        let west_x: Vec<i64> = (0..r).map(|i| self.x_skew.output(i, inp.x[i])).collect();
-        let north_d: Vec<(bool, i64)> = (0..c)
-            .map(|j| self.dy_skew.output(j, (inp.dy_valid, inp.dy[j])))
-            .collect();
-        for i in (0..r).rev() {
-            for j in (0..c).rev() {
-                let inputs = self.dense_inputs(i, j, &west_ctl, &north_wp, &west_x, &north_d);
-                self.step_pe(i, j, inputs, mode, inp.lr_shift);
+        let e = Edges {
+            inp,
+            wave: stream_wave(inp, mode),
+        };
+        // UPDATE and DRAIN act on every PE's w and dw whatever its wave.
+        let row_at_once = uniform_rows && !matches!(mode, Mode::Update | Mode::Drain);
+        // Rows lo..hi (lo >= 1) computed whole, their moving registers
+        // not moved yet.
+        let mut pending: Option<(usize, usize)> = None;
+        for i in (0..self.rows()).rev() {
+            let west_ctl = self.west_ctl(&e, i);
+            let path = if row_at_once {
+                self.row_path(i, west_ctl)
+            } else {
+                RowPath::ByPe
+            };
+            let joins_run = i > 0 && matches!(path, RowPath::Whole(_));
+            if !joins_run {
+                if let Some((lo, hi)) = pending.take() {
+                    self.move_uniform_rows(lo, hi, &e);
+                }
+            }
+            if i == 0 {
+                self.take_north_edge(&e);
+            }
+            self.count_plain_run(i, west_ctl);
+            match path {
+                RowPath::Whole(op) if joins_run => {
+                    self.compute_uniform_row(i, &op, &e);
+                    pending = Some((i, pending.map_or(i + 1, |(_, hi)| hi)));
+                }
+                RowPath::Whole(op) => {
+                    self.compute_uniform_row(i, &op, &e);
+                    self.move_uniform_rows(i, i + 1, &e);
+                }
+                RowPath::WithExchanges(op, cols) => {
+                    self.step_row_with_exchanges(i, &op, &cols, west_ctl, &e, mode);
+                }
+                RowPath::ByPe => {
+                    let west_x = self.x_skew.output(i, inp.x[i]);
+                    for j in (0..self.cols()).rev() {
+                        let inputs = self.dense_inputs(i, j, west_ctl, west_x);
+                        self.step_pe(i, j, inputs, mode, inp.lr_shift);
+                    }
+                }
             }
         }
         let d = self.dense.as_mut().expect("a dense array");
-        d.ctl_skew.shift_all(|_| stream_wave(inp, mode));
+        d.ctl_skew.shift_all(|_| e.wave);
         d.w_skew.shift_all(|j| inp.w[j]);
         self.x_skew.shift_all(|i| inp.x[i]);
         self.dy_skew.shift_all(|j| (inp.dy_valid, inp.dy[j]));
+    }
+
+    /// How row `i` is stepped this cycle, `west` entering it.
+    #[inline(always)]
+    fn row_path(&self, i: usize, west: Wave) -> RowPath {
+        if let Some(op) = self.uniform_row_op(i, west) {
+            return RowPath::Whole(op);
+        }
+        match self.few_exchanges(i, west) {
+            Some((op, cols)) => RowPath::WithExchanges(op, cols),
+            None => RowPath::ByPe,
+        }
+    }
+
+    /// The wave the control skew presents to row `i` this cycle.
+    #[inline(always)]
+    fn west_ctl(&self, e: &Edges, i: usize) -> Wave {
+        let d = self.dense.as_ref().expect("a dense array");
+        d.ctl_skew.output(i, e.wave)
+    }
+
+    /// The operation of row `i`'s PEs if they all take a wave of the same
+    /// operation (the west edge's `west` and the waves the row's PEs took
+    /// last, which move one PE east) and none of them swaps or exchanges
+    /// a weight.
+    #[inline(always)]
+    fn uniform_row_op(&self, i: usize, west: Wave) -> Option<Op> {
+        let c = self.cols();
+        let d = self.dense.as_ref().expect("a dense array");
+        // The PEs east of the first take what PEs 0..c-1 took last.
+        let rest_plain = c == 1 || (d.plain_run[i] >= c - 1 && d.ctl[i * c].op == west.op);
+        (plain_in_row(&west, i) && rest_plain).then(|| Op::of(west.op, self.cfg.interleaved()))
+    }
+
+    /// The operation of row `i`'s PEs and the columns whose wave swaps or
+    /// exchanges in that row, if every PE takes a wave of one operation
+    /// and at most [`MAX_EXCHANGES`] of them do (a tile's first wave, a
+    /// weight row passing through).
+    fn few_exchanges(&self, i: usize, west: Wave) -> Option<(Op, Exchanges)> {
+        let c = self.cols();
+        let d = self.dense.as_ref().expect("a dense array");
+        let waves = std::iter::once(&west).chain(&d.ctl[i * c..i * c + c - 1]);
+        let mut cols = Exchanges::default();
+        for (j, wave) in waves.enumerate() {
+            if wave.op != west.op {
+                return None;
+            }
+            if !plain_in_row(wave, i) {
+                if cols.len == MAX_EXCHANGES {
+                    return None;
+                }
+                cols.at[cols.len] = j;
+                cols.len += 1;
+            }
+        }
+        Some((Op::of(west.op, self.cfg.interleaved()), cols))
+    }
+
+    /// Row `i` of [`Array::few_exchanges`]: stepped whole as if no PE
+    /// swapped or exchanged, then each PE in `cols` stepped again by the
+    /// table from the inputs and `dw` it had before the edge (the row's
+    /// whole-row results east of it used its old registers, as they
+    /// should).
+    fn step_row_with_exchanges(
+        &mut self,
+        i: usize,
+        op: &Op,
+        cols: &Exchanges,
+        west_ctl: Wave,
+        e: &Edges,
+        mode: Mode,
+    ) {
+        let c = self.cols();
+        let west_x = self.x_skew.output(i, e.inp.x[i]);
+        let mut before: [Option<(Inputs, i64)>; MAX_EXCHANGES] = Default::default();
+        for (slot, &j) in before.iter_mut().zip(&cols.at[..cols.len]) {
+            *slot = Some((
+                self.dense_inputs(i, j, west_ctl, west_x),
+                self.dw[i * c + j],
+            ));
+        }
+        self.compute_uniform_row(i, op, e);
+        self.move_uniform_rows(i, i + 1, e);
+        for (slot, &j) in before.into_iter().zip(&cols.at[..cols.len]) {
+            let (inputs, dw) = slot.expect("one per column");
+            self.dw[i * c + j] = dw;
+            self.step_pe(i, j, inputs, mode, e.inp.lr_shift);
+        }
+    }
+
+    /// Keeps [`DenseRegs::plain_run`] of row `i` as `west` enters it
+    /// (before the row is stepped).
+    #[inline(always)]
+    fn count_plain_run(&mut self, i: usize, west: Wave) {
+        let c = self.cols();
+        let d = self.dense.as_mut().expect("a dense array");
+        let first = d.ctl[i * c];
+        let run = d.plain_run[i];
+        d.plain_run[i] = if !plain_in_row(&west, i) {
+            0
+        } else if run > 0 && first.op == west.op {
+            (run + 1).min(c)
+        } else {
+            1
+        };
+    }
+
+    /// Row 0's north inputs, stepped last (nothing reads its old d, dv
+    /// and wp any more): d, dv and wp take the skews' outputs before the
+    /// row is stepped, which reads them there.
+    #[inline(always)]
+    fn take_north_edge(&mut self, e: &Edges) {
+        let dense = self.dense.as_mut().expect("a dense array");
+        for j in 0..self.cfg.cols() {
+            dense.wp[j] = dense.w_skew.output(j, e.inp.w[j]);
+            (self.dv[j], self.d[j]) = self.dy_skew.output(j, (e.inp.dy_valid, e.inp.dy[j]));
+        }
+    }
+
+    /// Row `i` when [`Array::uniform_row_op`] found `op`: the table's
+    /// arithmetic with the active weight, no exchange and no swap, over
+    /// the whole row (psv, psh, dw); the row's moving registers still
+    /// hold their old values ([`Array::move_uniform_rows`] moves them).
+    #[inline(always)]
+    fn compute_uniform_row(&mut self, i: usize, op: &Op, e: &Edges) {
+        let c = self.cols();
+        let aw = self.cfg.format().acc_bits;
+        let (lo, hi) = (fixed::min_of(aw), fixed::max_of(aw));
+        let row = i * c..(i + 1) * c;
+        let west_x = self.x_skew.output(i, e.inp.x[i]);
+        // The north inputs: the row above (not stepped yet), or row 0's
+        // own (given the edge's values by `take_north_edge`).
+        let north = if i == 0 {
+            0..c
+        } else {
+            row.start - c..row.start
+        };
+        let (d_in, dv_in) = (&self.d[north.clone()], &self.dv[north.clone()]);
+        let w = &self.w[row.clone()];
+        let x = &self.x[row.clone()];
+        let (above, rest) = self.psv.split_at_mut(row.start);
+        let psv = &mut rest[..c];
+        if op.fwd {
+            let above = if i == 0 { &ZEROS[..c] } else { &above[north] };
+            psv[0] = (above[0] + product(w[0], west_x)).clamp(lo, hi);
+            let east = psv[1..].iter_mut().zip(&above[1..c]).zip(&w[1..]);
+            for (((psv, &above), &w), &x_in) in east.zip(&x[..c - 1]) {
+                *psv = (above + product(w, x_in)).clamp(lo, hi);
+            }
+        } else {
+            clear(psv);
+        }
+        let psh = &mut self.psh[row.clone()];
+        if op.dx {
+            // psh moves east: carry the west neighbour's old value.
+            let mut west = 0;
+            for ((psh, &w), &d) in psh.iter_mut().zip(w).zip(d_in) {
+                let old = *psh;
+                *psh = (west + product(w, d)).clamp(lo, hi);
+                west = old;
+            }
+        } else {
+            clear(psh);
+        }
+        if op.dw {
+            let dw = &mut self.dw[row];
+            // An invalid dy adds 0, which leaves an in-range dw as is.
+            let acc = |dw: &mut i64, d: i64, dv: bool, x_in: i64| {
+                let p = if dv { product(d, x_in) } else { 0 };
+                *dw = (*dw + p).clamp(lo, hi);
+            };
+            acc(&mut dw[0], d_in[0], dv_in[0], west_x);
+            let east = dw[1..].iter_mut().zip(&d_in[1..]).zip(&dv_in[1..]);
+            for (((dw, &d), &dv), &x_in) in east.zip(&x[..c - 1]) {
+                acc(dw, d, dv, x_in);
+            }
+        }
+    }
+
+    /// The moving registers of rows `lo..hi`, computed whole: x and the
+    /// control one PE east (the west edge entering each row), d, dv and
+    /// the weight stream one PE south from row `lo - 1` (row 0 already
+    /// holds its north inputs). One block move per register.
+    #[inline(always)]
+    fn move_uniform_rows(&mut self, lo: usize, hi: usize, e: &Edges) {
+        let c = self.cols();
+        let rows = lo * c..hi * c;
+        let dense = self.dense.as_mut().expect("a dense array");
+        // The element crossing into the next row is overwritten by that
+        // row's west edge right after.
+        self.x[rows.clone()].copy_within(0..rows.len() - 1, 1);
+        dense.ctl[rows.clone()].copy_within(0..rows.len() - 1, 1);
+        for i in lo..hi {
+            self.x[i * c] = self.x_skew.output(i, e.inp.x[i]);
+            dense.ctl[i * c] = dense.ctl_skew.output(i, e.wave);
+        }
+        if lo > 0 {
+            let north = rows.start - c..rows.end - c;
+            self.d.copy_within(north.clone(), rows.start);
+            self.dv.copy_within(north.clone(), rows.start);
+            dense.wp.copy_within(north, rows.start);
+        }
     }
 
     /// The output side: deskews and output registers sample the PEs
@@ -136,32 +425,29 @@ impl Array {
     }
 
     /// PE(i, j)'s inputs: its west and north neighbours' registers, or the
-    /// edge values.
-    fn dense_inputs(
-        &self,
-        i: usize,
-        j: usize,
-        west_ctl: &[Wave],
-        north_wp: &[i64],
-        west_x: &[i64],
-        north_d: &[(bool, i64)],
-    ) -> Inputs {
+    /// west edge's `west_ctl` and `west_x`. Row 0 takes its north inputs
+    /// from its own d, dv and wp, which [`Array::take_north_edge`] gave
+    /// the edge's values.
+    #[inline(always)]
+    fn dense_inputs(&self, i: usize, j: usize, west_ctl: Wave, west_x: i64) -> Inputs {
         let c = self.cols();
+        let k = i * c + j;
         let d = self.dense.as_ref().expect("a dense array");
-        let (west, north) = (
-            j.checked_sub(1).map(|w| i * c + w),
-            i.checked_sub(1).map(|n| n * c + j),
-        );
-        let (dv_in, d_in) = north.map_or(north_d[j], |k| (self.dv[k], self.d[k]));
+        let north = if i == 0 { k } else { k - c };
+        let (ctl, x_in, psh_in, dw_in) = if j == 0 {
+            (west_ctl, west_x, 0, 0)
+        } else {
+            (d.ctl[k - 1], self.x[k - 1], self.psh[k - 1], self.dw[k - 1])
+        };
         Inputs {
-            c: west.map_or(west_ctl[i], |k| d.ctl[k]),
-            x_in: west.map_or(west_x[i], |k| self.x[k]),
-            d_in,
-            dv_in,
-            psv_in: north.map_or(0, |k| self.psv[k]),
-            psh_in: west.map_or(0, |k| self.psh[k]),
-            wp_in: north.map_or(north_wp[j], |k| d.wp[k]),
-            dw_in: west.map_or(0, |k| self.dw[k]),
+            c: ctl,
+            x_in,
+            d_in: self.d[north],
+            dv_in: self.dv[north],
+            psv_in: if i == 0 { 0 } else { self.psv[north] },
+            psh_in,
+            wp_in: d.wp[north],
+            dw_in,
         }
     }
 
@@ -227,6 +513,31 @@ impl Array {
     }
 }
 
+/// The exact product of two data values. They have at most 16 bits
+/// (`sysgrad_config::IN_BITS`), so their 32-bit truncations multiply
+/// exactly into 64 bits, which AVX2 does four at a time (it has no
+/// 64 x 64-bit multiply).
+#[inline(always)]
+fn product(a: i64, b: i64) -> i64 {
+    i64::from(a as i32) * i64::from(b as i32)
+}
+
+/// Whether `wave` neither swaps nor exchanges a weight in row `i`.
+#[inline(always)]
+fn plain_in_row(wave: &Wave, i: usize) -> bool {
+    !(wave.swap || (wave.load && usize::from(wave.load_row) == i))
+}
+
+/// Zeroes a row of partial sums. Inside a tile they are zero already
+/// (a pass of one kind leaves the other sum at 0), and a test is cheaper
+/// than a call to `memset` for a few words.
+#[inline(always)]
+fn clear(row: &mut [i64]) {
+    if row.iter().fold(false, |any, &v| any | (v != 0)) {
+        row.fill(0);
+    }
+}
+
 /// What enters the control skew: the wave in STREAM cycles, a bubble
 /// otherwise.
 fn stream_wave(inp: &CycleInput, mode: Mode) -> Wave {
@@ -238,5 +549,124 @@ fn stream_wave(inp: &CycleInput, mode: Mode) -> Wave {
         }
     } else {
         Wave::BUBBLE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sysgrad_config::{Backward, NumberFormat, Pipelining};
+    use sysgrad_isa::ModeCode;
+    use sysgrad_rng::Rng;
+
+    fn random_wave(rng: &mut Rng, rows: usize) -> Wave {
+        Wave {
+            op: rng.below(8) as u8,
+            swap: rng.below(2) == 0,
+            update: rng.below(2) == 0,
+            lr: rng.below(64) as u8,
+            load: rng.below(2) == 0,
+            // Now and then a row the array does not have.
+            load_row: rng.below(rows + 2) as u16,
+        }
+    }
+
+    /// Stimulus like a dense controller's: runs of one wave (the inside
+    /// of a tile), broken by single swaps and exchanges and by new runs;
+    /// mostly STREAM, sometimes any of the 16 codes; rare resets.
+    fn stimulus(cfg: &ArrayConfig, rng: &mut Rng, cycles: usize) -> Vec<CycleInput> {
+        let mut run = Wave::BUBBLE;
+        (0..cycles)
+            .map(|_| {
+                let code = if rng.below(10) == 0 {
+                    rng.below(16) as u8
+                } else {
+                    Mode::Stream.code()
+                };
+                let mut inp = CycleInput::zeros(cfg, ModeCode::new(code).unwrap());
+                let bits = cfg.format().in_bits;
+                for v in inp.x.iter_mut().chain(&mut inp.w).chain(&mut inp.dy) {
+                    *v = rng.value(bits);
+                }
+                inp.dy_valid = rng.below(4) != 0;
+                inp.lr_shift = rng.below(64) as u32;
+                inp.rst = rng.below(500) == 0;
+                inp.wave = match rng.below(14) {
+                    // A swap or a weight row on the run's operation, or
+                    // anything at all.
+                    0 => Wave {
+                        op: run.op,
+                        ..random_wave(rng, cfg.rows())
+                    },
+                    1 => random_wave(rng, cfg.rows()),
+                    2 => {
+                        run = Wave {
+                            swap: false,
+                            load: false,
+                            ..random_wave(rng, cfg.rows())
+                        };
+                        run
+                    }
+                    _ => run,
+                };
+                inp
+            })
+            .collect()
+    }
+
+    /// Whole-row stepping (with and without PEs stepped again for their
+    /// swaps and exchanges) and the PE-by-PE table give the same
+    /// registers in every cycle, on arrays from 1x1 up, both schedules.
+    #[test]
+    fn whole_rows_step_as_the_table() {
+        let fmt = NumberFormat {
+            in_bits: 8,
+            acc_bits: 20,
+            frac_bits: 3,
+        };
+        let mut rng = Rng::new(0xd15e);
+        // Rows stepped whole, whole with exchanges, by the table.
+        let mut paths = [0usize; 3];
+        for (rows, cols) in [(1, 1), (1, 4), (4, 1), (3, 5), (6, 6)] {
+            for backward in [Backward::Interleaved, Backward::Sequential] {
+                let cfg = ArrayConfig::new(rows, cols, backward, fmt)
+                    .unwrap()
+                    .with_pipelining(Pipelining::Dense);
+                let (mut rows_at_once, mut by_pe) = (Array::new(cfg), Array::new(cfg));
+                for (t, inp) in stimulus(&cfg, &mut rng, 3000).iter().enumerate() {
+                    count_paths(&rows_at_once, inp, &mut paths);
+                    rows_at_once.step(inp);
+                    if inp.rst {
+                        by_pe.reset();
+                    } else {
+                        by_pe.step_dense_rows(inp, false);
+                    }
+                    assert_eq!(rows_at_once, by_pe, "{rows}x{cols} {backward:?}, cycle {t}");
+                }
+            }
+        }
+        // The stimulus takes every path, not only the table.
+        assert!(paths.iter().all(|&n| n > 1000), "{paths:?}");
+    }
+
+    /// Which path each row of `a` takes in the cycle of `inp`.
+    fn count_paths(a: &Array, inp: &CycleInput, paths: &mut [usize; 3]) {
+        let mode = Mode::dense_from_code(inp.mode.code());
+        if inp.rst || matches!(mode, Mode::Update | Mode::Drain) {
+            return;
+        }
+        let e = Edges {
+            inp,
+            wave: stream_wave(inp, mode),
+        };
+        for i in 0..a.rows() {
+            let west = a.west_ctl(&e, i);
+            let path = match a.row_path(i, west) {
+                RowPath::Whole(_) => 0,
+                RowPath::WithExchanges(..) => 1,
+                RowPath::ByPe => 2,
+            };
+            paths[path] += 1;
+        }
     }
 }

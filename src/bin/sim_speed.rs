@@ -9,6 +9,9 @@
 //!
 //!     cargo run --release --bin sim-speed -- [--size 256] [--icarus-cycles 4000]
 //!
+//! `--emulator-only` times the cycle-accurate emulator alone on the same
+//! workloads (no simulator builds), for profiling it.
+//!
 //! With `--array-sizes 16,64,128,256` it instead times the cycle-accurate
 //! emulator alone on TPU-sized arrays (an R^3 interleaved backward pass with
 //! update on an R x R array, the Q7.8 / 40-bit format): simulated cycles and
@@ -120,9 +123,9 @@ fn best_of(runs: usize, mut f: impl FnMut() -> Result<f64, String>) -> Result<f6
     (0..runs).try_fold(f64::INFINITY, |best, _| Ok(best.min(f()?)))
 }
 
-fn report(w: &Workload, icarus_cycles: usize, work: &Path) -> Result<(), String> {
-    let cycles = w.inputs.len() as f64;
-    let emu = best_of(5, || {
+/// The cycle-accurate emulator's time for `w`'s stimulus, best of 5.
+fn emulator_seconds(w: &Workload) -> Result<f64, String> {
+    best_of(5, || {
         let t = Instant::now();
         let mut array = Array::new(w.cfg);
         for inp in &w.inputs {
@@ -130,7 +133,12 @@ fn report(w: &Workload, icarus_cycles: usize, work: &Path) -> Result<(), String>
         }
         std::hint::black_box(&array);
         Ok(t.elapsed().as_secs_f64())
-    })?;
+    })
+}
+
+fn report(w: &Workload, icarus_cycles: usize, work: &Path) -> Result<(), String> {
+    let cycles = w.inputs.len() as f64;
+    let emu = emulator_seconds(w)?;
 
     let stim = stimulus::render(&w.cfg, &w.inputs);
     let mut verilator_s = Vec::new();
@@ -267,6 +275,19 @@ fn main() -> Result<(), String> {
         backward_pass(size, Pipelining::Dense)?,
         cnn_step()?,
     ];
+    if std::env::args().any(|a| a == "--emulator-only") {
+        // For profiling the emulator: no Verilator or Icarus builds.
+        for w in &workloads {
+            let secs = emulator_seconds(w)?;
+            let cycles = w.inputs.len() as f64;
+            println!(
+                "{}: {cycles} cycles, {secs:.4} s, {:.3e} cycles/s",
+                w.name,
+                cycles / secs
+            );
+        }
+        return Ok(());
+    }
     for (k, w) in workloads.iter().enumerate() {
         report(w, icarus_cycles, &work.join(k.to_string()))?;
     }
