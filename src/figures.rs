@@ -62,6 +62,10 @@ pub struct FiguresArgs {
     /// CPUs]. Timed and slow blocks always run one at a time.
     #[arg(long)]
     jobs: Option<usize>,
+    /// Only the blocks whose command contains this text (for example a
+    /// configuration file's name), with --write or --check.
+    #[arg(long)]
+    matching: Option<String>,
     /// Markdown files [default: README.md workloads/README.md docs/PIPELINE.md].
     files: Vec<PathBuf>,
 }
@@ -326,6 +330,19 @@ fn load(path: &Path) -> Result<Doc, String> {
     })
 }
 
+/// Keeps only the blocks whose command contains `text`; none is an error.
+fn keep_matching(docs: &mut [Doc], text: &str) -> Result<(), String> {
+    for doc in docs.iter_mut() {
+        doc.blocks.retain(|b| b.figure.command.contains(text));
+    }
+    if docs.iter().all(|d| d.blocks.is_empty()) {
+        return Err(format!(
+            "--matching {text:?}: no figure block's command contains it"
+        ));
+    }
+    Ok(())
+}
+
 /// The distinct commands of the blocks of `kind`, in order of appearance.
 fn commands_of(docs: &[Doc], kind: Kind) -> Vec<String> {
     let mut seen = Vec::new();
@@ -482,10 +499,13 @@ pub fn run(a: &FiguresArgs) -> Result<(), String> {
     } else {
         a.files.clone()
     };
-    let docs = paths
+    let mut docs = paths
         .iter()
         .map(|p| load(p))
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some(text) = &a.matching {
+        keep_matching(&mut docs, text)?;
+    }
     let jobs = a
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -525,6 +545,21 @@ mod tests {
         assert_eq!(&DOC[blocks[0].body.clone()], "    echo one\n\nold\n\n");
         assert!(blocks[1].figure.code);
         assert_eq!(blocks[1].figure.kind, Kind::Timed);
+    }
+
+    #[test]
+    fn matching_keeps_the_blocks_whose_command_contains_the_text() {
+        let doc = || Doc {
+            path: "doc.md".into(),
+            text: DOC.into(),
+            blocks: parse(DOC).unwrap(),
+        };
+        let mut docs = [doc()];
+        keep_matching(&mut docs, "one").unwrap();
+        let commands: Vec<_> = docs[0].blocks.iter().map(|b| &b.figure.command).collect();
+        assert_eq!(commands, ["echo one"]);
+        let e = keep_matching(&mut [doc()], "nowhere").unwrap_err();
+        assert!(e.contains("--matching \"nowhere\""), "{e}");
     }
 
     #[test]
