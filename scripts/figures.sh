@@ -9,6 +9,9 @@
 #                                 about half an hour on 2 cores
 #   scripts/figures.sh --no-slow  checked and timed blocks, a few minutes
 #
+# One block alone (here the 8x8 ECP5 place and route):
+#   target/release/sysgrad figures --write --kinds slow --matching ecp5_array_8x8_lr8.toml
+#
 # tests/figures.rs checks the checked blocks (deterministic figures) against
 # a fresh run; timed and slow blocks change only when this script runs.
 # Run it on an otherwise idle machine: timed blocks measure run times.

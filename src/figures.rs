@@ -43,7 +43,8 @@ const SHOWN_WIDTH: usize = 84;
 /// What a stale or failing check tells the reader to do.
 pub const REGENERATE: &str = "Regenerate the figures with `scripts/figures.sh --no-slow` \
     (checked and timed blocks, a few minutes) or `scripts/figures.sh` (also the slow \
-    Yosys and large co-simulation blocks), then commit the READMEs.";
+    Yosys and large co-simulation blocks), or one block with `sysgrad figures --write \
+    --kinds checked,timed,slow --matching TEXT`, then commit the READMEs.";
 
 #[derive(clap::Args)]
 pub struct FiguresArgs {
