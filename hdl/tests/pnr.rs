@@ -13,7 +13,7 @@ use common::{cfg, require_tool, run};
 use std::path::PathBuf;
 use std::process::Command;
 use sysgrad_config::{ArrayConfig, Backward};
-use sysgrad_synth::pnr::{self, Part, PnrOptions, PnrReport, Tools};
+use sysgrad_synth::pnr::{self, Part, PnrOptions, PnrReport, Router, Tools};
 
 fn venv() -> PathBuf {
     match std::env::var_os("SYSGRAD_FPGA_VENV") {
@@ -29,21 +29,23 @@ fn one_pe() -> ArrayConfig {
 }
 
 fn place(cfg: &ArrayConfig, part: Part, dir: &std::path::Path) -> PnrReport {
+    place_with(cfg, part, &PnrOptions::default(), dir)
+}
+
+fn place_with(
+    cfg: &ArrayConfig,
+    part: Part,
+    opts: &PnrOptions,
+    dir: &std::path::Path,
+) -> PnrReport {
     let files = sysgrad_hdl::generate(cfg);
     let sources: Vec<(&str, &str)> = files
         .iter()
         .map(|f| (f.name.as_str(), f.text.as_str()))
         .collect();
     let tools = Tools::new(&venv());
-    pnr::place_and_route(
-        &tools,
-        &sources,
-        sysgrad_hdl::top_name(),
-        part,
-        &PnrOptions::default(),
-        dir,
-    )
-    .unwrap_or_else(|e| panic!("{}: {e}", part.name()))
+    pnr::place_and_route(&tools, &sources, sysgrad_hdl::top_name(), part, opts, dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", part.name()))
 }
 
 /// The path is timed register to register: it leaves a register's clock
@@ -116,10 +118,17 @@ fn one_pe_on_the_up5k_uses_two_dsps() {
     assert_eq!((r.dsps.used, r.dsps.available), (2, 8));
 }
 
+/// Also the flow with nextpnr's router2 (the other parts run router1).
 #[test]
 fn one_pe_on_the_ecp5_85f() {
     let dir = tempfile::tempdir().unwrap();
-    let r = place(&one_pe(), Part::Ecp5_85f, dir.path());
+    let opts = PnrOptions {
+        router: Router::Router2,
+        ..PnrOptions::default()
+    };
+    let r = place_with(&one_pe(), Part::Ecp5_85f, &opts, dir.path());
+    let log = std::fs::read_to_string(dir.path().join("nextpnr.log")).unwrap();
+    assert!(log.contains("Running router2"), "router2 did not run");
     assert_eq!(r.does_not_fit, None);
     assert_register_to_register(&r);
     assert_eq!((r.dsps.used, r.dsps.available), (2, 156));

@@ -658,12 +658,41 @@ fn does_not_fit(log: &str) -> Option<String> {
     }
 }
 
+/// nextpnr's routers: `router1` is its default and ran every figure
+/// measured before `router2` was offered here. `router2` is for large,
+/// congested ECP5 designs (the 8x8 16-bit array, which `router1` had not
+/// routed after an hour); Debian's nextpnr-ice40 0.4 with `router2` did
+/// not finish even one PE on the UP5K in 20 minutes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Router {
+    #[default]
+    Router1,
+    Router2,
+}
+
+impl Router {
+    pub const ALL: [Router; 2] = [Router::Router1, Router::Router2];
+
+    /// nextpnr's name, as `--router` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Router::Router1 => "router1",
+            Router::Router2 => "router2",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Router> {
+        Router::ALL.into_iter().find(|r| r.name() == s)
+    }
+}
+
 /// Options of a run.
 #[derive(Debug, Clone)]
 pub struct PnrOptions {
     /// Target clock in MHz; the part's default if `None`.
     pub freq_mhz: Option<f64>,
     pub seed: u64,
+    pub router: Router,
 }
 
 impl Default for PnrOptions {
@@ -671,10 +700,10 @@ impl Default for PnrOptions {
         PnrOptions {
             freq_mhz: None,
             seed: 1,
+            router: Router::default(),
         }
     }
 }
-
 /// Synthesises module `top` of `sources` inside the wrapper for `part` and
 /// places and routes it with nextpnr, in folder `work` (logs, netlist,
 /// `report.json` stay there).
@@ -718,6 +747,8 @@ pub fn place_and_route(
             &format!("{freq}"),
             "--seed",
             &opts.seed.to_string(),
+            "--router",
+            opts.router.name(),
         ])
         .args(["--timing-allow-fail", "-q", "-l", "nextpnr.log"]);
     if part.family() == Family::Ice40 {
@@ -785,6 +816,15 @@ mod tests {
             input,
             width,
         }
+    }
+
+    #[test]
+    fn routers_go_by_nextpnrs_names() {
+        for r in Router::ALL {
+            assert_eq!(Router::parse(r.name()), Some(r));
+        }
+        assert_eq!(Router::default().name(), "router1", "nextpnr's own default");
+        assert_eq!(Router::parse("router3"), None);
     }
 
     #[test]
