@@ -235,6 +235,7 @@ impl Array {
     /// exchanges in that row, if every PE takes a wave of one operation
     /// and at most [`MAX_EXCHANGES`] of them do (a tile's first wave, a
     /// weight row passing through).
+    #[inline(always)]
     fn few_exchanges(&self, i: usize, west: Wave) -> Option<(Op, Exchanges)> {
         let c = self.cols();
         let d = self.dense.as_ref().expect("a dense array");
@@ -260,6 +261,7 @@ impl Array {
     /// table from the inputs and `dw` it had before the edge (the row's
     /// whole-row results east of it used its old registers, as they
     /// should).
+    #[inline(always)]
     fn step_row_with_exchanges(
         &mut self,
         i: usize,
@@ -403,6 +405,7 @@ impl Array {
 
     /// The output side: deskews and output registers sample the PEs
     /// before they change.
+    #[inline(always)]
     fn step_dense_outputs(&mut self) {
         let (r, c) = (self.rows(), self.cols());
         let bottom = (r - 1) * c;
@@ -452,6 +455,7 @@ impl Array {
     }
 
     /// One PE's edge, per the "A PE in every cycle" table.
+    #[inline(always)]
     fn step_pe(&mut self, i: usize, j: usize, inp: Inputs, mode: Mode, lr_shift: u32) {
         let k = i * self.cols() + j;
         let f = self.cfg.format();
