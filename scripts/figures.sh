@@ -10,7 +10,7 @@
 #   scripts/figures.sh --no-slow  checked and timed blocks, a few minutes
 #
 # One block alone (here the 8x8 ECP5 place and route):
-#   target/release/sysgrad figures --write --kinds slow --matching ecp5_array_8x8_lr8.toml
+#   target/release/sysgrad figures --write --kinds slow --matching ecp5_array_8x8
 #
 # tests/figures.rs checks the checked blocks (deterministic figures) against
 # a fresh run; timed and slow blocks change only when this script runs.
