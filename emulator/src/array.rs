@@ -329,11 +329,7 @@ impl Array {
                     } else {
                         &above[(i - 1) * c..]
                     };
-                    psv[0] = (above[0] + w[0] * x_west[i]).clamp(lo, hi);
-                    let east = psv[1..].iter_mut().zip(&above[1..c]).zip(&w[1..]);
-                    for (((psv, &above), &w), &x_in) in east.zip(&x[..c - 1]) {
-                        *psv = (above + w * x_in).clamp(lo, hi);
-                    }
+                    fwd_row(psv, above, w, x, x_west[i], (lo, hi));
                 }
                 self.shift_x_east(&x_west[..r]);
             }
@@ -362,28 +358,11 @@ impl Array {
                     }
                     let w = &self.w[row.clone()];
                     if mode.computes_dx() {
-                        // psh moves east: carry the west neighbour's old value.
-                        let mut west = 0;
-                        for ((psh, &w), &d) in self.psh[row.clone()].iter_mut().zip(w).zip(d_in) {
-                            let old = *psh;
-                            *psh = (west + w * d).clamp(lo, hi);
-                            west = old;
-                        }
+                        dx_row(&mut self.psh[row.clone()], w, d_in, (lo, hi));
                     }
                     if mode.computes_dw() {
                         let x = &self.x[row.clone()];
-                        let dw = &mut self.dw[row.clone()];
-                        // x_in is the west neighbour's old x (the skew at j = 0);
-                        // an invalid dy adds 0, which leaves an in-range dw as is.
-                        let acc = |dw: &mut i64, d: i64, dv: bool, x_in: i64| {
-                            let p = if dv { d * x_in } else { 0 };
-                            *dw = (*dw + p).clamp(lo, hi);
-                        };
-                        acc(&mut dw[0], d_in[0], dv_in[0], x_edge);
-                        let east = dw[1..].iter_mut().zip(&d_in[1..]).zip(&dv_in[1..]);
-                        for (((dw, &d), &dv), &x_in) in east.zip(&x[..c - 1]) {
-                            acc(dw, d, dv, x_in);
-                        }
+                        dw_row(&mut self.dw[row.clone()], d_in, dv_in, x, x_edge, (lo, hi));
                     }
                 }
                 if mode.computes_dw() {
@@ -496,6 +475,71 @@ impl Array {
             row.copy_within(0..c - 1, 1);
             row[0] = v;
         }
+    }
+}
+
+/// The exact product of two data values. They have at most 16 bits
+/// (`sysgrad_config::IN_BITS`), so their 32-bit truncations multiply
+/// exactly into 64 bits, which AVX2 does four at a time (it has no
+/// 64 x 64-bit multiply).
+#[inline(always)]
+pub(crate) fn product(a: i64, b: i64) -> i64 {
+    i64::from(a as i32) * i64::from(b as i32)
+}
+
+/// One row of PEs in FWD: each adds `w * x_in` to its north neighbour's
+/// old partial sum `above`, saturating to `lo..=hi`; `x` is the row's old
+/// x (PE j's `x_in` is `x[j-1]`, PE 0's the west edge's `west_x`).
+#[inline(always)]
+pub(crate) fn fwd_row(
+    psv: &mut [i64],
+    above: &[i64],
+    w: &[i64],
+    x: &[i64],
+    west_x: i64,
+    (lo, hi): (i64, i64),
+) {
+    let c = psv.len();
+    psv[0] = (above[0] + product(w[0], west_x)).clamp(lo, hi);
+    let east = psv[1..].iter_mut().zip(&above[1..c]).zip(&w[1..]);
+    for (((psv, &above), &w), &x_in) in east.zip(&x[..c - 1]) {
+        *psv = (above + product(w, x_in)).clamp(lo, hi);
+    }
+}
+
+/// One row of PEs computing dX: psh moves east, each PE adding `w * d_in`
+/// to its west neighbour's old value.
+#[inline(always)]
+pub(crate) fn dx_row(psh: &mut [i64], w: &[i64], d_in: &[i64], (lo, hi): (i64, i64)) {
+    let mut west = 0;
+    for ((psh, &w), &d) in psh.iter_mut().zip(w).zip(d_in) {
+        let old = *psh;
+        *psh = (west + product(w, d)).clamp(lo, hi);
+        west = old;
+    }
+}
+
+/// One row of PEs accumulating dW: `dw += d_in * x_in` where `dv_in`;
+/// `x` as in [`fwd_row`]. An invalid dy adds 0, which leaves an in-range
+/// dw as is.
+#[inline(always)]
+pub(crate) fn dw_row(
+    dw: &mut [i64],
+    d_in: &[i64],
+    dv_in: &[bool],
+    x: &[i64],
+    west_x: i64,
+    (lo, hi): (i64, i64),
+) {
+    let c = dw.len();
+    let acc = |dw: &mut i64, d: i64, dv: bool, x_in: i64| {
+        let p = if dv { product(d, x_in) } else { 0 };
+        *dw = (*dw + p).clamp(lo, hi);
+    };
+    acc(&mut dw[0], d_in[0], dv_in[0], west_x);
+    let east = dw[1..].iter_mut().zip(&d_in[1..]).zip(&dv_in[1..]);
+    for (((dw, &d), &dv), &x_in) in east.zip(&x[..c - 1]) {
+        acc(dw, d, dv, x_in);
     }
 }
 

@@ -11,7 +11,7 @@
 //! neighbours' registers, so those still hold their values from before the
 //! edge when it reads them.
 
-use crate::array::{Array, CycleInput, DelayLines, Wave, ZEROS};
+use crate::array::{dw_row, dx_row, fwd_row, Array, CycleInput, DelayLines, Wave, ZEROS};
 use sysgrad_config::{fixed, ArrayConfig};
 use sysgrad_isa::Mode;
 
@@ -343,38 +343,18 @@ impl Array {
         let psv = &mut rest[..c];
         if op.fwd {
             let above = if i == 0 { &ZEROS[..c] } else { &above[north] };
-            psv[0] = (above[0] + product(w[0], west_x)).clamp(lo, hi);
-            let east = psv[1..].iter_mut().zip(&above[1..c]).zip(&w[1..]);
-            for (((psv, &above), &w), &x_in) in east.zip(&x[..c - 1]) {
-                *psv = (above + product(w, x_in)).clamp(lo, hi);
-            }
+            fwd_row(psv, above, w, x, west_x, (lo, hi));
         } else {
             clear(psv);
         }
         let psh = &mut self.psh[row.clone()];
         if op.dx {
-            // psh moves east: carry the west neighbour's old value.
-            let mut west = 0;
-            for ((psh, &w), &d) in psh.iter_mut().zip(w).zip(d_in) {
-                let old = *psh;
-                *psh = (west + product(w, d)).clamp(lo, hi);
-                west = old;
-            }
+            dx_row(psh, w, d_in, (lo, hi));
         } else {
             clear(psh);
         }
         if op.dw {
-            let dw = &mut self.dw[row];
-            // An invalid dy adds 0, which leaves an in-range dw as is.
-            let acc = |dw: &mut i64, d: i64, dv: bool, x_in: i64| {
-                let p = if dv { product(d, x_in) } else { 0 };
-                *dw = (*dw + p).clamp(lo, hi);
-            };
-            acc(&mut dw[0], d_in[0], dv_in[0], west_x);
-            let east = dw[1..].iter_mut().zip(&d_in[1..]).zip(&dv_in[1..]);
-            for (((dw, &d), &dv), &x_in) in east.zip(&x[..c - 1]) {
-                acc(dw, d, dv, x_in);
-            }
+            dw_row(&mut self.dw[row], d_in, dv_in, x, west_x, (lo, hi));
         }
     }
 
@@ -515,15 +495,6 @@ impl Array {
         self.w[k] = w_next;
         self.dw[k] = dw_next;
     }
-}
-
-/// The exact product of two data values. They have at most 16 bits
-/// (`sysgrad_config::IN_BITS`), so their 32-bit truncations multiply
-/// exactly into 64 bits, which AVX2 does four at a time (it has no
-/// 64 x 64-bit multiply).
-#[inline(always)]
-fn product(a: i64, b: i64) -> i64 {
-    i64::from(a as i32) * i64::from(b as i32)
 }
 
 /// Whether `wave` neither swaps nor exchanges a weight in row `i`.
