@@ -85,67 +85,98 @@ pub struct CycleOutput {
     pub w: Vec<i64>,
 }
 
-/// A triangular bank of delay lines: lane k holds `len(k)` registers,
-/// stored back to back; `regs[start(k)]` is the register nearest the input.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A bank of delay lines (a skew or deskew): lane k delays its input by
+/// `delay(k)` cycles, each cycle one register.
+///
+/// It keeps the inputs of the last `depth` cycles (a power of two above
+/// the longest delay) in a ring, one slot per cycle: a clock edge writes
+/// one slot and moves nothing, and lane k's register s (s = 0 nearest
+/// the input) is the input of s + 1 cycles ago. Two banks are equal when
+/// their registers are; inputs older than a lane's delay are not
+/// registers and are not compared.
+#[derive(Debug, Clone)]
 pub struct DelayLines<T> {
-    pub regs: Vec<T>,
-    /// Each lane's `start..end` in `regs`.
-    bounds: Vec<(usize, usize)>,
+    delays: Vec<usize>,
+    /// `depth` slots of one input per lane.
+    history: Vec<T>,
+    /// `depth - 1`: slot numbers wrap by masking.
+    mask: usize,
+    /// The slot the next clock edge writes.
+    now: usize,
 }
 
-impl<T: Copy + Default> DelayLines<T> {
-    pub(crate) fn new(lens: impl Iterator<Item = usize>) -> Self {
-        let mut bounds = Vec::new();
-        let mut end = 0;
-        for len in lens {
-            bounds.push((end, end + len));
-            end += len;
-        }
+impl<T: Copy + Default + PartialEq> DelayLines<T> {
+    pub(crate) fn new(delays: impl Iterator<Item = usize>) -> Self {
+        let delays: Vec<usize> = delays.collect();
+        let depth = (delays.iter().max().copied().unwrap_or(0) + 1).next_power_of_two();
         DelayLines {
-            regs: vec![T::default(); end],
-            bounds,
+            history: vec![T::default(); depth * delays.len()],
+            delays,
+            mask: depth - 1,
+            now: 0,
         }
     }
 
     pub fn lanes(&self) -> usize {
-        self.bounds.len()
+        self.delays.len()
     }
 
-    /// The registers of lane `k`, input end first.
-    pub fn lane(&self, k: usize) -> &[T] {
-        let (start, end) = self.bounds[k];
-        &self.regs[start..end]
+    /// Lane `k`'s register `stage` (0 nearest the input), `stage` below
+    /// the lane's delay.
+    pub fn stage(&self, k: usize, stage: usize) -> T {
+        assert!(
+            stage < self.delays[k],
+            "lane {k} has {} registers",
+            self.delays[k]
+        );
+        self.at(k, stage + 1)
+    }
+
+    /// The input lane `k` took `ago` cycles before the next edge.
+    #[inline(always)]
+    fn at(&self, k: usize, ago: usize) -> T {
+        let slot = self.now.wrapping_sub(ago) & self.mask;
+        self.history[slot * self.delays.len() + k]
     }
 
     /// What lane `k` presents at its output this cycle: its last register,
     /// or `input` itself where the lane has none (a wire).
     #[inline(always)]
     pub(crate) fn output(&self, k: usize, input: T) -> T {
-        match self.bounds[k] {
-            (start, end) if end == start => input,
-            (_, end) => self.regs[end - 1],
+        match self.delays[k] {
+            0 => input,
+            delay => self.at(k, delay),
         }
     }
 
-    /// One clock edge of every lane: one block move of the whole bank
-    /// (the register crossing into the next lane is overwritten right
-    /// after by that lane's input), then each lane's input. Read the
-    /// outputs first.
+    /// One clock edge of every lane: each lane's input goes into this
+    /// cycle's slot. Read the outputs first.
     #[inline(always)]
     pub(crate) fn shift_all(&mut self, input: impl Fn(usize) -> T) {
-        let n = self.regs.len();
-        if n == 0 {
-            return;
+        let lanes = self.delays.len();
+        let slot = &mut self.history[self.now * lanes..(self.now + 1) * lanes];
+        for (k, v) in slot.iter_mut().enumerate() {
+            *v = input(k);
         }
-        self.regs.copy_within(0..n - 1, 1);
-        for (k, &(start, end)) in self.bounds.iter().enumerate() {
-            if end > start {
-                self.regs[start] = input(k);
-            }
-        }
+        self.now = (self.now + 1) & self.mask;
+    }
+
+    /// Every register to its reset value.
+    pub(crate) fn clear(&mut self) {
+        self.history.fill(T::default());
+        self.now = 0;
     }
 }
+
+impl<T: Copy + Default + PartialEq> PartialEq for DelayLines<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.delays == other.delays
+            && (0..self.lanes())
+                .all(|k| (0..self.delays[k]).all(|s| self.stage(k, s) == other.stage(k, s)))
+    }
+}
+
+impl<T: Copy + Default + PartialEq> Eq for DelayLines<T> {}
 
 /// The state of every register in `sa_top`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -220,10 +251,10 @@ impl Array {
             v.fill(0);
         }
         self.dv.fill(false);
-        self.x_skew.regs.fill(0);
-        self.dy_skew.regs.fill((false, 0));
-        self.y_deskew.regs.fill(0);
-        self.dx_deskew.regs.fill(0);
+        self.x_skew.clear();
+        self.dy_skew.clear();
+        self.y_deskew.clear();
+        self.dx_deskew.clear();
         if self.dense.is_some() {
             self.dense = Some(crate::dense::DenseRegs::new(&self.cfg));
         }
@@ -316,22 +347,27 @@ impl Array {
                 self.shift_x_east(&x_west[..r]);
             }
             Mode::Fwd => {
+                // x moves first: each PE's new x is its x_in.
                 let x_west = self.x_west(inp);
+                self.shift_x_east(&x_west[..r]);
                 let (lo, hi) = (fixed::min_of(aw), fixed::max_of(aw));
                 // Bottom row first: row i reads row i-1 before it changes.
                 for i in (0..r).rev() {
                     let (above, rest) = self.psv.split_at_mut(i * c);
-                    let psv = &mut rest[..c];
-                    let w = &self.w[i * c..(i + 1) * c];
-                    let x = &self.x[i * c..(i + 1) * c];
                     let above = if i == 0 {
                         &ZEROS[..c]
                     } else {
                         &above[(i - 1) * c..]
                     };
-                    fwd_row(psv, above, w, x, x_west[i], (lo, hi));
+                    let row = i * c..(i + 1) * c;
+                    fwd_row(
+                        &mut rest[..c],
+                        above,
+                        &self.w[row.clone()],
+                        &self.x[row],
+                        (lo, hi),
+                    );
                 }
-                self.shift_x_east(&x_west[..r]);
             }
             Mode::BwdDx | Mode::BwdDw | Mode::BwdIl => {
                 let x_west = self.x_west(inp);
@@ -340,30 +376,8 @@ impl Array {
                     let (v, d) = self.dy_skew.output(j, (inp.dy_valid, inp.dy[j]));
                     (d_north[j], dv_north[j]) = (d, v);
                 }
-                let (lo, hi) = (fixed::min_of(aw), fixed::max_of(aw));
-                for (i, &x_edge) in x_west[..r].iter().enumerate() {
-                    let row = i * c..(i + 1) * c;
-                    let (d_in, dv_in) = if i == 0 {
-                        (&d_north[..c], &dv_north[..c])
-                    } else {
-                        let above = (i - 1) * c..i * c;
-                        (&self.d[above.clone()], &self.dv[above])
-                    };
-                    if self.cfg.multiplier_register() {
-                        let (mut d_row, mut dv_row) = ([0i64; MAX_DIM], [false; MAX_DIM]);
-                        d_row[..c].copy_from_slice(d_in);
-                        dv_row[..c].copy_from_slice(dv_in);
-                        self.bwd_row_with_product_registers(i, mode, x_edge, &d_row, &dv_row);
-                        continue;
-                    }
-                    let w = &self.w[row.clone()];
-                    if mode.computes_dx() {
-                        dx_row(&mut self.psh[row.clone()], w, d_in, (lo, hi));
-                    }
-                    if mode.computes_dw() {
-                        let x = &self.x[row.clone()];
-                        dw_row(&mut self.dw[row.clone()], d_in, dv_in, x, x_edge, (lo, hi));
-                    }
+                if self.cfg.multiplier_register() {
+                    self.bwd_with_product_registers(mode, &x_west, &d_north, &dv_north);
                 }
                 if mode.computes_dw() {
                     self.shift_x_east(&x_west[..r]);
@@ -372,6 +386,21 @@ impl Array {
                 self.d[..c].copy_from_slice(&d_north[..c]);
                 self.dv.copy_within(0..(r - 1) * c, c);
                 self.dv[..c].copy_from_slice(&dv_north[..c]);
+                if !self.cfg.multiplier_register() {
+                    // The moving registers moved first: each PE's new d,
+                    // dv and x are its inputs.
+                    let (lo, hi) = (fixed::min_of(aw), fixed::max_of(aw));
+                    for row in (0..r).map(|i| i * c..(i + 1) * c) {
+                        let (w, d_in) = (&self.w[row.clone()], &self.d[row.clone()]);
+                        if mode.computes_dx() {
+                            dx_row(&mut self.psh[row.clone()], w, d_in, (lo, hi));
+                        }
+                        if mode.computes_dw() {
+                            let (dv_in, x_in) = (&self.dv[row.clone()], &self.x[row.clone()]);
+                            dw_row(&mut self.dw[row], d_in, dv_in, x_in, (lo, hi));
+                        }
+                    }
+                }
             }
             Mode::Update if self.cfg.multiplier_register() => {
                 // The rounded step waits a cycle in prod_dw (ARCHITECTURE.md,
@@ -422,6 +451,28 @@ impl Array {
                 self.psv[k] = fixed::acc_add(above, self.prod_sum[k], aw);
                 self.prod_sum[k] = self.w[k] * x_in;
             }
+        }
+    }
+
+    /// A BWD_DX, BWD_DW or BWD_IL cycle on PEs with a multiplier register,
+    /// before the moving registers move: `d_north`/`dv_north` are row 0's
+    /// north inputs and `x_west` the rows' west x.
+    fn bwd_with_product_registers(
+        &mut self,
+        mode: Mode,
+        x_west: &[i64; MAX_DIM],
+        d_north: &[i64; MAX_DIM],
+        dv_north: &[bool; MAX_DIM],
+    ) {
+        let c = self.cols();
+        for (i, &x_edge) in x_west[..self.rows()].iter().enumerate() {
+            let (mut d_row, mut dv_row) = (*d_north, *dv_north);
+            if i > 0 {
+                let above = (i - 1) * c..i * c;
+                d_row[..c].copy_from_slice(&self.d[above.clone()]);
+                dv_row[..c].copy_from_slice(&self.dv[above]);
+            }
+            self.bwd_row_with_product_registers(i, mode, x_edge, &d_row, &dv_row);
         }
     }
 
@@ -488,58 +539,72 @@ pub(crate) fn product(a: i64, b: i64) -> i64 {
 }
 
 /// One row of PEs in FWD: each adds `w * x_in` to its north neighbour's
-/// old partial sum `above`, saturating to `lo..=hi`; `x` is the row's old
-/// x (PE j's `x_in` is `x[j-1]`, PE 0's the west edge's `west_x`).
+/// old partial sum `above`, saturating to `lo..=hi`. `x_in` is what each
+/// PE takes from the west this edge: the row's x after it moved east.
+///
+/// The row kernels take the moving registers after they moved (a PE's
+/// new x and d are its inputs), so every operand lines up with the PE it
+/// feeds; they reslice to one length before the loop, which then has no
+/// bounds checks and no branch and vectorises.
 #[inline(always)]
 pub(crate) fn fwd_row(
     psv: &mut [i64],
     above: &[i64],
     w: &[i64],
-    x: &[i64],
-    west_x: i64,
+    x_in: &[i64],
     (lo, hi): (i64, i64),
 ) {
     let c = psv.len();
-    psv[0] = (above[0] + product(w[0], west_x)).clamp(lo, hi);
-    let east = psv[1..].iter_mut().zip(&above[1..c]).zip(&w[1..]);
-    for (((psv, &above), &w), &x_in) in east.zip(&x[..c - 1]) {
-        *psv = (above + product(w, x_in)).clamp(lo, hi);
+    let (above, w, x_in) = (&above[..c], &w[..c], &x_in[..c]);
+    for j in 0..c {
+        psv[j] = (above[j] + product(w[j], x_in[j])).clamp(lo, hi);
     }
 }
 
 /// One row of PEs computing dX: psh moves east, each PE adding `w * d_in`
-/// to its west neighbour's old value.
+/// to its west neighbour's old value. The row goes from the east end in
+/// groups of four, each reading its west neighbours' old values straight
+/// from the row (they change only later): that vectorises without a
+/// copy, and no load waits on a store it overlaps.
 #[inline(always)]
 pub(crate) fn dx_row(psh: &mut [i64], w: &[i64], d_in: &[i64], (lo, hi): (i64, i64)) {
-    let mut west = 0;
-    for ((psh, &w), &d) in psh.iter_mut().zip(w).zip(d_in) {
-        let old = *psh;
-        *psh = (west + product(w, d)).clamp(lo, hi);
-        west = old;
+    const GROUP: usize = 4;
+    let c = psh.len();
+    let (w, d_in) = (&w[..c], &d_in[..c]);
+    let mut end = c;
+    while end > GROUP {
+        let start = end - GROUP;
+        let mut west = [0; GROUP];
+        west.copy_from_slice(&psh[start - 1..end - 1]);
+        for (k, west) in west.into_iter().enumerate() {
+            let j = start + k;
+            psh[j] = (west + product(w[j], d_in[j])).clamp(lo, hi);
+        }
+        end = start;
     }
+    for j in (1..end).rev() {
+        psh[j] = (psh[j - 1] + product(w[j], d_in[j])).clamp(lo, hi);
+    }
+    psh[0] = product(w[0], d_in[0]).clamp(lo, hi);
 }
 
-/// One row of PEs accumulating dW: `dw += d_in * x_in` where `dv_in`;
-/// `x` as in [`fwd_row`]. An invalid dy adds 0, which leaves an in-range
-/// dw as is.
+/// PEs accumulating dW (a row, or rows back to back): `dw += d_in * x_in` where `dv_in`
+/// (the PEs' new d, dv and x). An invalid dy adds 0, which leaves an
+/// in-range dw as is.
 #[inline(always)]
 pub(crate) fn dw_row(
     dw: &mut [i64],
     d_in: &[i64],
     dv_in: &[bool],
-    x: &[i64],
-    west_x: i64,
+    x_in: &[i64],
     (lo, hi): (i64, i64),
 ) {
     let c = dw.len();
-    let acc = |dw: &mut i64, d: i64, dv: bool, x_in: i64| {
-        let p = if dv { product(d, x_in) } else { 0 };
-        *dw = (*dw + p).clamp(lo, hi);
-    };
-    acc(&mut dw[0], d_in[0], dv_in[0], west_x);
-    let east = dw[1..].iter_mut().zip(&d_in[1..]).zip(&dv_in[1..]);
-    for (((dw, &d), &dv), &x_in) in east.zip(&x[..c - 1]) {
-        acc(dw, d, dv, x_in);
+    let (d_in, dv_in, x_in) = (&d_in[..c], &dv_in[..c], &x_in[..c]);
+    for j in 0..c {
+        // 0 or all ones: a select without a branch.
+        let valid = -i64::from(dv_in[j]);
+        dw[j] = (dw[j] + (product(d_in[j], x_in[j]) & valid)).clamp(lo, hi);
     }
 }
 

@@ -57,6 +57,7 @@ impl DenseRegs {
 }
 
 /// What a PE's wave computes with, decoded once per PE and cycle.
+#[derive(PartialEq)]
 struct Op {
     fwd: bool,
     dx: bool,
@@ -137,10 +138,10 @@ impl Array {
     /// them side by side).
     ///
     /// Rows go bottom first, so every row reads the row above before it
-    /// changes. The moving registers of a run of rows computed whole (x
-    /// and the control east, d, dv and the weight stream south) move as
-    /// one block each when the run ends, before the row above it is
-    /// stepped.
+    /// changes. A run of rows stepped whole with one operation first
+    /// moves its moving registers (x and the control east, d, dv and the
+    /// weight stream south), one block move each, and then computes with
+    /// them: a PE's new x and d are its inputs.
     #[inline(always)]
     fn step_dense_rows(&mut self, inp: &CycleInput, uniform_rows: bool) {
         let mode = Mode::dense_from_code(inp.mode.code());
@@ -151,52 +152,72 @@ impl Array {
         };
         // UPDATE and DRAIN act on every PE's w and dw whatever its wave.
         let row_at_once = uniform_rows && !matches!(mode, Mode::Update | Mode::Drain);
-        // Rows lo..hi (lo >= 1) computed whole, their moving registers
-        // not moved yet.
-        let mut pending: Option<(usize, usize)> = None;
-        for i in (0..self.rows()).rev() {
-            let west_ctl = self.west_ctl(&e, i);
+        let path_of = |a: &Self, i: usize| {
+            let west = a.west_ctl(&e, i);
             let path = if row_at_once {
-                self.row_path(i, west_ctl)
+                a.row_path(i, west)
             } else {
                 RowPath::ByPe
             };
-            let joins_run = i > 0 && matches!(path, RowPath::Whole(_));
-            if !joins_run {
-                if let Some((lo, hi)) = pending.take() {
-                    self.move_uniform_rows(lo, hi, &e);
-                }
-            }
-            if i == 0 {
-                self.take_north_edge(&e);
-            }
+            (west, path)
+        };
+        // Rows `end..` are stepped; `next` is row end-1's path.
+        let mut end = self.rows();
+        let mut next = path_of(self, end - 1);
+        loop {
+            let i = end - 1;
+            let (west_ctl, path) = std::mem::replace(&mut next, (Wave::BUBBLE, RowPath::ByPe));
             self.count_plain_run(i, west_ctl);
-            match path {
-                RowPath::Whole(op) if joins_run => {
-                    self.compute_uniform_row(i, &op, &e);
-                    pending = Some((i, pending.map_or(i + 1, |(_, hi)| hi)));
-                }
-                RowPath::Whole(op) => {
-                    self.compute_uniform_row(i, &op, &e);
-                    self.move_uniform_rows(i, i + 1, &e);
-                }
-                RowPath::WithExchanges(op, cols) => {
-                    self.step_row_with_exchanges(i, &op, &cols, west_ctl, &e, mode);
-                }
-                RowPath::ByPe => {
-                    let west_x = self.x_skew.output(i, inp.x[i]);
-                    for j in (0..self.cols()).rev() {
-                        let inputs = self.dense_inputs(i, j, west_ctl, west_x);
-                        self.step_pe(i, j, inputs, mode, inp.lr_shift);
+            let mut start = i;
+            if let RowPath::Whole(op) = &path {
+                // The run of rows above with the same operation.
+                while start > 0 {
+                    next = path_of(self, start - 1);
+                    match &next.1 {
+                        RowPath::Whole(above) if above == op => {
+                            self.count_plain_run(start - 1, next.0);
+                            start -= 1;
+                        }
+                        _ => break,
                     }
                 }
+                self.move_rows(start, end, &e);
+                self.compute_uniform_rows(start, end, op);
+            } else {
+                match &path {
+                    RowPath::WithExchanges(op, cols) => {
+                        self.step_row_with_exchanges(i, op, cols, west_ctl, &e, mode);
+                    }
+                    _ => self.step_row_by_pe(i, west_ctl, &e, mode),
+                }
+                if i > 0 {
+                    next = path_of(self, i - 1);
+                }
             }
+            if start == 0 {
+                break;
+            }
+            end = start;
         }
         let d = self.dense.as_mut().expect("a dense array");
         d.ctl_skew.shift_all(|_| e.wave);
         d.w_skew.shift_all(|j| inp.w[j]);
         self.x_skew.shift_all(|i| inp.x[i]);
         self.dy_skew.shift_all(|j| (inp.dy_valid, inp.dy[j]));
+    }
+
+    /// Row `i` PE by PE by the table, east first (each PE reads its west
+    /// neighbour before it changes).
+    #[inline(always)]
+    fn step_row_by_pe(&mut self, i: usize, west_ctl: Wave, e: &Edges, mode: Mode) {
+        if i == 0 {
+            self.take_north_edge(e);
+        }
+        let west_x = self.x_skew.output(i, e.inp.x[i]);
+        for j in (0..self.cols()).rev() {
+            let inputs = self.dense_inputs(i, j, west_ctl, west_x);
+            self.step_pe(i, j, inputs, mode, e.inp.lr_shift);
+        }
     }
 
     /// How row `i` is stepped this cycle, `west` entering it.
@@ -272,6 +293,9 @@ impl Array {
         mode: Mode,
     ) {
         let c = self.cols();
+        if i == 0 {
+            self.take_north_edge(e);
+        }
         let west_x = self.x_skew.output(i, e.inp.x[i]);
         let mut before: [Option<(Inputs, i64)>; MAX_EXCHANGES] = Default::default();
         for (slot, &j) in before.iter_mut().zip(&cols.at[..cols.len]) {
@@ -280,8 +304,8 @@ impl Array {
                 self.dw[i * c + j],
             ));
         }
-        self.compute_uniform_row(i, op, e);
-        self.move_uniform_rows(i, i + 1, e);
+        self.move_rows(i, i + 1, e);
+        self.compute_uniform_rows(i, i + 1, op);
         for (slot, &j) in before.into_iter().zip(&cols.at[..cols.len]) {
             let (inputs, dw) = slot.expect("one per column");
             self.dw[i * c + j] = dw;
@@ -307,8 +331,9 @@ impl Array {
     }
 
     /// Row 0's north inputs, stepped last (nothing reads its old d, dv
-    /// and wp any more): d, dv and wp take the skews' outputs before the
-    /// row is stepped, which reads them there.
+    /// and wp any more): d, dv and wp take the skews' outputs, which the
+    /// row reads there (as its new d and dv when stepped whole, as its
+    /// north inputs when stepped by the table).
     #[inline(always)]
     fn take_north_edge(&mut self, e: &Edges) {
         let dense = self.dense.as_mut().expect("a dense array");
@@ -318,52 +343,66 @@ impl Array {
         }
     }
 
-    /// Row `i` when [`Array::uniform_row_op`] found `op`: the table's
-    /// arithmetic with the active weight, no exchange and no swap, over
-    /// the whole row (psv, psh, dw); the row's moving registers still
-    /// hold their old values ([`Array::move_uniform_rows`] moves them).
+    /// Rows `lo..hi` when [`Array::uniform_row_op`] found `op` in each,
+    /// after their moving registers moved ([`Array::move_rows`]): the
+    /// table's arithmetic with the active weight, no exchange and no swap.
+    /// dW and the sums an operation leaves at 0 go over the rows as one
+    /// block (each PE alone); psv (from the row above) and psh (from the
+    /// west) row by row, bottom first.
     #[inline(always)]
-    fn compute_uniform_row(&mut self, i: usize, op: &Op, e: &Edges) {
+    fn compute_uniform_rows(&mut self, lo: usize, hi: usize, op: &Op) {
         let c = self.cols();
         let aw = self.cfg.format().acc_bits;
-        let (lo, hi) = (fixed::min_of(aw), fixed::max_of(aw));
-        let row = i * c..(i + 1) * c;
-        let west_x = self.x_skew.output(i, e.inp.x[i]);
-        // The north inputs: the row above (not stepped yet), or row 0's
-        // own (given the edge's values by `take_north_edge`).
-        let north = if i == 0 {
-            0..c
-        } else {
-            row.start - c..row.start
-        };
-        let (d_in, dv_in) = (&self.d[north.clone()], &self.dv[north.clone()]);
-        let w = &self.w[row.clone()];
-        let x = &self.x[row.clone()];
-        let (above, rest) = self.psv.split_at_mut(row.start);
-        let psv = &mut rest[..c];
-        if op.fwd {
-            let above = if i == 0 { &ZEROS[..c] } else { &above[north] };
-            fwd_row(psv, above, w, x, west_x, (lo, hi));
-        } else {
-            clear(psv);
-        }
-        let psh = &mut self.psh[row.clone()];
-        if op.dx {
-            dx_row(psh, w, d_in, (lo, hi));
-        } else {
-            clear(psh);
-        }
+        let (lo_sat, hi_sat) = (fixed::min_of(aw), fixed::max_of(aw));
+        let block = lo * c..hi * c;
         if op.dw {
-            dw_row(&mut self.dw[row], d_in, dv_in, x, west_x, (lo, hi));
+            let (d_in, dv_in, x_in) = (
+                &self.d[block.clone()],
+                &self.dv[block.clone()],
+                &self.x[block.clone()],
+            );
+            dw_row(
+                &mut self.dw[block.clone()],
+                d_in,
+                dv_in,
+                x_in,
+                (lo_sat, hi_sat),
+            );
+        }
+        if !op.fwd {
+            clear(&mut self.psv[block.clone()]);
+        }
+        if !op.dx {
+            clear(&mut self.psh[block]);
+        }
+        for i in (lo..hi).rev() {
+            let row = i * c..(i + 1) * c;
+            let (w, x_in, d_in) = (
+                &self.w[row.clone()],
+                &self.x[row.clone()],
+                &self.d[row.clone()],
+            );
+            if op.fwd {
+                let (above, rest) = self.psv.split_at_mut(row.start);
+                let above = if i == 0 {
+                    &ZEROS[..c]
+                } else {
+                    &above[row.start - c..]
+                };
+                fwd_row(&mut rest[..c], above, w, x_in, (lo_sat, hi_sat));
+            }
+            if op.dx {
+                dx_row(&mut self.psh[row], w, d_in, (lo_sat, hi_sat));
+            }
         }
     }
 
-    /// The moving registers of rows `lo..hi`, computed whole: x and the
+    /// The moving registers of rows `lo..hi` take their inputs: x and the
     /// control one PE east (the west edge entering each row), d, dv and
-    /// the weight stream one PE south from row `lo - 1` (row 0 already
-    /// holds its north inputs). One block move per register.
+    /// the weight stream one PE south (row 0 from the north edge). One
+    /// block move per register.
     #[inline(always)]
-    fn move_uniform_rows(&mut self, lo: usize, hi: usize, e: &Edges) {
+    fn move_rows(&mut self, lo: usize, hi: usize, e: &Edges) {
         let c = self.cols();
         let rows = lo * c..hi * c;
         let dense = self.dense.as_mut().expect("a dense array");
@@ -375,11 +414,15 @@ impl Array {
             self.x[i * c] = self.x_skew.output(i, e.inp.x[i]);
             dense.ctl[i * c] = dense.ctl_skew.output(i, e.wave);
         }
-        if lo > 0 {
-            let north = rows.start - c..rows.end - c;
-            self.d.copy_within(north.clone(), rows.start);
-            self.dv.copy_within(north.clone(), rows.start);
-            dense.wp.copy_within(north, rows.start);
+        let from_north = rows.start.max(c)..rows.end;
+        if !from_north.is_empty() {
+            let north = from_north.start - c..from_north.end - c;
+            self.d.copy_within(north.clone(), from_north.start);
+            self.dv.copy_within(north.clone(), from_north.start);
+            dense.wp.copy_within(north, from_north.start);
+        }
+        if lo == 0 {
+            self.take_north_edge(e);
         }
     }
 
@@ -504,11 +547,12 @@ fn plain_in_row(wave: &Wave, i: usize) -> bool {
 }
 
 /// Zeroes a row of partial sums. Inside a tile they are zero already
-/// (a pass of one kind leaves the other sum at 0), and a test is cheaper
-/// than a call to `memset` for a few words.
+/// (a pass of one kind leaves the other sum at 0), and a test (an OR of
+/// the words, which vectorises) is cheaper than a call to `memset` for a
+/// few words.
 #[inline(always)]
 fn clear(row: &mut [i64]) {
-    if row.iter().fold(false, |any, &v| any | (v != 0)) {
+    if row.iter().fold(0, |any, &v| any | v) != 0 {
         row.fill(0);
     }
 }

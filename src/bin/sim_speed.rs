@@ -10,7 +10,8 @@
 //!     cargo run --release --bin sim-speed -- [--size 256] [--icarus-cycles 4000]
 //!
 //! `--emulator-only` times the cycle-accurate emulator alone on the same
-//! workloads (no simulator builds), for profiling it.
+//! workloads (no simulator builds), for profiling it; `--only none|dense|cnn`
+//! runs one workload.
 //!
 //! With `--array-sizes 16,64,128,256` it instead times the cycle-accurate
 //! emulator alone on TPU-sized arrays (an R^3 interleaved backward pass with
@@ -24,6 +25,7 @@ use std::time::Instant;
 use sysgrad_config::{ArrayConfig, Backward, Pipelining};
 use sysgrad_emulator::gemm::{self, DwSink};
 use sysgrad_emulator::{fast, Array, CycleInput, Driver, Stats};
+use sysgrad_isa::Mode;
 use sysgrad_rng::Rng;
 use sysgrad_testbench::verilator::{self, BuildOptions};
 use sysgrad_testbench::{icarus, stimulus};
@@ -117,20 +119,98 @@ fn cnn_step() -> Result<Workload, String> {
     })
 }
 
+/// The workloads, or with `--only none|dense|cnn` one of them (to profile
+/// one without building the others).
+fn workloads(size: usize) -> Result<Vec<Workload>, String> {
+    let args: Vec<String> = std::env::args().collect();
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .map(|i| args.get(i + 1));
+    let wanted = |name: &str| match only {
+        None => Ok(true),
+        Some(Some(o)) if ["none", "dense", "cnn"].contains(&o.as_str()) => Ok(o == name),
+        Some(o) => Err(format!(
+            "--only takes none, dense or cnn, not {}",
+            o.map_or("nothing", |o| o.as_str())
+        )),
+    };
+    let mut all = Vec::new();
+    if wanted("none")? {
+        all.push(backward_pass(size, Pipelining::None)?);
+    }
+    if wanted("dense")? {
+        all.push(backward_pass(size, Pipelining::Dense)?);
+    }
+    if wanted("cnn")? {
+        all.push(cnn_step()?);
+    }
+    Ok(all)
+}
+
 /// The shortest of `runs` timings: the run least disturbed by the rest of
 /// the machine.
 fn best_of(runs: usize, mut f: impl FnMut() -> Result<f64, String>) -> Result<f64, String> {
     (0..runs).try_fold(f64::INFINITY, |best, _| Ok(best.min(f()?)))
 }
 
+/// A recorded stimulus held the way the Verilator harness holds it
+/// (`testbench/cpp/tb_sa_top.cpp`): each cycle's lanes packed back to back
+/// in one array, copied into the model's input ports cycle by cycle. Both
+/// harnesses then read their stimulus in order from one block of memory,
+/// so neither model's time includes waiting on scattered allocations.
+struct PackedStimulus {
+    /// Each cycle's input without its lanes.
+    controls: Vec<CycleInput>,
+    /// x, w and dy of every cycle, back to back (data is at most 16 bits).
+    lanes: Vec<i16>,
+}
+
+impl PackedStimulus {
+    fn new(inputs: &[CycleInput]) -> Self {
+        let mut lanes = Vec::new();
+        let controls = inputs
+            .iter()
+            .map(|inp| {
+                let words = inp.x.iter().chain(&inp.w).chain(&inp.dy);
+                lanes.extend(words.map(|&v| i16::try_from(v).expect("data of at most 16 bits")));
+                CycleInput {
+                    x: Vec::new(),
+                    w: Vec::new(),
+                    dy: Vec::new(),
+                    ..inp.clone()
+                }
+            })
+            .collect();
+        PackedStimulus { controls, lanes }
+    }
+
+    /// Steps `array` through every cycle, reusing one input's lanes.
+    fn run(&self, array: &mut Array) {
+        let (r, c) = (array.rows(), array.cols());
+        let mut ports = CycleInput::zeros(&array.cfg, Mode::Idle);
+        for (control, lanes) in self.controls.iter().zip(self.lanes.chunks_exact(r + 2 * c)) {
+            let (x, rest) = lanes.split_at(r);
+            let (w, dy) = rest.split_at(c);
+            for (port, words) in [(&mut ports.x, x), (&mut ports.w, w), (&mut ports.dy, dy)] {
+                for (p, &v) in port.iter_mut().zip(words) {
+                    *p = v.into();
+                }
+            }
+            (ports.rst, ports.mode, ports.lr_shift) = (control.rst, control.mode, control.lr_shift);
+            (ports.dy_valid, ports.wave) = (control.dy_valid, control.wave);
+            array.step(&ports);
+        }
+    }
+}
+
 /// The cycle-accurate emulator's time for `w`'s stimulus, best of 5.
 fn emulator_seconds(w: &Workload) -> Result<f64, String> {
+    let stimulus = PackedStimulus::new(&w.inputs);
     best_of(5, || {
         let t = Instant::now();
         let mut array = Array::new(w.cfg);
-        for inp in &w.inputs {
-            array.step(inp);
-        }
+        stimulus.run(&mut array);
         std::hint::black_box(&array);
         Ok(t.elapsed().as_secs_f64())
     })
@@ -270,11 +350,7 @@ fn main() -> Result<(), String> {
     let size = arg("--size", 256)?;
     let icarus_cycles = arg("--icarus-cycles", 4000)?;
     let work = verilator::cache_root().join("speed");
-    let workloads = [
-        backward_pass(size, Pipelining::None)?,
-        backward_pass(size, Pipelining::Dense)?,
-        cnn_step()?,
-    ];
+    let workloads = workloads(size)?;
     if std::env::args().any(|a| a == "--emulator-only") {
         // For profiling the emulator: no Verilator or Icarus builds.
         for w in &workloads {

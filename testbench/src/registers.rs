@@ -172,15 +172,15 @@ fn output_regs(cfg: &ArrayConfig) -> Vec<Reg> {
 fn delay_value(a: &Array, bank: DelayBank, lane: usize, stage: usize) -> i64 {
     use DelayBank::*;
     match bank {
-        XSkew => a.x_skew.lane(lane)[stage],
+        XSkew => a.x_skew.stage(lane, stage),
         DySkew => {
-            let (v, d) = a.dy_skew.lane(lane)[stage];
+            let (v, d) = a.dy_skew.stage(lane, stage);
             let bits = a.cfg.format().in_bits;
             // The RTL stores {valid, dy} in one register of DW+1 bits.
             from_bits(((v as u64) << bits) | to_bits(d, bits), bits + 1)
         }
-        YDeskew => a.y_deskew.lane(lane)[stage],
-        DxDeskew => a.dx_deskew.lane(lane)[stage],
+        YDeskew => a.y_deskew.stage(lane, stage),
+        DxDeskew => a.dx_deskew.stage(lane, stage),
     }
 }
 
@@ -190,12 +190,12 @@ fn dense_delay_value(a: &Array, bank: DenseBank, lane: usize, stage: usize) -> i
         DenseBank::CtlSkew => {
             let rows = a.rows();
             as_sampled(
-                control_word(&d.ctl_skew.lane(lane)[stage], rows),
+                control_word(&d.ctl_skew.stage(lane, stage), rows),
                 control_bits(rows),
             )
         }
-        DenseBank::WSkew => d.w_skew.lane(lane)[stage],
-        DenseBank::WDeskew => d.w_deskew.lane(lane)[stage],
+        DenseBank::WSkew => d.w_skew.stage(lane, stage),
+        DenseBank::WDeskew => d.w_deskew.stage(lane, stage),
     }
 }
 
