@@ -6,11 +6,9 @@
 //! follow. State is stored structure-of-arrays, PE (i, j) at `i * cols + j`,
 //! and `step` allocates nothing.
 
+use std::ops::Range;
 use sysgrad_config::{fixed, ArrayConfig, MAX_DIM};
 use sysgrad_isa::{Mode, ModeCode};
-
-/// A row of zeros: `psv_in` of row 0.
-pub(crate) const ZEROS: [i64; MAX_DIM] = [0; MAX_DIM];
 
 /// The inputs of `sa_top` for one cycle. Lane vectors are indexed by row
 /// (`x`) or column (`w`, `dy`).
@@ -347,27 +345,13 @@ impl Array {
                 self.shift_x_east(&x_west[..r]);
             }
             Mode::Fwd => {
-                // x moves first: each PE's new x is its x_in.
+                // x and psv move first: each PE's new x is its x_in, its
+                // psv the sum it adds to.
                 let x_west = self.x_west(inp);
                 self.shift_x_east(&x_west[..r]);
-                let (lo, hi) = (fixed::min_of(aw), fixed::max_of(aw));
-                // Bottom row first: row i reads row i-1 before it changes.
-                for i in (0..r).rev() {
-                    let (above, rest) = self.psv.split_at_mut(i * c);
-                    let above = if i == 0 {
-                        &ZEROS[..c]
-                    } else {
-                        &above[(i - 1) * c..]
-                    };
-                    let row = i * c..(i + 1) * c;
-                    fwd_row(
-                        &mut rest[..c],
-                        above,
-                        &self.w[row.clone()],
-                        &self.x[row],
-                        (lo, hi),
-                    );
-                }
+                sums_south(&mut self.psv, 0..r, c);
+                let sat = (fixed::min_of(aw), fixed::max_of(aw));
+                accumulate(&mut self.psv, &self.w, &self.x, None, sat);
             }
             Mode::BwdDx | Mode::BwdDw | Mode::BwdIl => {
                 let x_west = self.x_west(inp);
@@ -389,16 +373,13 @@ impl Array {
                 if !self.cfg.multiplier_register() {
                     // The moving registers moved first: each PE's new d,
                     // dv and x are its inputs.
-                    let (lo, hi) = (fixed::min_of(aw), fixed::max_of(aw));
-                    for row in (0..r).map(|i| i * c..(i + 1) * c) {
-                        let (w, d_in) = (&self.w[row.clone()], &self.d[row.clone()]);
-                        if mode.computes_dx() {
-                            dx_row(&mut self.psh[row.clone()], w, d_in, (lo, hi));
-                        }
-                        if mode.computes_dw() {
-                            let (dv_in, x_in) = (&self.dv[row.clone()], &self.x[row.clone()]);
-                            dw_row(&mut self.dw[row], d_in, dv_in, x_in, (lo, hi));
-                        }
+                    let sat = (fixed::min_of(aw), fixed::max_of(aw));
+                    if mode.computes_dx() {
+                        sums_east(&mut self.psh, 0..r, c);
+                        accumulate(&mut self.psh, &self.w, &self.d, None, sat);
+                    }
+                    if mode.computes_dw() {
+                        accumulate(&mut self.dw, &self.d, &self.x, Some(&self.dv), sat);
                     }
                 }
             }
@@ -538,73 +519,66 @@ pub(crate) fn product(a: i64, b: i64) -> i64 {
     i64::from(a as i32) * i64::from(b as i32)
 }
 
-/// One row of PEs in FWD: each adds `w * x_in` to its north neighbour's
-/// old partial sum `above`, saturating to `lo..=hi`. `x_in` is what each
-/// PE takes from the west this edge: the row's x after it moved east.
+/// Moves the partial sums of rows `rows` one PE south: each row takes
+/// the old sums of the row above it, the top one zeros (`psv` of the
+/// north edge). Every row above `rows` must still hold its old sums.
+#[inline(always)]
+pub(crate) fn sums_south(psv: &mut [i64], rows: Range<usize>, cols: usize) {
+    let lo = rows.start.max(1);
+    if lo < rows.end {
+        psv.copy_within((lo - 1) * cols..(rows.end - 1) * cols, lo * cols);
+    }
+    if rows.start == 0 {
+        psv[..cols].fill(0);
+    }
+}
+
+/// Moves the partial sums of rows `rows` one PE east: each PE takes its
+/// west neighbour's old sum, the west edge's a zero.
+#[inline(always)]
+pub(crate) fn sums_east(psh: &mut [i64], rows: Range<usize>, cols: usize) {
+    let block = &mut psh[rows.start * cols..rows.end * cols];
+    // The sum crossing into the next row is zeroed right after.
+    block.copy_within(0..block.len() - 1, 1);
+    for row in block.chunks_exact_mut(cols) {
+        row[0] = 0;
+    }
+}
+
+/// Each PE of a block adds the product of its two inputs to the sum it
+/// holds, saturating to `lo..=hi`: FWD (`psv += w * x_in`, after
+/// [`sums_south`]), dX (`psh += w * d_in`, after [`sums_east`]) and dW
+/// (`dw += d_in * x_in` where `valid`; an invalid dy adds 0, which leaves
+/// an in-range dw as is).
 ///
-/// The row kernels take the moving registers after they moved (a PE's
-/// new x and d are its inputs), so every operand lines up with the PE it
-/// feeds; they reslice to one length before the loop, which then has no
-/// bounds checks and no branch and vectorises.
+/// The moving registers move before this, so every operand lines up with
+/// the PE it feeds (a PE's new x and d are its inputs) and a block of rows
+/// is one loop: resliced to one length, without bounds checks or
+/// branches, it vectorises.
 #[inline(always)]
-pub(crate) fn fwd_row(
-    psv: &mut [i64],
-    above: &[i64],
-    w: &[i64],
-    x_in: &[i64],
+pub(crate) fn accumulate(
+    sums: &mut [i64],
+    a: &[i64],
+    b: &[i64],
+    valid: Option<&[bool]>,
     (lo, hi): (i64, i64),
 ) {
-    let c = psv.len();
-    let (above, w, x_in) = (&above[..c], &w[..c], &x_in[..c]);
-    for j in 0..c {
-        psv[j] = (above[j] + product(w[j], x_in[j])).clamp(lo, hi);
-    }
-}
-
-/// One row of PEs computing dX: psh moves east, each PE adding `w * d_in`
-/// to its west neighbour's old value. The row goes from the east end in
-/// groups of four, each reading its west neighbours' old values straight
-/// from the row (they change only later): that vectorises without a
-/// copy, and no load waits on a store it overlaps.
-#[inline(always)]
-pub(crate) fn dx_row(psh: &mut [i64], w: &[i64], d_in: &[i64], (lo, hi): (i64, i64)) {
-    const GROUP: usize = 4;
-    let c = psh.len();
-    let (w, d_in) = (&w[..c], &d_in[..c]);
-    let mut end = c;
-    while end > GROUP {
-        let start = end - GROUP;
-        let mut west = [0; GROUP];
-        west.copy_from_slice(&psh[start - 1..end - 1]);
-        for (k, west) in west.into_iter().enumerate() {
-            let j = start + k;
-            psh[j] = (west + product(w[j], d_in[j])).clamp(lo, hi);
+    let n = sums.len();
+    let (a, b) = (&a[..n], &b[..n]);
+    match valid {
+        None => {
+            for k in 0..n {
+                sums[k] = (sums[k] + product(a[k], b[k])).clamp(lo, hi);
+            }
         }
-        end = start;
-    }
-    for j in (1..end).rev() {
-        psh[j] = (psh[j - 1] + product(w[j], d_in[j])).clamp(lo, hi);
-    }
-    psh[0] = product(w[0], d_in[0]).clamp(lo, hi);
-}
-
-/// PEs accumulating dW (a row, or rows back to back): `dw += d_in * x_in` where `dv_in`
-/// (the PEs' new d, dv and x). An invalid dy adds 0, which leaves an
-/// in-range dw as is.
-#[inline(always)]
-pub(crate) fn dw_row(
-    dw: &mut [i64],
-    d_in: &[i64],
-    dv_in: &[bool],
-    x_in: &[i64],
-    (lo, hi): (i64, i64),
-) {
-    let c = dw.len();
-    let (d_in, dv_in, x_in) = (&d_in[..c], &dv_in[..c], &x_in[..c]);
-    for j in 0..c {
-        // 0 or all ones: a select without a branch.
-        let valid = -i64::from(dv_in[j]);
-        dw[j] = (dw[j] + (product(d_in[j], x_in[j]) & valid)).clamp(lo, hi);
+        Some(valid) => {
+            let valid = &valid[..n];
+            for k in 0..n {
+                // 0 or all ones: a select without a branch.
+                let keep = -i64::from(valid[k]);
+                sums[k] = (sums[k] + (product(a[k], b[k]) & keep)).clamp(lo, hi);
+            }
+        }
     }
 }
 

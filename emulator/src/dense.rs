@@ -11,7 +11,7 @@
 //! neighbours' registers, so those still hold their values from before the
 //! edge when it reads them.
 
-use crate::array::{dw_row, dx_row, fwd_row, Array, CycleInput, DelayLines, Wave, ZEROS};
+use crate::array::{accumulate, sums_east, sums_south, Array, CycleInput, DelayLines, Wave};
 use sysgrad_config::{fixed, ArrayConfig};
 use sysgrad_isa::Mode;
 
@@ -152,18 +152,9 @@ impl Array {
         };
         // UPDATE and DRAIN act on every PE's w and dw whatever its wave.
         let row_at_once = uniform_rows && !matches!(mode, Mode::Update | Mode::Drain);
-        let path_of = |a: &Self, i: usize| {
-            let west = a.west_ctl(&e, i);
-            let path = if row_at_once {
-                a.row_path(i, west)
-            } else {
-                RowPath::ByPe
-            };
-            (west, path)
-        };
         // Rows `end..` are stepped; `next` is row end-1's path.
         let mut end = self.rows();
-        let mut next = path_of(self, end - 1);
+        let mut next = self.path_of(&e, row_at_once, end - 1);
         loop {
             let i = end - 1;
             let (west_ctl, path) = std::mem::replace(&mut next, (Wave::BUBBLE, RowPath::ByPe));
@@ -172,7 +163,7 @@ impl Array {
             if let RowPath::Whole(op) = &path {
                 // The run of rows above with the same operation.
                 while start > 0 {
-                    next = path_of(self, start - 1);
+                    next = self.path_of(&e, row_at_once, start - 1);
                     match &next.1 {
                         RowPath::Whole(above) if above == op => {
                             self.count_plain_run(start - 1, next.0);
@@ -191,7 +182,7 @@ impl Array {
                     _ => self.step_row_by_pe(i, west_ctl, &e, mode),
                 }
                 if i > 0 {
-                    next = path_of(self, i - 1);
+                    next = self.path_of(&e, row_at_once, i - 1);
                 }
             }
             if start == 0 {
@@ -218,6 +209,19 @@ impl Array {
             let inputs = self.dense_inputs(i, j, west_ctl, west_x);
             self.step_pe(i, j, inputs, mode, e.inp.lr_shift);
         }
+    }
+
+    /// The wave entering row `i` this cycle and how the row is stepped
+    /// (by the table unless `row_at_once`).
+    #[inline(always)]
+    fn path_of(&self, e: &Edges, row_at_once: bool, i: usize) -> (Wave, RowPath) {
+        let west = self.west_ctl(e, i);
+        let path = if row_at_once {
+            self.row_path(i, west)
+        } else {
+            RowPath::ByPe
+        };
+        (west, path)
     }
 
     /// How row `i` is stepped this cycle, `west` entering it.
@@ -345,55 +349,35 @@ impl Array {
 
     /// Rows `lo..hi` when [`Array::uniform_row_op`] found `op` in each,
     /// after their moving registers moved ([`Array::move_rows`]): the
-    /// table's arithmetic with the active weight, no exchange and no swap.
-    /// dW and the sums an operation leaves at 0 go over the rows as one
-    /// block (each PE alone); psv (from the row above) and psh (from the
-    /// west) row by row, bottom first.
+    /// table's arithmetic with the active weight, no exchange and no swap,
+    /// over the rows as one block. The sums an operation computes move
+    /// (psv south, psh east) and take the products; the others go to 0.
     #[inline(always)]
     fn compute_uniform_rows(&mut self, lo: usize, hi: usize, op: &Op) {
         let c = self.cols();
         let aw = self.cfg.format().acc_bits;
-        let (lo_sat, hi_sat) = (fixed::min_of(aw), fixed::max_of(aw));
+        let sat = (fixed::min_of(aw), fixed::max_of(aw));
         let block = lo * c..hi * c;
-        if op.dw {
-            let (d_in, dv_in, x_in) = (
-                &self.d[block.clone()],
-                &self.dv[block.clone()],
-                &self.x[block.clone()],
-            );
-            dw_row(
-                &mut self.dw[block.clone()],
-                d_in,
-                dv_in,
-                x_in,
-                (lo_sat, hi_sat),
-            );
-        }
-        if !op.fwd {
+        let (w, x_in, d_in) = (
+            &self.w[block.clone()],
+            &self.x[block.clone()],
+            &self.d[block.clone()],
+        );
+        if op.fwd {
+            sums_south(&mut self.psv, lo..hi, c);
+            accumulate(&mut self.psv[block.clone()], w, x_in, None, sat);
+        } else {
             clear(&mut self.psv[block.clone()]);
         }
-        if !op.dx {
-            clear(&mut self.psh[block]);
+        if op.dx {
+            sums_east(&mut self.psh, lo..hi, c);
+            accumulate(&mut self.psh[block.clone()], w, d_in, None, sat);
+        } else {
+            clear(&mut self.psh[block.clone()]);
         }
-        for i in (lo..hi).rev() {
-            let row = i * c..(i + 1) * c;
-            let (w, x_in, d_in) = (
-                &self.w[row.clone()],
-                &self.x[row.clone()],
-                &self.d[row.clone()],
-            );
-            if op.fwd {
-                let (above, rest) = self.psv.split_at_mut(row.start);
-                let above = if i == 0 {
-                    &ZEROS[..c]
-                } else {
-                    &above[row.start - c..]
-                };
-                fwd_row(&mut rest[..c], above, w, x_in, (lo_sat, hi_sat));
-            }
-            if op.dx {
-                dx_row(&mut self.psh[row], w, d_in, (lo_sat, hi_sat));
-            }
+        if op.dw {
+            let dv_in = &self.dv[block.clone()];
+            accumulate(&mut self.dw[block], d_in, x_in, Some(dv_in), sat);
         }
     }
 
