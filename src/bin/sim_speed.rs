@@ -207,6 +207,18 @@ impl PackedStimulus {
 /// The cycle-accurate emulator's time for `w`'s stimulus, best of 5.
 fn emulator_seconds(w: &Workload) -> Result<f64, String> {
     let stimulus = PackedStimulus::new(&w.inputs);
+    // The packed stimulus drives the model exactly as the recording does.
+    let (mut packed, mut recorded) = (Array::new(w.cfg), Array::new(w.cfg));
+    stimulus.run(&mut packed);
+    for inp in &w.inputs {
+        recorded.step(inp);
+    }
+    if packed != recorded {
+        return Err(format!(
+            "{}: the packed stimulus ends in another state",
+            w.name
+        ));
+    }
     best_of(5, || {
         let t = Instant::now();
         let mut array = Array::new(w.cfg);
