@@ -45,9 +45,15 @@ pub struct SynthArgs {
     /// 40 on iCE40]; Fmax is reported whether or not it is met.
     #[arg(long, requires = "pnr")]
     freq: Option<f64>,
-    /// With --pnr: nextpnr's placement seed.
+    /// With --pnr: nextpnr's placement seed (the first, with --seeds).
     #[arg(long, default_value_t = 1, requires = "pnr")]
     seed: u64,
+    /// With --pnr: place and route each synthesised design with this many
+    /// seeds (--seed and up) and report the best, with the median and
+    /// worst Fmax: one seed's Fmax is one sample of nextpnr's placement
+    /// (1..=64).
+    #[arg(long, default_value_t = 1, requires = "pnr")]
+    seeds: u64,
     /// With --pnr: nextpnr's router, router1 (its default) or router2
     /// (for large congested ECP5 designs such as the 8x8 16-bit array,
     /// where router1 ran for over an hour; not for the iCE40 parts, where
@@ -306,9 +312,54 @@ fn pnr_configs(a: &SynthArgs) -> Result<Vec<ArrayConfig>, String> {
     Ok(out)
 }
 
+/// The most seeds `--seeds` takes.
+const MAX_SEEDS: u64 = 64;
+
 struct PnrRun {
     cfg: ArrayConfig,
+    /// The run of the best seed (the only one without --seeds).
     report: pnr::PnrReport,
+    /// With several seeds: the best one, the spread, and the place and
+    /// route time of all of them.
+    sweep: Option<Sweep>,
+}
+
+struct Sweep {
+    best_seed: u64,
+    seeds: u64,
+    spread: pnr::Spread,
+    pnr_seconds: f64,
+}
+
+/// The Fmax cell of the table: the best seed's, with the spread of a sweep.
+fn fmax_cell(r: &PnrRun) -> String {
+    match (&r.report.does_not_fit, &r.sweep) {
+        (Some(_), _) => "does not fit".into(),
+        (None, None) => format!("{:.1} MHz", r.report.fmax_mhz),
+        (None, Some(s)) => format!(
+            "{:.1} MHz (seed {}; median {:.1}, worst {:.1} of {} seeds)",
+            s.spread.best_mhz, s.best_seed, s.spread.median_mhz, s.spread.worst_mhz, s.seeds
+        ),
+    }
+}
+
+/// The best run of a sweep over `seeds` seeds from `first`, and what the
+/// others reached.
+fn best_of(runs: Vec<pnr::PnrReport>, first: u64, seeds: u64) -> (pnr::PnrReport, Option<Sweep>) {
+    let pnr_seconds = runs.iter().map(|r| r.pnr_seconds).sum();
+    let spread = pnr::spread(&runs);
+    let best = spread.map_or(0, |s| s.best);
+    let report = runs
+        .into_iter()
+        .nth(best)
+        .expect("a sweep has a run per seed");
+    let sweep = spread.filter(|_| seeds > 1).map(|spread| Sweep {
+        best_seed: first + best as u64,
+        seeds,
+        spread,
+        pnr_seconds,
+    });
+    (report, sweep)
 }
 
 fn cells(u: pnr::Use) -> String {
@@ -329,6 +380,9 @@ fn run_pnr(a: &SynthArgs) -> Result<(), String> {
                 .ok_or_else(|| format!("unknown part `{p}` (ecp5-85f, up5k, hx8k)"))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    if !(1..=MAX_SEEDS).contains(&a.seeds) {
+        return Err(format!("--seeds {}: give 1 to {MAX_SEEDS} seeds", a.seeds));
+    }
     let router = pnr::Router::parse(&a.router)
         .ok_or_else(|| format!("--router: unknown router `{}` (router1, router2)", a.router))?;
     let configs = pnr_configs(a)?;
@@ -373,25 +427,32 @@ fn run_pnr(a: &SynthArgs) -> Result<(), String> {
                 part.name(),
                 work.display()
             );
-            let report = pnr::place_and_route(&tools, &sources, top, part, &opts, &work)
+            let sweep = pnr::sweep_seeds(&tools, &sources, top, part, &opts, a.seeds, &work)
                 .map_err(|e| format!("{} on {}: {e}", cfg.tag(), part.name()))?;
-            match &report.does_not_fit {
-                None => eprintln!(
-                    "  {:.1} MHz (synthesis {:.0} s, place and route {:.0} s)",
-                    report.fmax_mhz, report.synth_seconds, report.pnr_seconds
-                ),
-                Some(why) => eprintln!("  does not fit: {why}"),
+            for (seed, report) in (a.seed..).zip(&sweep) {
+                match &report.does_not_fit {
+                    None => eprintln!(
+                        "  seed {seed}: {:.1} MHz (synthesis {:.0} s, place and route {:.0} s)",
+                        report.fmax_mhz, report.synth_seconds, report.pnr_seconds
+                    ),
+                    Some(why) => eprintln!("  does not fit: {why}"),
+                }
             }
-            runs.push(PnrRun { cfg: *cfg, report });
+            let (report, sweep) = best_of(sweep, a.seed, a.seeds);
+            runs.push(PnrRun {
+                cfg: *cfg,
+                report,
+                sweep,
+            });
         }
     }
-    let mut csv = String::from("config,top,backward,pipelining,part,fits,fmax_mhz,target_mhz,luts,luts_available,ffs,ffs_available,dsps,dsps_available,brams,brams_available,wrapper_ffs,synth_s,pnr_s,critical_path\n");
+    let mut csv = String::from("config,top,backward,pipelining,part,fits,fmax_mhz,target_mhz,luts,luts_available,ffs,ffs_available,dsps,dsps_available,brams,brams_available,wrapper_ffs,synth_s,pnr_s,seed,seeds,fmax_median_mhz,fmax_worst_mhz,critical_path\n");
     let mut md = String::from("| config | top | part | Fmax | LUTs | FFs | DSPs | BRAMs | synth | PnR |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
     let mut paths = String::new();
     for r in &runs {
         let p = &r.report;
         csv.push_str(&format!(
-            "{},{top},{},{},{},{},{:.2},{:.1},{},{},{},{},{},{},{},{},{},{:.1},{:.1},\"{}\"\n",
+            "{},{top},{},{},{},{},{:.2},{:.1},{},{},{},{},{},{},{},{},{},{:.1},{:.1},{},{},{:.2},{:.2},\"{}\"\n",
             r.cfg.tag(),
             r.cfg.backward().name(),
             r.cfg.pipelining().name(),
@@ -409,13 +470,15 @@ fn run_pnr(a: &SynthArgs) -> Result<(), String> {
             p.brams.available,
             p.wrapper_ffs,
             p.synth_seconds,
-            p.pnr_seconds,
+            r.sweep.as_ref().map_or(p.pnr_seconds, |s| s.pnr_seconds),
+            r.sweep.as_ref().map_or(a.seed, |s| s.best_seed),
+            a.seeds,
+            r.sweep.as_ref().map_or(p.fmax_mhz, |s| s.spread.median_mhz),
+            r.sweep.as_ref().map_or(p.fmax_mhz, |s| s.spread.worst_mhz),
             p.path_summary().replace('"', "'")
         ));
-        let fmax = match &p.does_not_fit {
-            None => format!("{:.1} MHz", p.fmax_mhz),
-            Some(_) => "does not fit".to_string(),
-        };
+        let fmax = fmax_cell(r);
+        let pnr_seconds = r.sweep.as_ref().map_or(p.pnr_seconds, |s| s.pnr_seconds);
         md.push_str(&format!(
             "| {} | {top} | {} | {fmax} | {} | {} | {} | {} | {:.0} s | {:.0} s |\n",
             pnr_label(&r.cfg),
@@ -425,11 +488,12 @@ fn run_pnr(a: &SynthArgs) -> Result<(), String> {
             cells(p.dsps),
             cells(p.brams),
             p.synth_seconds,
-            p.pnr_seconds
+            pnr_seconds
         ));
-        let what = match &p.does_not_fit {
-            None => p.path_summary(),
-            Some(why) => format!("does not fit: {why}"),
+        let what = match (&p.does_not_fit, &r.sweep) {
+            (None, None) => p.path_summary(),
+            (None, Some(s)) => format!("seed {}: {}", s.best_seed, p.path_summary()),
+            (Some(why), _) => format!("does not fit: {why}"),
         };
         paths.push_str(&format!(
             "* {}, {}: {what}\n",
@@ -456,7 +520,13 @@ fn run_pnr(a: &SynthArgs) -> Result<(), String> {
     let minutes = start.elapsed().as_secs_f64() / 60.0;
     crate::print_timing(
         a.timings,
-        &format!("\n{} runs in {minutes:.1} min", runs.len()),
+        &match a.seeds {
+            1 => format!("\n{} runs in {minutes:.1} min", runs.len()),
+            n => format!(
+                "\n{} runs of {n} seeds each in {minutes:.1} min",
+                runs.len()
+            ),
+        },
     );
     Ok(())
 }

@@ -149,3 +149,43 @@ fn one_pe_on_the_ecp5_85f() {
     let path = r.path_summary();
     assert!(path.starts_with("from `"), "{path}");
 }
+
+/// A seed sweep synthesises once and places and routes once per seed, each
+/// seed in its own folder; the spread is taken over those runs.
+#[test]
+fn a_seed_sweep_routes_one_netlist_once_per_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = sysgrad_hdl::generate(&one_pe());
+    let sources: Vec<(&str, &str)> = files
+        .iter()
+        .map(|f| (f.name.as_str(), f.text.as_str()))
+        .collect();
+    let opts = PnrOptions {
+        seed: 5,
+        ..PnrOptions::default()
+    };
+    let tools = Tools::new(&venv());
+    let top = sysgrad_hdl::top_name();
+    let runs = pnr::sweep_seeds(&tools, &sources, top, Part::Ice40Up5k, &opts, 3, dir.path())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(runs.len(), 3);
+    let netlist = format!("{}.json", pnr::WRAPPER_TOP);
+    assert!(dir.path().join(&netlist).is_file());
+    for (seed, r) in (5..).zip(&runs) {
+        let seed_dir = dir.path().join(format!("seed-{seed}"));
+        assert!(seed_dir.join("report.json").is_file(), "seed {seed}");
+        assert!(
+            !seed_dir.join(&netlist).exists(),
+            "seed {seed} synthesised again"
+        );
+        assert_eq!(r.does_not_fit, None);
+        assert_register_to_register(r);
+        // One synthesis: every run shares its time and cell counts.
+        assert_eq!(r.synth_seconds, runs[0].synth_seconds);
+        assert_eq!(r.ffs, runs[0].ffs);
+    }
+    let s = pnr::spread(&runs).unwrap();
+    let fmax: Vec<f64> = runs.iter().map(|r| r.fmax_mhz).collect();
+    assert_eq!(s.best_mhz, fmax[s.best]);
+    assert!(fmax.iter().all(|f| (s.worst_mhz..=s.best_mhz).contains(f)));
+}

@@ -704,18 +704,29 @@ impl Default for PnrOptions {
         }
     }
 }
-/// Synthesises module `top` of `sources` inside the wrapper for `part` and
-/// places and routes it with nextpnr, in folder `work` (logs, netlist,
-/// `report.json` stay there).
-pub fn place_and_route(
+/// Module `top` synthesised inside the wrapper for one part: the netlist
+/// nextpnr reads, in the folder it was synthesised in.
+pub struct Netlist {
+    part: Part,
+    /// The folder holding the netlist (and Yosys' log).
+    dir: PathBuf,
+    /// Yosys' `stat` of the netlist: cell type -> count.
+    cells: BTreeMap<String, u64>,
+    wrapper_ffs: usize,
+    synth_seconds: f64,
+}
+
+/// Synthesises module `top` of `sources` inside the wrapper for `part`,
+/// in folder `work` (sources, wrapper, Yosys' log and the netlist stay
+/// there).
+pub fn synthesize(
     tools: &Tools,
     sources: &[Source],
     top: &str,
     part: Part,
-    opts: &PnrOptions,
     work: &Path,
-) -> Result<PnrReport, ToolError> {
-    let (yosys, nextpnr) = tools.for_family(part.family())?;
+) -> Result<Netlist, ToolError> {
+    let (yosys, _) = tools.for_family(part.family())?;
     let t0 = Instant::now();
     let ports = ports(&yosys, sources, top, work)?;
     let (wrap, wrapper_ffs) =
@@ -734,14 +745,35 @@ pub fn place_and_route(
         Command::new(&yosys).args(["-q", "-p", &script, "-l", "yosys.log"]),
         work,
     )?;
-    let synth_seconds = t0.elapsed().as_secs_f64();
-    let cells = parse_stat(&std::fs::read_to_string(work.join("yosys.log"))?);
+    Ok(Netlist {
+        part,
+        dir: work.to_path_buf(),
+        cells: parse_stat(&std::fs::read_to_string(work.join("yosys.log"))?),
+        wrapper_ffs,
+        synth_seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// Places and routes `netlist` with nextpnr in folder `work` (its log and
+/// `report.json` stay there; `work` may be the netlist's own folder).
+pub fn route(
+    tools: &Tools,
+    netlist: &Netlist,
+    opts: &PnrOptions,
+    work: &Path,
+) -> Result<PnrReport, ToolError> {
+    let part = netlist.part;
+    let (_, nextpnr) = tools.for_family(part.family())?;
+    std::fs::create_dir_all(work)?;
     let t1 = Instant::now();
     let freq = opts.freq_mhz.unwrap_or(part.default_freq_mhz());
-    let netlist = format!("{WRAPPER_TOP}.json");
+    let json = netlist.dir.join(format!("{WRAPPER_TOP}.json"));
+    let json = std::path::absolute(&json)?;
     let mut cmd = Command::new(&nextpnr);
     cmd.args(part.nextpnr_device_args())
-        .args(["--json", &netlist, "--report", "report.json"])
+        .arg("--json")
+        .arg(&json)
+        .args(["--report", "report.json"])
         .args([
             "--freq",
             &format!("{freq}"),
@@ -781,7 +813,8 @@ pub fn place_and_route(
     let ffs = match part.family() {
         Family::Ecp5 => get(ff),
         Family::Ice40 => Use {
-            used: cells
+            used: netlist
+                .cells
                 .iter()
                 .filter(|(k, _)| k.starts_with("SB_DFF"))
                 .map(|(_, v)| v)
@@ -799,10 +832,85 @@ pub fn place_and_route(
         ffs,
         dsps: get(dsp),
         brams: get(bram),
-        wrapper_ffs,
+        wrapper_ffs: netlist.wrapper_ffs,
         utilization,
-        synth_seconds,
+        synth_seconds: netlist.synth_seconds,
         pnr_seconds,
+    })
+}
+
+/// Synthesises module `top` of `sources` inside the wrapper for `part` and
+/// places and routes it with nextpnr, in folder `work` (logs, netlist,
+/// `report.json` stay there).
+pub fn place_and_route(
+    tools: &Tools,
+    sources: &[Source],
+    top: &str,
+    part: Part,
+    opts: &PnrOptions,
+    work: &Path,
+) -> Result<PnrReport, ToolError> {
+    let netlist = synthesize(tools, sources, top, part, work)?;
+    route(tools, &netlist, opts, work)
+}
+
+/// Synthesises once and places and routes with `seeds` placement seeds,
+/// `opts.seed` and up, each in `work/seed-<s>`: nextpnr's result moves
+/// with the seed, so one seed's Fmax is one sample. The reports come in
+/// seed order.
+pub fn sweep_seeds(
+    tools: &Tools,
+    sources: &[Source],
+    top: &str,
+    part: Part,
+    opts: &PnrOptions,
+    seeds: u64,
+    work: &Path,
+) -> Result<Vec<PnrReport>, ToolError> {
+    let netlist = synthesize(tools, sources, top, part, work)?;
+    (opts.seed..opts.seed + seeds.max(1))
+        .map(|seed| {
+            let opts = PnrOptions {
+                seed,
+                ..opts.clone()
+            };
+            route(tools, &netlist, &opts, &work.join(format!("seed-{seed}")))
+        })
+        .collect()
+}
+
+/// Fmax over the seeds of a sweep that fit the part.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    /// Index (into the sweep) of the run with the highest Fmax.
+    pub best: usize,
+    pub worst_mhz: f64,
+    /// The middle value (the mean of the two middle ones for an even count).
+    pub median_mhz: f64,
+    pub best_mhz: f64,
+}
+
+/// The spread of `runs`; `None` if none fits (then every run says why).
+pub fn spread(runs: &[PnrReport]) -> Option<Spread> {
+    let fitting: Vec<(usize, f64)> = runs
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.does_not_fit.is_none())
+        .map(|(k, r)| (k, r.fmax_mhz))
+        .collect();
+    let mut sorted: Vec<f64> = fitting.iter().map(|(_, f)| *f).collect();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    // The first seed of the highest Fmax.
+    let (best, _) = fitting
+        .iter()
+        .copied()
+        .reduce(|top, run| if run.1 > top.1 { run } else { top })?;
+    Some(Spread {
+        best,
+        worst_mhz: sorted[0],
+        median_mhz: (sorted[(n - 1) / 2] + sorted[n / 2]) / 2.0,
+        best_mhz: sorted[n - 1],
     })
 }
 
@@ -904,6 +1012,43 @@ mod tests {
             "{s}"
         );
         assert!(parse_report("{}").unwrap_err().contains("fmax"));
+    }
+
+    fn run_at(fmax_mhz: f64, fits: bool) -> PnrReport {
+        PnrReport {
+            part: Part::Ice40Up5k,
+            does_not_fit: (!fits).then(|| "32 ICESTORM_DSP needed, 8 on the part".into()),
+            fmax_mhz,
+            target_mhz: 40.0,
+            path: Vec::new(),
+            luts: Use::default(),
+            ffs: Use::default(),
+            dsps: Use::default(),
+            brams: Use::default(),
+            wrapper_ffs: 0,
+            utilization: BTreeMap::new(),
+            synth_seconds: 0.0,
+            pnr_seconds: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_sweep_reports_the_first_best_seed_the_median_and_the_worst() {
+        let runs: Vec<PnrReport> = [48.3, 54.3, 46.8, 54.3, 50.0]
+            .into_iter()
+            .map(|f| run_at(f, true))
+            .collect();
+        let s = spread(&runs).unwrap();
+        assert_eq!(s.best, 1, "the first of two equal best runs");
+        assert_eq!((s.worst_mhz, s.median_mhz, s.best_mhz), (46.8, 50.0, 54.3));
+        // An even count: the mean of the two middle values.
+        let s = spread(&runs[..4]).unwrap();
+        assert_eq!(s.median_mhz, (48.3 + 54.3) / 2.0);
+        // A run that does not fit has no Fmax to count.
+        let mixed = vec![run_at(0.0, false), run_at(41.0, true)];
+        let s = spread(&mixed).unwrap();
+        assert_eq!((s.best, s.worst_mhz, s.best_mhz), (1, 41.0, 41.0));
+        assert_eq!(spread(&[run_at(0.0, false)]), None);
     }
 
     #[test]
