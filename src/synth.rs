@@ -267,7 +267,9 @@ fn pnr_label(cfg: &ArrayConfig) -> String {
         Backward::Interleaved => "il",
         Backward::Sequential => "seq",
     };
-    format!("{} {sched} {}", label(cfg), cfg.pipelining().name())
+    // The pipelining is named once, at the end.
+    let unpipelined = cfg.with_pipelining(Pipelining::None);
+    format!("{} {sched} {}", label(&unpipelined), cfg.pipelining().name())
 }
 
 fn parse_pipelining(s: &str) -> Result<Pipelining, String> {
