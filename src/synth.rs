@@ -269,7 +269,11 @@ fn pnr_label(cfg: &ArrayConfig) -> String {
     };
     // The pipelining is named once, at the end.
     let unpipelined = cfg.with_pipelining(Pipelining::None);
-    format!("{} {sched} {}", label(&unpipelined), cfg.pipelining().name())
+    format!(
+        "{} {sched} {}",
+        label(&unpipelined),
+        cfg.pipelining().name()
+    )
 }
 
 fn parse_pipelining(s: &str) -> Result<Pipelining, String> {

@@ -151,9 +151,9 @@ fn one_pe_on_the_ecp5_85f() {
 }
 
 /// A seed sweep synthesises once and places and routes once per seed, each
-/// seed in its own folder; the spread is taken over those runs.
-#[test]
-fn a_seed_sweep_routes_one_netlist_once_per_seed() {
+/// seed in its own folder; the spread is taken over those runs. On both
+/// families: the YoWASP nextpnr of the ECP5 sees only its working folder.
+fn sweep_routes_one_netlist_once_per_seed(part: Part, seeds: u64) {
     let dir = tempfile::tempdir().unwrap();
     let files = sysgrad_hdl::generate(&one_pe());
     let sources: Vec<(&str, &str)> = files
@@ -166,16 +166,15 @@ fn a_seed_sweep_routes_one_netlist_once_per_seed() {
     };
     let tools = Tools::new(&venv());
     let top = sysgrad_hdl::top_name();
-    let runs = pnr::sweep_seeds(&tools, &sources, top, Part::Ice40Up5k, &opts, 3, dir.path())
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(runs.len(), 3);
-    let netlist = format!("{}.json", pnr::WRAPPER_TOP);
-    assert!(dir.path().join(&netlist).is_file());
+    let runs = pnr::sweep_seeds(&tools, &sources, top, part, &opts, seeds, dir.path())
+        .unwrap_or_else(|e| panic!("{}: {e}", part.name()));
+    assert_eq!(runs.len() as u64, seeds);
+    assert!(dir.path().join("yosys.log").is_file());
     for (seed, r) in (5..).zip(&runs) {
         let seed_dir = dir.path().join(format!("seed-{seed}"));
         assert!(seed_dir.join("report.json").is_file(), "seed {seed}");
         assert!(
-            !seed_dir.join(&netlist).exists(),
+            !seed_dir.join("yosys.log").exists(),
             "seed {seed} synthesised again"
         );
         assert_eq!(r.does_not_fit, None);
@@ -188,4 +187,14 @@ fn a_seed_sweep_routes_one_netlist_once_per_seed() {
     let fmax: Vec<f64> = runs.iter().map(|r| r.fmax_mhz).collect();
     assert_eq!(s.best_mhz, fmax[s.best]);
     assert!(fmax.iter().all(|f| (s.worst_mhz..=s.best_mhz).contains(f)));
+}
+
+#[test]
+fn a_seed_sweep_on_the_up5k_routes_one_netlist_once_per_seed() {
+    sweep_routes_one_netlist_once_per_seed(Part::Ice40Up5k, 3);
+}
+
+#[test]
+fn a_seed_sweep_on_the_ecp5_85f_routes_one_netlist_once_per_seed() {
+    sweep_routes_one_netlist_once_per_seed(Part::Ecp5_85f, 2);
 }

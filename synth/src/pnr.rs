@@ -767,13 +767,17 @@ pub fn route(
     std::fs::create_dir_all(work)?;
     let t1 = Instant::now();
     let freq = opts.freq_mhz.unwrap_or(part.default_freq_mhz());
-    let json = netlist.dir.join(format!("{WRAPPER_TOP}.json"));
-    let json = std::path::absolute(&json)?;
+    // The YoWASP (WebAssembly) nextpnr sees only its working folder, so
+    // the netlist is linked (or copied) into `work` if it is elsewhere.
+    let json = format!("{WRAPPER_TOP}.json");
+    let there = netlist.dir.join(&json);
+    if !work.join(&json).is_file() {
+        std::fs::hard_link(&there, work.join(&json))
+            .or_else(|_| std::fs::copy(&there, work.join(&json)).map(|_| ()))?;
+    }
     let mut cmd = Command::new(&nextpnr);
     cmd.args(part.nextpnr_device_args())
-        .arg("--json")
-        .arg(&json)
-        .args(["--report", "report.json"])
+        .args(["--json", &json, "--report", "report.json"])
         .args([
             "--freq",
             &format!("{freq}"),
@@ -855,9 +859,9 @@ pub fn place_and_route(
 }
 
 /// Synthesises once and places and routes with `seeds` placement seeds,
-/// `opts.seed` and up, each in `work/seed-<s>`: nextpnr's result moves
-/// with the seed, so one seed's Fmax is one sample. The reports come in
-/// seed order.
+/// `opts.seed` and up, each in `work/seed-<s>` (one seed: in `work`, as
+/// [`place_and_route`]): nextpnr's result moves with the seed, so one
+/// seed's Fmax is one sample. The reports come in seed order.
 pub fn sweep_seeds(
     tools: &Tools,
     sources: &[Source],
@@ -868,7 +872,10 @@ pub fn sweep_seeds(
     work: &Path,
 ) -> Result<Vec<PnrReport>, ToolError> {
     let netlist = synthesize(tools, sources, top, part, work)?;
-    (opts.seed..opts.seed + seeds.max(1))
+    if seeds <= 1 {
+        return Ok(vec![route(tools, &netlist, opts, work)?]);
+    }
+    (opts.seed..opts.seed + seeds)
         .map(|seed| {
             let opts = PnrOptions {
                 seed,
