@@ -198,3 +198,29 @@ fn a_seed_sweep_on_the_up5k_routes_one_netlist_once_per_seed() {
 fn a_seed_sweep_on_the_ecp5_85f_routes_one_netlist_once_per_seed() {
     sweep_routes_one_netlist_once_per_seed(Part::Ecp5_85f, 2);
 }
+
+/// A design that does not fit does not fit with any seed: the sweep stops
+/// at its first run, which says what the part lacks.
+#[test]
+fn a_seed_sweep_of_a_design_too_large_stops_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    // Five interleaved PEs need ten multipliers; the UP5K has eight.
+    let files = sysgrad_hdl::generate(&cfg(1, 5, Backward::Interleaved, 8, 16, 4));
+    let sources: Vec<(&str, &str)> = files
+        .iter()
+        .map(|f| (f.name.as_str(), f.text.as_str()))
+        .collect();
+    let tools = Tools::new(&venv());
+    let top = sysgrad_hdl::top_name();
+    let opts = PnrOptions::default();
+    let runs = pnr::sweep_seeds(&tools, &sources, top, Part::Ice40Up5k, &opts, 4, dir.path())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(runs.len(), 1);
+    let why = runs[0].does_not_fit.as_deref().unwrap_or_default();
+    assert!(
+        why.contains("10 ICESTORM_DSP needed, 8 on the part"),
+        "{why}"
+    );
+    assert!(!dir.path().join("seed-2").exists());
+    assert_eq!(pnr::spread(&runs), None);
+}

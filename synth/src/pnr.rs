@@ -862,7 +862,8 @@ pub fn place_and_route(
 /// Synthesises once and places and routes with `seeds` placement seeds,
 /// `opts.seed` and up, each in `work/seed-<s>` (one seed: in `work`, as
 /// [`place_and_route`]): nextpnr's result moves with the seed, so one
-/// seed's Fmax is one sample. The reports come in seed order.
+/// seed's Fmax is one sample. The reports come in seed order; a design
+/// that does not fit the part stops the sweep at its first report.
 pub fn sweep_seeds(
     tools: &Tools,
     sources: &[Source],
@@ -876,15 +877,21 @@ pub fn sweep_seeds(
     if seeds <= 1 {
         return Ok(vec![route(tools, &netlist, opts, work)?]);
     }
-    (opts.seed..opts.seed + seeds)
-        .map(|seed| {
-            let opts = PnrOptions {
-                seed,
-                ..opts.clone()
-            };
-            route(tools, &netlist, &opts, &work.join(format!("seed-{seed}")))
-        })
-        .collect()
+    let mut runs = Vec::new();
+    for seed in opts.seed..opts.seed + seeds {
+        let opts = PnrOptions {
+            seed,
+            ..opts.clone()
+        };
+        let run = route(tools, &netlist, &opts, &work.join(format!("seed-{seed}")))?;
+        // A design that does not fit does not fit with any seed.
+        let misfit = run.does_not_fit.is_some();
+        runs.push(run);
+        if misfit {
+            break;
+        }
+    }
+    Ok(runs)
 }
 
 /// Fmax over the seeds of a sweep that fit the part.
