@@ -82,8 +82,9 @@ fn label(cfg: &ArrayConfig) -> String {
         .map(|k| format!(" lr{k}"))
         .unwrap_or_default();
     let mul_reg = if cfg.multiplier_register() { " mr" } else { "" };
+    let deferred = if cfg.deferred_saturation() { " ds" } else { "" };
     format!(
-        "{}x{} i{} a{}{}{lr}{mul_reg}",
+        "{}x{} i{} a{}{}{lr}{mul_reg}{deferred}",
         cfg.rows(),
         cfg.cols(),
         f.in_bits,

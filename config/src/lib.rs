@@ -88,6 +88,13 @@ pub struct ArrayShape {
     /// latency one cycle longer. `pipelining = "none"` only.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub multiplier_register: bool,
+    /// Optional, default false: each PE accumulator register (`psv`,
+    /// `psh`, `dw`) holds its AW+1-bit sum and is saturated where it is
+    /// read (`docs/ARCHITECTURE.md`, Deferred saturation), which takes
+    /// the clamp out of the add's cycle. Results and timing are the
+    /// same. `pipelining = "none"` only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deferred_saturation: bool,
 }
 
 /// Fixed-point number format (see [`fixed`]).
@@ -227,6 +234,7 @@ impl ArrayConfig {
                 pipelining: Pipelining::default(),
                 lr_shift: None,
                 multiplier_register: false,
+                deferred_saturation: false,
             },
             format,
             buffers: BufferDepths::default(),
@@ -285,6 +293,7 @@ impl ArrayConfig {
         self.array.pipelining = pipelining;
         if pipelining == Pipelining::Dense {
             self.array.multiplier_register = false;
+            self.array.deferred_saturation = false;
         }
         self
     }
@@ -315,6 +324,20 @@ impl ArrayConfig {
     pub fn with_multiplier_register(self, on: bool) -> Result<Self, ConfigError> {
         let mut raw: RawConfig = self.into();
         raw.array.multiplier_register = on;
+        raw.try_into()
+    }
+
+    /// Whether each PE's accumulator registers hold AW+1-bit sums,
+    /// saturated where they are read.
+    pub fn deferred_saturation(&self) -> bool {
+        self.array.deferred_saturation
+    }
+
+    /// The same configuration with or without deferred saturation,
+    /// checked (a dense array cannot have it).
+    pub fn with_deferred_saturation(self, on: bool) -> Result<Self, ConfigError> {
+        let mut raw: RawConfig = self.into();
+        raw.array.deferred_saturation = on;
         raw.try_into()
     }
 
@@ -402,6 +425,13 @@ impl ArrayConfig {
                 "false with pipelining = \"dense\" (the dense PE has no multiplier register); use pipelining = \"none\"".into(),
             );
         }
+        if a.deferred_saturation && a.pipelining == Pipelining::Dense {
+            return bad(
+                "array.deferred_saturation",
+                "true".into(),
+                "false with pipelining = \"dense\" (the dense PE saturates as it adds); use pipelining = \"none\"".into(),
+            );
+        }
         if !IN_BITS.contains(&f.in_bits) {
             return bad(
                 "format.in_bits",
@@ -478,8 +508,13 @@ impl ArrayConfig {
         } else {
             ""
         };
+        let deferred = if self.deferred_saturation() {
+            "_ds"
+        } else {
+            ""
+        };
         format!(
-            "sa_{}x{}_i{}a{}f{}_{}{dense}{lr}{mul_reg}",
+            "sa_{}x{}_i{}a{}f{}_{}{dense}{lr}{mul_reg}{deferred}",
             self.array.rows,
             self.array.cols,
             self.format().in_bits,
@@ -568,6 +603,31 @@ mod buffer_tests {
             .with_multiplier_register(true)
             .unwrap()
             .multiplier_register());
+    }
+
+    #[test]
+    fn deferred_saturation_round_trips_and_needs_the_none_array() {
+        let text = OLD.replace("[format]", "deferred_saturation = true\n[format]");
+        let cfg = parse_config(&text, false, Path::new("x.toml")).unwrap();
+        assert!(cfg.deferred_saturation());
+        assert_eq!(cfg.product_stages(), 0, "it changes no timing");
+        assert!(cfg.tag().ends_with("_ds"));
+        assert!(cfg.to_toml().contains("deferred_saturation = true"));
+        let plain = parse_config(OLD, false, Path::new("x.toml")).unwrap();
+        assert!(!plain.to_toml().contains("deferred_saturation"));
+        let dense = text.replace("[format]", "pipelining = \"dense\"\n[format]");
+        let err = parse_config(&dense, false, Path::new("x.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("array.deferred_saturation") && err.contains("dense"),
+            "{err}"
+        );
+        assert!(!cfg.with_pipelining(Pipelining::Dense).deferred_saturation());
+        assert!(plain
+            .with_deferred_saturation(true)
+            .unwrap()
+            .deferred_saturation());
     }
 
     #[test]

@@ -266,13 +266,25 @@ impl Array {
         self.cfg.cols()
     }
 
+    /// How this array's accumulator registers saturate.
+    pub(crate) fn sum_bounds(&self) -> SumBounds {
+        SumBounds::new(self.cfg.format().acc_bits, self.cfg.deferred_saturation())
+    }
+
+    /// The dW that row `i`'s east PE presents on the `dw_out` port (its
+    /// `dw` register clamped, with deferred saturation).
+    pub fn dw_east(&self, i: usize) -> i64 {
+        let c = self.cols();
+        self.sum_bounds().read(self.dw[i * c + c - 1])
+    }
+
     /// The output ports as seen during the current cycle.
     pub fn outputs(&self) -> CycleOutput {
         let (r, c) = (self.rows(), self.cols());
         CycleOutput {
             y: self.y_q.clone(),
             dx: self.dx_q.clone(),
-            dw: (0..r).map(|i| self.dw[i * c + c - 1]).collect(),
+            dw: (0..r).map(|i| self.dw_east(i)).collect(),
             w: match &self.dense {
                 Some(d) => d.w_q.clone(),
                 None => (0..c).map(|j| self.w[(r - 1) * c + j]).collect(),
@@ -315,19 +327,20 @@ impl Array {
         let (r, c) = (self.rows(), self.cols());
         debug_assert_eq!((inp.x.len(), inp.w.len(), inp.dy.len()), (r, c, c));
         let f = self.cfg.format();
-        let aw = f.acc_bits;
+        let sums = self.sum_bounds();
 
         // Output side first: it samples the PE registers before they change.
         let bottom = &self.psv[(r - 1) * c..];
         for (j, (q, &b)) in self.y_q.iter_mut().zip(bottom).enumerate() {
-            *q = self.y_deskew.output(j, b);
+            *q = self.y_deskew.output(j, sums.read(b));
         }
-        self.y_deskew.shift_all(|j| bottom[j]);
+        self.y_deskew.shift_all(|j| sums.read(bottom[j]));
         let psh = &self.psh;
+        let east = |i: usize| sums.read(psh[i * c + c - 1]);
         for i in 0..r {
-            self.dx_q[i] = self.dx_deskew.output(i, psh[i * c + c - 1]);
+            self.dx_q[i] = self.dx_deskew.output(i, east(i));
         }
-        self.dx_deskew.shift_all(|i| psh[i * c + c - 1]);
+        self.dx_deskew.shift_all(east);
 
         let mode = match inp.mode.mode() {
             Mode::BwdIl if !self.cfg.interleaved() => Mode::Idle,
@@ -350,8 +363,7 @@ impl Array {
                 let x_west = self.x_west(inp);
                 self.shift_x_east(&x_west[..r]);
                 sums_south(&mut self.psv, 0..r, c);
-                let sat = (fixed::min_of(aw), fixed::max_of(aw));
-                accumulate(&mut self.psv, &self.w, &self.x, None, sat);
+                accumulate(&mut self.psv, &self.w, &self.x, None, sums);
             }
             Mode::BwdDx | Mode::BwdDw | Mode::BwdIl => {
                 let x_west = self.x_west(inp);
@@ -373,13 +385,12 @@ impl Array {
                 if !self.cfg.multiplier_register() {
                     // The moving registers moved first: each PE's new d,
                     // dv and x are its inputs.
-                    let sat = (fixed::min_of(aw), fixed::max_of(aw));
                     if mode.computes_dx() {
                         sums_east(&mut self.psh, 0..r, c);
-                        accumulate(&mut self.psh, &self.w, &self.d, None, sat);
+                        accumulate(&mut self.psh, &self.w, &self.d, None, sums);
                     }
                     if mode.computes_dw() {
-                        accumulate(&mut self.dw, &self.d, &self.x, Some(&self.dv), sat);
+                        accumulate(&mut self.dw, &self.d, &self.x, Some(&self.dv), sums);
                     }
                 }
             }
@@ -392,7 +403,7 @@ impl Array {
                     *w = fixed::sat(*w - *step, f.in_bits);
                     // Clamped to DW+1 bits: |w| < 2^(DW-1), so a larger
                     // step saturates w alike.
-                    let rounded = fixed::round_shift(*dw, f.frac_bits + lr, aw);
+                    let rounded = fixed::round_shift(sums.read(*dw), f.frac_bits + lr, f.acc_bits);
                     *step = fixed::sat(rounded, f.in_bits + 1);
                     *dw = 0;
                 }
@@ -401,13 +412,18 @@ impl Array {
                 // A PE built with a constant shift ignores the port.
                 let lr = self.cfg.pe_lr_shift(inp.lr_shift);
                 for (w, dw) in self.w.iter_mut().zip(self.dw.iter_mut()) {
-                    *w = fixed::sgd_update(*w, *dw, f.frac_bits, lr, f.in_bits, aw);
+                    let read = sums.read(*dw);
+                    *w = fixed::sgd_update(*w, read, f.frac_bits, lr, f.in_bits, f.acc_bits);
                     *dw = 0;
                 }
             }
             Mode::Drain => {
+                // Each PE takes its west neighbour's dw as that one
+                // presents it (clamped), the west edge a zero.
                 for row in self.dw.chunks_exact_mut(c) {
-                    row.copy_within(0..c - 1, 1);
+                    for j in (1..c).rev() {
+                        row[j] = sums.read(row[j - 1]);
+                    }
                     row[0] = 0;
                 }
             }
@@ -423,13 +439,13 @@ impl Array {
     /// first, so that every PE reads its north neighbour's old `psv`.
     fn fwd_with_product_registers(&mut self, x_west: &[i64; MAX_DIM]) {
         let (r, c) = (self.rows(), self.cols());
-        let aw = self.cfg.format().acc_bits;
+        let sums = self.sum_bounds();
         for i in (0..r).rev() {
             for j in 0..c {
                 let k = i * c + j;
                 let above = if i == 0 { 0 } else { self.psv[k - c] };
                 let x_in = if j == 0 { x_west[i] } else { self.x[k - 1] };
-                self.psv[k] = fixed::acc_add(above, self.prod_sum[k], aw);
+                self.psv[k] = sums.add(above, self.prod_sum[k]);
                 self.prod_sum[k] = self.w[k] * x_in;
             }
         }
@@ -469,14 +485,14 @@ impl Array {
         dv_in: &[bool; MAX_DIM],
     ) {
         let c = self.cols();
-        let aw = self.cfg.format().acc_bits;
+        let sums = self.sum_bounds();
         if mode.computes_dx() {
             // psh moves east: carry the west neighbour's old value.
             let mut west = 0;
             for (j, &d) in d_in[..c].iter().enumerate() {
                 let k = i * c + j;
                 let old = self.psh[k];
-                self.psh[k] = fixed::acc_add(west, self.prod_sum[k], aw);
+                self.psh[k] = sums.add(west, self.prod_sum[k]);
                 self.prod_sum[k] = self.w[k] * d;
                 west = old;
             }
@@ -485,7 +501,7 @@ impl Array {
             for j in 0..c {
                 let k = i * c + j;
                 let x_in = if j == 0 { x_edge } else { self.x[k - 1] };
-                self.dw[k] = fixed::acc_add(self.dw[k], self.prod_dw[k], aw);
+                self.dw[k] = sums.add(self.dw[k], self.prod_dw[k]);
                 self.prod_dw[k] = if dv_in[j] { d_in[j] * x_in } else { 0 };
             }
         }
@@ -545,11 +561,46 @@ pub(crate) fn sums_east(psh: &mut [i64], rows: Range<usize>, cols: usize) {
     }
 }
 
+/// How the accumulator registers (`psv`, `psh`, `dw`) saturate
+/// (`docs/ARCHITECTURE.md`, Deferred saturation): a value read from one
+/// is clamped to `read` (AW bits), a sum written into one to `write`
+/// (AW bits; with deferred saturation the AW+1 bits of the exact sum of
+/// two AW-bit values, which no add leaves, so the register holds the
+/// exact sum and its readers clamp it).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SumBounds {
+    read: (i64, i64),
+    write: (i64, i64),
+    deferred: bool,
+}
+
+impl SumBounds {
+    pub(crate) fn new(acc_bits: u32, deferred: bool) -> Self {
+        let range = |n| (fixed::min_of(n), fixed::max_of(n));
+        SumBounds {
+            read: range(acc_bits),
+            write: range(acc_bits + u32::from(deferred)),
+            deferred,
+        }
+    }
+
+    /// The AW-bit value a register holding `v` presents to its readers.
+    #[inline(always)]
+    pub(crate) fn read(self, v: i64) -> i64 {
+        v.clamp(self.read.0, self.read.1)
+    }
+
+    /// What a register holding `sum` takes when `p` is added to it.
+    #[inline(always)]
+    pub(crate) fn add(self, sum: i64, p: i64) -> i64 {
+        (self.read(sum) + p).clamp(self.write.0, self.write.1)
+    }
+}
+
 /// Each PE of a block adds the product of its two inputs to the sum it
-/// holds, saturating to `lo..=hi`: FWD (`psv += w * x_in`, after
+/// holds, saturating as `bounds` say: FWD (`psv += w * x_in`, after
 /// [`sums_south`]), dX (`psh += w * d_in`, after [`sums_east`]) and dW
-/// (`dw += d_in * x_in` where `valid`; an invalid dy adds 0, which leaves
-/// an in-range dw as is).
+/// (`dw += d_in * x_in` where `valid`).
 ///
 /// The moving registers move before this, so every operand lines up with
 /// the PE it feeds (a PE's new x and d are its inputs) and a block of rows
@@ -561,22 +612,54 @@ pub(crate) fn accumulate(
     a: &[i64],
     b: &[i64],
     valid: Option<&[bool]>,
-    (lo, hi): (i64, i64),
+    bounds: SumBounds,
 ) {
+    // Without deferred saturation a register holds an in-range value and
+    // reading it needs no clamp: a loop without one is faster.
+    if bounds.deferred {
+        accumulate_as::<true>(sums, a, b, valid, bounds)
+    } else {
+        accumulate_as::<false>(sums, a, b, valid, bounds)
+    }
+}
+
+#[inline(always)]
+fn accumulate_as<const DEFERRED: bool>(
+    sums: &mut [i64],
+    a: &[i64],
+    b: &[i64],
+    valid: Option<&[bool]>,
+    bounds: SumBounds,
+) {
+    let add = |sum: i64, p: i64| {
+        let read = if DEFERRED { bounds.read(sum) } else { sum };
+        (read + p).clamp(bounds.write.0, bounds.write.1)
+    };
     let n = sums.len();
     let (a, b) = (&a[..n], &b[..n]);
     match valid {
         None => {
             for k in 0..n {
-                sums[k] = (sums[k] + product(a[k], b[k])).clamp(lo, hi);
+                sums[k] = add(sums[k], product(a[k], b[k]));
             }
         }
         Some(valid) => {
             let valid = &valid[..n];
             for k in 0..n {
+                // An invalid dy leaves the register as it is (the RTL's
+                // dw_en); adding 0 to an in-range value does the same.
                 // 0 or all ones: a select without a branch.
                 let keep = -i64::from(valid[k]);
-                sums[k] = (sums[k] + (product(a[k], b[k]) & keep)).clamp(lo, hi);
+                sums[k] = if DEFERRED {
+                    let added = add(sums[k], product(a[k], b[k]));
+                    if valid[k] {
+                        added
+                    } else {
+                        sums[k]
+                    }
+                } else {
+                    add(sums[k], product(a[k], b[k]) & keep)
+                };
             }
         }
     }
@@ -617,8 +700,12 @@ mod tests {
     /// (only one of them runs in the other tests, depending on the CPU).
     #[test]
     fn dispatched_and_portable_steps_agree() {
-        for mul_reg in [false, true] {
-            let cfg = config().with_multiplier_register(mul_reg).unwrap();
+        for (mul_reg, deferred) in [(false, false), (true, false), (false, true), (true, true)] {
+            let cfg = config()
+                .with_multiplier_register(mul_reg)
+                .unwrap()
+                .with_deferred_saturation(deferred)
+                .unwrap();
             let (mut a, mut b) = (Array::new(cfg), Array::new(cfg));
             let mut rng = Rng::new(0x1234_5678);
             for _ in 0..2000 {
@@ -627,6 +714,38 @@ mod tests {
                 b.step_portable(&inp);
                 assert_eq!(a, b);
             }
+        }
+    }
+
+    /// Deferred saturation changes what the accumulator registers hold,
+    /// not what anything reads from them: on random stimulus (16-bit
+    /// sums of 8-bit products, which overflow) the outputs are the same
+    /// every cycle, every register reads the same clamped, and some sum
+    /// does leave AW bits.
+    #[test]
+    fn deferred_saturation_changes_no_output() {
+        for mul_reg in [false, true] {
+            let at_once = config().with_multiplier_register(mul_reg).unwrap();
+            let deferred = at_once.with_deferred_saturation(true).unwrap();
+            let (mut a, mut b) = (Array::new(at_once), Array::new(deferred));
+            let aw = at_once.format().acc_bits;
+            let mut rng = Rng::new(0xdefe);
+            let mut overflowed = false;
+            for _ in 0..3000 {
+                let inp = random_input(&at_once, &mut rng, 500);
+                assert_eq!(a.outputs(), b.outputs());
+                a.step(&inp);
+                b.step(&inp);
+                let sums = |x: &Array| [x.psv.clone(), x.psh.clone(), x.dw.clone()];
+                for (held, raw) in sums(&a).iter().zip(sums(&b).iter()) {
+                    for (&h, &v) in held.iter().zip(raw) {
+                        assert_eq!(h, fixed::sat(v, aw));
+                        overflowed |= !fixed::fits(v, aw);
+                    }
+                }
+                assert_eq!((&a.w, &a.x, &a.d, &a.dv), (&b.w, &b.x, &b.d, &b.dv));
+            }
+            assert!(overflowed, "no sum left AW bits (mul_reg {mul_reg})");
         }
     }
 

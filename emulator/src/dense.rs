@@ -11,7 +11,9 @@
 //! neighbours' registers, so those still hold their values from before the
 //! edge when it reads them.
 
-use crate::array::{accumulate, sums_east, sums_south, Array, CycleInput, DelayLines, Wave};
+use crate::array::{
+    accumulate, sums_east, sums_south, Array, CycleInput, DelayLines, SumBounds, Wave,
+};
 use sysgrad_config::{fixed, ArrayConfig};
 use sysgrad_isa::Mode;
 
@@ -356,7 +358,7 @@ impl Array {
     fn compute_uniform_rows(&mut self, lo: usize, hi: usize, op: &Op) {
         let c = self.cols();
         let aw = self.cfg.format().acc_bits;
-        let sat = (fixed::min_of(aw), fixed::max_of(aw));
+        let sat = SumBounds::new(aw, false);
         let block = lo * c..hi * c;
         let (w, x_in, d_in) = (
             &self.w[block.clone()],

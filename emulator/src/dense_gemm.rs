@@ -139,7 +139,7 @@ impl Waves<At> for Layer<'_> {
         if j < m {
             let dw = self.dw.as_mut().expect("the Drain sink keeps dW");
             for i in 0..k {
-                dw[[at.m0 + j, at.k0 + i]] = array.dw[i * c + c - 1];
+                dw[[at.m0 + j, at.k0 + i]] = array.dw_east(i);
             }
             self.stats.phase_mut(Phase::Drain).dw_writes += k as u64;
         }

@@ -306,7 +306,7 @@ impl Driver {
         for k in 0..self.cost(timing::DRAIN, 0) {
             // dw_out: the east column's accumulators, before the edge.
             for i in 0..r {
-                dw[[c - 1 - k, i]] = self.array.dw[i * c + c - 1];
+                dw[[c - 1 - k, i]] = self.array.dw_east(i);
             }
             self.tick(&inp, Phase::Drain);
         }

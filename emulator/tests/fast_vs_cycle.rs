@@ -28,8 +28,9 @@ fn config() -> impl Strategy<Value = ArrayConfig> {
         array_dim(),
         any::<bool>(),
         4u32..=16,
-        // 0: dense; 1: none; 2: none with a multiplier register.
-        0u8..3,
+        // 0: dense; 1: none; 2: none with a multiplier register; 3: none
+        // with deferred saturation; 4: none with both.
+        0u8..5,
     )
         .prop_flat_map(|(r, c, il, dw, kind)| {
             let narrowest = (2 * dw).max(16);
@@ -56,7 +57,9 @@ fn config() -> impl Strategy<Value = ArrayConfig> {
             ArrayConfig::new(r, c, b, format)
                 .unwrap()
                 .with_pipelining(pipelining)
-                .with_multiplier_register(kind == 2)
+                .with_multiplier_register(kind == 2 || kind == 4)
+                .unwrap()
+                .with_deferred_saturation(kind >= 3)
                 .unwrap()
         })
 }

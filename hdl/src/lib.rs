@@ -74,7 +74,7 @@ pub fn modules(cfg: &ArrayConfig) -> Vec<ir::Module> {
     let (pe, top) = if cfg.dense() {
         (dense_pe::module(), dense_top::module(cfg))
     } else {
-        (pe::module(), top::module(cfg))
+        (pe::module(cfg.deferred_saturation()), top::module(cfg))
     };
     vec![
         pe,

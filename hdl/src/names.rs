@@ -16,6 +16,8 @@ use sysgrad_isa::wave::{control_bits, WaveField};
 pub fn pe_registers(cfg: &ArrayConfig) -> Vec<(&'static str, u32)> {
     let f = cfg.format();
     let (dw, aw) = (f.in_bits, f.acc_bits);
+    // Deferred saturation keeps the accumulators' exact AW+1-bit sums.
+    let sum = aw + u32::from(cfg.deferred_saturation());
     let weights: &[&'static str] = if cfg.dense() {
         &["w", "ws", "wp"]
     } else {
@@ -26,9 +28,9 @@ pub fn pe_registers(cfg: &ArrayConfig) -> Vec<(&'static str, u32)> {
         ("x", dw),
         ("d", dw),
         ("dv", 1),
-        ("psv", aw),
-        ("psh", aw),
-        ("dw", aw),
+        ("psv", sum),
+        ("psh", sum),
+        ("dw", sum),
     ]);
     if cfg.dense() {
         for field in WaveField::ALL {

@@ -118,9 +118,10 @@ pub(crate) fn multipliers(ops: MulOperands) -> Vec<Item> {
 /// bits, as `w_next` (the UPDATE mode's). It subtracts `sgd_sub`: the
 /// rounded step itself, or with `MUL_REG` the step registered in `prod_dw`
 /// the cycle before (`product_stage`).
-fn sgd_update() -> Vec<Item> {
+fn sgd_update(dw: Expr) -> Vec<Item> {
     sgd_unit(
         "",
+        dw,
         id("lr_shift"),
         "SGD: round half up at shift FRAC+lr_shift (0 for shifts >= AW), then saturate.",
         Some(Subtrahend {
@@ -138,18 +139,20 @@ pub(crate) struct Subtrahend {
 }
 
 /// One SGD unit: `<prefix>w_next = sat(w - round_shift(dw, FRAC + lr), DW)`
+/// for the dW value `dw`
 /// with its wires named `<prefix>...`, or `sat(w - subtrahend, DW)` where
 /// a subtrahend is given. The unit without a prefix also declares the
 /// constants (`FRAC7`, `AW7`, `one`) that further units share.
 pub(crate) fn sgd_unit(
     prefix: &str,
+    dw: Expr,
     lr: Expr,
     comment: &str,
     subtrahend: Option<Subtrahend>,
 ) -> Vec<Item> {
     let n = |s: &str| format!("{prefix}{s}");
     let first = prefix.is_empty();
-    let (shamt, w, dw) = (id(&n("shamt")), id("w"), id("dw"));
+    let (shamt, w) = (id(&n("shamt")), id("w"));
     let (dw_step, w_diff) = (id(&n("dw_step")), id(&n("w_diff")));
     // Shift amounts reach FRAC + 63 < 128: 7 bits.
     let w7 = || Width::of(7);
@@ -346,19 +349,73 @@ fn product_stage() -> Vec<Item> {
     )]
 }
 
-fn registers() -> Item {
-    let acc = |r: &str, p: &str| set(r, call("sat_add", [id(&format!("{r}_in")), id(p)]));
+/// The accumulator registers, which deferred saturation widens.
+const SUMS: [&str; 3] = ["psv", "psh", "dw"];
+
+/// Deferred saturation (`array.deferred_saturation`,
+/// `docs/ARCHITECTURE.md`): `psv`, `psh` and `dw` hold the exact
+/// AW+1-bit sum of two AW-bit values, and everything that reads them (the
+/// outputs, the next add, the SGD unit) takes `<reg>_sat`, the sum
+/// clamped to AW bits. The clamp moves from after the add's carry chain
+/// to the start of the next cycle, where its inputs come straight from
+/// the register; the clamped values are the same in every cycle, so
+/// results and timing are too. Without it each add saturates
+/// (`sat_add`) before its register, and the PE's text is as before the
+/// option existed.
+fn deferred_saturation() -> Vec<Item> {
+    let clamped = |r: &str| {
+        let v = id(r);
+        let overflowed = v.at(acc_w()).differs(v.at(acc_w() - 1));
+        cond(
+            overflowed,
+            clamp_value(v.at(acc_w()), acc_w()),
+            v.bits(acc_w() - 1, 0),
+        )
+    };
+    let exact_sum = |a: &str, b: &str| widen(&id(a)) + widen(&id(b));
+    let mut items = vec![Item::Comment(
+        "Deferred saturation: the registers hold exact AW+1-bit sums, clamped as they are read."
+            .into(),
+    )];
+    for r in SUMS {
+        let value = clamped(r);
+        items.push(signed_wire(&format!("{r}_sat"), acc_w(), value));
+    }
+    for (sum, value) in [
+        ("psv_sum", exact_sum("psv_in", "add_sum")),
+        ("psh_sum", exact_sum("psh_in", "add_sum")),
+        ("dw_sum", exact_sum("dw_sat", "add_dw")),
+        ("dw_west", widen(&id("dw_in"))),
+    ] {
+        items.push(signed_wire(sum, acc_w() + 1, value));
+    }
+    items
+}
+
+/// The `always` block of the PE's registers; with `deferred` the
+/// accumulators load the sums of [`deferred_saturation`].
+fn registers(deferred: bool) -> Item {
+    let acc = |r: &str, p: &str| {
+        let value = if deferred {
+            id(&format!("{r}_sum"))
+        } else {
+            call("sat_add", [id(&format!("{r}_in")), id(p)])
+        };
+        set(r, value)
+    };
+    let dw_sum = if deferred {
+        id("dw_sum")
+    } else {
+        call("sat_add", [id("dw"), id("add_dw")])
+    };
+    let sum_w = || if deferred { acc_w() + 1 } else { acc_w() };
     let dx = || vec![set("d", "d_in"), set("dv", "dv_in"), acc("psh", "add_sum")];
     let dw = || {
         vec![
             set("d", "d_in"),
             set("dv", "dv_in"),
             set("x", "x_in"),
-            if_else(
-                "dw_en",
-                vec![set("dw", call("sat_add", [id("dw"), id("add_dw")]))],
-                vec![],
-            ),
+            if_else("dw_en", vec![set("dw", dw_sum.clone())], vec![]),
         ]
     };
     let mut il = dx();
@@ -367,7 +424,7 @@ fn registers() -> Item {
         .iter()
         .map(|r| set(*r, zeros(data_w())))
         .collect();
-    reset.extend(["psv", "psh", "dw"].iter().map(|r| set(*r, zeros(acc_w()))));
+    reset.extend(SUMS.iter().map(|r| set(*r, zeros(sum_w()))));
     reset.push(set("dv", lit(1, 0)));
     let arm = |m: &str, body: Vec<Stmt>| (vec![id(m)], body);
     Item::Clocked(vec![if_else(
@@ -386,9 +443,12 @@ fn registers() -> Item {
                 ),
                 arm(
                     "M_UPDATE",
-                    vec![set("w", "w_next"), set("dw", zeros(acc_w()))],
+                    vec![set("w", "w_next"), set("dw", zeros(sum_w()))],
                 ),
-                arm("M_DRAIN", vec![set("dw", "dw_in")]),
+                arm(
+                    "M_DRAIN",
+                    vec![set("dw", if deferred { "dw_west" } else { "dw_in" })],
+                ),
             ],
             default: vec![],
         }],
@@ -409,7 +469,10 @@ fn state() -> [(&'static str, Width, bool); 7] {
     ]
 }
 
-pub fn module() -> Module {
+/// The PE; with `deferred` (the config's `array.deferred_saturation`)
+/// its accumulators saturate where they are read
+/// ([`deferred_saturation`]).
+pub fn module(deferred: bool) -> Module {
     // IDLE and the reserved codes hold every register: the case has no arm for them.
     let mut items: Vec<Item> = Mode::ALL
         .iter()
@@ -423,6 +486,11 @@ pub fn module() -> Module {
         })
         .collect();
     for (r, width, signed) in state() {
+        let width = if deferred && SUMS.contains(&r) {
+            Width::of(acc_w() + 1)
+        } else {
+            width
+        };
         items.push(
             Net {
                 signed,
@@ -441,11 +509,19 @@ pub fn module() -> Module {
         dw: mode_is("M_BWD_DW"),
     }));
     items.extend(product_nets());
-    items.extend(sgd_update());
+    if deferred {
+        items.extend(deferred_saturation());
+    }
+    items.extend(sgd_update(id(if deferred { "dw_sat" } else { "dw" })));
     items.extend(product_stage());
-    items.push(registers());
+    items.push(registers(deferred));
     for (r, ..) in state() {
-        items.push(assign(id(&format!("{r}_out")), id(r)));
+        let value = if deferred && SUMS.contains(&r) {
+            format!("{r}_sat")
+        } else {
+            r.to_string()
+        };
+        items.push(assign(id(&format!("{r}_out")), id(&value)));
     }
     let mut ports = vec![
         input("clk", Width::bit()),

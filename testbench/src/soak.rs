@@ -42,8 +42,11 @@ pub fn random_config(seed: u64, max_dim: usize) -> ArrayConfig {
     )
     .unwrap()
     .with_pipelining(pipelining)
-    // A multiplier register on half the `none` arrays, drawn after the rest.
+    // A multiplier register and deferred saturation each on half the
+    // `none` arrays, drawn after the rest.
     .with_multiplier_register(pipelining == Pipelining::None && rng.next_u64().is_multiple_of(2))
+    .unwrap()
+    .with_deferred_saturation(pipelining == Pipelining::None && rng.next_u64().is_multiple_of(2))
     .unwrap()
 }
 

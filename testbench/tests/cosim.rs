@@ -186,9 +186,9 @@ fn random_config() -> impl Strategy<Value = ArrayConfig> {
         4u32..=16,
         0u32..=16,
         any::<u32>(),
-        any::<bool>(),
+        (any::<bool>(), any::<bool>()),
     )
-        .prop_map(|(r, c, il, dw, extra, f, mul_reg)| {
+        .prop_map(|(r, c, il, dw, extra, f, (mul_reg, deferred))| {
             let aw = (2 * dw + extra).clamp(16, 48).max(2 * dw);
             let b = if il {
                 Backward::Interleaved
@@ -206,8 +206,10 @@ fn random_config() -> impl Strategy<Value = ArrayConfig> {
                 },
             )
             .unwrap()
-            // A dense copy drops it.
+            // A dense copy drops them.
             .with_multiplier_register(mul_reg)
+            .unwrap()
+            .with_deferred_saturation(deferred)
             .unwrap()
         })
 }

@@ -123,6 +123,29 @@ fn the_rtl_with_a_multiplier_register_has_exactly_the_emulators_registers() {
     }
 }
 
+/// Deferred saturation adds no register but widens `psv`, `psh` and `dw`
+/// to AW+1 bits (ARCHITECTURE.md, Deferred saturation), on both sides.
+#[test]
+fn deferred_saturation_widens_the_accumulators_only() {
+    for mul_reg in [false, true] {
+        let cfg = load("small_4x4.toml")
+            .with_multiplier_register(mul_reg)
+            .unwrap()
+            .with_deferred_saturation(true)
+            .unwrap();
+        let rtl = rtl_registers(&sysgrad_hdl::generate(&cfg));
+        let n = check_coverage(&rtl, &cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.tag()));
+        let (r, c) = (cfg.rows(), cfg.cols());
+        let products = if mul_reg { 2 * r * c } else { 0 };
+        assert_eq!(n, specified_count(&cfg) + products, "{}", cfg.tag());
+        let aw = cfg.format().acc_bits;
+        for reg in ["u_pe.psv", "u_pe.psh", "u_pe.dw"] {
+            let found = rtl.iter().find(|r| r.name.ends_with(reg)).unwrap();
+            assert_eq!(found.width, aw + 1, "{} {reg}", cfg.tag());
+        }
+    }
+}
+
 /// The generated files of `cfg` with each `(from, to)` of `edits` applied
 /// to `file`; every `from` must occur exactly once.
 fn edited(cfg: &ArrayConfig, file: &str, edits: &[(&str, &str)]) -> Vec<VerilogFile> {

@@ -133,6 +133,34 @@ const FAULT_SPEC: Spec = Spec {
     seed: 11,
 };
 
+/// Deferred saturation (ARCHITECTURE.md): on the fault configuration,
+/// whose sums overflow, the accumulator registers hold sums beyond AW
+/// bits and the RTL's hold the same ones every cycle, with and without a
+/// multiplier register.
+#[test]
+fn deferred_saturation_matches_every_cycle_where_sums_overflow() {
+    for mul_reg in [false, true] {
+        let cfg = fault_config()
+            .with_deferred_saturation(true)
+            .unwrap()
+            .with_multiplier_register(mul_reg)
+            .unwrap();
+        let (rec, _) = scenario::run_spec(&cfg, &FAULT_SPEC, true);
+        let aw = cfg.format().acc_bits;
+        let beyond = |v: &i64| !sysgrad_config::fixed::fits(*v, aw);
+        let overflowed = rec
+            .snapshots
+            .as_ref()
+            .unwrap()
+            .iter()
+            .any(|a| a.psv.iter().chain(&a.psh).chain(&a.dw).any(beyond));
+        assert!(overflowed, "{}: no sum left AW bits", cfg.tag());
+        let files = sysgrad_hdl::generate(&cfg);
+        cosim_rec(&cfg, &files, &rec, Simulator::Verilator, &cfg.tag())
+            .unwrap_or_else(|e| panic!("{}: {e}", cfg.tag()));
+    }
+}
+
 #[test]
 fn injected_faults_are_caught_and_located() {
     let (cfg, spec) = (fault_config(), FAULT_SPEC);

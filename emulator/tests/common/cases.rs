@@ -31,17 +31,18 @@ pub fn config_for(schedule: Backward) -> impl Strategy<Value = ArrayConfig> {
             prop_oneof![Just(Backward::Interleaved), Just(Backward::Sequential)].boxed()
         }
     };
-    (array_dim(), array_dim(), backward, 4u32..=16, any::<bool>())
-        .prop_flat_map(|(r, c, backward, dw, mul_reg)| {
+    let registers = (any::<bool>(), any::<bool>());
+    (array_dim(), array_dim(), backward, 4u32..=16, registers)
+        .prop_flat_map(|(r, c, backward, dw, registers)| {
             // The narrowest legal accumulator saturates on a few products at
             // the extremes, a few bits more on longer sums; wide ones rarely
             // saturate (and take the fast mode's float path).
             let narrowest = (2 * dw).max(16);
             let near = narrowest..=(narrowest + 6).min(48);
             let aw = prop_oneof![2 => Just(narrowest), 1 => near, 2 => narrowest..=48u32];
-            (Just((r, c, backward, dw, mul_reg)), aw, 0..dw)
+            (Just((r, c, backward, dw, registers)), aw, 0..dw)
         })
-        .prop_map(|((r, c, backward, dw, mul_reg), aw, f)| {
+        .prop_map(|((r, c, backward, dw, (mul_reg, deferred)), aw, f)| {
             let format = NumberFormat {
                 in_bits: dw,
                 acc_bits: aw,
@@ -50,6 +51,8 @@ pub fn config_for(schedule: Backward) -> impl Strategy<Value = ArrayConfig> {
             ArrayConfig::new(r, c, backward, format)
                 .unwrap()
                 .with_multiplier_register(mul_reg)
+                .unwrap()
+                .with_deferred_saturation(deferred)
                 .unwrap()
         })
 }
