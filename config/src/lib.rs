@@ -89,10 +89,11 @@ pub struct ArrayShape {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub multiplier_register: bool,
     /// Optional, default false: each PE accumulator register (`psv`,
-    /// `psh`, `dw`) holds its AW+1-bit sum and is saturated where it is
-    /// read (`docs/ARCHITECTURE.md`, Deferred saturation), which takes
-    /// the clamp out of the add's cycle. Results and timing are the
-    /// same. `pipelining = "none"` only.
+    /// `psh`, `dw`) holds its exact AW+1-bit sum and the weight `w` its
+    /// exact DW+2-bit updated value, each saturated where it is read
+    /// (`docs/ARCHITECTURE.md`, Deferred saturation), which takes the
+    /// clamp out of the add's and the update's cycle. Results and
+    /// timing are the same. `pipelining = "none"` only.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deferred_saturation: bool,
 }
@@ -327,8 +328,8 @@ impl ArrayConfig {
         raw.try_into()
     }
 
-    /// Whether each PE's accumulator registers hold AW+1-bit sums,
-    /// saturated where they are read.
+    /// Whether each PE's accumulator and weight registers hold exact
+    /// sums and differences, saturated where they are read.
     pub fn deferred_saturation(&self) -> bool {
         self.array.deferred_saturation
     }

@@ -188,6 +188,11 @@ pub struct Array {
     pub psv: Vec<i64>,
     pub psh: Vec<i64>,
     pub dw: Vec<i64>,
+    /// The weight each PE presents to its multipliers and its south
+    /// neighbour: `w` clamped to DW bits. With deferred saturation `w`
+    /// holds the exact difference an UPDATE left (DW+2 bits); without,
+    /// the two are equal. Not a register: refreshed whenever `w` changes.
+    pub w_sat: Vec<i64>,
     /// The product registers of a PE with a multiplier register
     /// (`docs/ARCHITECTURE.md`, Multiplier register): the product entering
     /// `psv`/`psh`, and the one entering `dw`. Empty without one.
@@ -220,6 +225,7 @@ impl Array {
             psv: vec![0; r * c],
             psh: vec![0; r * c],
             dw: vec![0; r * c],
+            w_sat: vec![0; r * c],
             prod_sum: vec![0; r * c * cfg.product_stages()],
             prod_dw: vec![0; r * c * cfg.product_stages()],
             x_skew: DelayLines::new(0..r),
@@ -241,6 +247,7 @@ impl Array {
             &mut self.psv,
             &mut self.psh,
             &mut self.dw,
+            &mut self.w_sat,
             &mut self.prod_sum,
             &mut self.prod_dw,
             &mut self.y_q,
@@ -266,6 +273,24 @@ impl Array {
         self.cfg.cols()
     }
 
+    /// What a `w` register takes as the difference `diff` of an UPDATE:
+    /// saturated to DW bits, or with deferred saturation `diff` itself.
+    fn weight_after(&self, diff: i64) -> i64 {
+        if self.cfg.deferred_saturation() {
+            diff
+        } else {
+            fixed::sat(diff, self.cfg.format().in_bits)
+        }
+    }
+
+    /// `w_sat` from `w` after an UPDATE.
+    fn refresh_w_sat(&mut self) {
+        let bits = self.cfg.format().in_bits;
+        for (shown, &w) in self.w_sat.iter_mut().zip(&self.w) {
+            *shown = fixed::sat(w, bits);
+        }
+    }
+
     /// How this array's accumulator registers saturate.
     pub(crate) fn sum_bounds(&self) -> SumBounds {
         SumBounds::new(self.cfg.format().acc_bits, self.cfg.deferred_saturation())
@@ -287,7 +312,7 @@ impl Array {
             dw: (0..r).map(|i| self.dw_east(i)).collect(),
             w: match &self.dense {
                 Some(d) => d.w_q.clone(),
-                None => (0..c).map(|j| self.w[(r - 1) * c + j]).collect(),
+                None => self.w_sat[(r - 1) * c..].to_vec(),
             },
         }
     }
@@ -349,8 +374,12 @@ impl Array {
         match mode {
             Mode::Idle | Mode::Stream => {}
             Mode::Load => {
-                self.w.copy_within(0..(r - 1) * c, c);
-                self.w[..c].copy_from_slice(&inp.w);
+                // Each PE takes its north neighbour's weight as that one
+                // presents it (clamped, with deferred saturation), so every
+                // loaded weight is in range.
+                self.w_sat.copy_within(0..(r - 1) * c, c);
+                self.w_sat[..c].copy_from_slice(&inp.w);
+                self.w.copy_from_slice(&self.w_sat);
             }
             Mode::Fwd if self.cfg.multiplier_register() => {
                 let x_west = self.x_west(inp);
@@ -363,7 +392,7 @@ impl Array {
                 let x_west = self.x_west(inp);
                 self.shift_x_east(&x_west[..r]);
                 sums_south(&mut self.psv, 0..r, c);
-                accumulate(&mut self.psv, &self.w, &self.x, None, sums);
+                accumulate(&mut self.psv, &self.w_sat, &self.x, None, sums);
             }
             Mode::BwdDx | Mode::BwdDw | Mode::BwdIl => {
                 let x_west = self.x_west(inp);
@@ -387,7 +416,7 @@ impl Array {
                     // dv and x are its inputs.
                     if mode.computes_dx() {
                         sums_east(&mut self.psh, 0..r, c);
-                        accumulate(&mut self.psh, &self.w, &self.d, None, sums);
+                        accumulate(&mut self.psh, &self.w_sat, &self.d, None, sums);
                     }
                     if mode.computes_dw() {
                         accumulate(&mut self.dw, &self.d, &self.x, Some(&self.dv), sums);
@@ -398,24 +427,35 @@ impl Array {
                 // The rounded step waits a cycle in prod_dw (ARCHITECTURE.md,
                 // Multiplier register): w takes the one registered before.
                 let lr = self.cfg.pe_lr_shift(inp.lr_shift);
-                let regs = self.w.iter_mut().zip(&mut self.dw).zip(&mut self.prod_dw);
-                for ((w, dw), step) in regs {
-                    *w = fixed::sat(*w - *step, f.in_bits);
-                    // Clamped to DW+1 bits: |w| < 2^(DW-1), so a larger
-                    // step saturates w alike.
-                    let rounded = fixed::round_shift(sums.read(*dw), f.frac_bits + lr, f.acc_bits);
-                    *step = fixed::sat(rounded, f.in_bits + 1);
-                    *dw = 0;
+                for k in 0..r * c {
+                    self.w[k] = self.weight_after(self.w_sat[k] - self.prod_dw[k]);
+                    let rounded =
+                        fixed::round_shift(sums.read(self.dw[k]), f.frac_bits + lr, f.acc_bits);
+                    self.prod_dw[k] = step_clamped(rounded, f.in_bits);
+                    self.dw[k] = 0;
                 }
+                self.refresh_w_sat();
+            }
+            Mode::Update if self.cfg.deferred_saturation() => {
+                // w keeps the exact difference with the step clamped to
+                // DW+1 bits (ARCHITECTURE.md, Deferred saturation).
+                let lr = self.cfg.pe_lr_shift(inp.lr_shift);
+                for k in 0..r * c {
+                    let rounded =
+                        fixed::round_shift(sums.read(self.dw[k]), f.frac_bits + lr, f.acc_bits);
+                    self.w[k] = self.w_sat[k] - step_clamped(rounded, f.in_bits);
+                    self.dw[k] = 0;
+                }
+                self.refresh_w_sat();
             }
             Mode::Update => {
                 // A PE built with a constant shift ignores the port.
                 let lr = self.cfg.pe_lr_shift(inp.lr_shift);
                 for (w, dw) in self.w.iter_mut().zip(self.dw.iter_mut()) {
-                    let read = sums.read(*dw);
-                    *w = fixed::sgd_update(*w, read, f.frac_bits, lr, f.in_bits, f.acc_bits);
+                    *w = fixed::sgd_update(*w, *dw, f.frac_bits, lr, f.in_bits, f.acc_bits);
                     *dw = 0;
                 }
+                self.w_sat.copy_from_slice(&self.w);
             }
             Mode::Drain => {
                 // Each PE takes its west neighbour's dw as that one
@@ -446,7 +486,7 @@ impl Array {
                 let above = if i == 0 { 0 } else { self.psv[k - c] };
                 let x_in = if j == 0 { x_west[i] } else { self.x[k - 1] };
                 self.psv[k] = sums.add(above, self.prod_sum[k]);
-                self.prod_sum[k] = self.w[k] * x_in;
+                self.prod_sum[k] = self.w_sat[k] * x_in;
             }
         }
     }
@@ -493,7 +533,7 @@ impl Array {
                 let k = i * c + j;
                 let old = self.psh[k];
                 self.psh[k] = sums.add(west, self.prod_sum[k]);
-                self.prod_sum[k] = self.w[k] * d;
+                self.prod_sum[k] = self.w_sat[k] * d;
                 west = old;
             }
         }
@@ -524,6 +564,13 @@ impl Array {
             row[0] = v;
         }
     }
+}
+
+/// The rounded SGD step clamped to DW+1 bits (`in_bits + 1`): every
+/// weight is below 2^(DW-1) in magnitude, so a larger step saturates it
+/// alike, and the subtract is DW+2 bits wide.
+fn step_clamped(rounded: i64, in_bits: u32) -> i64 {
+    fixed::sat(rounded, in_bits + 1)
 }
 
 /// The exact product of two data values. They have at most 16 bits
@@ -717,20 +764,20 @@ mod tests {
         }
     }
 
-    /// Deferred saturation changes what the accumulator registers hold,
-    /// not what anything reads from them: on random stimulus (16-bit
-    /// sums of 8-bit products, which overflow) the outputs are the same
-    /// every cycle, every register reads the same clamped, and some sum
-    /// does leave AW bits.
+    /// Deferred saturation changes what the accumulator and weight
+    /// registers hold, not what anything reads from them: on random
+    /// stimulus (16-bit sums of 8-bit products, which overflow) the
+    /// outputs are the same every cycle, every register reads the same
+    /// clamped, and some sum and some weight do leave their widths.
     #[test]
     fn deferred_saturation_changes_no_output() {
         for mul_reg in [false, true] {
             let at_once = config().with_multiplier_register(mul_reg).unwrap();
             let deferred = at_once.with_deferred_saturation(true).unwrap();
             let (mut a, mut b) = (Array::new(at_once), Array::new(deferred));
-            let aw = at_once.format().acc_bits;
+            let (aw, dw_bits) = (at_once.format().acc_bits, at_once.format().in_bits);
             let mut rng = Rng::new(0xdefe);
-            let mut overflowed = false;
+            let (mut overflowed, mut weight_left) = (false, false);
             for _ in 0..3000 {
                 let inp = random_input(&at_once, &mut rng, 500);
                 assert_eq!(a.outputs(), b.outputs());
@@ -743,9 +790,15 @@ mod tests {
                         overflowed |= !fixed::fits(v, aw);
                     }
                 }
-                assert_eq!((&a.w, &a.x, &a.d, &a.dv), (&b.w, &b.x, &b.d, &b.dv));
+                for (&h, &v) in a.w.iter().zip(&b.w) {
+                    assert_eq!(h, fixed::sat(v, dw_bits));
+                    weight_left |= !fixed::fits(v, dw_bits);
+                }
+                assert_eq!(a.w, b.w_sat);
+                assert_eq!((&a.x, &a.d, &a.dv), (&b.x, &b.d, &b.dv));
             }
             assert!(overflowed, "no sum left AW bits (mul_reg {mul_reg})");
+            assert!(weight_left, "no weight left DW bits (mul_reg {mul_reg})");
         }
     }
 

@@ -164,7 +164,7 @@ impl Driver {
                 inp.w[j] = if row < k { w[[j, row]] } else { 0 };
             }
             // w_out: the south row's weights, before the edge.
-            let south = &self.array.w[(r - 1) * c..];
+            let south = &self.array.w_sat[(r - 1) * c..];
             old.column_mut(row).assign(&ArrayView1::from(south));
             self.tick(&inp, Phase::Load);
         }

@@ -178,17 +178,19 @@ fn exchange() -> Vec<Item> {
 fn sgd_units() -> Vec<Item> {
     let mut items = sgd_unit(
         "",
-        id("dw"),
+        (id("w"), id("dw")),
         id("lr_shift"),
         "UPDATE's SGD step: round half up at shift FRAC+lr_shift (0 for shifts >= AW), then saturate.",
         None,
+        true,
     );
     items.extend(sgd_unit(
         "lv_",
-        id("dw"),
+        (id("w"), id("dw")),
         ctl_in(WaveField::Lr),
         "The same step for the weight a swap switches out, with the wave's lr (c_lr_in).",
         None,
+        true,
     ));
     items
 }

@@ -16,14 +16,16 @@ use sysgrad_isa::wave::{control_bits, WaveField};
 pub fn pe_registers(cfg: &ArrayConfig) -> Vec<(&'static str, u32)> {
     let f = cfg.format();
     let (dw, aw) = (f.in_bits, f.acc_bits);
-    // Deferred saturation keeps the accumulators' exact AW+1-bit sums.
-    let sum = aw + u32::from(cfg.deferred_saturation());
+    // Deferred saturation keeps the accumulators' exact AW+1-bit sums and
+    // the weight's exact DW+2-bit difference.
+    let deferred = u32::from(cfg.deferred_saturation());
+    let (sum, w) = (aw + deferred, dw + 2 * deferred);
     let weights: &[&'static str] = if cfg.dense() {
         &["w", "ws", "wp"]
     } else {
         &["w"]
     };
-    let mut regs: Vec<(&'static str, u32)> = weights.iter().map(|r| (*r, dw)).collect();
+    let mut regs: Vec<(&'static str, u32)> = weights.iter().map(|r| (*r, w)).collect();
     regs.extend([
         ("x", dw),
         ("d", dw),

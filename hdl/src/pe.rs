@@ -118,16 +118,24 @@ pub(crate) fn multipliers(ops: MulOperands) -> Vec<Item> {
 /// bits, as `w_next` (the UPDATE mode's). It subtracts `sgd_sub`: the
 /// rounded step itself, or with `MUL_REG` the step registered in `prod_dw`
 /// the cycle before (`product_stage`).
-fn sgd_update(dw: Expr) -> Vec<Item> {
+fn sgd_update(deferred: bool) -> Vec<Item> {
+    let read = |r: &str| {
+        id(&if deferred {
+            format!("{r}_sat")
+        } else {
+            r.into()
+        })
+    };
     sgd_unit(
         "",
-        dw,
+        (read("w"), read("dw")),
         id("lr_shift"),
         "SGD: round half up at shift FRAC+lr_shift (0 for shifts >= AW), then saturate.",
         Some(Subtrahend {
             value: id("sgd_sub"),
             width: id("SGD_W"),
         }),
+        !deferred,
     )
 }
 
@@ -139,20 +147,23 @@ pub(crate) struct Subtrahend {
 }
 
 /// One SGD unit: `<prefix>w_next = sat(w - round_shift(dw, FRAC + lr), DW)`
-/// for the dW value `dw`
+/// for the weight and dW values `(w, dw)` (without `saturate`, only the
+/// exact difference `<prefix>w_diff`, which a deferred-saturation `w`
+/// register keeps)
 /// with its wires named `<prefix>...`, or `sat(w - subtrahend, DW)` where
 /// a subtrahend is given. The unit without a prefix also declares the
 /// constants (`FRAC7`, `AW7`, `one`) that further units share.
 pub(crate) fn sgd_unit(
     prefix: &str,
-    dw: Expr,
+    (w, dw): (Expr, Expr),
     lr: Expr,
     comment: &str,
     subtrahend: Option<Subtrahend>,
+    saturate: bool,
 ) -> Vec<Item> {
     let n = |s: &str| format!("{prefix}{s}");
     let first = prefix.is_empty();
-    let (shamt, w) = (id(&n("shamt")), id("w"));
+    let shamt = id(&n("shamt"));
     let (dw_step, w_diff) = (id(&n("dw_step")), id(&n("w_diff")));
     // Shift amounts reach FRAC + 63 < 128: 7 bits.
     let w7 = || Width::of(7);
@@ -218,6 +229,11 @@ pub(crate) fn sgd_unit(
             diff_w.clone(),
             cat([repeat(diff_w.clone() - data_w(), w.at(data_w() - 1)), w]) - sub_value,
         ),
+    ]);
+    if !saturate {
+        return items;
+    }
+    items.extend([
         wire(&n("w_fits"), Width::bit())
             .init(
                 high.clone()
@@ -240,20 +256,57 @@ pub(crate) fn sgd_unit(
 
 /// The nets between the multipliers and SGD unit and the adders and
 /// weight register (driven by [`product_stage`]).
-fn product_nets() -> Vec<Item> {
-    vec![
+fn product_nets(deferred: bool) -> Vec<Item> {
+    let (comment, sgd_w) = if deferred {
+        (
+            "The SGD step arrives clamped to DW+1 bits: a DW+2-bit subtract, which w keeps.",
+            data_w() + 2,
+        )
+    } else {
+        (
+            "With MUL_REG the SGD step arrives clamped to DW+1 bits: a DW+2-bit subtract.",
+            cond(id("MUL_REG").differs(0), data_w() + 2, acc_w() + 2),
+        )
+    };
+    let items = vec![
         wire("add_sum", Width::of(acc_w())).signed().item(),
         wire("add_dw", Width::of(acc_w())).signed().item(),
         wire("dw_en", Width::bit()).item(),
-        Item::Comment(
-            "With MUL_REG the SGD step arrives clamped to DW+1 bits: a DW+2-bit subtract.".into(),
-        ),
-        localparam(
-            "SGD_W",
-            Width::bit(),
-            cond(id("MUL_REG").differs(0), data_w() + 2, acc_w() + 2),
-        ),
+        Item::Comment(comment.into()),
+        localparam("SGD_W", Width::bit(), sgd_w),
         wire("sgd_sub", Width::of(id("SGD_W"))).signed().item(),
+    ];
+    items
+}
+
+/// `step_q`: the rounded SGD step `dw_step` clamped to DW+1 bits, which
+/// the second UPDATE cycle (`MUL_REG`) or a deferred-saturation `w`
+/// subtracts: |w| < 2^(DW-1), so a larger step saturates w alike.
+fn step_clamp() -> Vec<Item> {
+    let step_high = || id("dw_step").bits(acc_w(), data_w());
+    let step_high_bits = || acc_w() + 1 - data_w();
+    vec![
+        Item::Comment(
+            "The SGD step clamped to DW+1 bits: |w| < 2^(DW-1), so a larger step saturates w alike,"
+                .into(),
+        ),
+        Item::Comment("and the subtract in the second UPDATE cycle is DW+2 bits wide.".into()),
+        wire("step_fits", Width::bit())
+            .init(
+                step_high()
+                    .equals(zeros(step_high_bits()))
+                    .or(step_high().equals(ones(step_high_bits()))),
+            )
+            .item(),
+        signed_wire(
+            "step_q",
+            data_w() + 1,
+            cond(
+                id("step_fits"),
+                id("dw_step").bits(data_w(), 0),
+                clamp_value(id("dw_step").at(acc_w()), data_w() + 1),
+            ),
+        ),
     ]
 }
 
@@ -264,7 +317,7 @@ fn product_nets() -> Vec<Item> {
 /// `psh`, `add_dw` enters `dw` whenever `dw_en`. In UPDATE `prod_dw` holds
 /// the rounded SGD step for the cycle after, which subtracts it
 /// (`sgd_sub`): the update is cut in two the same way.
-fn product_stage() -> Vec<Item> {
+fn product_stage(deferred: bool) -> Vec<Item> {
     let acc = || Width::of(acc_w());
     let dw_product = || cond(id("dv_in"), id("p_dw"), zeros(acc_w()));
     let sum_and_dw = || vec![set("prod_sum", "p_dx"), set("prod_dw", dw_product())];
@@ -298,38 +351,21 @@ fn product_stage() -> Vec<Item> {
             default: vec![],
         }],
     )]);
-    let step_high = || id("dw_step").bits(acc_w(), data_w());
-    let step_high_bits = || acc_w() + 1 - data_w();
     vec![gen_if(
         id("MUL_REG").differs(0),
         "g_prod",
-        vec![
+        [
             Item::Comment(
                 "Product registers: the adders take the products of the cycle before.".into(),
             ),
             reg("prod_sum", acc()).signed().item(),
             reg("prod_dw", acc()).signed().item(),
-            Item::Comment(
-                "The SGD step clamped to DW+1 bits: |w| < 2^(DW-1), so a larger step saturates w alike,"
-                    .into(),
-            ),
-            Item::Comment("and the subtract in the second UPDATE cycle is DW+2 bits wide.".into()),
-            wire("step_fits", Width::bit())
-                .init(
-                    step_high()
-                        .equals(zeros(step_high_bits()))
-                        .or(step_high().equals(ones(step_high_bits()))),
-                )
-                .item(),
-            signed_wire(
-                "step_q",
-                data_w() + 1,
-                cond(
-                    id("step_fits"),
-                    id("dw_step").bits(data_w(), 0),
-                    clamp_value(id("dw_step").at(acc_w()), data_w() + 1),
-                ),
-            ),
+        ]
+        .into_iter()
+        // With deferred saturation step_q is the module's (the UPDATE
+        // without MUL_REG subtracts it too).
+        .chain(if deferred { vec![] } else { step_clamp() })
+        .chain([
             stage,
             assign("add_sum", "prod_sum"),
             assign("add_dw", "prod_dw"),
@@ -339,12 +375,17 @@ fn product_stage() -> Vec<Item> {
                 "sgd_sub",
                 cat([id("prod_dw").at(data_w()), id("prod_dw").bits(data_w(), 0)]),
             ),
-        ],
+        ])
+        .collect(),
         vec![
             assign("add_sum", "p_dx"),
             assign("add_dw", "p_dw"),
             assign("dw_en", "dv_in"),
-            assign("sgd_sub", cat([id("dw_step").at(acc_w()), id("dw_step")])),
+            if deferred {
+                assign("sgd_sub", cat([id("step_q").at(data_w()), id("step_q")]))
+            } else {
+                assign("sgd_sub", cat([id("dw_step").at(acc_w()), id("dw_step")]))
+            },
         ],
     )]
 }
@@ -374,13 +415,31 @@ fn deferred_saturation() -> Vec<Item> {
     };
     let exact_sum = |a: &str, b: &str| widen(&id(a)) + widen(&id(b));
     let mut items = vec![Item::Comment(
-        "Deferred saturation: the registers hold exact AW+1-bit sums, clamped as they are read."
+        "Deferred saturation: the registers hold exact sums (AW+1 bits) and differences (w, DW+2),"
             .into(),
-    )];
+    ), Item::Comment("clamped as they are read.".into())];
     for r in SUMS {
         let value = clamped(r);
         items.push(signed_wire(&format!("{r}_sat"), acc_w(), value));
     }
+    // w holds the exact DW+2-bit difference an UPDATE left: it fits DW
+    // bits iff its top three bits agree.
+    let w_high = || id("w").bits(data_w() + 1, data_w() - 1);
+    let w_fits = w_high().equals(zeros(3)).or(w_high().equals(ones(3)));
+    items.push(signed_wire(
+        "w_sat",
+        data_w(),
+        cond(
+            w_fits,
+            id("w").bits(data_w() - 1, 0),
+            clamp_value(id("w").at(data_w() + 1), data_w()),
+        ),
+    ));
+    items.push(signed_wire(
+        "w_north",
+        data_w() + 2,
+        cat([repeat(2, id("w_in").at(data_w() - 1)), id("w_in")]),
+    ));
     for (sum, value) in [
         ("psv_sum", exact_sum("psv_in", "add_sum")),
         ("psh_sum", exact_sum("psh_in", "add_sum")),
@@ -409,6 +468,11 @@ fn registers(deferred: bool) -> Item {
         call("sat_add", [id("dw"), id("add_dw")])
     };
     let sum_w = || if deferred { acc_w() + 1 } else { acc_w() };
+    let (w_load, w_update, w_w) = if deferred {
+        ("w_north", "w_diff", data_w() + 2)
+    } else {
+        ("w_in", "w_next", data_w())
+    };
     let dx = || vec![set("d", "d_in"), set("dv", "dv_in"), acc("psh", "add_sum")];
     let dw = || {
         vec![
@@ -420,10 +484,8 @@ fn registers(deferred: bool) -> Item {
     };
     let mut il = dx();
     il.extend(dw().into_iter().skip(2));
-    let mut reset: Vec<Stmt> = ["w", "x", "d"]
-        .iter()
-        .map(|r| set(*r, zeros(data_w())))
-        .collect();
+    let mut reset: Vec<Stmt> = vec![set("w", zeros(w_w))];
+    reset.extend(["x", "d"].iter().map(|r| set(*r, zeros(data_w()))));
     reset.extend(SUMS.iter().map(|r| set(*r, zeros(sum_w()))));
     reset.push(set("dv", lit(1, 0)));
     let arm = |m: &str, body: Vec<Stmt>| (vec![id(m)], body);
@@ -433,7 +495,7 @@ fn registers(deferred: bool) -> Item {
         vec![Stmt::Case {
             sel: id("mode"),
             arms: vec![
-                arm("M_LOAD", vec![set("w", "w_in")]),
+                arm("M_LOAD", vec![set("w", w_load)]),
                 arm("M_FWD", vec![set("x", "x_in"), acc("psv", "add_sum")]),
                 arm("M_BWD_DX", dx()),
                 arm("M_BWD_DW", dw()),
@@ -443,7 +505,7 @@ fn registers(deferred: bool) -> Item {
                 ),
                 arm(
                     "M_UPDATE",
-                    vec![set("w", "w_next"), set("dw", zeros(sum_w()))],
+                    vec![set("w", w_update), set("dw", zeros(sum_w()))],
                 ),
                 arm(
                     "M_DRAIN",
@@ -486,10 +548,10 @@ pub fn module(deferred: bool) -> Module {
         })
         .collect();
     for (r, width, signed) in state() {
-        let width = if deferred && SUMS.contains(&r) {
-            Width::of(acc_w() + 1)
-        } else {
-            width
+        let width = match r {
+            "w" if deferred => Width::of(data_w() + 2),
+            r if deferred && SUMS.contains(&r) => Width::of(acc_w() + 1),
+            _ => width,
         };
         items.push(
             Net {
@@ -503,20 +565,23 @@ pub fn module(deferred: bool) -> Module {
     let mode_is = |m: &str| id("mode").equals(m);
     items.extend(multipliers(MulOperands {
         chooser: "mode",
-        weight: id("w"),
+        weight: id(if deferred { "w_sat" } else { "w" }),
         fwd: mode_is("M_FWD"),
         dx: mode_is("M_BWD_DX"),
         dw: mode_is("M_BWD_DW"),
     }));
-    items.extend(product_nets());
+    items.extend(product_nets(deferred));
     if deferred {
         items.extend(deferred_saturation());
     }
-    items.extend(sgd_update(id(if deferred { "dw_sat" } else { "dw" })));
-    items.extend(product_stage());
+    items.extend(sgd_update(deferred));
+    if deferred {
+        items.extend(step_clamp());
+    }
+    items.extend(product_stage(deferred));
     items.push(registers(deferred));
     for (r, ..) in state() {
-        let value = if deferred && SUMS.contains(&r) {
+        let value = if deferred && (r == "w" || SUMS.contains(&r)) {
             format!("{r}_sat")
         } else {
             r.to_string()

@@ -124,9 +124,10 @@ fn the_rtl_with_a_multiplier_register_has_exactly_the_emulators_registers() {
 }
 
 /// Deferred saturation adds no register but widens `psv`, `psh` and `dw`
-/// to AW+1 bits (ARCHITECTURE.md, Deferred saturation), on both sides.
+/// to AW+1 bits and `w` to DW+2 (ARCHITECTURE.md, Deferred saturation),
+/// on both sides.
 #[test]
-fn deferred_saturation_widens_the_accumulators_only() {
+fn deferred_saturation_widens_the_accumulators_and_the_weight_only() {
     for mul_reg in [false, true] {
         let cfg = load("small_4x4.toml")
             .with_multiplier_register(mul_reg)
@@ -143,6 +144,8 @@ fn deferred_saturation_widens_the_accumulators_only() {
             let found = rtl.iter().find(|r| r.name.ends_with(reg)).unwrap();
             assert_eq!(found.width, aw + 1, "{} {reg}", cfg.tag());
         }
+        let w = rtl.iter().find(|r| r.name.ends_with("u_pe.w")).unwrap();
+        assert_eq!(w.width, cfg.format().in_bits + 2, "{}", cfg.tag());
     }
 }
 

@@ -134,11 +134,12 @@ const FAULT_SPEC: Spec = Spec {
 };
 
 /// Deferred saturation (ARCHITECTURE.md): on the fault configuration,
-/// whose sums overflow, the accumulator registers hold sums beyond AW
-/// bits and the RTL's hold the same ones every cycle, with and without a
+/// whose sums and weight updates overflow, the accumulator registers
+/// hold sums beyond AW bits and the weights differences beyond DW bits,
+/// and the RTL's hold the same ones every cycle, with and without a
 /// multiplier register.
 #[test]
-fn deferred_saturation_matches_every_cycle_where_sums_overflow() {
+fn deferred_saturation_matches_every_cycle_where_sums_and_weights_overflow() {
     for mul_reg in [false, true] {
         let cfg = fault_config()
             .with_deferred_saturation(true)
@@ -146,15 +147,16 @@ fn deferred_saturation_matches_every_cycle_where_sums_overflow() {
             .with_multiplier_register(mul_reg)
             .unwrap();
         let (rec, _) = scenario::run_spec(&cfg, &FAULT_SPEC, true);
-        let aw = cfg.format().acc_bits;
-        let beyond = |v: &i64| !sysgrad_config::fixed::fits(*v, aw);
-        let overflowed = rec
-            .snapshots
-            .as_ref()
-            .unwrap()
-            .iter()
-            .any(|a| a.psv.iter().chain(&a.psh).chain(&a.dw).any(beyond));
+        let (aw, dw) = (cfg.format().acc_bits, cfg.format().in_bits);
+        let fits = sysgrad_config::fixed::fits;
+        let snapshots = rec.snapshots.as_ref().unwrap();
+        let overflowed = snapshots.iter().any(|a| {
+            let mut sums = a.psv.iter().chain(&a.psh).chain(&a.dw);
+            sums.any(|v| !fits(*v, aw))
+        });
         assert!(overflowed, "{}: no sum left AW bits", cfg.tag());
+        let weight_left = snapshots.iter().any(|a| a.w.iter().any(|v| !fits(*v, dw)));
+        assert!(weight_left, "{}: no weight left DW bits", cfg.tag());
         let files = sysgrad_hdl::generate(&cfg);
         cosim_rec(&cfg, &files, &rec, Simulator::Verilator, &cfg.tag())
             .unwrap_or_else(|e| panic!("{}: {e}", cfg.tag()));
