@@ -283,6 +283,17 @@ impl Array {
         }
     }
 
+    /// The SGD step of a PE whose `dw` register holds `dw`, rounded at
+    /// shift FRAC + `lr` and clamped to DW+1 bits: every weight is below
+    /// 2^(DW-1) in magnitude, so a larger step saturates it alike, and
+    /// the subtract is DW+2 bits wide.
+    fn clamped_step(&self, dw: i64, lr: u32) -> i64 {
+        let f = self.cfg.format();
+        let read = self.sum_bounds().read(dw);
+        let rounded = fixed::round_shift(read, f.frac_bits + lr, f.acc_bits);
+        fixed::sat(rounded, f.in_bits + 1)
+    }
+
     /// `w_sat` from `w` after an UPDATE.
     fn refresh_w_sat(&mut self) {
         let bits = self.cfg.format().in_bits;
@@ -429,9 +440,7 @@ impl Array {
                 let lr = self.cfg.pe_lr_shift(inp.lr_shift);
                 for k in 0..r * c {
                     self.w[k] = self.weight_after(self.w_sat[k] - self.prod_dw[k]);
-                    let rounded =
-                        fixed::round_shift(sums.read(self.dw[k]), f.frac_bits + lr, f.acc_bits);
-                    self.prod_dw[k] = step_clamped(rounded, f.in_bits);
+                    self.prod_dw[k] = self.clamped_step(self.dw[k], lr);
                     self.dw[k] = 0;
                 }
                 self.refresh_w_sat();
@@ -441,9 +450,7 @@ impl Array {
                 // DW+1 bits (ARCHITECTURE.md, Deferred saturation).
                 let lr = self.cfg.pe_lr_shift(inp.lr_shift);
                 for k in 0..r * c {
-                    let rounded =
-                        fixed::round_shift(sums.read(self.dw[k]), f.frac_bits + lr, f.acc_bits);
-                    self.w[k] = self.w_sat[k] - step_clamped(rounded, f.in_bits);
+                    self.w[k] = self.w_sat[k] - self.clamped_step(self.dw[k], lr);
                     self.dw[k] = 0;
                 }
                 self.refresh_w_sat();
@@ -566,13 +573,6 @@ impl Array {
     }
 }
 
-/// The rounded SGD step clamped to DW+1 bits (`in_bits + 1`): every
-/// weight is below 2^(DW-1) in magnitude, so a larger step saturates it
-/// alike, and the subtract is DW+2 bits wide.
-fn step_clamped(rounded: i64, in_bits: u32) -> i64 {
-    fixed::sat(rounded, in_bits + 1)
-}
-
 /// The exact product of two data values. They have at most 16 bits
 /// (`sysgrad_config::IN_BITS`), so their 32-bit truncations multiply
 /// exactly into 64 bits, which AVX2 does four at a time (it has no
@@ -640,7 +640,13 @@ impl SumBounds {
     /// What a register holding `sum` takes when `p` is added to it.
     #[inline(always)]
     pub(crate) fn add(self, sum: i64, p: i64) -> i64 {
-        (self.read(sum) + p).clamp(self.write.0, self.write.1)
+        self.add_in_range(self.read(sum), p)
+    }
+
+    /// [`SumBounds::add`] for a `sum` known to be in the read range.
+    #[inline(always)]
+    fn add_in_range(self, sum: i64, p: i64) -> i64 {
+        (sum + p).clamp(self.write.0, self.write.1)
     }
 }
 
@@ -678,9 +684,13 @@ fn accumulate_as<const DEFERRED: bool>(
     valid: Option<&[bool]>,
     bounds: SumBounds,
 ) {
+    // Without deferred saturation every register is in range.
     let add = |sum: i64, p: i64| {
-        let read = if DEFERRED { bounds.read(sum) } else { sum };
-        (read + p).clamp(bounds.write.0, bounds.write.1)
+        if DEFERRED {
+            bounds.add(sum, p)
+        } else {
+            bounds.add_in_range(sum, p)
+        }
     };
     let n = sums.len();
     let (a, b) = (&a[..n], &b[..n]);
@@ -695,8 +705,6 @@ fn accumulate_as<const DEFERRED: bool>(
             for k in 0..n {
                 // An invalid dy leaves the register as it is (the RTL's
                 // dw_en); adding 0 to an in-range value does the same.
-                // 0 or all ones: a select without a branch.
-                let keep = -i64::from(valid[k]);
                 sums[k] = if DEFERRED {
                     let added = add(sums[k], product(a[k], b[k]));
                     if valid[k] {
@@ -705,6 +713,8 @@ fn accumulate_as<const DEFERRED: bool>(
                         sums[k]
                     }
                 } else {
+                    // 0 or all ones: a select without a branch.
+                    let keep = -i64::from(valid[k]);
                     add(sums[k], product(a[k], b[k]) & keep)
                 };
             }

@@ -62,6 +62,15 @@ pub(crate) fn extend_product(m: &str) -> Expr {
     ])
 }
 
+/// Whether the value whose `count` top bits are `high` fits the width
+/// below them: all those bits agree (all zeros or all ones).
+fn top_bits_agree(high: Expr, count: impl Into<Expr>) -> Expr {
+    let count = count.into();
+    high.clone()
+        .equals(zeros(count.clone()))
+        .or(high.equals(ones(count)))
+}
+
 /// A signed wire of `width` bits driven by `e`.
 pub(crate) fn signed_wire(name: &str, width: Expr, e: Expr) -> Item {
     wire(name, Width::of(width)).signed().init(e).item()
@@ -119,16 +128,9 @@ pub(crate) fn multipliers(ops: MulOperands) -> Vec<Item> {
 /// rounded step itself, or with `MUL_REG` the step registered in `prod_dw`
 /// the cycle before (`product_stage`).
 fn sgd_update(deferred: bool) -> Vec<Item> {
-    let read = |r: &str| {
-        id(&if deferred {
-            format!("{r}_sat")
-        } else {
-            r.into()
-        })
-    };
     sgd_unit(
         "",
-        (read("w"), read("dw")),
+        (read_of("w", deferred), read_of("dw", deferred)),
         id("lr_shift"),
         "SGD: round half up at shift FRAC+lr_shift (0 for shifts >= AW), then saturate.",
         Some(Subtrahend {
@@ -147,11 +149,10 @@ pub(crate) struct Subtrahend {
 }
 
 /// One SGD unit: `<prefix>w_next = sat(w - round_shift(dw, FRAC + lr), DW)`
-/// for the weight and dW values `(w, dw)` (without `saturate`, only the
-/// exact difference `<prefix>w_diff`, which a deferred-saturation `w`
-/// register keeps)
-/// with its wires named `<prefix>...`, or `sat(w - subtrahend, DW)` where
-/// a subtrahend is given. The unit without a prefix also declares the
+/// for the weight and dW values `(w, dw)`, with its wires named
+/// `<prefix>...`, or `sat(w - subtrahend, DW)` where a subtrahend is
+/// given. Without `saturate` it stops at the exact difference
+/// `<prefix>w_diff`, which a deferred-saturation `w` register keeps. The unit without a prefix also declares the
 /// constants (`FRAC7`, `AW7`, `one`) that further units share.
 pub(crate) fn sgd_unit(
     prefix: &str,
@@ -175,7 +176,7 @@ pub(crate) fn sgd_unit(
         None => (own_step(), acc_w() + 2),
     };
     let high = w_diff.bits(diff_w.clone() - 1, data_w() - 1);
-    let high_bits = || diff_w.clone() + 1 - data_w();
+    let high_bits = diff_w.clone() + 1 - data_w();
     let mut items = vec![Item::Comment(comment.into())];
     if first {
         items.push(localparam("FRAC7", w7(), id("FRAC").bits(6, 0)));
@@ -235,11 +236,7 @@ pub(crate) fn sgd_unit(
     }
     items.extend([
         wire(&n("w_fits"), Width::bit())
-            .init(
-                high.clone()
-                    .equals(zeros(high_bits()))
-                    .or(high.equals(ones(high_bits()))),
-            )
+            .init(top_bits_agree(high, high_bits))
             .item(),
         signed_wire(
             &n("w_next"),
@@ -268,23 +265,21 @@ fn product_nets(deferred: bool) -> Vec<Item> {
             cond(id("MUL_REG").differs(0), data_w() + 2, acc_w() + 2),
         )
     };
-    let items = vec![
+    vec![
         wire("add_sum", Width::of(acc_w())).signed().item(),
         wire("add_dw", Width::of(acc_w())).signed().item(),
         wire("dw_en", Width::bit()).item(),
         Item::Comment(comment.into()),
         localparam("SGD_W", Width::bit(), sgd_w),
         wire("sgd_sub", Width::of(id("SGD_W"))).signed().item(),
-    ];
-    items
+    ]
 }
 
 /// `step_q`: the rounded SGD step `dw_step` clamped to DW+1 bits, which
 /// the second UPDATE cycle (`MUL_REG`) or a deferred-saturation `w`
 /// subtracts: |w| < 2^(DW-1), so a larger step saturates w alike.
 fn step_clamp() -> Vec<Item> {
-    let step_high = || id("dw_step").bits(acc_w(), data_w());
-    let step_high_bits = || acc_w() + 1 - data_w();
+    let step_high = id("dw_step").bits(acc_w(), data_w());
     vec![
         Item::Comment(
             "The SGD step clamped to DW+1 bits: |w| < 2^(DW-1), so a larger step saturates w alike,"
@@ -292,11 +287,7 @@ fn step_clamp() -> Vec<Item> {
         ),
         Item::Comment("and the subtract in the second UPDATE cycle is DW+2 bits wide.".into()),
         wire("step_fits", Width::bit())
-            .init(
-                step_high()
-                    .equals(zeros(step_high_bits()))
-                    .or(step_high().equals(ones(step_high_bits()))),
-            )
+            .init(top_bits_agree(step_high, acc_w() + 1 - data_w()))
             .item(),
         signed_wire(
             "step_q",
@@ -393,11 +384,23 @@ fn product_stage(deferred: bool) -> Vec<Item> {
 /// The accumulator registers, which deferred saturation widens.
 const SUMS: [&str; 3] = ["psv", "psh", "dw"];
 
+/// Register `r` as its readers take it: with deferred saturation the
+/// weight and the accumulators are held wider and read clamped
+/// (`<r>_sat`), every other register as it is.
+fn read_of(r: &str, deferred: bool) -> Expr {
+    if deferred && (r == "w" || SUMS.contains(&r)) {
+        id(&format!("{r}_sat"))
+    } else {
+        id(r)
+    }
+}
+
 /// Deferred saturation (`array.deferred_saturation`,
 /// `docs/ARCHITECTURE.md`): `psv`, `psh` and `dw` hold the exact
-/// AW+1-bit sum of two AW-bit values, and everything that reads them (the
-/// outputs, the next add, the SGD unit) takes `<reg>_sat`, the sum
-/// clamped to AW bits. The clamp moves from after the add's carry chain
+/// AW+1-bit sum of two AW-bit values and `w` the exact DW+2-bit
+/// difference of its last update, and everything that reads them (the
+/// multipliers, the outputs, the next add, the SGD unit) takes
+/// `<reg>_sat` ([`read_of`]), the value clamped to AW or DW bits. The clamp moves from after the add's carry chain
 /// to the start of the next cycle, where its inputs come straight from
 /// the register; the clamped values are the same in every cycle, so
 /// results and timing are too. Without it each add saturates
@@ -424,8 +427,7 @@ fn deferred_saturation() -> Vec<Item> {
     }
     // w holds the exact DW+2-bit difference an UPDATE left: it fits DW
     // bits iff its top three bits agree.
-    let w_high = || id("w").bits(data_w() + 1, data_w() - 1);
-    let w_fits = w_high().equals(zeros(3)).or(w_high().equals(ones(3)));
+    let w_fits = top_bits_agree(id("w").bits(data_w() + 1, data_w() - 1), 3);
     items.push(signed_wire(
         "w_sat",
         data_w(),
@@ -454,18 +456,14 @@ fn deferred_saturation() -> Vec<Item> {
 /// The `always` block of the PE's registers; with `deferred` the
 /// accumulators load the sums of [`deferred_saturation`].
 fn registers(deferred: bool) -> Item {
-    let acc = |r: &str, p: &str| {
+    // What accumulator `r` loads when `p` is added to `base`.
+    let acc = |r: &str, base: &str, p: &str| {
         let value = if deferred {
             id(&format!("{r}_sum"))
         } else {
-            call("sat_add", [id(&format!("{r}_in")), id(p)])
+            call("sat_add", [id(base), id(p)])
         };
         set(r, value)
-    };
-    let dw_sum = if deferred {
-        id("dw_sum")
-    } else {
-        call("sat_add", [id("dw"), id("add_dw")])
     };
     let sum_w = || if deferred { acc_w() + 1 } else { acc_w() };
     let (w_load, w_update, w_w) = if deferred {
@@ -473,13 +471,19 @@ fn registers(deferred: bool) -> Item {
     } else {
         ("w_in", "w_next", data_w())
     };
-    let dx = || vec![set("d", "d_in"), set("dv", "dv_in"), acc("psh", "add_sum")];
+    let dx = || {
+        vec![
+            set("d", "d_in"),
+            set("dv", "dv_in"),
+            acc("psh", "psh_in", "add_sum"),
+        ]
+    };
     let dw = || {
         vec![
             set("d", "d_in"),
             set("dv", "dv_in"),
             set("x", "x_in"),
-            if_else("dw_en", vec![set("dw", dw_sum.clone())], vec![]),
+            if_else("dw_en", vec![acc("dw", "dw", "add_dw")], vec![]),
         ]
     };
     let mut il = dx();
@@ -496,7 +500,10 @@ fn registers(deferred: bool) -> Item {
             sel: id("mode"),
             arms: vec![
                 arm("M_LOAD", vec![set("w", w_load)]),
-                arm("M_FWD", vec![set("x", "x_in"), acc("psv", "add_sum")]),
+                arm(
+                    "M_FWD",
+                    vec![set("x", "x_in"), acc("psv", "psv_in", "add_sum")],
+                ),
                 arm("M_BWD_DX", dx()),
                 arm("M_BWD_DW", dw()),
                 arm(
@@ -565,7 +572,7 @@ pub fn module(deferred: bool) -> Module {
     let mode_is = |m: &str| id("mode").equals(m);
     items.extend(multipliers(MulOperands {
         chooser: "mode",
-        weight: id(if deferred { "w_sat" } else { "w" }),
+        weight: read_of("w", deferred),
         fwd: mode_is("M_FWD"),
         dx: mode_is("M_BWD_DX"),
         dw: mode_is("M_BWD_DW"),
@@ -581,12 +588,7 @@ pub fn module(deferred: bool) -> Module {
     items.extend(product_stage(deferred));
     items.push(registers(deferred));
     for (r, ..) in state() {
-        let value = if deferred && (r == "w" || SUMS.contains(&r)) {
-            format!("{r}_sat")
-        } else {
-            r.to_string()
-        };
-        items.push(assign(id(&format!("{r}_out")), id(&value)));
+        items.push(assign(id(&format!("{r}_out")), read_of(r, deferred)));
     }
     let mut ports = vec![
         input("clk", Width::bit()),
