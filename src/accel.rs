@@ -195,11 +195,12 @@ pub fn prepare(
     })
 }
 
-/// Every counter the emulator computes, with its value after `acc` ran.
+/// Every counter the emulator computes, with its count after `acc` ran
+/// (not wrapped to the hardware counters' width).
 pub fn counters(acc: &Accelerator) -> Vec<(Counter, u64)> {
     Counter::ALL
         .iter()
-        .filter_map(|&c| acc.counter(c).map(|v| (c, v)))
+        .filter_map(|&c| acc.count(c).map(|v| (c, v)))
         .collect()
 }
 

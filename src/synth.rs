@@ -83,8 +83,14 @@ fn label(cfg: &ArrayConfig) -> String {
         .unwrap_or_default();
     let mul_reg = if cfg.multiplier_register() { " mr" } else { "" };
     let deferred = if cfg.deferred_saturation() { " ds" } else { "" };
+    // The hardware counters' width, when not the default 48.
+    let counters = if cfg.counter_bits() == *sysgrad_config::COUNTER_BITS.end() {
+        String::new()
+    } else {
+        format!(" c{}", cfg.counter_bits())
+    };
     format!(
-        "{}x{} i{} a{}{}{lr}{mul_reg}{deferred}",
+        "{}x{} i{} a{}{}{lr}{mul_reg}{deferred}{counters}",
         cfg.rows(),
         cfg.cols(),
         f.in_bits,

@@ -7,10 +7,21 @@ use sysgrad_emulator::Phase;
 use sysgrad_isa::host::Counter;
 
 impl Accelerator {
-    /// The value counter `c` of the RTL shows after the same runs, or
-    /// `None` for the host-interface counters, which depend on the host's
-    /// timing rather than on the program.
+    /// The value counter `c` of the RTL shows after the same runs: the
+    /// [`Accelerator::count`] modulo `2^host.counter_bits`, or `None` for
+    /// the host-interface counters, which depend on the host's timing
+    /// rather than on the program.
     pub fn counter(&self, c: Counter) -> Option<u64> {
+        let count = self.count(c)?;
+        Some(sysgrad_isa::host::counter_register(
+            &self.driver.cfg(),
+            count,
+        ))
+    }
+
+    /// What counter `c` counts, however wide the hardware's counters are
+    /// (for statistics), or `None` for the host-interface counters.
+    pub fn count(&self, c: Counter) -> Option<u64> {
         use Counter::*;
         use Phase::*;
         let st = &self.driver.stats;

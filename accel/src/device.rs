@@ -289,9 +289,10 @@ impl Device {
     /// emulator, the DMA beat counts from the host's own count; `None` for
     /// the ones that depend on the host's timing (stalls, idle cycles).
     pub fn counter(&self, c: Counter) -> Option<u64> {
+        let wrap = |count| sysgrad_isa::host::counter_register(&self.acc.driver.cfg(), count);
         match c {
-            Counter::DmaInBeats => Some(self.host.beats_in()),
-            Counter::DmaOutBeats => Some(self.host.beats_out()),
+            Counter::DmaInBeats => Some(wrap(self.host.beats_in())),
+            Counter::DmaOutBeats => Some(wrap(self.host.beats_out())),
             c => self.acc.counter(c),
         }
     }

@@ -165,6 +165,36 @@ impl BufferDepths {
     }
 }
 
+/// The host interface of the accelerator (`sa_accel`). Optional, like
+/// `[buffers]`: configs written before it existed stay valid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HostInterface {
+    /// Width of each hardware counter: it counts modulo `2^counter_bits`,
+    /// and 0 builds none (every counter reads 0). The 42 counters of the
+    /// default width take more logic than a small FPGA has to spare.
+    pub counter_bits: u32,
+}
+
+/// Widths a hardware counter may have; the largest is read as two 32-bit
+/// registers (bits 31:0 and 47:32).
+pub const COUNTER_BITS: std::ops::RangeInclusive<u32> = 0..=48;
+
+impl Default for HostInterface {
+    fn default() -> Self {
+        HostInterface {
+            counter_bits: *COUNTER_BITS.end(),
+        }
+    }
+}
+
+impl HostInterface {
+    /// Whether every field is the default (then the section is not written out).
+    pub fn is_default(&self) -> bool {
+        *self == HostInterface::default()
+    }
+}
+
 /// The whole configuration, as read from TOML or JSON. It can only exist
 /// validated: the fields are private, [`ArrayConfig::new`] and
 /// deserialisation check every range, and the `with_*` methods return a
@@ -175,6 +205,7 @@ pub struct ArrayConfig {
     array: ArrayShape,
     format: NumberFormat,
     buffers: BufferDepths,
+    host: HostInterface,
 }
 
 /// The file form of [`ArrayConfig`], before validation.
@@ -186,6 +217,9 @@ pub(crate) struct RawConfig {
     /// Optional `[buffers]` section; defaults when absent.
     #[serde(default, skip_serializing_if = "BufferDepths::is_default")]
     buffers: BufferDepths,
+    /// Optional `[host]` section; defaults when absent.
+    #[serde(default, skip_serializing_if = "HostInterface::is_default")]
+    host: HostInterface,
 }
 
 impl TryFrom<RawConfig> for ArrayConfig {
@@ -195,6 +229,7 @@ impl TryFrom<RawConfig> for ArrayConfig {
             array: raw.array,
             format: raw.format,
             buffers: raw.buffers,
+            host: raw.host,
         };
         cfg.validate()?;
         Ok(cfg)
@@ -207,6 +242,7 @@ impl From<ArrayConfig> for RawConfig {
             array: c.array,
             format: c.format,
             buffers: c.buffers,
+            host: c.host,
         }
     }
 }
@@ -239,6 +275,7 @@ impl ArrayConfig {
             },
             format,
             buffers: BufferDepths::default(),
+            host: HostInterface::default(),
         }
         .try_into()
     }
@@ -279,6 +316,10 @@ impl ArrayConfig {
     }
     pub fn buffers(&self) -> BufferDepths {
         self.buffers
+    }
+    /// Width of the accelerator's hardware counters (0: none).
+    pub fn counter_bits(&self) -> u32 {
+        self.host.counter_bits
     }
 
     pub fn pipelining(&self) -> Pipelining {
@@ -383,6 +424,15 @@ impl ArrayConfig {
         .try_into()
     }
 
+    /// The same configuration with counters of another width, checked.
+    pub fn with_counter_bits(self, counter_bits: u32) -> Result<Self, ConfigError> {
+        RawConfig {
+            host: HostInterface { counter_bits },
+            ..self.into()
+        }
+        .try_into()
+    }
+
     /// The same configuration with another number format, checked.
     pub fn with_format(self, format: NumberFormat) -> Result<Self, ConfigError> {
         RawConfig {
@@ -473,6 +523,17 @@ impl ArrayConfig {
                 );
             }
         }
+        if !COUNTER_BITS.contains(&self.host.counter_bits) {
+            return bad(
+                "host.counter_bits",
+                self.host.counter_bits.to_string(),
+                format!(
+                    "{}..={} (0: no hardware counters)",
+                    COUNTER_BITS.start(),
+                    COUNTER_BITS.end()
+                ),
+            );
+        }
         Ok(())
     }
 
@@ -514,8 +575,13 @@ impl ArrayConfig {
         } else {
             ""
         };
+        let counters = if self.host.is_default() {
+            String::new()
+        } else {
+            format!("_c{}", self.host.counter_bits)
+        };
         format!(
-            "sa_{}x{}_i{}a{}f{}_{}{dense}{lr}{mul_reg}{deferred}",
+            "sa_{}x{}_i{}a{}f{}_{}{dense}{lr}{mul_reg}{deferred}{counters}",
             self.array.rows,
             self.array.cols,
             self.format().in_bits,
@@ -680,6 +746,30 @@ mod buffer_tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("weight"), "{e}");
+    }
+
+    #[test]
+    fn counter_bits_round_trip_and_are_range_checked() {
+        let cfg = parse_config(OLD, false, Path::new("x.toml")).unwrap();
+        assert_eq!(cfg.counter_bits(), 48);
+        assert!(!cfg.to_toml().contains("host"));
+        for bits in [0, 16] {
+            let text = format!("{OLD}[host]\ncounter_bits = {bits}\n");
+            let cfg = parse_config(&text, false, Path::new("x.toml")).unwrap();
+            assert_eq!(cfg.counter_bits(), bits);
+            assert!(cfg.tag().ends_with(&format!("_c{bits}")));
+            let again = parse_config(&cfg.to_toml(), false, Path::new("x.toml")).unwrap();
+            assert_eq!(again, cfg);
+        }
+        let text = format!("{OLD}[host]\ncounter_bits = 49\n");
+        let e = parse_config(&text, false, Path::new("x.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("host.counter_bits") && e.contains("0..=48"),
+            "{e}"
+        );
+        assert!(cfg.with_counter_bits(64).is_err());
     }
 }
 

@@ -14,8 +14,8 @@ use sysgrad_config::ArrayConfig;
 use sysgrad_isa::command::{Field, Format, FORMATS, WORD_BITS};
 use sysgrad_isa::error::CODE_BITS;
 use sysgrad_isa::host::{
-    self, ctrl, lanes_per_beat, reg, shape, status, Counter, DmaError, DmaTarget, COUNTER_BITS,
-    DMA_PACKED, DMA_READ, DMA_WRITE, ID_VALUE,
+    self, ctrl, lanes_per_beat, reg, shape, status, Counter, DmaError, DmaTarget, DMA_PACKED,
+    DMA_READ, DMA_WRITE, ID_VALUE,
 };
 use sysgrad_isa::{BackwardMode, DataBuffer, ErrorCode};
 
@@ -178,6 +178,7 @@ fn register_section(out: &mut String) {
         ("STATUS", reg::STATUS),
         ("PC", reg::PC),
         ("PROG_LEN", reg::PROG_LEN),
+        ("COUNTER_WIDTH", reg::COUNTER_WIDTH),
         ("DMA_TARGET", reg::DMA_TARGET),
         ("DMA_ADDR", reg::DMA_ADDR),
         ("DMA_COUNT", reg::DMA_COUNT),
@@ -279,7 +280,7 @@ fn register_section(out: &mut String) {
     out.push('\n');
 }
 
-fn counter_section(out: &mut String) {
+fn counter_section(cfg: &ArrayConfig, out: &mut String) {
     out.push_str("/* ---- Hardware counters: index i is read at SA_REG_COUNTERS + SA_COUNTER_STRIDE i\n   (bits 31:0) and + 4 (the high bits). ---- */\n");
     let stride = Counter::ALL[1].offset() - Counter::ALL[0].offset();
     define(
@@ -291,8 +292,8 @@ fn counter_section(out: &mut String) {
     define(
         out,
         "SA_COUNTER_BITS",
-        format!("{COUNTER_BITS}u"),
-        "width of a counter",
+        format!("{}u", cfg.counter_bits()),
+        "width of a counter (it counts modulo 2^bits; 0: none, all read 0)",
     );
     define(
         out,
@@ -458,7 +459,7 @@ fn header(cfg: &ArrayConfig) -> String {
     );
     config_section(cfg, &mut out);
     register_section(&mut out);
-    counter_section(&mut out);
+    counter_section(cfg, &mut out);
     error_section(&mut out);
     command_section(&mut out);
     out.push_str(API);

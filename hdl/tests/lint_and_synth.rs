@@ -15,11 +15,22 @@ fn configs() -> Vec<ArrayConfig> {
     vec![
         cfg(1, 1, Interleaved, 8, 16, 4),
         cfg(1, 1, Sequential, 4, 16, 0), // narrowest data, AW = 4*DW, frac 0
-        cfg(2, 3, Interleaved, 8, 24, 4),
+        // Counter widths (host.counter_bits): none, narrower than an
+        // increment, exactly one register, between the two registers.
+        // (Configs [4] and [5] differ in generated text only by parameters.)
+        cfg(2, 3, Interleaved, 8, 24, 4)
+            .with_counter_bits(0)
+            .unwrap(),
         cfg(4, 4, Interleaved, 16, 48, 8), // widest accumulator
-        cfg(5, 2, Sequential, 6, 16, 2),
-        cfg(3, 1, Interleaved, 8, 16, 0), // AW = 2*DW, one column, frac 0
-        cfg(1, 4, Sequential, 16, 32, 15), // AW = 2*DW, one row, widest frac
+        cfg(5, 2, Sequential, 6, 16, 2)
+            .with_counter_bits(5)
+            .unwrap(),
+        cfg(3, 1, Interleaved, 8, 16, 0)
+            .with_counter_bits(32)
+            .unwrap(), // AW = 2*DW, one column, frac 0
+        cfg(1, 4, Sequential, 16, 32, 15)
+            .with_counter_bits(40)
+            .unwrap(), // AW = 2*DW, one row, widest frac
         ArrayConfig::default_16x16(),
         cfg(32, 3, Sequential, 16, 32, 15),
         // MAX_DIM rows or columns: the widest tile, wait and SHAPE fields
@@ -38,8 +49,12 @@ fn dense_configs() -> Vec<ArrayConfig> {
         cfg(1, 1, Sequential, 4, 16, 0),
         cfg(1, 4, Sequential, 16, 32, 15),
         cfg(3, 1, Interleaved, 8, 16, 0),
-        cfg(5, 2, Sequential, 6, 16, 2),
-        cfg(4, 4, Interleaved, 16, 48, 8),
+        cfg(5, 2, Sequential, 6, 16, 2)
+            .with_counter_bits(0)
+            .unwrap(),
+        cfg(4, 4, Interleaved, 16, 48, 8)
+            .with_counter_bits(7)
+            .unwrap(),
         ArrayConfig::default_16x16(),
         cfg(16, 16, Sequential, 8, 24, 4),
         cfg(64, 2, Interleaved, 8, 24, 4), // the widest load row

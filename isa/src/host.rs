@@ -12,11 +12,21 @@ pub const AXIL_DATA_BITS: u32 = 32;
 pub const AXIL_ADDR_BITS: u32 = 12;
 /// `TDATA` width of both AXI4-Streams: one buffer word or command per beat.
 pub const STREAM_BITS: u32 = crate::command::WORD_BITS;
-/// Width of each hardware counter (read as two registers).
-pub const COUNTER_BITS: u32 = 48;
-/// Read-only `ID` register value: "SG" and interface version 2 (version 2
-/// widened the `SHAPE` fields for arrays up to 256 x 256).
-pub const ID_VALUE: u32 = 0x5347_0002;
+/// Read-only `ID` register value: "SG" and interface version 3 (version 2
+/// widened the `SHAPE` fields for arrays up to 256 x 256, version 3 added
+/// `COUNTER_WIDTH`).
+pub const ID_VALUE: u32 = 0x5347_0003;
+
+/// Bits a counter register pair can show: the widest counter
+/// (`host.counter_bits` in the config), read as bits 31:0 and 47:32.
+pub const MAX_COUNTER_BITS: u32 = *sysgrad_config::COUNTER_BITS.end();
+
+/// What a counter register of `cfg` reads after `count` events: the count
+/// modulo `2^counter_bits` (0 without counters). The emulator and the
+/// host-side counts go through this to be compared with the RTL's.
+pub fn counter_register(cfg: &ArrayConfig, count: u64) -> u64 {
+    count & ((1u64 << cfg.counter_bits()) - 1)
+}
 
 /// The fields of the read-only `SHAPE` register, low to high, each as wide
 /// as the largest value it holds.
@@ -89,6 +99,9 @@ pub mod reg {
     pub const PC: u32 = 0x010;
     /// RW: number of valid words in command memory; fetching past it is `PROGRAM_END`.
     pub const PROG_LEN: u32 = 0x014;
+    /// R: width of every counter, `host.counter_bits` (0: no counters,
+    /// every counter register reads 0).
+    pub const COUNTER_WIDTH: u32 = 0x018;
     /// RW: DMA target, see [`super::DmaTarget`].
     pub const DMA_TARGET: u32 = 0x020;
     /// RW: first line (command word) of the transfer.

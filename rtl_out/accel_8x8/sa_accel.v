@@ -18,7 +18,8 @@ module sa_accel #(
   parameter integer X_DEPTH = 1024,  // activation buffer lines
   parameter integer G_DEPTH = 1024,  // gradient buffer lines
   parameter integer A_DEPTH = 2048,  // accumulator buffer lines
-  parameter integer C_DEPTH = 1024  // command memory words
+  parameter integer C_DEPTH = 1024,  // command memory words
+  parameter integer CNT_BITS = 48  // counter width, 0..=48 (0: no counters)
 ) (
   input wire clk,
   input wire rst,
@@ -247,6 +248,7 @@ module sa_accel #(
   reg [63:0] cmd_q;
   reg [63:0] cmd2_q;
   reg [16:0] ex_t;
+  reg [16:0] ex_end;
   reg ex_pass;
   reg halted;
   reg faulted;
@@ -305,7 +307,7 @@ module sa_accel #(
   wire dec_go = dec_final && (dec_err == 8'd0);
   wire exec_begin = dec_go && ~is_sync && ~is_halt;
   wire [16:0] ex_len = (is_load_w || is_flush_w) ? LOAD_LEN : ((is_forward || is_backward) ? {{1{1'b0}}, f_len} + PASS_EXTRA : (is_drain ? DRAIN_LEN : (is_update ? UPDATE_LEN : {{1{1'b0}}, f_len})));
-  wire ex_last = in_exec && (ex_t == (ex_len - 17'd1));
+  wire ex_last = in_exec && (ex_t == ex_end);
   wire seq_more = ex_last && is_backward && (f_mode == 2'd2) && ~ex_pass;
   wire ex_done = ex_last && ~seq_more;
   wire nx_exec = exec_begin || (in_exec && ~ex_done);
@@ -502,6 +504,7 @@ module sa_accel #(
       cmd_q <= 64'd0;
       cmd2_q <= 64'd0;
       ex_t <= 17'd0;
+      ex_end <= 17'd0;
       ex_pass <= 1'b0;
       halted <= 1'b0;
       faulted <= 1'b0;
@@ -538,6 +541,7 @@ module sa_accel #(
               end else begin
                 ctl_state <= S_EXEC;
                 ex_t <= 17'd0;
+                ex_end <= ex_len - 17'd1;
                 ex_pass <= 1'b0;
               end
             end
@@ -592,6 +596,8 @@ module sa_accel #(
   localparam [4:0] DW5 = DW5_I[4:0];
   localparam AW6_I = AW;
   localparam [5:0] AW6 = AW6_I[5:0];
+  localparam CNT_BITS32_I = CNT_BITS;
+  localparam [31:0] CNT_BITS32 = CNT_BITS32_I[31:0];
   localparam IL1_I = INTERLEAVED;
   localparam [0:0] IL1 = IL1_I[0:0];
   localparam P_DW_I = (DW > 64) ? 1 : 64 / DW;
@@ -677,7 +683,7 @@ module sa_accel #(
         rvalid_q <= 1'b1;
         case (s_axil_araddr)
           12'h0: begin
-            rdata_q <= 32'h53470002;
+            rdata_q <= 32'h53470003;
             rresp_q <= 2'd0;
           end
           12'h4: begin
@@ -694,6 +700,10 @@ module sa_accel #(
           end
           12'h14: begin
             rdata_q <= {15'd0, prog_len};
+            rresp_q <= 2'd0;
+          end
+          12'h18: begin
+            rdata_q <= CNT_BITS32;
             rresp_q <= 2'd0;
           end
           12'h20: begin
@@ -717,7 +727,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h104: begin
-            rdata_q <= {16'd0, cnt_run_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_run_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h108: begin
@@ -725,7 +735,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h10c: begin
-            rdata_q <= {16'd0, cnt_idle_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_idle_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h110: begin
@@ -733,7 +743,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h114: begin
-            rdata_q <= {16'd0, cnt_load_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_load_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h118: begin
@@ -741,7 +751,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h11c: begin
-            rdata_q <= {16'd0, cnt_fwd_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_fwd_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h120: begin
@@ -749,7 +759,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h124: begin
-            rdata_q <= {16'd0, cnt_dx_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dx_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h128: begin
@@ -757,7 +767,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h12c: begin
-            rdata_q <= {16'd0, cnt_dw_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dw_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h130: begin
@@ -765,7 +775,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h134: begin
-            rdata_q <= {16'd0, cnt_il_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_il_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h138: begin
@@ -773,7 +783,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h13c: begin
-            rdata_q <= {16'd0, cnt_update_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_update_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h140: begin
@@ -781,7 +791,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h144: begin
-            rdata_q <= {16'd0, cnt_drain_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_drain_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h148: begin
@@ -789,7 +799,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h14c: begin
-            rdata_q <= {16'd0, cnt_fwd_macs[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_fwd_macs[47:32]};
             rresp_q <= 2'd0;
           end
           12'h150: begin
@@ -797,7 +807,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h154: begin
-            rdata_q <= {16'd0, cnt_dx_macs[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dx_macs[47:32]};
             rresp_q <= 2'd0;
           end
           12'h158: begin
@@ -805,7 +815,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h15c: begin
-            rdata_q <= {16'd0, cnt_dw_macs[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dw_macs[47:32]};
             rresp_q <= 2'd0;
           end
           12'h160: begin
@@ -813,7 +823,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h164: begin
-            rdata_q <= {16'd0, cnt_il_macs[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_il_macs[47:32]};
             rresp_q <= 2'd0;
           end
           12'h168: begin
@@ -821,7 +831,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h16c: begin
-            rdata_q <= {16'd0, cnt_load_w_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_load_w_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h170: begin
@@ -829,7 +839,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h174: begin
-            rdata_q <= {16'd0, cnt_load_w_writes[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_load_w_writes[47:32]};
             rresp_q <= 2'd0;
           end
           12'h178: begin
@@ -837,7 +847,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h17c: begin
-            rdata_q <= {16'd0, cnt_fwd_x_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_fwd_x_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h180: begin
@@ -845,7 +855,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h184: begin
-            rdata_q <= {16'd0, cnt_fwd_y_writes[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_fwd_y_writes[47:32]};
             rresp_q <= 2'd0;
           end
           12'h188: begin
@@ -853,7 +863,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h18c: begin
-            rdata_q <= {16'd0, cnt_fwd_acc_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_fwd_acc_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h190: begin
@@ -861,7 +871,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h194: begin
-            rdata_q <= {16'd0, cnt_fwd_acc_writes[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_fwd_acc_writes[47:32]};
             rresp_q <= 2'd0;
           end
           12'h198: begin
@@ -869,7 +879,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h19c: begin
-            rdata_q <= {16'd0, cnt_dx_dy_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dx_dy_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1a0: begin
@@ -877,7 +887,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1a4: begin
-            rdata_q <= {16'd0, cnt_dx_dx_writes[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dx_dx_writes[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1a8: begin
@@ -885,7 +895,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1ac: begin
-            rdata_q <= {16'd0, cnt_dx_acc_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dx_acc_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1b0: begin
@@ -893,7 +903,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1b4: begin
-            rdata_q <= {16'd0, cnt_dx_acc_writes[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dx_acc_writes[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1b8: begin
@@ -901,7 +911,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1bc: begin
-            rdata_q <= {16'd0, cnt_dw_dy_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dw_dy_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1c0: begin
@@ -909,7 +919,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1c4: begin
-            rdata_q <= {16'd0, cnt_dw_x_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dw_x_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1c8: begin
@@ -917,7 +927,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1cc: begin
-            rdata_q <= {16'd0, cnt_il_dy_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_il_dy_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1d0: begin
@@ -925,7 +935,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1d4: begin
-            rdata_q <= {16'd0, cnt_il_x_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_il_x_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1d8: begin
@@ -933,7 +943,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1dc: begin
-            rdata_q <= {16'd0, cnt_il_dx_writes[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_il_dx_writes[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1e0: begin
@@ -941,7 +951,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1e4: begin
-            rdata_q <= {16'd0, cnt_il_acc_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_il_acc_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1e8: begin
@@ -949,7 +959,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1ec: begin
-            rdata_q <= {16'd0, cnt_il_acc_writes[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_il_acc_writes[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1f0: begin
@@ -957,7 +967,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1f4: begin
-            rdata_q <= {16'd0, cnt_drain_dw_writes[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_drain_dw_writes[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1f8: begin
@@ -965,7 +975,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1fc: begin
-            rdata_q <= {16'd0, cnt_decode_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_decode_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h200: begin
@@ -973,7 +983,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h204: begin
-            rdata_q <= {16'd0, cnt_requant_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_requant_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h208: begin
@@ -981,7 +991,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h20c: begin
-            rdata_q <= {16'd0, cnt_requant_words[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_requant_words[47:32]};
             rresp_q <= 2'd0;
           end
           12'h210: begin
@@ -989,7 +999,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h214: begin
-            rdata_q <= {16'd0, cnt_syncs[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_syncs[47:32]};
             rresp_q <= 2'd0;
           end
           12'h218: begin
@@ -997,7 +1007,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h21c: begin
-            rdata_q <= {16'd0, cnt_commands[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_commands[47:32]};
             rresp_q <= 2'd0;
           end
           12'h220: begin
@@ -1005,7 +1015,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h224: begin
-            rdata_q <= {16'd0, cnt_dma_in_beats[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dma_in_beats[47:32]};
             rresp_q <= 2'd0;
           end
           12'h228: begin
@@ -1013,7 +1023,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h22c: begin
-            rdata_q <= {16'd0, cnt_dma_out_beats[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dma_out_beats[47:32]};
             rresp_q <= 2'd0;
           end
           12'h230: begin
@@ -1021,7 +1031,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h234: begin
-            rdata_q <= {16'd0, cnt_dma_in_stalls[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dma_in_stalls[47:32]};
             rresp_q <= 2'd0;
           end
           12'h238: begin
@@ -1029,7 +1039,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h23c: begin
-            rdata_q <= {16'd0, cnt_dma_out_stalls[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dma_out_stalls[47:32]};
             rresp_q <= 2'd0;
           end
           12'h240: begin
@@ -1037,7 +1047,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h244: begin
-            rdata_q <= {16'd0, cnt_host_idle_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_host_idle_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h248: begin
@@ -1045,7 +1055,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h24c: begin
-            rdata_q <= {16'd0, cnt_load_slots[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_load_slots[47:32]};
             rresp_q <= 2'd0;
           end
           default: begin
@@ -1185,7 +1195,8 @@ module sa_accel #(
       end
     end
   end
-  // Counters (docs/HOST.md): cleared by reset and CTRL.CLEAR.
+  // Counters (docs/HOST.md): cleared by reset and CTRL.CLEAR, CNT_BITS wide.
+  localparam [47:0] CNT_MASK = (48'd1 << CNT_BITS) - 48'd1;
   reg [47:0] cnt_run_cycles;
   wire [18:0] inc_run_cycles = {{18{1'b0}}, ctl_running};
   reg [47:0] cnt_idle_cycles;
@@ -1315,48 +1326,48 @@ module sa_accel #(
       cnt_host_idle_cycles <= 48'd0;
       cnt_load_slots <= 48'd0;
     end else begin
-      cnt_run_cycles <= cnt_run_cycles + {{29{1'b0}}, inc_run_cycles};
-      cnt_idle_cycles <= cnt_idle_cycles + {{29{1'b0}}, inc_idle_cycles};
-      cnt_load_cycles <= cnt_load_cycles + {{29{1'b0}}, inc_load_cycles};
-      cnt_fwd_cycles <= cnt_fwd_cycles + {{29{1'b0}}, inc_fwd_cycles};
-      cnt_dx_cycles <= cnt_dx_cycles + {{29{1'b0}}, inc_dx_cycles};
-      cnt_dw_cycles <= cnt_dw_cycles + {{29{1'b0}}, inc_dw_cycles};
-      cnt_il_cycles <= cnt_il_cycles + {{29{1'b0}}, inc_il_cycles};
-      cnt_update_cycles <= cnt_update_cycles + {{29{1'b0}}, inc_update_cycles};
-      cnt_drain_cycles <= cnt_drain_cycles + {{29{1'b0}}, inc_drain_cycles};
-      cnt_fwd_macs <= cnt_fwd_macs + {{29{1'b0}}, inc_fwd_macs};
-      cnt_dx_macs <= cnt_dx_macs + {{29{1'b0}}, inc_dx_macs};
-      cnt_dw_macs <= cnt_dw_macs + {{29{1'b0}}, inc_dw_macs};
-      cnt_il_macs <= cnt_il_macs + {{29{1'b0}}, inc_il_macs};
-      cnt_load_w_reads <= cnt_load_w_reads + {{29{1'b0}}, inc_load_w_reads};
-      cnt_load_w_writes <= cnt_load_w_writes + {{29{1'b0}}, inc_load_w_writes};
-      cnt_fwd_x_reads <= cnt_fwd_x_reads + {{29{1'b0}}, inc_fwd_x_reads};
-      cnt_fwd_y_writes <= cnt_fwd_y_writes + {{29{1'b0}}, inc_fwd_y_writes};
-      cnt_fwd_acc_reads <= cnt_fwd_acc_reads + {{29{1'b0}}, inc_fwd_acc_reads};
-      cnt_fwd_acc_writes <= cnt_fwd_acc_writes + {{29{1'b0}}, inc_fwd_acc_writes};
-      cnt_dx_dy_reads <= cnt_dx_dy_reads + {{29{1'b0}}, inc_dx_dy_reads};
-      cnt_dx_dx_writes <= cnt_dx_dx_writes + {{29{1'b0}}, inc_dx_dx_writes};
-      cnt_dx_acc_reads <= cnt_dx_acc_reads + {{29{1'b0}}, inc_dx_acc_reads};
-      cnt_dx_acc_writes <= cnt_dx_acc_writes + {{29{1'b0}}, inc_dx_acc_writes};
-      cnt_dw_dy_reads <= cnt_dw_dy_reads + {{29{1'b0}}, inc_dw_dy_reads};
-      cnt_dw_x_reads <= cnt_dw_x_reads + {{29{1'b0}}, inc_dw_x_reads};
-      cnt_il_dy_reads <= cnt_il_dy_reads + {{29{1'b0}}, inc_il_dy_reads};
-      cnt_il_x_reads <= cnt_il_x_reads + {{29{1'b0}}, inc_il_x_reads};
-      cnt_il_dx_writes <= cnt_il_dx_writes + {{29{1'b0}}, inc_il_dx_writes};
-      cnt_il_acc_reads <= cnt_il_acc_reads + {{29{1'b0}}, inc_il_acc_reads};
-      cnt_il_acc_writes <= cnt_il_acc_writes + {{29{1'b0}}, inc_il_acc_writes};
-      cnt_drain_dw_writes <= cnt_drain_dw_writes + {{29{1'b0}}, inc_drain_dw_writes};
-      cnt_decode_cycles <= cnt_decode_cycles + {{29{1'b0}}, inc_decode_cycles};
-      cnt_requant_cycles <= cnt_requant_cycles + {{29{1'b0}}, inc_requant_cycles};
-      cnt_requant_words <= cnt_requant_words + {{29{1'b0}}, inc_requant_words};
-      cnt_syncs <= cnt_syncs + {{29{1'b0}}, inc_syncs};
-      cnt_commands <= cnt_commands + {{29{1'b0}}, inc_commands};
-      cnt_dma_in_beats <= cnt_dma_in_beats + {{29{1'b0}}, inc_dma_in_beats};
-      cnt_dma_out_beats <= cnt_dma_out_beats + {{29{1'b0}}, inc_dma_out_beats};
-      cnt_dma_in_stalls <= cnt_dma_in_stalls + {{29{1'b0}}, inc_dma_in_stalls};
-      cnt_dma_out_stalls <= cnt_dma_out_stalls + {{29{1'b0}}, inc_dma_out_stalls};
-      cnt_host_idle_cycles <= cnt_host_idle_cycles + {{29{1'b0}}, inc_host_idle_cycles};
-      cnt_load_slots <= cnt_load_slots + {{29{1'b0}}, inc_load_slots};
+      cnt_run_cycles <= (cnt_run_cycles + {{29{1'b0}}, inc_run_cycles}) & CNT_MASK;
+      cnt_idle_cycles <= (cnt_idle_cycles + {{29{1'b0}}, inc_idle_cycles}) & CNT_MASK;
+      cnt_load_cycles <= (cnt_load_cycles + {{29{1'b0}}, inc_load_cycles}) & CNT_MASK;
+      cnt_fwd_cycles <= (cnt_fwd_cycles + {{29{1'b0}}, inc_fwd_cycles}) & CNT_MASK;
+      cnt_dx_cycles <= (cnt_dx_cycles + {{29{1'b0}}, inc_dx_cycles}) & CNT_MASK;
+      cnt_dw_cycles <= (cnt_dw_cycles + {{29{1'b0}}, inc_dw_cycles}) & CNT_MASK;
+      cnt_il_cycles <= (cnt_il_cycles + {{29{1'b0}}, inc_il_cycles}) & CNT_MASK;
+      cnt_update_cycles <= (cnt_update_cycles + {{29{1'b0}}, inc_update_cycles}) & CNT_MASK;
+      cnt_drain_cycles <= (cnt_drain_cycles + {{29{1'b0}}, inc_drain_cycles}) & CNT_MASK;
+      cnt_fwd_macs <= (cnt_fwd_macs + {{29{1'b0}}, inc_fwd_macs}) & CNT_MASK;
+      cnt_dx_macs <= (cnt_dx_macs + {{29{1'b0}}, inc_dx_macs}) & CNT_MASK;
+      cnt_dw_macs <= (cnt_dw_macs + {{29{1'b0}}, inc_dw_macs}) & CNT_MASK;
+      cnt_il_macs <= (cnt_il_macs + {{29{1'b0}}, inc_il_macs}) & CNT_MASK;
+      cnt_load_w_reads <= (cnt_load_w_reads + {{29{1'b0}}, inc_load_w_reads}) & CNT_MASK;
+      cnt_load_w_writes <= (cnt_load_w_writes + {{29{1'b0}}, inc_load_w_writes}) & CNT_MASK;
+      cnt_fwd_x_reads <= (cnt_fwd_x_reads + {{29{1'b0}}, inc_fwd_x_reads}) & CNT_MASK;
+      cnt_fwd_y_writes <= (cnt_fwd_y_writes + {{29{1'b0}}, inc_fwd_y_writes}) & CNT_MASK;
+      cnt_fwd_acc_reads <= (cnt_fwd_acc_reads + {{29{1'b0}}, inc_fwd_acc_reads}) & CNT_MASK;
+      cnt_fwd_acc_writes <= (cnt_fwd_acc_writes + {{29{1'b0}}, inc_fwd_acc_writes}) & CNT_MASK;
+      cnt_dx_dy_reads <= (cnt_dx_dy_reads + {{29{1'b0}}, inc_dx_dy_reads}) & CNT_MASK;
+      cnt_dx_dx_writes <= (cnt_dx_dx_writes + {{29{1'b0}}, inc_dx_dx_writes}) & CNT_MASK;
+      cnt_dx_acc_reads <= (cnt_dx_acc_reads + {{29{1'b0}}, inc_dx_acc_reads}) & CNT_MASK;
+      cnt_dx_acc_writes <= (cnt_dx_acc_writes + {{29{1'b0}}, inc_dx_acc_writes}) & CNT_MASK;
+      cnt_dw_dy_reads <= (cnt_dw_dy_reads + {{29{1'b0}}, inc_dw_dy_reads}) & CNT_MASK;
+      cnt_dw_x_reads <= (cnt_dw_x_reads + {{29{1'b0}}, inc_dw_x_reads}) & CNT_MASK;
+      cnt_il_dy_reads <= (cnt_il_dy_reads + {{29{1'b0}}, inc_il_dy_reads}) & CNT_MASK;
+      cnt_il_x_reads <= (cnt_il_x_reads + {{29{1'b0}}, inc_il_x_reads}) & CNT_MASK;
+      cnt_il_dx_writes <= (cnt_il_dx_writes + {{29{1'b0}}, inc_il_dx_writes}) & CNT_MASK;
+      cnt_il_acc_reads <= (cnt_il_acc_reads + {{29{1'b0}}, inc_il_acc_reads}) & CNT_MASK;
+      cnt_il_acc_writes <= (cnt_il_acc_writes + {{29{1'b0}}, inc_il_acc_writes}) & CNT_MASK;
+      cnt_drain_dw_writes <= (cnt_drain_dw_writes + {{29{1'b0}}, inc_drain_dw_writes}) & CNT_MASK;
+      cnt_decode_cycles <= (cnt_decode_cycles + {{29{1'b0}}, inc_decode_cycles}) & CNT_MASK;
+      cnt_requant_cycles <= (cnt_requant_cycles + {{29{1'b0}}, inc_requant_cycles}) & CNT_MASK;
+      cnt_requant_words <= (cnt_requant_words + {{29{1'b0}}, inc_requant_words}) & CNT_MASK;
+      cnt_syncs <= (cnt_syncs + {{29{1'b0}}, inc_syncs}) & CNT_MASK;
+      cnt_commands <= (cnt_commands + {{29{1'b0}}, inc_commands}) & CNT_MASK;
+      cnt_dma_in_beats <= (cnt_dma_in_beats + {{29{1'b0}}, inc_dma_in_beats}) & CNT_MASK;
+      cnt_dma_out_beats <= (cnt_dma_out_beats + {{29{1'b0}}, inc_dma_out_beats}) & CNT_MASK;
+      cnt_dma_in_stalls <= (cnt_dma_in_stalls + {{29{1'b0}}, inc_dma_in_stalls}) & CNT_MASK;
+      cnt_dma_out_stalls <= (cnt_dma_out_stalls + {{29{1'b0}}, inc_dma_out_stalls}) & CNT_MASK;
+      cnt_host_idle_cycles <= (cnt_host_idle_cycles + {{29{1'b0}}, inc_host_idle_cycles}) & CNT_MASK;
+      cnt_load_slots <= (cnt_load_slots + {{29{1'b0}}, inc_load_slots}) & CNT_MASK;
     end
   end
 endmodule

@@ -18,7 +18,8 @@ module sa_accel #(
   parameter integer X_DEPTH = 4096,  // activation buffer lines
   parameter integer G_DEPTH = 4096,  // gradient buffer lines
   parameter integer A_DEPTH = 4096,  // accumulator buffer lines
-  parameter integer C_DEPTH = 4096  // command memory words
+  parameter integer C_DEPTH = 4096,  // command memory words
+  parameter integer CNT_BITS = 48  // counter width, 0..=48 (0: no counters)
 ) (
   input wire clk,
   input wire rst,
@@ -988,6 +989,8 @@ module sa_accel #(
   localparam [4:0] DW5 = DW5_I[4:0];
   localparam AW6_I = AW;
   localparam [5:0] AW6 = AW6_I[5:0];
+  localparam CNT_BITS32_I = CNT_BITS;
+  localparam [31:0] CNT_BITS32 = CNT_BITS32_I[31:0];
   localparam IL1_I = INTERLEAVED;
   localparam [0:0] IL1 = IL1_I[0:0];
   localparam P_DW_I = (DW > 64) ? 1 : 64 / DW;
@@ -1073,7 +1076,7 @@ module sa_accel #(
         rvalid_q <= 1'b1;
         case (s_axil_araddr)
           12'h0: begin
-            rdata_q <= 32'h53470002;
+            rdata_q <= 32'h53470003;
             rresp_q <= 2'd0;
           end
           12'h4: begin
@@ -1090,6 +1093,10 @@ module sa_accel #(
           end
           12'h14: begin
             rdata_q <= {15'd0, prog_len};
+            rresp_q <= 2'd0;
+          end
+          12'h18: begin
+            rdata_q <= CNT_BITS32;
             rresp_q <= 2'd0;
           end
           12'h20: begin
@@ -1113,7 +1120,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h104: begin
-            rdata_q <= {16'd0, cnt_run_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_run_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h108: begin
@@ -1121,7 +1128,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h10c: begin
-            rdata_q <= {16'd0, cnt_idle_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_idle_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h110: begin
@@ -1129,7 +1136,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h114: begin
-            rdata_q <= {16'd0, cnt_load_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_load_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h118: begin
@@ -1137,7 +1144,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h11c: begin
-            rdata_q <= {16'd0, cnt_fwd_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_fwd_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h120: begin
@@ -1145,7 +1152,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h124: begin
-            rdata_q <= {16'd0, cnt_dx_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dx_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h128: begin
@@ -1153,7 +1160,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h12c: begin
-            rdata_q <= {16'd0, cnt_dw_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dw_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h130: begin
@@ -1161,7 +1168,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h134: begin
-            rdata_q <= {16'd0, cnt_il_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_il_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h138: begin
@@ -1169,7 +1176,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h13c: begin
-            rdata_q <= {16'd0, cnt_update_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_update_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h140: begin
@@ -1177,7 +1184,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h144: begin
-            rdata_q <= {16'd0, cnt_drain_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_drain_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h148: begin
@@ -1185,7 +1192,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h14c: begin
-            rdata_q <= {16'd0, cnt_fwd_macs[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_fwd_macs[47:32]};
             rresp_q <= 2'd0;
           end
           12'h150: begin
@@ -1193,7 +1200,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h154: begin
-            rdata_q <= {16'd0, cnt_dx_macs[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dx_macs[47:32]};
             rresp_q <= 2'd0;
           end
           12'h158: begin
@@ -1201,7 +1208,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h15c: begin
-            rdata_q <= {16'd0, cnt_dw_macs[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dw_macs[47:32]};
             rresp_q <= 2'd0;
           end
           12'h160: begin
@@ -1209,7 +1216,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h164: begin
-            rdata_q <= {16'd0, cnt_il_macs[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_il_macs[47:32]};
             rresp_q <= 2'd0;
           end
           12'h168: begin
@@ -1217,7 +1224,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h16c: begin
-            rdata_q <= {16'd0, cnt_load_w_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_load_w_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h170: begin
@@ -1225,7 +1232,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h174: begin
-            rdata_q <= {16'd0, cnt_load_w_writes[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_load_w_writes[47:32]};
             rresp_q <= 2'd0;
           end
           12'h178: begin
@@ -1233,7 +1240,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h17c: begin
-            rdata_q <= {16'd0, cnt_fwd_x_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_fwd_x_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h180: begin
@@ -1241,7 +1248,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h184: begin
-            rdata_q <= {16'd0, cnt_fwd_y_writes[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_fwd_y_writes[47:32]};
             rresp_q <= 2'd0;
           end
           12'h188: begin
@@ -1249,7 +1256,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h18c: begin
-            rdata_q <= {16'd0, cnt_fwd_acc_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_fwd_acc_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h190: begin
@@ -1257,7 +1264,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h194: begin
-            rdata_q <= {16'd0, cnt_fwd_acc_writes[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_fwd_acc_writes[47:32]};
             rresp_q <= 2'd0;
           end
           12'h198: begin
@@ -1265,7 +1272,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h19c: begin
-            rdata_q <= {16'd0, cnt_dx_dy_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dx_dy_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1a0: begin
@@ -1273,7 +1280,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1a4: begin
-            rdata_q <= {16'd0, cnt_dx_dx_writes[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dx_dx_writes[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1a8: begin
@@ -1281,7 +1288,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1ac: begin
-            rdata_q <= {16'd0, cnt_dx_acc_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dx_acc_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1b0: begin
@@ -1289,7 +1296,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1b4: begin
-            rdata_q <= {16'd0, cnt_dx_acc_writes[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dx_acc_writes[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1b8: begin
@@ -1297,7 +1304,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1bc: begin
-            rdata_q <= {16'd0, cnt_dw_dy_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dw_dy_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1c0: begin
@@ -1305,7 +1312,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1c4: begin
-            rdata_q <= {16'd0, cnt_dw_x_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dw_x_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1c8: begin
@@ -1313,7 +1320,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1cc: begin
-            rdata_q <= {16'd0, cnt_il_dy_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_il_dy_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1d0: begin
@@ -1321,7 +1328,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1d4: begin
-            rdata_q <= {16'd0, cnt_il_x_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_il_x_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1d8: begin
@@ -1329,7 +1336,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1dc: begin
-            rdata_q <= {16'd0, cnt_il_dx_writes[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_il_dx_writes[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1e0: begin
@@ -1337,7 +1344,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1e4: begin
-            rdata_q <= {16'd0, cnt_il_acc_reads[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_il_acc_reads[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1e8: begin
@@ -1345,7 +1352,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1ec: begin
-            rdata_q <= {16'd0, cnt_il_acc_writes[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_il_acc_writes[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1f0: begin
@@ -1353,7 +1360,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1f4: begin
-            rdata_q <= {16'd0, cnt_drain_dw_writes[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_drain_dw_writes[47:32]};
             rresp_q <= 2'd0;
           end
           12'h1f8: begin
@@ -1361,7 +1368,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h1fc: begin
-            rdata_q <= {16'd0, cnt_decode_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_decode_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h200: begin
@@ -1369,7 +1376,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h204: begin
-            rdata_q <= {16'd0, cnt_requant_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_requant_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h208: begin
@@ -1377,7 +1384,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h20c: begin
-            rdata_q <= {16'd0, cnt_requant_words[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_requant_words[47:32]};
             rresp_q <= 2'd0;
           end
           12'h210: begin
@@ -1385,7 +1392,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h214: begin
-            rdata_q <= {16'd0, cnt_syncs[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_syncs[47:32]};
             rresp_q <= 2'd0;
           end
           12'h218: begin
@@ -1393,7 +1400,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h21c: begin
-            rdata_q <= {16'd0, cnt_commands[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_commands[47:32]};
             rresp_q <= 2'd0;
           end
           12'h220: begin
@@ -1401,7 +1408,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h224: begin
-            rdata_q <= {16'd0, cnt_dma_in_beats[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dma_in_beats[47:32]};
             rresp_q <= 2'd0;
           end
           12'h228: begin
@@ -1409,7 +1416,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h22c: begin
-            rdata_q <= {16'd0, cnt_dma_out_beats[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dma_out_beats[47:32]};
             rresp_q <= 2'd0;
           end
           12'h230: begin
@@ -1417,7 +1424,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h234: begin
-            rdata_q <= {16'd0, cnt_dma_in_stalls[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dma_in_stalls[47:32]};
             rresp_q <= 2'd0;
           end
           12'h238: begin
@@ -1425,7 +1432,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h23c: begin
-            rdata_q <= {16'd0, cnt_dma_out_stalls[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_dma_out_stalls[47:32]};
             rresp_q <= 2'd0;
           end
           12'h240: begin
@@ -1433,7 +1440,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h244: begin
-            rdata_q <= {16'd0, cnt_host_idle_cycles[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_host_idle_cycles[47:32]};
             rresp_q <= 2'd0;
           end
           12'h248: begin
@@ -1441,7 +1448,7 @@ module sa_accel #(
             rresp_q <= 2'd0;
           end
           12'h24c: begin
-            rdata_q <= {16'd0, cnt_load_slots[47:32]};
+            rdata_q <= {{16{1'b0}}, cnt_load_slots[47:32]};
             rresp_q <= 2'd0;
           end
           default: begin
@@ -1581,7 +1588,8 @@ module sa_accel #(
       end
     end
   end
-  // Counters (docs/HOST.md): cleared by reset and CTRL.CLEAR.
+  // Counters (docs/HOST.md): cleared by reset and CTRL.CLEAR, CNT_BITS wide.
+  localparam [47:0] CNT_MASK = (48'd1 << CNT_BITS) - 48'd1;
   reg [47:0] cnt_run_cycles;
   wire [18:0] inc_run_cycles = {{18{1'b0}}, ctl_running};
   reg [47:0] cnt_idle_cycles;
@@ -1711,48 +1719,48 @@ module sa_accel #(
       cnt_host_idle_cycles <= 48'd0;
       cnt_load_slots <= 48'd0;
     end else begin
-      cnt_run_cycles <= cnt_run_cycles + {{29{1'b0}}, inc_run_cycles};
-      cnt_idle_cycles <= cnt_idle_cycles + {{29{1'b0}}, inc_idle_cycles};
-      cnt_load_cycles <= cnt_load_cycles + {{29{1'b0}}, inc_load_cycles};
-      cnt_fwd_cycles <= cnt_fwd_cycles + {{29{1'b0}}, inc_fwd_cycles};
-      cnt_dx_cycles <= cnt_dx_cycles + {{29{1'b0}}, inc_dx_cycles};
-      cnt_dw_cycles <= cnt_dw_cycles + {{29{1'b0}}, inc_dw_cycles};
-      cnt_il_cycles <= cnt_il_cycles + {{29{1'b0}}, inc_il_cycles};
-      cnt_update_cycles <= cnt_update_cycles + {{29{1'b0}}, inc_update_cycles};
-      cnt_drain_cycles <= cnt_drain_cycles + {{29{1'b0}}, inc_drain_cycles};
-      cnt_fwd_macs <= cnt_fwd_macs + {{29{1'b0}}, inc_fwd_macs};
-      cnt_dx_macs <= cnt_dx_macs + {{29{1'b0}}, inc_dx_macs};
-      cnt_dw_macs <= cnt_dw_macs + {{29{1'b0}}, inc_dw_macs};
-      cnt_il_macs <= cnt_il_macs + {{29{1'b0}}, inc_il_macs};
-      cnt_load_w_reads <= cnt_load_w_reads + {{29{1'b0}}, inc_load_w_reads};
-      cnt_load_w_writes <= cnt_load_w_writes + {{29{1'b0}}, inc_load_w_writes};
-      cnt_fwd_x_reads <= cnt_fwd_x_reads + {{29{1'b0}}, inc_fwd_x_reads};
-      cnt_fwd_y_writes <= cnt_fwd_y_writes + {{29{1'b0}}, inc_fwd_y_writes};
-      cnt_fwd_acc_reads <= cnt_fwd_acc_reads + {{29{1'b0}}, inc_fwd_acc_reads};
-      cnt_fwd_acc_writes <= cnt_fwd_acc_writes + {{29{1'b0}}, inc_fwd_acc_writes};
-      cnt_dx_dy_reads <= cnt_dx_dy_reads + {{29{1'b0}}, inc_dx_dy_reads};
-      cnt_dx_dx_writes <= cnt_dx_dx_writes + {{29{1'b0}}, inc_dx_dx_writes};
-      cnt_dx_acc_reads <= cnt_dx_acc_reads + {{29{1'b0}}, inc_dx_acc_reads};
-      cnt_dx_acc_writes <= cnt_dx_acc_writes + {{29{1'b0}}, inc_dx_acc_writes};
-      cnt_dw_dy_reads <= cnt_dw_dy_reads + {{29{1'b0}}, inc_dw_dy_reads};
-      cnt_dw_x_reads <= cnt_dw_x_reads + {{29{1'b0}}, inc_dw_x_reads};
-      cnt_il_dy_reads <= cnt_il_dy_reads + {{29{1'b0}}, inc_il_dy_reads};
-      cnt_il_x_reads <= cnt_il_x_reads + {{29{1'b0}}, inc_il_x_reads};
-      cnt_il_dx_writes <= cnt_il_dx_writes + {{29{1'b0}}, inc_il_dx_writes};
-      cnt_il_acc_reads <= cnt_il_acc_reads + {{29{1'b0}}, inc_il_acc_reads};
-      cnt_il_acc_writes <= cnt_il_acc_writes + {{29{1'b0}}, inc_il_acc_writes};
-      cnt_drain_dw_writes <= cnt_drain_dw_writes + {{29{1'b0}}, inc_drain_dw_writes};
-      cnt_decode_cycles <= cnt_decode_cycles + {{29{1'b0}}, inc_decode_cycles};
-      cnt_requant_cycles <= cnt_requant_cycles + {{29{1'b0}}, inc_requant_cycles};
-      cnt_requant_words <= cnt_requant_words + {{29{1'b0}}, inc_requant_words};
-      cnt_syncs <= cnt_syncs + {{29{1'b0}}, inc_syncs};
-      cnt_commands <= cnt_commands + {{29{1'b0}}, inc_commands};
-      cnt_dma_in_beats <= cnt_dma_in_beats + {{29{1'b0}}, inc_dma_in_beats};
-      cnt_dma_out_beats <= cnt_dma_out_beats + {{29{1'b0}}, inc_dma_out_beats};
-      cnt_dma_in_stalls <= cnt_dma_in_stalls + {{29{1'b0}}, inc_dma_in_stalls};
-      cnt_dma_out_stalls <= cnt_dma_out_stalls + {{29{1'b0}}, inc_dma_out_stalls};
-      cnt_host_idle_cycles <= cnt_host_idle_cycles + {{29{1'b0}}, inc_host_idle_cycles};
-      cnt_load_slots <= cnt_load_slots + {{29{1'b0}}, inc_load_slots};
+      cnt_run_cycles <= (cnt_run_cycles + {{29{1'b0}}, inc_run_cycles}) & CNT_MASK;
+      cnt_idle_cycles <= (cnt_idle_cycles + {{29{1'b0}}, inc_idle_cycles}) & CNT_MASK;
+      cnt_load_cycles <= (cnt_load_cycles + {{29{1'b0}}, inc_load_cycles}) & CNT_MASK;
+      cnt_fwd_cycles <= (cnt_fwd_cycles + {{29{1'b0}}, inc_fwd_cycles}) & CNT_MASK;
+      cnt_dx_cycles <= (cnt_dx_cycles + {{29{1'b0}}, inc_dx_cycles}) & CNT_MASK;
+      cnt_dw_cycles <= (cnt_dw_cycles + {{29{1'b0}}, inc_dw_cycles}) & CNT_MASK;
+      cnt_il_cycles <= (cnt_il_cycles + {{29{1'b0}}, inc_il_cycles}) & CNT_MASK;
+      cnt_update_cycles <= (cnt_update_cycles + {{29{1'b0}}, inc_update_cycles}) & CNT_MASK;
+      cnt_drain_cycles <= (cnt_drain_cycles + {{29{1'b0}}, inc_drain_cycles}) & CNT_MASK;
+      cnt_fwd_macs <= (cnt_fwd_macs + {{29{1'b0}}, inc_fwd_macs}) & CNT_MASK;
+      cnt_dx_macs <= (cnt_dx_macs + {{29{1'b0}}, inc_dx_macs}) & CNT_MASK;
+      cnt_dw_macs <= (cnt_dw_macs + {{29{1'b0}}, inc_dw_macs}) & CNT_MASK;
+      cnt_il_macs <= (cnt_il_macs + {{29{1'b0}}, inc_il_macs}) & CNT_MASK;
+      cnt_load_w_reads <= (cnt_load_w_reads + {{29{1'b0}}, inc_load_w_reads}) & CNT_MASK;
+      cnt_load_w_writes <= (cnt_load_w_writes + {{29{1'b0}}, inc_load_w_writes}) & CNT_MASK;
+      cnt_fwd_x_reads <= (cnt_fwd_x_reads + {{29{1'b0}}, inc_fwd_x_reads}) & CNT_MASK;
+      cnt_fwd_y_writes <= (cnt_fwd_y_writes + {{29{1'b0}}, inc_fwd_y_writes}) & CNT_MASK;
+      cnt_fwd_acc_reads <= (cnt_fwd_acc_reads + {{29{1'b0}}, inc_fwd_acc_reads}) & CNT_MASK;
+      cnt_fwd_acc_writes <= (cnt_fwd_acc_writes + {{29{1'b0}}, inc_fwd_acc_writes}) & CNT_MASK;
+      cnt_dx_dy_reads <= (cnt_dx_dy_reads + {{29{1'b0}}, inc_dx_dy_reads}) & CNT_MASK;
+      cnt_dx_dx_writes <= (cnt_dx_dx_writes + {{29{1'b0}}, inc_dx_dx_writes}) & CNT_MASK;
+      cnt_dx_acc_reads <= (cnt_dx_acc_reads + {{29{1'b0}}, inc_dx_acc_reads}) & CNT_MASK;
+      cnt_dx_acc_writes <= (cnt_dx_acc_writes + {{29{1'b0}}, inc_dx_acc_writes}) & CNT_MASK;
+      cnt_dw_dy_reads <= (cnt_dw_dy_reads + {{29{1'b0}}, inc_dw_dy_reads}) & CNT_MASK;
+      cnt_dw_x_reads <= (cnt_dw_x_reads + {{29{1'b0}}, inc_dw_x_reads}) & CNT_MASK;
+      cnt_il_dy_reads <= (cnt_il_dy_reads + {{29{1'b0}}, inc_il_dy_reads}) & CNT_MASK;
+      cnt_il_x_reads <= (cnt_il_x_reads + {{29{1'b0}}, inc_il_x_reads}) & CNT_MASK;
+      cnt_il_dx_writes <= (cnt_il_dx_writes + {{29{1'b0}}, inc_il_dx_writes}) & CNT_MASK;
+      cnt_il_acc_reads <= (cnt_il_acc_reads + {{29{1'b0}}, inc_il_acc_reads}) & CNT_MASK;
+      cnt_il_acc_writes <= (cnt_il_acc_writes + {{29{1'b0}}, inc_il_acc_writes}) & CNT_MASK;
+      cnt_drain_dw_writes <= (cnt_drain_dw_writes + {{29{1'b0}}, inc_drain_dw_writes}) & CNT_MASK;
+      cnt_decode_cycles <= (cnt_decode_cycles + {{29{1'b0}}, inc_decode_cycles}) & CNT_MASK;
+      cnt_requant_cycles <= (cnt_requant_cycles + {{29{1'b0}}, inc_requant_cycles}) & CNT_MASK;
+      cnt_requant_words <= (cnt_requant_words + {{29{1'b0}}, inc_requant_words}) & CNT_MASK;
+      cnt_syncs <= (cnt_syncs + {{29{1'b0}}, inc_syncs}) & CNT_MASK;
+      cnt_commands <= (cnt_commands + {{29{1'b0}}, inc_commands}) & CNT_MASK;
+      cnt_dma_in_beats <= (cnt_dma_in_beats + {{29{1'b0}}, inc_dma_in_beats}) & CNT_MASK;
+      cnt_dma_out_beats <= (cnt_dma_out_beats + {{29{1'b0}}, inc_dma_out_beats}) & CNT_MASK;
+      cnt_dma_in_stalls <= (cnt_dma_in_stalls + {{29{1'b0}}, inc_dma_in_stalls}) & CNT_MASK;
+      cnt_dma_out_stalls <= (cnt_dma_out_stalls + {{29{1'b0}}, inc_dma_out_stalls}) & CNT_MASK;
+      cnt_host_idle_cycles <= (cnt_host_idle_cycles + {{29{1'b0}}, inc_host_idle_cycles}) & CNT_MASK;
+      cnt_load_slots <= (cnt_load_slots + {{29{1'b0}}, inc_load_slots}) & CNT_MASK;
     end
   end
 endmodule

@@ -232,7 +232,7 @@ static sa_result reg_read(sa_dev *dev, uint32_t offset, uint32_t *value)
 
 sa_result sa_open(sa_dev *dev, const sa_io *io)
 {
-    uint32_t id = 0, shape = 0;
+    uint32_t id = 0, shape = 0, counter_width = 0;
     if (!dev || !io || !io->reg || !io->stream) return SA_E_ARG;
     dev->io = *io;
     dev->poll_limit = DEFAULT_POLL_LIMIT;
@@ -242,7 +242,8 @@ sa_result sa_open(sa_dev *dev, const sa_io *io)
     TRY(reg_read(dev, SA_REG_ID, &id));
     if (id != SA_ID_VALUE) return SA_E_ID;
     TRY(reg_read(dev, SA_REG_SHAPE, &shape));
-    return shape == SA_SHAPE_VALUE ? SA_OK : SA_E_SHAPE;
+    TRY(reg_read(dev, SA_REG_COUNTER_WIDTH, &counter_width));
+    return shape == SA_SHAPE_VALUE && counter_width == SA_COUNTER_BITS ? SA_OK : SA_E_SHAPE;
 }
 
 unsigned sa_target_lanes(unsigned target)

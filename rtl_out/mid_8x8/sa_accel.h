@@ -44,13 +44,14 @@ extern "C" {
 #define SA_PACK_ACCUMULATORS             1u           /* lanes per packed beat */
 
 /* ---- AXI4-Lite registers (byte offsets) and their bits. ---- */
-#define SA_ID_VALUE                      0x53470002u  /* what ID reads */
+#define SA_ID_VALUE                      0x53470003u  /* what ID reads */
 #define SA_REG_ID                        0x000u       /* register */
 #define SA_REG_SHAPE                     0x004u       /* register */
 #define SA_REG_CTRL                      0x008u       /* register */
 #define SA_REG_STATUS                    0x00Cu       /* register */
 #define SA_REG_PC                        0x010u       /* register */
 #define SA_REG_PROG_LEN                  0x014u       /* register */
+#define SA_REG_COUNTER_WIDTH             0x018u       /* register */
 #define SA_REG_DMA_TARGET                0x020u       /* register */
 #define SA_REG_DMA_ADDR                  0x024u       /* register */
 #define SA_REG_DMA_COUNT                 0x028u       /* register */
@@ -100,7 +101,7 @@ extern "C" {
 /* ---- Hardware counters: index i is read at SA_REG_COUNTERS + SA_COUNTER_STRIDE i
    (bits 31:0) and + 4 (the high bits). ---- */
 #define SA_COUNTER_STRIDE                8u           /* bytes per counter */
-#define SA_COUNTER_BITS                  48u          /* width of a counter */
+#define SA_COUNTER_BITS                  48u          /* width of a counter (it counts modulo 2^bits; 0: none, all read 0) */
 #define SA_COUNTER_COUNT                 42u          /* counters */
 #define SA_COUNTER_RUN_CYCLES            0u           /* run_cycles */
 #define SA_COUNTER_IDLE_CYCLES           1u           /* idle_cycles */
@@ -353,7 +354,7 @@ typedef enum sa_result {
     SA_E_BUS,     /* a register access was refused (SLVERR) */
     SA_E_STREAM,  /* the stream function failed */
     SA_E_ID,      /* ID does not read SA_ID_VALUE: no sa_accel at this address */
-    SA_E_SHAPE,   /* SHAPE differs from SA_SHAPE_VALUE: another configuration */
+    SA_E_SHAPE,   /* SHAPE or COUNTER_WIDTH differ from this header's: another configuration */
     SA_E_ARG,     /* a NULL pointer, or more program words than command memory */
     SA_E_DMA,     /* the accelerator refused or saturated a transfer (sa_last_dma_error) */
     SA_E_TIMEOUT, /* still RUNNING or DMA_BUSY after poll_limit STATUS reads */

@@ -567,7 +567,8 @@ fn register_file_answers_as_documented() {
     let status0 = s.read_reg(reg::STATUS);
     let id = s.read_reg(reg::ID);
     let shape = s.read_reg(reg::SHAPE);
-    let unmapped: Vec<_> = [0x018, 0x01C, 0x034, 0x0FC, 0xFFC]
+    let counter_width = s.read_reg(reg::COUNTER_WIDTH);
+    let unmapped: Vec<_> = [0x01C, 0x034, 0x038, 0x0FC, 0xFFC]
         .map(|a| s.read_reg(a))
         .to_vec();
     let past_counters = s.read_reg(Counter::ALL.last().unwrap().offset() + 8);
@@ -575,7 +576,8 @@ fn register_file_answers_as_documented() {
     s.write_reg(reg::ID, 0)
         .write_reg(reg::SHAPE, 0)
         .write_reg(reg::STATUS, 0xff)
-        .write_reg(0x018, 1)
+        .write_reg(reg::COUNTER_WIDTH, 1)
+        .write_reg(0x01C, 1)
         .write_reg(Counter::Commands.offset(), 5);
     let id_after = s.read_reg(reg::ID);
     // Read/write registers read back.
@@ -615,6 +617,7 @@ fn register_file_answers_as_documented() {
         "the table agrees with the page"
     );
     assert_eq!(res.value(shape), Some(want_shape), "SHAPE");
+    assert_eq!(res.value(counter_width), Some(48), "COUNTER_WIDTH");
     for r in unmapped.iter().chain([&past_counters]) {
         let v = res.reg(*r).unwrap();
         assert_eq!(v.resp, SLVERR, "read of {:#x}", v.addr);
@@ -627,6 +630,7 @@ fn register_file_answers_as_documented() {
             reg::SHAPE,
             reg::STATUS,
             0x018,
+            0x01C,
             Counter::Commands.offset()
         ]
     );

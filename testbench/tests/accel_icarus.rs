@@ -27,6 +27,31 @@ fn icarus_training_step_matches_the_emulator() {
 }
 
 #[test]
+fn narrow_counters_wrap_and_no_counters_read_zero_like_the_emulator() {
+    // host.counter_bits: 5-bit counters wrap in a training step (the
+    // emulator's counts go through the same modulo), 0 builds none.
+    let full = {
+        let c = common::small();
+        let (setup, prog) = common::training_step(&c);
+        accel::cosim_program_icarus(&c, &setup, &prog).unwrap()
+    };
+    for bits in [5, 0] {
+        let c = common::small().with_counter_bits(bits).unwrap();
+        let (setup, prog) = common::training_step(&c);
+        let rep = accel::cosim_program_icarus(&c, &setup, &prog)
+            .unwrap_or_else(|e| panic!("{bits}-bit counters under Icarus: {e}"));
+        assert_eq!(rep.counters.len(), full.counters.len());
+        for ((k, narrow), (_, wide)) in rep.counters.iter().zip(&full.counters) {
+            assert_eq!(*narrow, wide % (1 << bits), "{}", k.name());
+        }
+        assert!(
+            full.counters.iter().any(|(_, v)| *v >= 1 << 5),
+            "nothing wraps"
+        );
+    }
+}
+
+#[test]
 fn icarus_dense_training_step_matches_the_emulator() {
     // The dense controller: the same program, its own cycles.
     let c = common::dense(common::small());

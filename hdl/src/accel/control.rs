@@ -168,6 +168,7 @@ fn state_registers() -> (Vec<Item>, Vec<Stmt>) {
         ("cmd_q", bits(WORD)),
         ("cmd2_q", bits(WORD)),
         ("ex_t", bits(STEP_BITS)),
+        ("ex_end", bits(STEP_BITS)),
         ("ex_pass", int(1)),
         ("halted", int(1)),
         ("faulted", int(1)),
@@ -482,10 +483,11 @@ fn sequencer() -> Vec<Item> {
             id("dec_go").and(!id("is_sync")).and(!id("is_halt")),
         ),
         wire_of("ex_len", STEP_BITS, execute_length()),
-        flag_wire(
-            "ex_last",
-            id("in_exec").and(id("ex_t").equals(id("ex_len") - step(1))),
-        ),
+        // The last step, against a register set as execution begins: the
+        // length is a function of the command, and computing it from the
+        // command word every cycle put the decoder in front of every
+        // buffer read enable (the accelerator's critical path).
+        flag_wire("ex_last", id("in_exec").and(id("ex_t").equals("ex_end"))),
         flag_wire(
             "seq_more",
             id("ex_last")
@@ -541,6 +543,7 @@ fn decode_step() -> Stmt {
                     vec![
                         set("ctl_state", "S_EXEC"),
                         set("ex_t", lit(STEP_BITS, 0)),
+                        set("ex_end", id("ex_len") - lit(STEP_BITS, 1)),
                         set("ex_pass", lit(1, 0)),
                     ],
                 )],

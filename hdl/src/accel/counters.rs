@@ -9,7 +9,7 @@ use super::datapath::WbPhase;
 use super::sizes::{TILE_AREA_BITS, TILE_BITS};
 use super::{reg_of, wire_of};
 use crate::ir::*;
-use sysgrad_isa::host::{Counter, COUNTER_BITS};
+use sysgrad_isa::host::{Counter, AXIL_DATA_BITS, MAX_COUNTER_BITS};
 
 /// The largest increment is an interleaved pass's MACs per cycle,
 /// `2 m k`: one bit more than a tile's area.
@@ -118,25 +118,35 @@ pub(super) fn none_increment(c: Counter) -> Expr {
     }
 }
 
-/// The counters, each adding `increment(counter)` per cycle.
+/// The counters, each adding `increment(counter)` per cycle modulo
+/// `2^CNT_BITS` (`host.counter_bits`). Each register is
+/// [`MAX_COUNTER_BITS`] wide and masked to `CNT_BITS` as it is written, so
+/// the width is an ordinary parameter: synthesis removes the bits the mask
+/// holds at zero (all of them, with the adders and the read-out, for
+/// `CNT_BITS = 0`).
 pub(super) fn items(increment: impl Fn(Counter) -> Expr) -> Vec<Item> {
-    let bits = COUNTER_BITS as i64;
-    let mut v = vec![Item::Comment(
-        "Counters (docs/HOST.md): cleared by reset and CTRL.CLEAR.".into(),
-    )];
+    let bits = MAX_COUNTER_BITS as i64;
+    let mut v = vec![
+        Item::Comment(
+            "Counters (docs/HOST.md): cleared by reset and CTRL.CLEAR, CNT_BITS wide.".into(),
+        ),
+        localparam(
+            "CNT_MASK",
+            Width::of(bits),
+            (lit(MAX_COUNTER_BITS, 1) << id("CNT_BITS")) - lit(MAX_COUNTER_BITS, 1),
+        ),
+    ];
     let mut body = Vec::new();
     for c in Counter::ALL {
-        let (cnt, inc) = (format!("cnt_{}", c.name()), format!("inc_{}", c.name()));
+        let (cnt, inc) = (register(c), format!("inc_{}", c.name()));
         v.push(reg_of(&cnt, bits));
         v.push(wire_of(&inc, INC_BITS, increment(c)));
-        body.push(set(
-            &*cnt,
-            id(&cnt) + cat([zeros(bits - INC_BITS as i64), id(&inc)]),
-        ));
+        let sum = id(&cnt) + cat([zeros(bits - INC_BITS as i64), id(&inc)]);
+        body.push(set(&*cnt, sum.bit_and("CNT_MASK")));
     }
     let clear: Vec<Stmt> = Counter::ALL
         .iter()
-        .map(|c| set(&*format!("cnt_{}", c.name()), lit(COUNTER_BITS, 0)))
+        .map(|&c| set(&*register(c), lit(MAX_COUNTER_BITS, 0)))
         .collect();
     v.push(Item::Clocked(vec![if_else(
         id("rst").or("clear_req"),
@@ -144,4 +154,21 @@ pub(super) fn items(increment: impl Fn(Counter) -> Expr) -> Vec<Item> {
         body,
     )]));
     v
+}
+
+fn register(c: Counter) -> String {
+    format!("cnt_{}", c.name())
+}
+
+/// What the AXI4-Lite register of counter `c` reads: its bits `[32 *
+/// half, 32 * half + 32)`, zero above [`MAX_COUNTER_BITS`].
+pub(super) fn register_half(c: Counter, half: u32) -> Expr {
+    let lo = half * AXIL_DATA_BITS;
+    let hi = MAX_COUNTER_BITS.min(lo + AXIL_DATA_BITS);
+    let value = id(&register(c)).bits(hi as i64 - 1, lo as i64);
+    if hi - lo == AXIL_DATA_BITS {
+        value
+    } else {
+        cat([zeros((lo + AXIL_DATA_BITS - hi) as i64), value])
+    }
 }

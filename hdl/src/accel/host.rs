@@ -71,6 +71,7 @@ fn constants() -> Vec<Item> {
     )];
     v.extend(sized_const("DW5", shape::IN_BITS_FIELD.bits, id("DW")));
     v.extend(sized_const("AW6", shape::ACC_BITS_FIELD.bits, id("AW")));
+    v.extend(sized_const("CNT_BITS32", AXIL_DATA_BITS, id("CNT_BITS")));
     v.extend(sized_const("IL1", 1, id("INTERLEAVED")));
     // Lanes per packed beat (config::host::lanes_per_beat), as wide as a
     // lane count.
@@ -247,15 +248,17 @@ fn axil_read(dense: bool) -> Vec<Item> {
         ),
         read(reg::PC, cat([lit(15, 0), id("stop_pc")])),
         read(reg::PROG_LEN, cat([lit(15, 0), id("prog_len")])),
+        read(reg::COUNTER_WIDTH, id("CNT_BITS32")),
         read(reg::DMA_TARGET, id("dma_target_q")),
         read(reg::DMA_ADDR, id("dma_addr_q")),
         read(reg::DMA_COUNT, id("dma_count_q")),
         read(reg::DMA_DEPTH, id("tgt_depth")),
     ];
     for c in Counter::ALL {
-        let cnt = id(&format!("cnt_{}", c.name()));
-        arms.push(read(c.offset(), cnt.bits(31, 0)));
-        arms.push(read(c.offset() + 4, cat([lit(16, 0), cnt.bits(47, 32)])));
+        for half in 0..2 {
+            let value = super::counters::register_half(c, half);
+            arms.push(read(c.offset() + 4 * half, value));
+        }
     }
     let (regs, reset) = registers(&[
         ("rvalid_q", int(1)),

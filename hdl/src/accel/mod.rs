@@ -377,6 +377,11 @@ pub fn module(cfg: &ArrayConfig) -> Module {
                 param("G_DEPTH", b.gradients as i64, "gradient buffer lines"),
                 param("A_DEPTH", b.accumulators as i64, "accumulator buffer lines"),
                 param("C_DEPTH", b.commands as i64, "command memory words"),
+                param(
+                    "CNT_BITS",
+                    cfg.counter_bits().into(),
+                    "counter width, 0..=48 (0: no counters)",
+                ),
             ],
         ]
         .concat(),

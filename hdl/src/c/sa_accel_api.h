@@ -28,7 +28,7 @@ typedef enum sa_result {
     SA_E_BUS,     /* a register access was refused (SLVERR) */
     SA_E_STREAM,  /* the stream function failed */
     SA_E_ID,      /* ID does not read SA_ID_VALUE: no sa_accel at this address */
-    SA_E_SHAPE,   /* SHAPE differs from SA_SHAPE_VALUE: another configuration */
+    SA_E_SHAPE,   /* SHAPE or COUNTER_WIDTH differ from this header's: another configuration */
     SA_E_ARG,     /* a NULL pointer, or more program words than command memory */
     SA_E_DMA,     /* the accelerator refused or saturated a transfer (sa_last_dma_error) */
     SA_E_TIMEOUT, /* still RUNNING or DMA_BUSY after poll_limit STATUS reads */

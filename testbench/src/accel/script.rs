@@ -44,7 +44,12 @@ pub struct StreamRead {
 
 /// The reads of every counter; see [`HostResult::counters`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CounterReads(usize);
+pub struct CounterReads {
+    /// Index of the first read.
+    first: usize,
+    /// The counters' width (`host.counter_bits`): no bit above it may be set.
+    bits: u32,
+}
 
 /// What the host does, in order. Every op waits for its handshakes
 /// (a register write for its response, a stream for its last beat).
@@ -239,7 +244,10 @@ impl HostScript {
             self.read_reg(c.offset());
             self.read_reg(c.offset() + 4);
         }
-        CounterReads(first)
+        CounterReads {
+            first,
+            bits: self.cfg.counter_bits(),
+        }
     }
 
     /// The script as the harness reads it.
@@ -332,14 +340,14 @@ impl HostResult {
     /// Every counter's value (`None` if a read was refused or a high half
     /// has bits above the counter's width).
     pub fn counters(&self, c: CounterReads) -> Option<Vec<(Counter, u64)>> {
-        let high_bits = sysgrad_isa::host::COUNTER_BITS - 32;
         Counter::ALL
             .iter()
             .enumerate()
             .map(|(i, &k)| {
-                let lo = self.value(RegRead(c.0 + 2 * i))?;
-                let hi = self.value(RegRead(c.0 + 2 * i + 1))?;
-                (hi >> high_bits == 0).then_some((k, (u64::from(hi) << 32) | u64::from(lo)))
+                let lo = self.value(RegRead(c.first + 2 * i))?;
+                let hi = self.value(RegRead(c.first + 2 * i + 1))?;
+                let value = (u64::from(hi) << 32) | u64::from(lo);
+                (value >> c.bits == 0).then_some((k, value))
             })
             .collect()
     }
