@@ -133,7 +133,7 @@ const HOST_SET: [&str; 6] = [
 ];
 
 /// The write-back unit and the array's mode, and a host write.
-const OTHER: [&str; 5] = ["wb_write", "wb_we", "wb_start", "arr_mode", "axil_wr"];
+const OTHER: [&str; 5] = ["wb_write", "wb_we", "wb_begin", "arr_mode", "axil_wr"];
 
 fn counter_inc(c: Counter) -> String {
     format!("inc_{}", c.name())
@@ -241,7 +241,7 @@ fn quiet_condition() -> String {
         .map(|b| format!("{}_we == 0", b.prefix))
         .collect();
     terms.push("a_we == wb_we".into());
-    terms.push("!wb_start".into());
+    terms.push("!wb_begin".into());
     terms.push(format!("arr_mode == {}", Mode::Idle.code()));
     for c in Counter::ALL {
         let inc = counter_inc(c);

@@ -310,7 +310,7 @@ module sa_accel #(
   wire ex_last = in_exec && (ex_t == ex_end);
   wire seq_more = ex_last && is_backward && (f_mode == 2'd2) && ~ex_pass;
   wire ex_done = ex_last && ~seq_more;
-  wire nx_exec = exec_begin || (in_exec && ~ex_done);
+  wire read_ahead = in_dec || in_dec2 || (in_exec && ~ex_done);
   wire [16:0] nx_t = (in_exec && ~ex_last) ? ex_t + 17'd1 : 17'd0;
   wire nx_pass = in_exec && (ex_pass || ex_last);
   wire [3:0] pass_mode = (f_mode == 2'd0) ? M_BWD_DX : ((f_mode == 2'd1) ? M_BWD_DW : ((f_mode == 2'd3) ? M_BWD_IL : (ex_pass ? M_BWD_DW : M_BWD_DX)));
@@ -350,7 +350,7 @@ module sa_accel #(
   wire [63:0] c_ctl_wdata = {64{1'b0}};
   // Weights: the new tile's rows, bottom first; the old one written back.
   wire [16:0] nx_row = LAST_ROW - nx_t;
-  wire w_ctl_re = nx_exec && is_load_w && (nx_row < {{8{1'b0}}, f_k});
+  wire w_ctl_re = read_ahead && is_load_w && (nx_row < {{8{1'b0}}, f_k});
   wire [W_AB-1:0] w_ctl_raddr = f_addr_a[W_AB-1:0] + nx_row[W_AB-1:0];
   wire wback = (is_load_w || is_flush_w) && in_exec && res_valid && res_dirty && (row < {{8{1'b0}}, res_k});
   wire [C-1:0] w_ctl_we = wback ? m_mask : {C{1'b0}};
@@ -358,18 +358,18 @@ module sa_accel #(
   wire [C*DW-1:0] w_ctl_wdata = arr_w_out;
   // Activations and gradients: streamed lines; REQUANT's results.
   wire req_wr = in_exec && is_requant;
-  wire x_ctl_re = nx_exec && (nx_t < {{1{1'b0}}, f_len}) && (is_forward || (is_backward && (nx_pass_mode != M_BWD_DX)));
+  wire x_ctl_re = read_ahead && (nx_t < {{1{1'b0}}, f_len}) && (is_forward || (is_backward && (nx_pass_mode != M_BWD_DX)));
   wire [X_AB-1:0] x_ctl_raddr = (is_forward ? f_addr_a[X_AB-1:0] : f_x_addr[X_AB-1:0]) + nx_t[X_AB-1:0];
   wire [R-1:0] x_ctl_we = (req_wr && ~f_flag) ? {R{1'b1}} : {R{1'b0}};
   wire [X_AB-1:0] x_ctl_waddr = f_addr_b[X_AB-1:0] + ex_t[X_AB-1:0];
   wire [R*DW-1:0] x_ctl_wdata = rq_out[R*DW-1:0];
-  wire g_ctl_re = nx_exec && is_backward && (nx_t < {{1{1'b0}}, f_len});
+  wire g_ctl_re = read_ahead && is_backward && (nx_t < {{1{1'b0}}, f_len});
   wire [G_AB-1:0] g_ctl_raddr = f_addr_a[G_AB-1:0] + nx_t[G_AB-1:0];
   wire [C-1:0] g_ctl_we = (req_wr && f_flag) ? {C{1'b1}} : {C{1'b0}};
   wire [G_AB-1:0] g_ctl_waddr = f_addr_b[G_AB-1:0] + ex_t[G_AB-1:0];
   wire [C*DW-1:0] g_ctl_wdata = rq_out[C*DW-1:0];
   // Accumulators: REQUANT reads, DRAIN and write-back writes.
-  wire req_rd = nx_exec && is_requant;
+  wire req_rd = read_ahead && is_requant;
   wire a_ctl_re = req_rd || wb_rd;
   wire [A_AB-1:0] a_ctl_raddr = req_rd ? f_addr_a[A_AB-1:0] + nx_t[A_AB-1:0] : wb_raddr;
   wire [16:0] drain_j = LAST_COL - ex_t;
@@ -447,6 +447,7 @@ module sa_accel #(
       end
     end
   endfunction
+  reg wb_start;
   reg [9:0] wb_wait;
   reg [16:0] wb_left;
   reg [A_AB-1:0] wb_line;
@@ -454,7 +455,7 @@ module sa_accel #(
   reg wb_dx;
   reg [1:0] wb_ph;
   reg [8:0] wb_lanes;
-  wire wb_start = exec_begin && (is_forward || (is_backward && ~(f_mode == 2'd1)));
+  wire wb_begin = exec_begin && (is_forward || (is_backward && ~(f_mode == 2'd1)));
   wire wb_write = (wb_wait == 10'd0) && (wb_left != 17'd0);
   wire wb_rd = wb_acc && (((wb_wait == 10'd1) && (wb_left != 17'd0)) || (wb_write && (wb_left > 17'd1)));
   wire [A_AB-1:0] wb_raddr = wb_write ? wb_line + ~({A_AB{1'b1}} << 1) : wb_line;
@@ -469,6 +470,7 @@ module sa_accel #(
   endgenerate
   always @(posedge clk) begin
     if (rst) begin
+      wb_start <= 1'b0;
       wb_wait <= 10'd0;
       wb_left <= 17'd0;
       wb_line <= {A_AB{1'b0}};
@@ -477,8 +479,9 @@ module sa_accel #(
       wb_ph <= 2'd0;
       wb_lanes <= 9'd0;
     end else begin
+      wb_start <= wb_begin;
       if (wb_start) begin
-        wb_wait <= RESULT_LATENCY;
+        wb_wait <= RESULT_LATENCY - 10'd1;
         wb_left <= {{1{1'b0}}, f_len};
         wb_line <= f_addr_b[A_AB-1:0];
         wb_acc <= f_flag;

@@ -4,7 +4,7 @@
 //! emulator's `Driver` does.
 //!
 //! This file holds the sequencer: fetch, checks, the execute counter and
-//! the *next-cycle* view (`nx_exec`, `nx_t`, `nx_pass`) from which
+//! the *next-cycle* view (`read_ahead`, `nx_t`, `nx_pass`) from which
 //! [`super::datapath`] issues every registered buffer read one cycle ahead;
 //! the command memory is read at `pc + 1` in each decode cycle.
 //!
@@ -496,9 +496,19 @@ fn sequencer() -> Vec<Item> {
                 .and(!id("ex_pass")),
         ),
         flag_wire("ex_done", id("ex_last").and(!id("seq_more"))),
+        // Buffer reads are issued one cycle ahead, from the next cycle's
+        // view below. A read has no effect, so the first line of a stream
+        // is read in every decode cycle without waiting for the checks
+        // (a command that faults, or reads nothing, ignores what it
+        // returns): the checks reach no read enable, and were the
+        // accelerator's critical path when they did.
         flag_wire(
-            "nx_exec",
-            id("exec_begin").or(id("in_exec").and(!id("ex_done"))),
+            "read_ahead",
+            any_of(vec![
+                id("in_dec"),
+                id("in_dec2"),
+                id("in_exec").and(!id("ex_done")),
+            ]),
         ),
         wire_of(
             "nx_t",

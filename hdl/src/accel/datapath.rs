@@ -154,7 +154,7 @@ fn buffer_ports() -> Vec<Item> {
         wire_of("nx_row", STEP_BITS, id("LAST_ROW") - "nx_t"),
         flag_wire(
             "w_ctl_re",
-            id("nx_exec")
+            id("read_ahead")
                 .and(is("load_w"))
                 .and(id("nx_row").less(zext(STEP_BITS - TILE_BITS, id("f_k")))),
         ),
@@ -174,7 +174,7 @@ fn buffer_ports() -> Vec<Item> {
         flag_wire("req_wr", id("in_exec").and(is("requant"))),
         flag_wire(
             "x_ctl_re",
-            id("nx_exec")
+            id("read_ahead")
                 .and(id("nx_t").less(n17()))
                 .and(is("forward").or(is("backward").and(id("nx_pass_mode").differs("M_BWD_DX")))),
         ),
@@ -200,7 +200,7 @@ fn buffer_ports() -> Vec<Item> {
         ),
         flag_wire(
             "g_ctl_re",
-            id("nx_exec")
+            id("read_ahead")
                 .and(is("backward"))
                 .and(id("nx_t").less(n17())),
         ),
@@ -217,7 +217,7 @@ fn buffer_ports() -> Vec<Item> {
             id("rq_out").bits(id("C") * "DW" - 1, 0),
         ),
         Item::Comment("Accumulators: REQUANT reads, DRAIN and write-back writes.".into()),
-        flag_wire("req_rd", id("nx_exec").and(is("requant"))),
+        flag_wire("req_rd", id("read_ahead").and(is("requant"))),
         flag_wire("a_ctl_re", id("req_rd").or("wb_rd")),
         wire_of(
             "a_ctl_raddr",
@@ -308,7 +308,10 @@ pub(super) fn accumulator_read() -> Vec<Item> {
 fn write_back() -> Vec<Item> {
     let is = |o: &str| id(&format!("is_{o}"));
     let start = vec![
-        set("wb_wait", "RESULT_LATENCY"),
+        // Loaded in the pass's first execute cycle, one after `wb_begin`
+        // (R + C + MUL_REG >= 2), so that the checks of the decode cycle
+        // do not reach these registers' enables.
+        set("wb_wait", id("RESULT_LATENCY") - lit(WAIT_BITS, 1)),
         set("wb_left", zext(STEP_BITS - LEN_BITS, id("f_len"))),
         set("wb_line", low("A_AB", "f_addr_b")),
         set("wb_acc", "f_flag"),
@@ -328,6 +331,7 @@ fn write_back() -> Vec<Item> {
         set("wb_lanes", cond("is_forward", "res_m", "res_k")),
     ];
     let (regs, reset) = registers(&[
+        ("wb_start", int(1)),
         ("wb_wait", int(WAIT_BITS as i64)),
         ("wb_left", int(STEP_BITS as i64)),
         ("wb_line", id("A_AB")),
@@ -339,22 +343,25 @@ fn write_back() -> Vec<Item> {
     let body = if_else(
         "rst",
         reset,
-        vec![if_else(
-            "wb_start",
-            start,
-            vec![if_else(
-                id("wb_wait").differs(lit(WAIT_BITS, 0)),
-                vec![set("wb_wait", id("wb_wait") - lit(WAIT_BITS, 1))],
-                vec![Stmt::If {
-                    cond: id("wb_write"),
-                    then: vec![
-                        set("wb_left", id("wb_left") - lit(STEP_BITS, 1)),
-                        set("wb_line", id("wb_line") + one("A_AB")),
-                    ],
-                    els: vec![],
-                }],
-            )],
-        )],
+        vec![
+            set("wb_start", "wb_begin"),
+            if_else(
+                "wb_start",
+                start,
+                vec![if_else(
+                    id("wb_wait").differs(lit(WAIT_BITS, 0)),
+                    vec![set("wb_wait", id("wb_wait") - lit(WAIT_BITS, 1))],
+                    vec![Stmt::If {
+                        cond: id("wb_write"),
+                        then: vec![
+                            set("wb_left", id("wb_left") - lit(STEP_BITS, 1)),
+                            set("wb_line", id("wb_line") + one("A_AB")),
+                        ],
+                        els: vec![],
+                    }],
+                )],
+            ),
+        ],
     );
     let mut v = vec![
         Item::Comment("Write-back of a pass's Y (FORWARD) or dX (BACKWARD) lines.".into()),
@@ -363,7 +370,7 @@ fn write_back() -> Vec<Item> {
     v.extend(regs);
     v.extend([
         flag_wire(
-            "wb_start",
+            "wb_begin",
             id("exec_begin").and(is("forward").or(is("backward").and(!mode_is(BackwardMode::Dw)))),
         ),
         flag_wire(
