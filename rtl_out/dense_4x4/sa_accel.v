@@ -329,12 +329,13 @@ module sa_accel #(
   wire bad_address_range = is_load_w ? ({{2{1'b0}}, f_addr_a} + {{9{1'b0}}, f_k}) > W_DEPTH_SPAN : (is_forward ? (({{2{1'b0}}, f_addr_a} + {{2{1'b0}}, f_len}) > X_DEPTH_SPAN) || (({{2{1'b0}}, f_addr_b} + {{2{1'b0}}, f_len}) > A_DEPTH_SPAN) : (is_backward ? (({{2{1'b0}}, f_addr_a} + {{2{1'b0}}, f_len}) > G_DEPTH_SPAN) || (~(f_mode == 2'd0) && (({{2{1'b0}}, f_x_addr} + {{2{1'b0}}, f_len}) > X_DEPTH_SPAN)) || (~(f_mode == 2'd1) && (({{2{1'b0}}, f_addr_b} + {{2{1'b0}}, f_len}) > A_DEPTH_SPAN)) : (is_drain ? ({{2{1'b0}}, f_addr_a} + {{9{1'b0}}, res_m}) > A_DEPTH_SPAN : is_requant && ((({{2{1'b0}}, f_addr_a} + {{2{1'b0}}, f_len}) > A_DEPTH_SPAN) || (({{2{1'b0}}, f_addr_b} + {{2{1'b0}}, f_len}) > dst_span)))));
   wire bad_weight_overlap = is_load_w && res_valid && res_dirty && (f_addr_a != res_addr) && ({{2{1'b0}}, f_addr_a} < ({{2{1'b0}}, res_addr} + {{9{1'b0}}, res_k})) && ({{2{1'b0}}, res_addr} < ({{2{1'b0}}, f_addr_a} + {{9{1'b0}}, f_k}));
   wire [7:0] chk_err = bad_reserved_bits ? E_RESERVED_BITS : (bad_zero_size ? E_ZERO_SIZE : (bad_tile_too_large ? E_TILE_TOO_LARGE : (bad_lr_shift ? E_LR_SHIFT : (bad_not_interleaved ? E_NOT_INTERLEAVED : (bad_no_tile ? E_NO_TILE : (bad_address_range ? E_ADDRESS_RANGE : (bad_weight_overlap ? E_WEIGHT_OVERLAP : 8'd0)))))));
+  wire chk_bad = bad_reserved_bits || bad_zero_size || bad_tile_too_large || bad_lr_shift || bad_not_interleaved || bad_no_tile || bad_address_range || bad_weight_overlap;
   wire end0 = pc >= prog_len;
   wire end1 = (pc + 17'd1) >= prog_len;
   wire [7:0] dec_err = in_dec ? (end0 ? E_PROGRAM_END : (~known_op ? E_UNKNOWN_OPCODE : (is_backward ? 8'd0 : chk_err))) : (in_dec2 ? (end1 ? E_PROGRAM_END : chk_err) : 8'd0);
   wire dec_final = (in_dec && (end0 || ~known_op || ~is_backward)) || in_dec2;
-  wire dec_fault = dec_final && (dec_err != 8'd0);
-  wire dec_go = dec_final && (dec_err == 8'd0);
+  wire dec_go = (in_dec && ~end0 && known_op && ~is_backward && ~chk_bad) || (in_dec2 && ~end1 && ~chk_bad);
+  wire dec_fault = dec_final && ~dec_go;
   wire stop_now = dec_fault || (dec_go && is_halt);
   wire cmd_next = dec_go && ~is_halt;
   wire [16:0] pc_next = cmd_next ? pc + (is_backward ? 17'd2 : 17'd1) : pc;

@@ -343,12 +343,15 @@ pub(super) fn checks() -> Vec<Item> {
     let order = std::iter::once(ErrorCode::ReservedBits).chain(ErrorCode::CHECK_ORDER);
     let mut nets = Vec::new();
     let mut first_failing = no_error();
+    let mut failing = Vec::new();
     for code in order.collect::<Vec<_>>().into_iter().rev() {
         let net = format!("bad_{}", code.name().to_lowercase());
         nets.push(flag_wire(&net, violates(code)));
         first_failing = cond(id(&net), id(&code.verilog_name()), first_failing);
+        failing.push(id(&net));
     }
     nets.reverse();
+    failing.reverse();
     let last_opcode = FORMATS.iter().map(|f| f.opcode).max().expect("commands");
     let last_name = sysgrad_isa::command::format(last_opcode).expect("a format");
     debug_assert_eq!(last_opcode, opcode::HALT);
@@ -370,6 +373,10 @@ pub(super) fn checks() -> Vec<Item> {
     let pc_plus = |k: u64| id("pc") + lit(PC_BITS, k);
     v.extend([
         wire_of("chk_err", ERROR_BITS, first_failing),
+        // Whether any check fails, without the priority that picks the
+        // code: what decides between executing and faulting (only
+        // `err_code` needs the code).
+        flag_wire("chk_bad", any_of(failing)),
         flag_wire("end0", id("pc").at_least("prog_len")),
         flag_wire("end1", pc_plus(1).at_least("prog_len")),
         wire_of(
@@ -460,14 +467,19 @@ pub(super) fn decode_outcome() -> Vec<Item> {
                 ]))
                 .or(id("in_dec2")),
         ),
-        flag_wire(
-            "dec_fault",
-            id("dec_final").and(id("dec_err").differs(lit(ERROR_BITS, 0))),
-        ),
+        // `dec_err` is nonzero exactly when the final decode cycle does
+        // not go; `dec_go` says so from the failing checks directly, not
+        // through `dec_err`'s priority.
         flag_wire(
             "dec_go",
-            id("dec_final").and(id("dec_err").equals(lit(ERROR_BITS, 0))),
+            id("in_dec")
+                .and(!id("end0"))
+                .and(id("known_op"))
+                .and(!id("is_backward"))
+                .and(!id("chk_bad"))
+                .or(id("in_dec2").and(!id("end1")).and(!id("chk_bad"))),
         ),
+        flag_wire("dec_fault", id("dec_final").and(!id("dec_go"))),
     ]
 }
 
