@@ -287,6 +287,14 @@ module sa_accel #(
   wire is_sync = op == OP_SYNC;
   wire is_halt = op == OP_HALT;
   // Checks, each complete before the command has any effect.
+  function [0:0] past_end;
+    input [17:0] a;
+    input [17:0] len;
+    input [17:0] limit;
+    begin
+      past_end = |(({{1{1'b0}}, a} + {{1{1'b0}}, len} + {{1{1'b0}}, ~limit}) >> 18);
+    end
+  endfunction
   wire [17:0] dst_span = f_flag ? G_DEPTH_SPAN : X_DEPTH_SPAN;
   wire known_op = (op != 8'd0) && (op <= OP_HALT);
   wire bad_reserved_bits = is_load_w ? |(w0 & 64'hfffffc00000000) : (is_flush_w ? |(w0 & 64'hffffffffffffff) : (is_forward ? |(w0 & 64'hfe000000000000) : (is_backward ? |(w0 & 64'hf8000000000000) || |(w1 & 64'hffffffffff0000) : (is_drain ? |(w0 & 64'hffffffffff0000) : (is_update ? |(w0 & 64'hffffffffffff00) : (is_requant ? |(w0 & 64'hfe000000000000) : (is_sync ? |(w0 & 64'hffffffffffffff) : (is_halt ? |(w0 & 64'hffffffffffffff) : 1'b0))))))));
@@ -295,8 +303,8 @@ module sa_accel #(
   wire bad_lr_shift = is_update && ((f_lr > 8'd63) || ((LR_FIXED != 0) && (f_lr != LR_CONSTANT)));
   wire bad_not_interleaved = is_backward && (f_mode == 2'd3) && (INTERLEAVED == 0);
   wire bad_no_tile = (is_forward || is_backward || is_drain || is_update) && ~res_valid;
-  wire bad_address_range = is_load_w ? ({{2{1'b0}}, f_addr_a} + {{9{1'b0}}, f_k}) > W_DEPTH_SPAN : (is_forward ? (({{2{1'b0}}, f_addr_a} + {{2{1'b0}}, f_len}) > X_DEPTH_SPAN) || (({{2{1'b0}}, f_addr_b} + {{2{1'b0}}, f_len}) > A_DEPTH_SPAN) : (is_backward ? (({{2{1'b0}}, f_addr_a} + {{2{1'b0}}, f_len}) > G_DEPTH_SPAN) || (~(f_mode == 2'd0) && (({{2{1'b0}}, f_x_addr} + {{2{1'b0}}, f_len}) > X_DEPTH_SPAN)) || (~(f_mode == 2'd1) && (({{2{1'b0}}, f_addr_b} + {{2{1'b0}}, f_len}) > A_DEPTH_SPAN)) : (is_drain ? ({{2{1'b0}}, f_addr_a} + {{9{1'b0}}, res_m}) > A_DEPTH_SPAN : is_requant && ((({{2{1'b0}}, f_addr_a} + {{2{1'b0}}, f_len}) > A_DEPTH_SPAN) || (({{2{1'b0}}, f_addr_b} + {{2{1'b0}}, f_len}) > dst_span)))));
-  wire bad_weight_overlap = is_load_w && res_valid && res_dirty && (f_addr_a != res_addr) && ({{2{1'b0}}, f_addr_a} < ({{2{1'b0}}, res_addr} + {{9{1'b0}}, res_k})) && ({{2{1'b0}}, res_addr} < ({{2{1'b0}}, f_addr_a} + {{9{1'b0}}, f_k}));
+  wire bad_address_range = is_load_w ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, f_k}, W_DEPTH_SPAN) : (is_forward ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) : (is_backward ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, G_DEPTH_SPAN) || (~(f_mode == 2'd0) && past_end({{2{1'b0}}, f_x_addr}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN)) || (~(f_mode == 2'd1) && past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN)) : (is_drain ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, res_m}, A_DEPTH_SPAN) : is_requant && (past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, dst_span)))));
+  wire bad_weight_overlap = is_load_w && res_valid && res_dirty && (f_addr_a != res_addr) && past_end({{2{1'b0}}, res_addr}, {{9{1'b0}}, res_k}, {{2{1'b0}}, f_addr_a}) && past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, f_k}, {{2{1'b0}}, res_addr});
   wire [7:0] chk_err = bad_reserved_bits ? E_RESERVED_BITS : (bad_zero_size ? E_ZERO_SIZE : (bad_tile_too_large ? E_TILE_TOO_LARGE : (bad_lr_shift ? E_LR_SHIFT : (bad_not_interleaved ? E_NOT_INTERLEAVED : (bad_no_tile ? E_NO_TILE : (bad_address_range ? E_ADDRESS_RANGE : (bad_weight_overlap ? E_WEIGHT_OVERLAP : 8'd0)))))));
   wire chk_bad = bad_reserved_bits || bad_zero_size || bad_tile_too_large || bad_lr_shift || bad_not_interleaved || bad_no_tile || bad_address_range || bad_weight_overlap;
   wire end0 = pc >= prog_len;

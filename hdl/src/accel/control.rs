@@ -245,9 +245,39 @@ fn reserved_bits() -> Expr {
     e
 }
 
-/// Whether lines `a .. a + len` pass the depth `depth` (all in `SPAN_BITS`).
-fn past(a: Expr, a_bits: u32, len: Expr, len_bits: u32, depth: &str) -> Expr {
-    (zext(SPAN_BITS - a_bits, a) + zext(SPAN_BITS - len_bits, len)).greater(depth)
+/// `past_end(a, len, limit)`: whether `a + len > limit` (all `SPAN_BITS`
+/// wide), as the carry out of the one sum `a + len + ~limit`, which is
+/// `a + len - limit - 1` plus `2^SPAN_BITS`. Yosys maps it to a layer of
+/// LUTs and one carry chain, where an add and then a compare were two
+/// chains in a row; the checks decide every decode cycle, the
+/// accelerator's critical path.
+fn past_end_function() -> Item {
+    let span = || Width::of(SPAN_BITS);
+    let sum = zext(1, id("a")) + zext(1, id("len")) + zext(1, !id("limit"));
+    Item::Function(Function {
+        name: "past_end".into(),
+        width: Width::of(1),
+        signed: false,
+        inputs: ["a", "len", "limit"]
+            .iter()
+            .map(|n| (n.to_string(), span(), false))
+            .collect(),
+        locals: vec![],
+        // The carry out: bit SPAN_BITS of the sum, its only bit used.
+        body: vec![blocking("past_end", (sum >> int(SPAN_BITS as i64)).any())],
+    })
+}
+
+/// Whether lines `a .. a + len` reach past `limit` (`a + len > limit`).
+fn past(a: Expr, a_bits: u32, len: Expr, len_bits: u32, limit: Expr) -> Expr {
+    call(
+        "past_end",
+        [
+            zext(SPAN_BITS - a_bits, a),
+            zext(SPAN_BITS - len_bits, len),
+            limit,
+        ],
+    )
 }
 
 /// ADDRESS_RANGE: every line range the command names, in the order of
@@ -255,7 +285,7 @@ fn past(a: Expr, a_bits: u32, len: Expr, len_bits: u32, depth: &str) -> Expr {
 fn address_range() -> Expr {
     let len = || id("f_len");
     let range =
-        |a: &str, l: Expr, l_bits: u32, depth: &str| past(id(a), ADDR_BITS, l, l_bits, depth);
+        |a: &str, l: Expr, l_bits: u32, depth: &str| past(id(a), ADDR_BITS, l, l_bits, id(depth));
     let stream = |a: &str, depth: &str| range(a, len(), LEN_BITS, depth);
     cond(
         is("load_w"),
@@ -282,17 +312,23 @@ fn address_range() -> Expr {
 }
 
 /// WEIGHT_OVERLAP: LOAD_W's lines overlap a dirty resident tile's at
-/// another address.
+/// another address: each range ends past the other's start.
 fn weight_overlap() -> Expr {
-    let end =
-        |a: &str, k: &str| zext(SPAN_BITS - ADDR_BITS, id(a)) + zext(SPAN_BITS - TILE_BITS, id(k));
-    let start = |a: &str| zext(SPAN_BITS - ADDR_BITS, id(a));
+    let ends_past = |a: &str, k: &str, other: &str| {
+        past(
+            id(a),
+            ADDR_BITS,
+            id(k),
+            TILE_BITS,
+            zext(SPAN_BITS - ADDR_BITS, id(other)),
+        )
+    };
     is("load_w")
         .and(id("res_valid"))
         .and(id("res_dirty"))
         .and(id("f_addr_a").differs("res_addr"))
-        .and(start("f_addr_a").less(end("res_addr", "res_k")))
-        .and(start("res_addr").less(end("f_addr_a", "f_k")))
+        .and(ends_past("res_addr", "res_k", "f_addr_a"))
+        .and(ends_past("f_addr_a", "f_k", "res_addr"))
 }
 
 /// The test for one checked error code.
@@ -357,6 +393,7 @@ pub(super) fn checks() -> Vec<Item> {
     debug_assert_eq!(last_opcode, opcode::HALT);
     let mut v = vec![
         Item::Comment("Checks, each complete before the command has any effect.".into()),
+        past_end_function(),
         wire_of(
             "dst_span",
             SPAN_BITS,
