@@ -105,6 +105,7 @@ fn expected_words() -> Vec<String> {
 }
 
 #[test]
+#[ignore = "needs gcc, g++"]
 fn header_and_driver_compile_warning_free_and_encode_as_documented() {
     let dir = tempfile::tempdir().unwrap();
     let mut compilers = vec!["gcc"];
@@ -166,6 +167,7 @@ fn header_and_driver_compile_warning_free_and_encode_as_documented() {
 /// sa_open checks ID and SHAPE); the FC step of the README and a program
 /// that faults, through the driver's calls only.
 #[test]
+#[ignore = "needs verilator, gcc"]
 fn fc_step_and_a_fault_through_the_c_driver_on_verilator() {
     let out = run(Command::new(env!("CARGO_BIN_EXE_sysgrad"))
         .args(["accel", "--config", "configs/accel_8x8.toml", "--c-driver"])
@@ -217,6 +219,7 @@ fn fc_step_and_a_fault_through_the_c_driver_on_verilator() {
 /// pipelining) through the C driver and through the host script, both
 /// checked against the emulator.
 #[test]
+#[ignore = "needs verilator, gcc"]
 fn an_mlp_training_step_through_the_c_driver_on_verilator() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("tiny_mlp.toml");
@@ -287,6 +290,7 @@ test_fraction = 0.2
 /// The comparison can fail: a word the emulator read back, changed in the
 /// session, is reported with its buffer, line and lane.
 #[test]
+#[ignore = "needs verilator, gcc"]
 fn a_changed_word_is_caught_through_the_c_driver() {
     use sysgrad_accel::{encode_program, BufferId, Command as Cmd, HostOp};
     let cfg = load_config(&root().join("configs/accel_8x8.toml")).unwrap();

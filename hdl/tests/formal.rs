@@ -97,6 +97,7 @@ fn failed_lines(report: &BmcReport, props: &str) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "needs yosys, z3"]
 fn the_properties_hold_on_the_generated_accelerator() {
     let (r, _) = check(&config(), DEPTH, str::to_string);
     assert_eq!(r.failure, None, "a property fails");
@@ -106,6 +107,7 @@ fn the_properties_hold_on_the_generated_accelerator() {
 /// faults while an earlier FORWARD's write-back is landing (a checker
 /// asserting that this never happens fails).
 #[test]
+#[ignore = "needs yosys, z3"]
 fn a_fault_during_a_write_back_is_reached() {
     let never = "always @* if (f_live) assert(!(dec_fault && wb_write));";
     let (r, props) = check_with(&config(), REACH, str::to_string, |p| {
@@ -115,6 +117,7 @@ fn a_fault_during_a_write_back_is_reached() {
 }
 
 #[test]
+#[ignore = "needs yosys, z3"]
 fn a_response_dropped_before_it_is_taken_is_caught() {
     let (r, props) = check(&config(), 6, |v| {
         replace_once(
@@ -130,6 +133,7 @@ fn a_response_dropped_before_it_is_taken_is_caught() {
 }
 
 #[test]
+#[ignore = "needs yosys, z3"]
 fn a_stream_beat_changed_under_back_pressure_is_caught() {
     // The beat's data changes when the sink becomes ready, i.e. the beat
     // offered while it was not differs from the one taken.
@@ -151,6 +155,7 @@ fn a_stream_beat_changed_under_back_pressure_is_caught() {
 }
 
 #[test]
+#[ignore = "needs yosys, z3"]
 fn a_faulting_command_that_counts_is_caught() {
     // COMMANDS counts the faulting command too.
     let (r, props) = check(&config(), REACH, |v| {

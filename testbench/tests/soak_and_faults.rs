@@ -21,6 +21,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 }
 
 #[test]
+#[ignore = "needs verilator, yosys"]
 fn randomised_soak() {
     // SYSGRAD_SOAK_SECONDS bounds the run; SYSGRAD_SOAK_SEED replays one.
     let seconds = env_u64("SYSGRAD_SOAK_SECONDS", 90);
@@ -139,6 +140,7 @@ const FAULT_SPEC: Spec = Spec {
 /// and the RTL's hold the same ones every cycle, with and without a
 /// multiplier register.
 #[test]
+#[ignore = "needs verilator, yosys"]
 fn deferred_saturation_matches_every_cycle_where_sums_and_weights_overflow() {
     for mul_reg in [false, true] {
         let cfg = fault_config()
@@ -164,6 +166,7 @@ fn deferred_saturation_matches_every_cycle_where_sums_and_weights_overflow() {
 }
 
 #[test]
+#[ignore = "needs verilator, yosys"]
 fn injected_faults_are_caught_and_located() {
     let (cfg, spec) = (fault_config(), FAULT_SPEC);
     // (what, text in sa_pe.v, replacement, register expected to differ)
@@ -198,6 +201,7 @@ fn injected_faults_are_caught_and_located() {
 }
 
 #[test]
+#[ignore = "needs verilator, yosys"]
 fn faults_in_skew_and_deskew_stages_are_caught_and_located() {
     let cfg = fault_config();
     let (training, _) = scenario::run_spec(&cfg, &FAULT_SPEC, true);
@@ -256,6 +260,7 @@ fn faults_in_skew_and_deskew_stages_are_caught_and_located() {
 /// Verilator catches it in the VCD, where `dw_out` is one 96-bit value
 /// (R * AW = 4 * 24), before the port trace is looked at.
 #[test]
+#[ignore = "needs verilator, iverilog, yosys"]
 fn a_wrong_lane_on_an_output_port_is_caught_by_both_simulators() {
     let cfg: ArrayConfig = sysgrad_config::load_config(
         &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../configs/small_4x4.toml"),
@@ -340,6 +345,7 @@ struct PeFault<'a> {
 /// the register that first differs; the flipped bit in the shadow weight
 /// in exactly the register and cycle the emulator says.
 #[test]
+#[ignore = "needs verilator, yosys"]
 fn injected_dense_pe_faults_are_caught_and_located() {
     let cfg = dense_fault_config();
     let (rec, _) = scenario::run_spec(&cfg, &FAULT_SPEC, true);
@@ -412,6 +418,7 @@ fn injected_dense_pe_faults_are_caught_and_located() {
 /// reset in the w skew (random stimulus with resets) and a stuck sign bit
 /// in the w deskew.
 #[test]
+#[ignore = "needs verilator, yosys"]
 fn faults_in_dense_banks_are_caught_and_located() {
     let cfg = dense_fault_config();
     let (training, _) = scenario::run_spec(&cfg, &FAULT_SPEC, true);
@@ -473,6 +480,7 @@ fn faults_in_dense_banks_are_caught_and_located() {
 /// Verilator names the first `w_q` that differs, Icarus (ports only) the
 /// `w_out` lane.
 #[test]
+#[ignore = "needs verilator, iverilog, yosys"]
 fn reversed_w_out_lanes_of_a_dense_array_are_caught_by_both_simulators() {
     let cfg = dense_fault_config();
     let mut files = sysgrad_hdl::generate(&cfg);
@@ -501,6 +509,7 @@ fn reversed_w_out_lanes_of_a_dense_array_are_caught_by_both_simulators() {
 }
 
 #[test]
+#[ignore = "needs verilator, yosys"]
 fn a_failing_case_is_shrunk() {
     let cfg: ArrayConfig = sysgrad_config::load_config(
         &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../configs/small_4x4.toml"),
