@@ -46,14 +46,14 @@ fn write_trace(
     rec: sysgrad_emulator::Recording,
     dir: &std::path::Path,
 ) -> Result<(), String> {
-    use sysgrad_testbench::{stimulus, vcd};
+    use sysgrad_testbench::{registers, stimulus};
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut files = vec![
         ("stimulus.txt", stimulus::render(cfg, &rec.inputs)),
         ("ports.txt", stimulus::render_ports(cfg, &rec.outputs)),
     ];
     if let Some(snaps) = &rec.snapshots {
-        files.push(("emulator.vcd", vcd::write_snapshots(snaps)));
+        files.push(("emulator.vcd", registers::write_snapshots(snaps)));
     }
     for (name, text) in files {
         let path = dir.join(name);

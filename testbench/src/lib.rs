@@ -40,8 +40,12 @@ pub enum CosimError {
     Tool(#[from] ToolError),
     #[error("unreadable simulator output: {0}")]
     Trace(String),
+    #[error("unreadable simulator output: {0}")]
+    Vcd(#[from] vcd::VcdError),
+    #[error("unreadable simulator output: {0}")]
+    Registers(registers::Missing),
     #[error("the register comparison does not match the RTL's registers: {0}")]
-    Coverage(String),
+    Coverage(#[from] registers::CoverageError),
     #[error("RTL and emulator differ: {0}")]
     Mismatch(Mismatch),
     #[error("{0}")]
@@ -84,7 +88,7 @@ pub fn run_files(
     let want_vcd = rec.snapshots.is_some() && sim == Simulator::Verilator;
     // Before anything is built: the registers compared must be all the RTL has.
     let rtl_registers = if want_vcd {
-        registers::check_coverage(&flops::flip_flops(files)?, cfg).map_err(CosimError::Coverage)?
+        registers::check_coverage(&flops::flip_flops(files)?, cfg)?
     } else {
         0
     };
@@ -99,10 +103,9 @@ pub fn run_files(
     // Registers first: a register mismatch names the PE where things went wrong.
     let mut register_samples = 0;
     if let (Some(snaps), Some(vcd)) = (&rec.snapshots, vcd) {
-        let wave =
-            vcd::Waveform::parse(&std::fs::read_to_string(&vcd)?).map_err(CosimError::Trace)?;
+        let wave = vcd::Waveform::parse(&std::fs::read_to_string(&vcd)?)?;
         let reg_error = |e| match e {
-            registers::RegError::Missing(m) => CosimError::Trace(m),
+            registers::RegError::Missing(m) => CosimError::Registers(m),
             registers::RegError::Mismatch(m) => CosimError::Mismatch(m),
         };
         register_samples = registers::compare(&wave, snaps).map_err(reg_error)?;

@@ -1,6 +1,7 @@
 //! Register-level comparison: every register of the emulator's [`Array`]
 //! against the same register in a Verilator VCD, cycle by cycle, and the
-//! output ports as the VCD shows them. The names are the RTL's
+//! output ports as the VCD shows them; and the emulator's registers
+//! written as a VCD ([`write_snapshots`]). The names are the RTL's
 //! hierarchical names below `sa_top` (from `sysgrad_hdl`'s name
 //! functions); on a dense array they include both weights and the weight
 //! stream of every PE, each PE's wave control, the control, w skew and w
@@ -11,7 +12,7 @@
 use crate::compare::Mismatch;
 use crate::flops::RtlRegister;
 use crate::stimulus::{from_bits, to_bits};
-use crate::vcd::Waveform;
+use crate::vcd::{SampleError, VcdWriter, Waveform};
 use std::collections::{BTreeMap, HashMap};
 use sysgrad_config::ArrayConfig;
 use sysgrad_emulator::dense::DenseRegs;
@@ -19,17 +20,107 @@ use sysgrad_emulator::{Array, CycleOutput, Wave};
 use sysgrad_hdl::{Bank, DelayBank, DenseBank};
 use sysgrad_isa::wave::{control_bits, WaveField};
 
+/// Why a register-level comparison failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegError {
-    Missing(String),
+    /// The VCD cannot be compared: it lacks a register or port, or has it
+    /// at another shape, or without a value.
+    #[error(transparent)]
+    Missing(#[from] Missing),
+    /// RTL and emulator hold different values.
+    #[error("RTL and emulator differ: {0}")]
     Mismatch(Mismatch),
 }
 
+/// What the VCD lacks for a comparison.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Missing {
+    #[error("register {0} is not in the VCD")]
+    Register(String),
+    #[error("register {name} is {vcd} bits in the VCD, {emulator} in the emulator")]
+    RegisterWidth {
+        name: String,
+        vcd: u32,
+        emulator: u32,
+    },
+    #[error("register {name}, cycle {cycle}: {error}")]
+    RegisterSample {
+        name: String,
+        cycle: usize,
+        error: SampleError,
+    },
+    #[error("port {0} is not in the VCD")]
+    Port(&'static str),
+    #[error("port {port} has {vcd} lanes in the VCD, {emulator} in the emulator")]
+    PortLanes {
+        port: &'static str,
+        vcd: usize,
+        emulator: usize,
+    },
+    #[error("port {port}, cycle {cycle}: {error}")]
+    PortSample {
+        port: &'static str,
+        cycle: usize,
+        error: SampleError,
+    },
+}
+
+/// The RTL's registers and the emulator's are not the same set with the
+/// same widths ([`check_coverage`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{} ({config})", self.problems().join("; "))]
+pub struct CoverageError {
+    /// RTL registers the comparison does not check.
+    pub unchecked: Vec<String>,
+    /// Emulator registers the RTL does not have.
+    pub absent: Vec<String>,
+    /// Registers both have, at different widths.
+    pub widths: Vec<WidthDifference>,
+    /// The configuration's tag.
+    pub config: String,
+}
+
+/// A register the RTL and the emulator have at different widths.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{name} is {rtl} bits in the RTL, {emulator} in the emulator")]
+pub struct WidthDifference {
+    pub name: String,
+    pub rtl: u32,
+    pub emulator: u32,
+}
+
+impl CoverageError {
+    /// One sentence for each kind of difference found.
+    fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        if !self.unchecked.is_empty() {
+            problems.push(format!(
+                "{} RTL register(s) the comparison does not check: {}",
+                self.unchecked.len(),
+                abbreviate(&self.unchecked)
+            ));
+        }
+        if !self.absent.is_empty() {
+            problems.push(format!(
+                "{} emulator register(s) the RTL does not have: {}",
+                self.absent.len(),
+                abbreviate(&self.absent)
+            ));
+        }
+        if !self.widths.is_empty() {
+            let widths: Vec<String> = self.widths.iter().map(|w| w.to_string()).collect();
+            problems.push(abbreviate(&widths));
+        }
+        problems
+    }
+}
+
 /// How to read one register's value from the model.
-pub(crate) type Reader = Box<dyn Fn(&Array) -> i64>;
+type Reader = Box<dyn Fn(&Array) -> i64>;
 
 /// One register: its RTL name below `sa_top`, its width and how to read it
 /// from the model.
-pub(crate) struct Reg {
+struct Reg {
     pub name: String,
     pub width: u32,
     pub read: Reader,
@@ -40,7 +131,7 @@ pub(crate) struct Reg {
 /// array the control, w skew and w deskew banks') and the output
 /// registers. A name the generator lists but the emulator has no register
 /// for is left out, so that [`check_coverage`] reports it.
-pub(crate) fn registers(a: &Array) -> Vec<Reg> {
+fn registers(a: &Array) -> Vec<Reg> {
     let mut regs = pe_regs(&a.cfg);
     regs.extend(delay_regs(&a.cfg));
     regs.extend(dense_delay_regs(&a.cfg));
@@ -236,51 +327,35 @@ pub fn emulator_registers(cfg: &ArrayConfig) -> Vec<RtlRegister> {
 /// emulator's are the same set with the same widths. `Err` names every
 /// register only one side has and every width that differs; `Ok` is the
 /// number of registers.
-pub fn check_coverage(rtl: &[RtlRegister], cfg: &ArrayConfig) -> Result<usize, String> {
+pub fn check_coverage(rtl: &[RtlRegister], cfg: &ArrayConfig) -> Result<usize, CoverageError> {
     let emu = emulator_registers(cfg);
     let widths = |regs: &[RtlRegister]| -> BTreeMap<String, u32> {
         regs.iter().map(|r| (r.name.clone(), r.width)).collect()
     };
     let (rtl, emu) = (widths(rtl), widths(&emu));
-    let unchecked: Vec<&str> = rtl
-        .keys()
-        .filter(|n| !emu.contains_key(*n))
-        .map(String::as_str)
-        .collect();
-    let absent: Vec<&str> = emu
-        .keys()
-        .filter(|n| !rtl.contains_key(*n))
-        .map(String::as_str)
-        .collect();
-    let widths: Vec<String> = rtl
-        .iter()
-        .filter_map(|(n, w)| {
-            let e = emu.get(n)?;
-            (e != w).then(|| format!("{n} is {w} bits in the RTL, {e} in the emulator"))
-        })
-        .collect();
-    let mut problems = Vec::new();
-    if !unchecked.is_empty() {
-        problems.push(format!(
-            "{} RTL register(s) the comparison does not check: {}",
-            unchecked.len(),
-            abbreviate(&unchecked)
-        ));
-    }
-    if !absent.is_empty() {
-        problems.push(format!(
-            "{} emulator register(s) the RTL does not have: {}",
-            absent.len(),
-            abbreviate(&absent)
-        ));
-    }
-    if !widths.is_empty() {
-        problems.push(abbreviate(&widths));
-    }
-    if problems.is_empty() {
+    let only_in = |a: &BTreeMap<String, u32>, b: &BTreeMap<String, u32>| -> Vec<String> {
+        a.keys().filter(|n| !b.contains_key(*n)).cloned().collect()
+    };
+    let error = CoverageError {
+        unchecked: only_in(&rtl, &emu),
+        absent: only_in(&emu, &rtl),
+        widths: rtl
+            .iter()
+            .filter_map(|(name, &rtl)| {
+                let emulator = *emu.get(name)?;
+                (emulator != rtl).then(|| WidthDifference {
+                    name: name.clone(),
+                    rtl,
+                    emulator,
+                })
+            })
+            .collect(),
+        config: cfg.tag(),
+    };
+    if error.unchecked.is_empty() && error.absent.is_empty() && error.widths.is_empty() {
         Ok(rtl.len())
     } else {
-        Err(format!("{} ({})", problems.join("; "), cfg.tag()))
+        Err(error)
     }
 }
 
@@ -312,6 +387,22 @@ fn vcd_time(t: usize) -> u64 {
     10 * t as u64
 }
 
+/// Writes the emulator's register snapshots (one per cycle, as recorded by
+/// a `Driver` with snapshots) as a VCD with the RTL's hierarchy, so the
+/// model can be looked at in a waveform viewer beside the RTL. Cycle t is
+/// at [`vcd_time`], like the Verilator harness's pre-edge sample.
+pub fn write_snapshots(snapshots: &[Array]) -> String {
+    let Some(first) = snapshots.first() else {
+        return String::new();
+    };
+    let regs = registers(first);
+    let mut vcd = VcdWriter::new("sa_top", regs.iter().map(|r| (r.name.as_str(), r.width)));
+    for (t, snap) in snapshots.iter().enumerate() {
+        vcd.sample(vcd_time(t), regs.iter().map(|r| (r.read)(snap)));
+    }
+    vcd.finish()
+}
+
 /// Compares every register in every cycle; returns the number of samples.
 /// A register the VCD lacks, or whose width there differs, or that has no
 /// value in some cycle is an error naming it (and the cycle).
@@ -325,13 +416,15 @@ pub fn compare(wave: &Waveform, snapshots: &[Array]) -> Result<usize, RegError> 
     for reg in &regs {
         let full = *index
             .get(reg.name.as_str())
-            .ok_or_else(|| RegError::Missing(format!("register {} is not in the VCD", reg.name)))?;
+            .ok_or_else(|| Missing::Register(reg.name.clone()))?;
         let width = wave.width(full).unwrap_or(0);
         if width != reg.width {
-            return Err(RegError::Missing(format!(
-                "register {} is {width} bits in the VCD, {} in the emulator",
-                reg.name, reg.width
-            )));
+            return Err(Missing::RegisterWidth {
+                name: reg.name.clone(),
+                vcd: width,
+                emulator: reg.width,
+            }
+            .into());
         }
         resolved.push((reg, full));
     }
@@ -339,7 +432,11 @@ pub fn compare(wave: &Waveform, snapshots: &[Array]) -> Result<usize, RegError> 
         for (reg, full) in &resolved {
             let got = wave
                 .sample(full, vcd_time(t))
-                .map_err(|e| RegError::Missing(format!("register {}, cycle {t}: {e}", reg.name)))?;
+                .map_err(|error| Missing::RegisterSample {
+                    name: reg.name.clone(),
+                    cycle: t,
+                    error,
+                })?;
             let expected = (reg.read)(snap);
             if got != expected {
                 return Err(RegError::Mismatch(Mismatch {
@@ -378,9 +475,7 @@ pub fn compare_ports(
     let (dw, aw) = (cfg.format().in_bits, cfg.format().acc_bits);
     let mut ports = Vec::new();
     for (port, bits) in [("y_out", aw), ("dx_out", aw), ("dw_out", aw), ("w_out", dw)] {
-        let full = *index
-            .get(port)
-            .ok_or_else(|| RegError::Missing(format!("port {port} is not in the VCD")))?;
+        let full = *index.get(port).ok_or(Missing::Port(port))?;
         ports.push((port, full, bits));
     }
     let mut lanes = 0;
@@ -389,14 +484,19 @@ pub fn compare_ports(
         for &(port, full, bits) in &ports {
             let got = wave
                 .lanes(full, vcd_time(t), bits)
-                .map_err(|e| RegError::Missing(format!("port {port}, cycle {t}: {e}")))?;
+                .map_err(|error| Missing::PortSample {
+                    port,
+                    cycle: t,
+                    error,
+                })?;
             let expected = port_lanes(out, port);
             if got.len() != expected.len() {
-                return Err(RegError::Missing(format!(
-                    "port {port} has {} lanes in the VCD, {} in the emulator",
-                    got.len(),
-                    expected.len()
-                )));
+                return Err(Missing::PortLanes {
+                    port,
+                    vcd: got.len(),
+                    emulator: expected.len(),
+                }
+                .into());
             }
             if let Some(k) = (0..got.len()).find(|&k| got[k] != expected[k]) {
                 return Err(RegError::Mismatch(Mismatch {
@@ -448,5 +548,52 @@ mod tests {
         }
         let per_pe = sysgrad_hdl::pe_registers(&cfg).len();
         assert_eq!(pe_regs(&cfg).len(), per_pe * cfg.rows() * cfg.cols());
+    }
+
+    /// The writer's output reads back through the parser to the same values.
+    #[test]
+    fn snapshots_round_trip_through_the_reader() {
+        let cfg = sysgrad_config::ArrayConfig::new(
+            2,
+            3,
+            sysgrad_config::Backward::Interleaved,
+            sysgrad_config::NumberFormat {
+                in_bits: 8,
+                acc_bits: 16,
+                frac_bits: 4,
+            },
+        )
+        .unwrap();
+        for cfg in [cfg, cfg.with_pipelining(sysgrad_config::Pipelining::Dense)] {
+            let (rec, _) = crate::scenario::training_step(&cfg, 5, true);
+            let snaps = rec.snapshots.unwrap();
+            let wave = Waveform::parse(&write_snapshots(&snaps)).unwrap();
+            let samples = compare(&wave, &snaps).unwrap_or_else(|_| panic!("mismatch"));
+            assert!(samples > 0);
+        }
+    }
+
+    /// A register without a value at some cycle fails the comparison with
+    /// its name and the cycle, instead of reading as 0.
+    #[test]
+    fn a_register_without_a_sample_is_named() {
+        let cfg = sysgrad_config::ArrayConfig::default_16x16();
+        let (rec, _) = crate::scenario::training_step(&cfg, 2, true);
+        let snaps = rec.snapshots.unwrap();
+        let text = write_snapshots(&snaps);
+        // The first register (id `!`) loses its value at time 0.
+        let first_value = text
+            .lines()
+            .find(|l| l.ends_with(" !") && l.starts_with('b'));
+        let text = text.replacen(&format!("{}\n", first_value.unwrap()), "", 1);
+        let wave = Waveform::parse(&text).unwrap();
+        match compare(&wave, &snaps) {
+            Err(RegError::Missing(m)) => assert_eq!(
+                m.to_string(),
+                "register g_row[0].g_col[0].u_pe.w, cycle 0: has no value at VCD time 0 \
+                 (no change at or before it)"
+            ),
+            _ => panic!("a missing sample went unnoticed"),
+        }
     }
 }

@@ -1,8 +1,11 @@
-//! A minimal VCD reader: enough of IEEE 1364 §18 to sample every variable
-//! of a two-state simulation at given times, at any width (ports of many
-//! lanes are far wider than 64 bits).
+//! A minimal VCD reader and writer: enough of IEEE 1364 §18 to sample
+//! every variable of a two-state simulation at given times, at any width
+//! (ports of many lanes are far wider than 64 bits), and to write one.
+//! It knows nothing of what the variables are.
 
 use std::collections::HashMap;
+use std::fmt::Write;
+use std::num::ParseIntError;
 
 /// The value history of every variable, by hierarchical name.
 #[derive(Debug, Default)]
@@ -24,8 +27,8 @@ struct Trace {
     limbs: Vec<u64>,
 }
 
-/// Why a variable could not be sampled; the caller names the register and
-/// the cycle (see `registers::compare`).
+/// Why a variable could not be sampled; the caller names the variable and
+/// the time.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SampleError {
     #[error("is not in the VCD")]
@@ -36,6 +39,54 @@ pub enum SampleError {
     TooWide { width: u32 },
     #[error("is {width} bits wide, not a whole number of {lane_bits}-bit lanes")]
     Lanes { width: u32, lane_bits: u32 },
+}
+
+/// Why a VCD could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VcdError {
+    /// The text ends inside a `$scope` or `$var` declaration.
+    #[error("truncated {0}")]
+    Truncated(&'static str),
+    #[error("$var width: {0}")]
+    Width(ParseIntError),
+    #[error("{name} is declared {width} bits wide, but its id {id} is {id_width} bits")]
+    IdWidth {
+        name: String,
+        width: u32,
+        id: String,
+        id_width: u32,
+    },
+    #[error("bad time {token}: {error}")]
+    Time { token: String, error: ParseIntError },
+    #[error("vector change without id")]
+    ChangeWithoutId,
+    #[error("unsupported value change {token} at time {time}")]
+    Unsupported { token: String, time: u64 },
+    #[error("value change at time {time} for undeclared id {id}")]
+    UndeclaredId { id: String, time: u64 },
+    /// A value that does not fit its variable; `name` is "?" when no
+    /// variable has the id.
+    #[error("{name} (id {id}) has {value}")]
+    Value {
+        name: String,
+        id: String,
+        value: ValueError,
+    },
+}
+
+/// What is wrong with one value change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    #[error("{digits} digits for a {width}-bit variable at time {time}")]
+    TooLong {
+        digits: usize,
+        width: u32,
+        time: u64,
+    },
+    #[error("an unknown value ({bits}) at time {time}")]
+    Unknown { bits: String, time: u64 },
+    #[error("bad value digit in {bits} at time {time}")]
+    Digit { bits: String, time: u64 },
 }
 
 impl Trace {
@@ -50,13 +101,13 @@ impl Trace {
 
     /// Appends a change given as binary digits, most significant first; a
     /// value shorter than the variable is zero-extended (IEEE 1364 §18.2.1).
-    fn push(&mut self, time: u64, bits: &str) -> Result<(), String> {
+    fn push(&mut self, time: u64, bits: &str) -> Result<(), ValueError> {
         if bits.len() > self.width as usize {
-            return Err(format!(
-                "{} digits for a {}-bit variable at time {time}",
-                bits.len(),
-                self.width
-            ));
+            return Err(ValueError::TooLong {
+                digits: bits.len(),
+                width: self.width,
+                time,
+            });
         }
         let at = self.limbs.len();
         self.limbs.resize(at + self.words, 0);
@@ -65,9 +116,13 @@ impl Trace {
                 b'0' => {}
                 b'1' => self.limbs[at + k / 64] |= 1 << (k % 64),
                 b'x' | b'X' | b'z' | b'Z' => {
-                    return Err(format!("an unknown value ({bits}) at time {time}"))
+                    let bits = bits.to_string();
+                    return Err(ValueError::Unknown { bits, time });
                 }
-                _ => return Err(format!("bad value digit in {bits} at time {time}")),
+                _ => {
+                    let bits = bits.to_string();
+                    return Err(ValueError::Digit { bits, time });
+                }
             }
         }
         self.times.push(time);
@@ -95,7 +150,7 @@ fn bit_field(limbs: &[u64], lo: usize, n: u32) -> u64 {
 }
 
 impl Waveform {
-    pub fn parse(text: &str) -> Result<Waveform, String> {
+    pub fn parse(text: &str) -> Result<Waveform, VcdError> {
         let mut wf = Waveform::default();
         let mut scope: Vec<&str> = Vec::new();
         let mut time = 0u64;
@@ -104,7 +159,7 @@ impl Waveform {
             match tok {
                 "$scope" => {
                     let _kind = tokens.next();
-                    scope.push(tokens.next().ok_or("truncated $scope")?);
+                    scope.push(tokens.next().ok_or(VcdError::Truncated("$scope"))?);
                 }
                 "$upscope" => {
                     scope.pop();
@@ -115,19 +170,23 @@ impl Waveform {
                 }
                 "$end" | "$enddefinitions" | "$dumpvars" | "$dumpall" | "$dumpon" | "$dumpoff" => {}
                 _ if tok.starts_with('#') => {
-                    time = tok[1..]
-                        .parse()
-                        .map_err(|e| format!("bad time {tok}: {e}"))?;
+                    time = tok[1..].parse().map_err(|error| VcdError::Time {
+                        token: tok.to_string(),
+                        error,
+                    })?;
                 }
                 _ if tok.starts_with(['b', 'B']) => {
-                    let id = tokens.next().ok_or("vector change without id")?;
+                    let id = tokens.next().ok_or(VcdError::ChangeWithoutId)?;
                     wf.change(id, time, &tok[1..])?;
                 }
                 _ if tok.starts_with(['0', '1', 'x', 'X', 'z', 'Z']) => {
                     let (v, id) = tok.split_at(1);
                     wf.change(id, time, v)?;
                 }
-                _ => return Err(format!("unsupported value change {tok} at time {time}")),
+                _ => {
+                    let token = tok.to_string();
+                    return Err(VcdError::Unsupported { token, time });
+                }
             }
         }
         Ok(wf)
@@ -138,25 +197,28 @@ impl Waveform {
         &mut self,
         scope: &[&str],
         tokens: &mut impl Iterator<Item = &'a str>,
-    ) -> Result<(), String> {
+    ) -> Result<(), VcdError> {
+        let truncated = VcdError::Truncated("$var");
         let _kind = tokens.next();
         let width: u32 = tokens
             .next()
-            .ok_or("truncated $var")?
+            .ok_or(truncated.clone())?
             .parse()
-            .map_err(|e| format!("$var width: {e}"))?;
-        let id = tokens.next().ok_or("truncated $var")?;
-        let name = tokens.next().ok_or("truncated $var")?;
+            .map_err(VcdError::Width)?;
+        let id = tokens.next().ok_or(truncated.clone())?;
+        let name = tokens.next().ok_or(truncated)?;
         // An optional bit range follows the name; skip to $end.
         tokens.find(|t| *t == "$end");
         let full = format!("{}.{name}", scope.join("."));
         let index = match self.ids.get(id) {
             Some(&k) if self.traces[k].width == width => k,
             Some(&k) => {
-                return Err(format!(
-                    "{full} is declared {width} bits wide, but its id {id} is {} bits",
-                    self.traces[k].width
-                ))
+                return Err(VcdError::IdWidth {
+                    name: full,
+                    width,
+                    id: id.to_string(),
+                    id_width: self.traces[k].width,
+                })
             }
             None => {
                 self.traces.push(Trace::new(width));
@@ -168,14 +230,18 @@ impl Waveform {
         Ok(())
     }
 
-    fn change(&mut self, id: &str, time: u64, bits: &str) -> Result<(), String> {
-        let k = *self
-            .ids
-            .get(id)
-            .ok_or_else(|| format!("value change at time {time} for undeclared id {id}"))?;
-        self.traces[k].push(time, bits).map_err(|e| {
+    fn change(&mut self, id: &str, time: u64, bits: &str) -> Result<(), VcdError> {
+        let k = *self.ids.get(id).ok_or_else(|| VcdError::UndeclaredId {
+            id: id.to_string(),
+            time,
+        })?;
+        self.traces[k].push(time, bits).map_err(|value| {
             let name = self.vars.iter().find(|(_, v)| **v == k).map(|(n, _)| n);
-            format!("{} (id {id}) has {e}", name.map_or("?", |n| n.as_str()))
+            VcdError::Value {
+                name: name.map_or("?", |n| n.as_str()).to_string(),
+                id: id.to_string(),
+                value,
+            }
         })
     }
 
@@ -231,115 +297,83 @@ impl Waveform {
     }
 }
 
-/// Writes the emulator's register snapshots (one per cycle, as recorded by
-/// a `Driver` with snapshots) as a VCD with the RTL's hierarchy, so the
-/// model can be looked at in a waveform viewer beside the RTL. Cycle t is
-/// at time 10t, like the Verilator harness's pre-edge sample.
-pub fn write_snapshots(snapshots: &[sysgrad_emulator::Array]) -> String {
-    use std::fmt::Write;
-    let Some(first) = snapshots.first() else {
-        return String::new();
-    };
-    let regs = crate::registers::registers(first);
-    // Identifier codes: base-94 over the printable characters.
-    let code = |mut n: usize| {
-        let mut s = String::new();
-        loop {
-            s.push((b'!' + (n % 94) as u8) as char);
-            n /= 94;
-            if n == 0 {
-                return s;
+/// A VCD written time step by time step: [`VcdWriter::new`] declares the
+/// variables, [`VcdWriter::sample`] adds the values of one time (only
+/// those that changed are written), [`VcdWriter::finish`] gives the text.
+pub struct VcdWriter {
+    text: String,
+    widths: Vec<u32>,
+    last: Vec<Option<i64>>,
+}
+
+/// The identifier code of variable `n`: base 94 over the printable
+/// characters.
+fn id_code(mut n: usize) -> String {
+    let mut s = String::new();
+    loop {
+        s.push((b'!' + (n % 94) as u8) as char);
+        n /= 94;
+        if n == 0 {
+            return s;
+        }
+    }
+}
+
+impl VcdWriter {
+    /// A VCD with module `top` holding `vars`: (name, width), the name
+    /// below `top` with its scopes separated by dots (e.g.
+    /// "g_row[0].g_col[1].u_pe.w"). A scope is opened once for a run of
+    /// variables that share it, so list each scope's variables together.
+    pub fn new<'a>(top: &str, vars: impl IntoIterator<Item = (&'a str, u32)>) -> VcdWriter {
+        let mut text = format!("$timescale 1ns $end\n$scope module {top} $end\n");
+        let mut widths = Vec::new();
+        let mut open: Vec<&str> = Vec::new();
+        for (n, (name, width)) in vars.into_iter().enumerate() {
+            let parts: Vec<&str> = name.split('.').collect();
+            let (scopes, leaf) = parts.split_at(parts.len() - 1);
+            let common = open.iter().zip(scopes).take_while(|(a, b)| a == b).count();
+            for _ in common..open.len() {
+                text.push_str("$upscope $end\n");
+            }
+            open.truncate(common);
+            for s in &scopes[common..] {
+                writeln!(text, "$scope module {s} $end").unwrap();
+                open.push(s);
+            }
+            writeln!(text, "$var reg {width} {} {} $end", id_code(n), leaf[0]).unwrap();
+            widths.push(width);
+        }
+        for _ in 0..open.len() {
+            text.push_str("$upscope $end\n");
+        }
+        text.push_str("$upscope $end\n$enddefinitions $end\n");
+        let last = vec![None; widths.len()];
+        VcdWriter { text, widths, last }
+    }
+
+    /// The values of every variable at `time`, in the order of
+    /// [`VcdWriter::new`]'s variables.
+    pub fn sample(&mut self, time: u64, values: impl IntoIterator<Item = i64>) {
+        writeln!(self.text, "#{time}").unwrap();
+        for (n, v) in values.into_iter().enumerate() {
+            if self.last[n] != Some(v) {
+                let width = self.widths[n];
+                let bits = crate::stimulus::to_bits(v, width);
+                let code = id_code(n);
+                writeln!(self.text, "b{bits:0w$b} {code}", w = width as usize).unwrap();
+                self.last[n] = Some(v);
             }
         }
-    };
-    let mut out = String::from("$timescale 1ns $end\n$scope module sa_top $end\n");
-    // Registers are listed scope by scope; open and close scopes as the
-    // dotted prefixes change.
-    let mut open: Vec<&str> = Vec::new();
-    for (n, reg) in regs.iter().enumerate() {
-        let parts: Vec<&str> = reg.name.split('.').collect();
-        let (scopes, leaf) = parts.split_at(parts.len() - 1);
-        let common = open.iter().zip(scopes).take_while(|(a, b)| a == b).count();
-        for _ in common..open.len() {
-            out.push_str("$upscope $end\n");
-        }
-        open.truncate(common);
-        for s in &scopes[common..] {
-            writeln!(out, "$scope module {s} $end").unwrap();
-            open.push(s);
-        }
-        writeln!(out, "$var reg {} {} {} $end", reg.width, code(n), leaf[0]).unwrap();
     }
-    for _ in 0..open.len() {
-        out.push_str("$upscope $end\n");
+
+    pub fn finish(self) -> String {
+        self.text
     }
-    out.push_str("$upscope $end\n$enddefinitions $end\n");
-    let mut last: Vec<Option<i64>> = vec![None; regs.len()];
-    for (t, snap) in snapshots.iter().enumerate() {
-        writeln!(out, "#{}", 10 * t).unwrap();
-        for (n, reg) in regs.iter().enumerate() {
-            let v = (reg.read)(snap);
-            if last[n] != Some(v) {
-                let bits = crate::stimulus::to_bits(v, reg.width);
-                writeln!(out, "b{:0w$b} {}", bits, code(n), w = reg.width as usize).unwrap();
-                last[n] = Some(v);
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The writer's output reads back through the parser to the same values.
-    #[test]
-    fn snapshots_round_trip_through_the_reader() {
-        let cfg = sysgrad_config::ArrayConfig::new(
-            2,
-            3,
-            sysgrad_config::Backward::Interleaved,
-            sysgrad_config::NumberFormat {
-                in_bits: 8,
-                acc_bits: 16,
-                frac_bits: 4,
-            },
-        )
-        .unwrap();
-        for cfg in [cfg, cfg.with_pipelining(sysgrad_config::Pipelining::Dense)] {
-            let (rec, _) = crate::scenario::training_step(&cfg, 5, true);
-            let snaps = rec.snapshots.unwrap();
-            let wave = Waveform::parse(&write_snapshots(&snaps)).unwrap();
-            let samples =
-                crate::registers::compare(&wave, &snaps).unwrap_or_else(|_| panic!("mismatch"));
-            assert!(samples > 0);
-        }
-    }
-
-    /// A register without a value at some cycle fails the comparison with
-    /// its name and the cycle, instead of reading as 0.
-    #[test]
-    fn a_register_without_a_sample_is_named() {
-        let cfg = sysgrad_config::ArrayConfig::default_16x16();
-        let (rec, _) = crate::scenario::training_step(&cfg, 2, true);
-        let snaps = rec.snapshots.unwrap();
-        let text = write_snapshots(&snaps);
-        // The first register (id `!`) loses its value at time 0.
-        let first_value = text
-            .lines()
-            .find(|l| l.ends_with(" !") && l.starts_with('b'));
-        let text = text.replacen(&format!("{}\n", first_value.unwrap()), "", 1);
-        let wave = Waveform::parse(&text).unwrap();
-        match crate::registers::compare(&wave, &snaps) {
-            Err(crate::registers::RegError::Missing(m)) => assert_eq!(
-                m,
-                "register g_row[0].g_col[0].u_pe.w, cycle 0: has no value at VCD time 0 \
-                 (no change at or before it)"
-            ),
-            _ => panic!("a missing sample went unnoticed"),
-        }
-    }
 
     /// A 130-bit bus (3, then bits 129 and 0 set at time 10) and a 4-bit
     /// variable that first changes at time 10.
@@ -404,7 +438,9 @@ $enddefinitions $end
             ("b11111 \"", "5 digits for a 4-bit variable"),
             ("b1 ?", "undeclared id"),
         ] {
-            let e = Waveform::parse(&format!("{head}#0\n{change}\n")).unwrap_err();
+            let e = Waveform::parse(&format!("{head}#0\n{change}\n"))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(says), "{change}: {e}");
         }
     }

@@ -55,6 +55,7 @@ fn dense(cfg: ArrayConfig) -> ArrayConfig {
 }
 
 #[test]
+#[ignore = "needs yosys"]
 fn the_dense_rtl_has_exactly_the_emulators_registers() {
     let configs = [
         dense(load("small_4x4.toml")),
@@ -77,6 +78,7 @@ fn the_dense_rtl_has_exactly_the_emulators_registers() {
 }
 
 #[test]
+#[ignore = "needs yosys"]
 fn the_rtl_has_exactly_the_emulators_registers() {
     let configs = [
         load("small_4x4.toml"),
@@ -101,6 +103,7 @@ fn the_rtl_has_exactly_the_emulators_registers() {
 /// With a multiplier register each PE has two AW-bit registers more
 /// (ARCHITECTURE.md, Multiplier register): 9RC + R^2 + C^2.
 #[test]
+#[ignore = "needs yosys"]
 fn the_rtl_with_a_multiplier_register_has_exactly_the_emulators_registers() {
     let configs = [
         load("mul_reg_4x4.toml"),
@@ -127,6 +130,7 @@ fn the_rtl_with_a_multiplier_register_has_exactly_the_emulators_registers() {
 /// to AW+1 bits and `w` to DW+2 (ARCHITECTURE.md, Deferred saturation),
 /// on both sides.
 #[test]
+#[ignore = "needs yosys"]
 fn deferred_saturation_widens_the_accumulators_and_the_weight_only() {
     for mul_reg in [false, true] {
         let cfg = load("small_4x4.toml")
@@ -162,6 +166,7 @@ fn edited(cfg: &ArrayConfig, file: &str, edits: &[(&str, &str)]) -> Vec<VerilogF
 }
 
 #[test]
+#[ignore = "needs yosys"]
 fn a_register_on_one_side_only_or_of_another_width_is_named() {
     let cfg = load("small_4x4.toml");
     // An extra pipeline register the emulator does not model.
@@ -173,7 +178,9 @@ fn a_register_on_one_side_only_or_of_another_width_is_named() {
             "  reg [3:0] mode_q;\n  always @(posedge clk) mode_q <= mode;\nendmodule",
         )],
     );
-    let e = check_coverage(&rtl_registers(&extra), &cfg).unwrap_err();
+    let e = check_coverage(&rtl_registers(&extra), &cfg)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("1 RTL register(s) the comparison does not check: mode_q"),
         "{e}"
@@ -190,7 +197,9 @@ fn a_register_on_one_side_only_or_of_another_width_is_named() {
             ("y_q <= y_dsk[j*AW +: AW];", "y_q = y_dsk[j*AW +: AW];"),
         ],
     );
-    let e = check_coverage(&rtl_registers(&missing), &cfg).unwrap_err();
+    let e = check_coverage(&rtl_registers(&missing), &cfg)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("4 emulator register(s) the RTL does not have: g_y_out[0].y_q"),
         "{e}"
@@ -204,7 +213,9 @@ fn a_register_on_one_side_only_or_of_another_width_is_named() {
             "sa_skew #(.LANES(C), .W(DW), .DESKEW(0)) u_dyskew",
         )],
     );
-    let e = check_coverage(&rtl_registers(&narrow), &cfg).unwrap_err();
+    let e = check_coverage(&rtl_registers(&narrow), &cfg)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains(
             "g_dyskew.u_dyskew.g_lane[1].g_stage[0].r is 8 bits in the RTL, 9 in the emulator"
@@ -216,6 +227,7 @@ fn a_register_on_one_side_only_or_of_another_width_is_named() {
 /// The check runs inside every register-level co-simulation, before the
 /// simulator is built: an unchecked register fails the run.
 #[test]
+#[ignore = "needs yosys"]
 fn a_cosimulation_fails_on_a_register_it_would_not_compare() {
     let cfg = load("small_4x4.toml");
     let files = edited(
@@ -232,6 +244,7 @@ fn a_cosimulation_fails_on_a_register_it_would_not_compare() {
         .join("unchecked-register");
     match sysgrad_testbench::run_files(&cfg, &files, &rec, Simulator::Verilator, &work) {
         Err(CosimError::Coverage(e)) => {
+            let e = e.to_string();
             assert!(
                 e.contains("16 RTL register(s) the comparison does not check")
                     && e.contains("g_row[0].g_col[0].u_pe.mode_seen"),
