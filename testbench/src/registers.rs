@@ -390,7 +390,7 @@ fn vcd_time(t: usize) -> u64 {
 /// Writes the emulator's register snapshots (one per cycle, as recorded by
 /// a `Driver` with snapshots) as a VCD with the RTL's hierarchy, so the
 /// model can be looked at in a waveform viewer beside the RTL. Cycle t is
-/// at [`vcd_time`], like the Verilator harness's pre-edge sample.
+/// at time 10t, like the Verilator harness's pre-edge sample.
 pub fn write_snapshots(snapshots: &[Array]) -> String {
     let Some(first) = snapshots.first() else {
         return String::new();

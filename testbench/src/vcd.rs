@@ -322,7 +322,7 @@ fn id_code(mut n: usize) -> String {
 impl VcdWriter {
     /// A VCD with module `top` holding `vars`: (name, width), the name
     /// below `top` with its scopes separated by dots (e.g.
-    /// "g_row[0].g_col[1].u_pe.w"). A scope is opened once for a run of
+    /// `g_row[0].g_col[1].u_pe.w`). A scope is opened once for a run of
     /// variables that share it, so list each scope's variables together.
     pub fn new<'a>(top: &str, vars: impl IntoIterator<Item = (&'a str, u32)>) -> VcdWriter {
         let mut text = format!("$timescale 1ns $end\n$scope module {top} $end\n");
