@@ -442,7 +442,9 @@ mod tests {
     #[test]
     fn every_dense_pe_register_is_read() {
         use sysgrad_config::Pipelining;
-        let cfg = ArrayConfig::default_16x16().with_pipelining(Pipelining::Dense);
+        let cfg = ArrayConfig::default_16x16()
+            .with_pipelining(Pipelining::Dense)
+            .unwrap();
         for (name, _) in sysgrad_hdl::pe_registers(&cfg) {
             assert!(pe_reader(name, 0).is_some(), "no reader for {name}");
         }

@@ -307,7 +307,11 @@ mod tests {
             },
         )
         .unwrap();
-        for cfg in [cfg, cfg.with_pipelining(sysgrad_config::Pipelining::Dense)] {
+        for cfg in [
+            cfg,
+            cfg.with_pipelining(sysgrad_config::Pipelining::Dense)
+                .unwrap(),
+        ] {
             let (rec, _) = crate::scenario::training_step(&cfg, 5, true);
             let snaps = rec.snapshots.unwrap();
             let wave = Waveform::parse(&write_snapshots(&snaps)).unwrap();
