@@ -175,11 +175,7 @@ impl PnrRun {
             spread,
             pnr_seconds,
         });
-        PnrRun {
-            cfg,
-            report,
-            sweep,
-        }
+        PnrRun { cfg, report, sweep }
     }
 
     fn pnr_seconds(&self) -> f64 {
