@@ -153,6 +153,22 @@ mod cli_tests {
         let mlp = "workloads/models/mlp.toml";
         let e = fails(&["train", "--model", mlp, "-c", "configs/small_4x4.toml"]);
         assert!(e.contains("-c/--config is the accelerator's"), "{e}");
+        let e = fails(&[
+            "train",
+            "--model",
+            mlp,
+            "--engine",
+            "accel",
+            "-c",
+            "configs/mul_reg_4x4.toml",
+            "--pipelining",
+            "dense",
+            "--quiet",
+        ]);
+        assert!(
+            e.contains("--pipelining dense") && e.contains("array.multiplier_register"),
+            "{e}"
+        );
     }
 
     /// `sysgrad accel` and `sysgrad program` refuse what cannot run, saying why.

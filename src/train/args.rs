@@ -165,8 +165,17 @@ impl TrainArgs {
     }
 
     /// `-c` (or the model's array with default buffers) and the host link.
+    /// `--pipelining` changes the accelerator given with `-c` as it changes
+    /// the model's array: checked, refused naming the field.
     pub fn accel_options(&self, m: &model::Model) -> Result<AccelOptions> {
-        let cfg = self.config.one()?.unwrap_or(m.cfg);
+        let p = m.cfg.pipelining();
+        let cfg = match self.config.one()? {
+            Some(c) if !self.pipelining.pipelining.is_empty() => c
+                .with_pipelining(p)
+                .with_context(|| format!("--pipelining {}", p.name()))?,
+            Some(c) => c,
+            None => m.cfg,
+        };
         let link = HostLink::new(self.link_bits, self.link_latency).context("--link-bits")?;
         Ok(AccelOptions {
             cfg,
