@@ -89,6 +89,50 @@ mod tests {
         );
     }
 
+    /// Every `sysgrad` and `sim-speed` command of a figure block in the
+    /// Markdown files parses: a renamed flag fails here, before any block
+    /// is run.
+    #[test]
+    fn the_figure_commands_of_the_docs_parse() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = vec![root.join("README.md"), root.join("workloads/README.md")];
+        for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+            files.push(entry.unwrap().path());
+        }
+        let mut parsed = 0;
+        for file in files
+            .iter()
+            .filter(|f| f.extension().is_some_and(|e| e == "md"))
+        {
+            let text = std::fs::read_to_string(file).unwrap();
+            for line in text
+                .lines()
+                .filter(|l| l.trim_start().starts_with("<!-- figure "))
+            {
+                let Some((_, command)) = line.split_once(':') else {
+                    continue;
+                };
+                let words: Vec<&str> = command.trim_end_matches("-->").split_whitespace().collect();
+                let program = words.first().map(|w| w.rsplit('/').next().unwrap_or(w));
+                let result = match program {
+                    Some("sysgrad") => Cli::command().try_get_matches_from(&words).map(drop),
+                    Some("sim-speed") => SimSpeedArgs::command()
+                        .try_get_matches_from(&words)
+                        .map(drop),
+                    _ => continue,
+                };
+                assert!(
+                    result.is_ok(),
+                    "{}: `{}`: {result:?}",
+                    file.display(),
+                    words.join(" ")
+                );
+                parsed += 1;
+            }
+        }
+        assert!(parsed > 40, "only {parsed} figure commands found");
+    }
+
     #[test]
     fn every_subcommand_is_documented() {
         let doc = markdown();
