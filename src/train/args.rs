@@ -22,7 +22,7 @@ pub const DEFAULT_OUT: &str = "target/train";
     mut_arg("topology", |a| a.help("SCALE-Sim topology CSV (convolution or `Layer, M, N, K,` form): count forward and training cycles per layer instead of training. Several topologies or configs: every pair runs, one summary row each")),
     mut_arg("out", |a| a.help("Output folder [default: target/train/<model or topology name>]; with several runs, the parent of one folder per run")),
     mut_arg("config", |a| one_config(a).alias("accel-config").help("With --engine accel|rtl: the accelerator's configuration (its [buffers] and pipelining; array and format must be the model's) [default: the model's array with default buffers]")),
-    mut_arg("pipelining", |a| a.conflicts_with("topology").help("Model: train on arrays with these pipelinings instead of the model's [array] pipelining, comma-separated (one run each)")),
+    mut_arg("pipelining", |a| a.conflicts_with("topology").help("Model: train with these pipelinings instead of the model's [array] pipelining (and, with -c, the accelerator's), comma-separated (one run each)")),
     mut_arg("epochs", |a| a.help("Override the model's number of epochs")),
     mut_arg("gap", |a| a.default_value("0").help("With --engine rtl: percentage of cycles in which the host stalls the streams"))
 )]
