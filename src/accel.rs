@@ -3,6 +3,11 @@
 //! emulator's controller, interleaved and sequential, with the hardware
 //! counters of `docs/HOST.md` side by side.
 
+use crate::args::{
+    one_config, pipelining_or_twins, write_atomically, Configs, HostStalls, LayerArgs,
+    PipeliningChoice,
+};
+use anyhow::{anyhow, bail, Context, Result};
 use sysgrad_accel::{compile_layer, encode_program, Accelerator, BufferId, FcLayer};
 use sysgrad_config::{ArrayConfig, Backward, Pipelining};
 use sysgrad_emulator::gemm::DwSink;
@@ -11,31 +16,25 @@ use sysgrad_rng::Rng;
 use sysgrad_testbench::accel::Setup;
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("config", one_config),
+    mut_arg("m", |a| a.default_value("100")),
+    mut_arg("k", |a| a.default_value("70")),
+    mut_arg("n", |a| a.default_value("16")),
+    mut_arg("pipelining", pipelining_or_twins)
+)]
 pub struct AccelArgs {
     #[command(flatten)]
-    config: crate::ConfigArg,
-    /// Layer output size M (rows of W).
-    #[arg(long, default_value_t = 100)]
-    m: usize,
-    /// Layer input size K (columns of W).
-    #[arg(long, default_value_t = 70)]
-    k: usize,
-    /// Batch size N (columns of X).
-    #[arg(long, default_value_t = 16)]
-    n: usize,
-    /// SGD learning rate as 2^-lr_shift.
-    #[arg(long, default_value_t = 6)]
-    lr_shift: u32,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    config: Configs,
+    #[command(flatten)]
+    layer: LayerArgs,
     /// Also run both steps on the generated RTL (Verilator, through the
     /// AXI host interface) and check every cycle and counter against the
     /// emulator.
     #[arg(long)]
     rtl: bool,
-    /// With --rtl: percentage of cycles in which the host stalls the streams.
-    #[arg(long, default_value_t = 20, requires = "rtl")]
-    gap: u32,
+    #[command(flatten)]
+    stalls: HostStalls,
     /// Also run both steps on the Verilator build of `sa_accel` through the
     /// generated C driver (`sa_accel.c`, compiled with gcc -std=c99
     /// -Werror): DMA, program load, start, wait and counter read-out all
@@ -44,12 +43,10 @@ pub struct AccelArgs {
     #[arg(long)]
     c_driver: bool,
     /// Write the interleaved step's program as text (for `sysgrad program`).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     save_program: Option<std::path::PathBuf>,
-    /// Which controllers to run: `both` (the configuration's first), or only
-    /// `dense` or `none`.
-    #[arg(long, default_value = "both")]
-    pipelining: String,
+    #[command(flatten)]
+    pipelining: PipeliningChoice,
     /// Print only the summary lines (cycles, buffer words, MAC bound), not
     /// the table of every counter.
     #[arg(long)]
@@ -131,14 +128,12 @@ pub fn prepare(
     schedule: Backward,
     lr_shift: u32,
     seed: u64,
-) -> Result<Step, String> {
+) -> Result<Step> {
     if m == 0 || k == 0 || n == 0 {
-        return Err(format!(
-            "layer sizes must be at least 1 (got M={m} K={k} N={n})"
-        ));
+        bail!("layer sizes must be at least 1 (got M={m} K={k} N={n})");
     }
     if lr_shift > 63 {
-        return Err(format!("--lr-shift {lr_shift} is outside 0..=63"));
+        bail!("--lr-shift {lr_shift} is outside 0..=63");
     }
     let layer = FcLayer::new(&cfg, m, k, n);
     let need = [
@@ -151,23 +146,23 @@ pub fn prepare(
     for (name, id, lines) in need {
         let depth = acc.buffer(id).depth();
         if lines > depth {
-            return Err(format!(
+            bail!(
                 "the layer needs {lines} lines of the {name} buffer, which has {depth} \
                  (raise buffers.{name} in the config or shrink the layer)"
-            ));
+            );
         }
     }
     let program = encode_program(
         &compile_layer(&cfg, &layer, schedule, DwSink::Update { lr_shift })
-            .map_err(|e| e.to_string())?,
+            .context("compiling the layer")?,
     );
     if program.len() > cfg.buffers().commands {
-        return Err(format!(
+        bail!(
             "the program has {} words, more than the command memory's {} \
              (raise buffers.commands)",
             program.len(),
             cfg.buffers().commands
-        ));
+        );
     }
     let mut rng = Rng::new(seed);
     let bits = cfg.format().in_bits;
@@ -178,8 +173,7 @@ pub fn prepare(
         (BufferId::Gradients, &layer.dy, m, n),
     ] {
         let data = rng.matrix(rows, cols, bits);
-        b.store(acc.buffer_mut(id), data.view())
-            .map_err(|e| e.to_string())?;
+        b.store(acc.buffer_mut(id), data.view())?;
         setup.fill_blocked(id, b, data.view());
     }
     // The host moves the data in packed beats (as many lanes as fit 64 bits).
@@ -213,46 +207,46 @@ fn words(counts: &[(Counter, u64)]) -> u64 {
         .sum()
 }
 
-pub fn run(a: &AccelArgs) -> Result<(), String> {
-    let mut cfg = a.config.load()?;
+pub fn run(a: &AccelArgs) -> Result<()> {
     // Both schedules run on an interleaved array, so that only the program differs.
-    cfg = cfg.with_backward(Backward::Interleaved);
-    if a.gap > 95 {
-        return Err(format!("--gap {} is outside 0..=95 (percent)", a.gap));
-    }
+    let base = a
+        .config
+        .one_or_default()?
+        .with_backward(Backward::Interleaved);
+    let (seed, gap) = (a.layer.seed, a.stalls.gap);
     let (mut runs, mut rtl_lines) = (Vec::new(), Vec::new());
-    for pipelining in crate::emulate::pipelinings(&cfg, &a.pipelining)? {
-        let cfg = cfg.with_pipelining(pipelining);
+    for cfg in a.pipelining.configs_or_twins(base)? {
         for schedule in [Backward::Interleaved, Backward::Sequential] {
-            let mut step = prepare(cfg, (a.m, a.k, a.n), schedule, a.lr_shift, a.seed)?;
+            let dims = a.layer.dims()?;
+            let mut step = prepare(cfg, dims, schedule, a.layer.lr_shift, seed)?;
             step.acc
                 .run(&step.program)
-                .map_err(|f| format!("the compiled program faulted: {f}"))?;
+                .map_err(|f| anyhow!("the compiled program faulted: {f}"))?;
             let run = Run {
-                pipelining,
+                pipelining: cfg.pipelining(),
                 schedule,
                 words: step.program.len(),
                 counters: counters(&step.acc),
             };
             if a.rtl {
-                rtl_lines.push(cosim_line(&cfg, &step, &run, a)?);
+                rtl_lines.push(cosim_line(&cfg, &step, &run, (seed, gap))?);
             }
             if a.c_driver {
-                rtl_lines.push(c_driver_line(&cfg, &step, &run.label(), (a.seed, a.gap))?);
+                rtl_lines.push(c_driver_line(&cfg, &step, &run.label(), (seed, gap))?);
             }
             let first = runs.is_empty();
             if let (Some(path), true) = (&a.save_program, first) {
                 let text = sysgrad_accel::asm::disassemble(&step.program);
-                crate::write_atomically(path, text.as_bytes())?;
+                write_atomically(path, text.as_bytes())?;
                 eprintln!("wrote {}", path.display());
             }
             runs.push(run);
         }
     }
     if !a.summary {
-        print_table(&cfg, a, &runs);
+        print_table(&base, a, &runs);
     }
-    print_summaries(&cfg, &runs);
+    print_summaries(&base, &runs);
     // After the tables, so that the RTL's agreement reads as a conclusion.
     for line in rtl_lines {
         println!("\n{line}");
@@ -261,11 +255,14 @@ pub fn run(a: &AccelArgs) -> Result<(), String> {
 }
 
 /// Co-simulates `step` on the RTL and says what agreed.
-fn cosim_line(cfg: &ArrayConfig, step: &Step, run: &Run, a: &AccelArgs) -> Result<String, String> {
+fn cosim_line(
+    cfg: &ArrayConfig,
+    step: &Step,
+    run: &Run,
+    (seed, gap): (u64, u32),
+) -> Result<String> {
     eprintln!("co-simulating the {} step on the RTL ...", run.label());
-    let rep =
-        sysgrad_testbench::accel::cosim_program(cfg, &step.setup, &step.program, a.seed, a.gap)
-            .map_err(|e| e.to_string())?;
+    let rep = sysgrad_testbench::accel::cosim_program(cfg, &step.setup, &step.program, seed, gap)?;
     let host = |c: Counter| rep.counter(c).unwrap_or(0);
     Ok(format!(
         "RTL, {} step: {} run cycles, every array input and {} counters equal to \
@@ -288,9 +285,9 @@ fn print_table(cfg: &ArrayConfig, a: &AccelArgs, runs: &[Run]) {
     println!(
         "**{} accelerator, FC layer M={} K={} N={}: one training step through the command stream**\n",
         cfg.tag(),
-        a.m,
-        a.k,
-        a.n
+        a.layer.m,
+        a.layer.k,
+        a.layer.n
     );
     let labels: Vec<String> = runs.iter().map(Run::label).collect();
     println!(
@@ -364,13 +361,11 @@ fn c_driver_line(
     step: &Step,
     label: &str,
     (seed, gap): (u64, u32),
-) -> Result<String, String> {
+) -> Result<String> {
     eprintln!("running the {label} step through the C driver ...");
-    let transcript = sysgrad_testbench::accel::setup_transcript(cfg, &step.setup, &step.program)
-        .map_err(|e| e.to_string())?;
-    let rep = sysgrad_testbench::accel::build_c_host(cfg)
-        .and_then(|m| m.play(&transcript, seed, gap))
-        .map_err(|e| e.to_string())?;
+    let transcript = sysgrad_testbench::accel::setup_transcript(cfg, &step.setup, &step.program)?;
+    let rep =
+        sysgrad_testbench::accel::build_c_host(cfg).and_then(|m| m.play(&transcript, seed, gap))?;
     Ok(format!(
         "C driver, {} step: {} run, {} words read back and {} counters equal to the emulator; \
          host: {} cycles, {} beats in, {} beats out",
@@ -385,11 +380,12 @@ fn c_driver_line(
 }
 
 #[derive(clap::Args)]
+#[command(mut_arg("config", one_config))]
 pub struct ProgramArgs {
     #[command(flatten)]
-    config: crate::ConfigArg,
+    config: Configs,
     /// Program text (docs/COMMANDS.md syntax, see `sysgrad accel --save-program`).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     program: std::path::PathBuf,
     /// Seed of the random data in the first lines of the weight,
     /// activation and gradient buffers.
@@ -402,29 +398,24 @@ pub struct ProgramArgs {
     /// compare every cycle, counter and the buffers' first lines.
     #[arg(long)]
     rtl: bool,
-    /// With --rtl: percentage of cycles in which the host stalls the streams.
-    #[arg(long, default_value_t = 20, requires = "rtl")]
-    gap: u32,
+    #[command(flatten)]
+    stalls: HostStalls,
 }
 
 /// `sysgrad program`: assemble a program text and run it on the
 /// emulator's controller (and the RTL), reporting where and why it stopped.
-pub fn run_program(a: &ProgramArgs) -> Result<(), String> {
+pub fn run_program(a: &ProgramArgs) -> Result<()> {
     use sysgrad_accel::asm::{assemble, disassemble};
-    let cfg = a.config.load()?;
-    let text =
-        std::fs::read_to_string(&a.program).map_err(|e| format!("{}: {e}", a.program.display()))?;
-    let program = assemble(&text).map_err(|e| format!("{}: {e}", a.program.display()))?;
+    let cfg = a.config.one_or_default()?;
+    let path = a.program.display();
+    let text = std::fs::read_to_string(&a.program).with_context(|| path.to_string())?;
+    let program = assemble(&text).with_context(|| path.to_string())?;
     if program.len() > cfg.buffers().commands {
-        return Err(format!(
-            "{}: {} words do not fit the command memory ({} words, buffers.commands)",
-            a.program.display(),
+        bail!(
+            "{path}: {} words do not fit the command memory ({} words, buffers.commands)",
             program.len(),
             cfg.buffers().commands
-        ));
-    }
-    if a.gap > 95 {
-        return Err(format!("--gap {} is outside 0..=95 (percent)", a.gap));
+        );
     }
     let mut acc = Accelerator::new(cfg);
     let mut setup = Setup::default();
@@ -441,7 +432,7 @@ pub fn run_program(a: &ProgramArgs) -> Result<(), String> {
             .collect();
         for (line, values) in data.iter().enumerate() {
             for (lane, v) in values.iter().enumerate() {
-                buf.set(line, lane, *v).map_err(|e| e.to_string())?;
+                buf.set(line, lane, *v)?;
             }
         }
         setup.fill(id, 0, data).compare(id, 0, lines);
@@ -463,8 +454,8 @@ pub fn run_program(a: &ProgramArgs) -> Result<(), String> {
         }
     }
     if a.rtl {
-        let rep = sysgrad_testbench::accel::cosim_program(&cfg, &setup, &program, a.seed, a.gap)
-            .map_err(|e| e.to_string())?;
+        let rep =
+            sysgrad_testbench::accel::cosim_program(&cfg, &setup, &program, a.seed, a.stalls.gap)?;
         println!(
             "\nRTL: {} run cycles, array inputs, STATUS/PC, {} counters and {} buffer words equal to the emulator",
             rep.run_cycles, rep.counters_compared, rep.words_compared
@@ -481,12 +472,12 @@ pub fn run_program(a: &ProgramArgs) -> Result<(), String> {
                 .lines()
                 .next()
                 .unwrap_or("(past the end of the program)");
-            Err(format!(
+            bail!(
                 "the controller stopped at word {} `{first}`: {} (error 0x{:02x})",
                 f.pc,
                 f.code,
                 f.code.code()
-            ))
+            )
         }
     }
 }

@@ -2,6 +2,10 @@
 //! sequential, on the dense and the `none` array, with the per-phase
 //! counters side by side.
 
+use crate::args::{
+    one_config, pipelining_or_twins, write_atomically, Configs, LayerArgs, Out, PipeliningChoice,
+};
+use anyhow::{Context, Result};
 use ndarray::Array2;
 use sysgrad_config::{ArrayConfig, Backward, Pipelining};
 use sysgrad_emulator::gemm::{self, DwSink};
@@ -9,35 +13,23 @@ use sysgrad_emulator::{stats, Driver};
 use sysgrad_rng::Rng;
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("config", one_config),
+    mut_arg("out", |a| a.alias("trace").help("Write the step's per-cycle port stimulus and trace, in the array's own schedule (stimulus.txt, ports.txt), into this folder")),
+    mut_arg("pipelining", pipelining_or_twins)
+)]
 pub struct EmulateArgs {
     #[command(flatten)]
-    config: crate::ConfigArg,
-    /// Layer output size M (rows of W).
-    #[arg(long, default_value_t = 64)]
-    m: usize,
-    /// Layer input size K (columns of W).
-    #[arg(long, default_value_t = 64)]
-    k: usize,
-    /// Batch size N (columns of X).
-    #[arg(long, default_value_t = 64)]
-    n: usize,
-    /// SGD learning rate as 2^-lr_shift.
-    #[arg(long, default_value_t = 6)]
-    lr_shift: u32,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Write the step's per-cycle port stimulus and trace, in the array's
-    /// own schedule
-    /// (stimulus.txt, ports.txt) into this folder.
-    #[arg(long)]
-    trace: Option<std::path::PathBuf>,
-    /// With --trace, also write every register as emulator.vcd.
-    #[arg(long, requires = "trace")]
+    config: Configs,
+    #[command(flatten)]
+    layer: LayerArgs,
+    #[command(flatten)]
+    out: Out,
+    /// With -o, also write every register as emulator.vcd.
+    #[arg(long, requires = "out")]
     vcd: bool,
-    /// Which pipelinings to run: `both` (the configuration's first), or only
-    /// `dense` or `none`.
-    #[arg(long, default_value = "both")]
-    pipelining: String,
+    #[command(flatten)]
+    pipelining: PipeliningChoice,
 }
 
 /// Writes a recording as stimulus, port trace and (with snapshots) VCD.
@@ -45,9 +37,9 @@ fn write_trace(
     cfg: &sysgrad_config::ArrayConfig,
     rec: sysgrad_emulator::Recording,
     dir: &std::path::Path,
-) -> Result<(), String> {
+) -> Result<()> {
     use sysgrad_testbench::{registers, stimulus};
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    crate::args::create_dir(dir)?;
     let mut files = vec![
         ("stimulus.txt", stimulus::render(cfg, &rec.inputs)),
         ("ports.txt", stimulus::render_ports(cfg, &rec.outputs)),
@@ -57,7 +49,7 @@ fn write_trace(
     }
     for (name, text) in files {
         let path = dir.join(name);
-        crate::write_atomically(&path, text.as_bytes())?;
+        write_atomically(&path, text.as_bytes())?;
         println!("wrote {}", path.display());
     }
     Ok(())
@@ -71,8 +63,8 @@ fn step(
     x: &Array2<i64>,
     dy: &Array2<i64>,
     lr: u32,
-) -> Result<Driver, String> {
-    gemm::forward(&mut drv, w.view(), x.view()).map_err(|e| e.to_string())?;
+) -> Result<Driver> {
+    gemm::forward(&mut drv, w.view(), x.view()).context("forward pass")?;
     gemm::backward(
         &mut drv,
         schedule,
@@ -81,7 +73,7 @@ fn step(
         dy.view(),
         DwSink::Update { lr_shift: lr },
     )
-    .map_err(|e| e.to_string())?;
+    .context("backward pass")?;
     Ok(drv)
 }
 
@@ -172,39 +164,14 @@ struct Run {
     stats: stats::Stats,
 }
 
-/// The pipelinings to run, the configuration's own first.
-pub(crate) fn pipelinings(cfg: &ArrayConfig, which: &str) -> Result<Vec<Pipelining>, String> {
-    let other = match cfg.pipelining() {
-        Pipelining::Dense => Pipelining::None,
-        Pipelining::None => Pipelining::Dense,
-    };
-    match which {
-        // The dense PE has no multiplier register: no dense twin to compare.
-        "both" if cfg.multiplier_register() => Ok(vec![cfg.pipelining()]),
-        "both" => Ok(vec![cfg.pipelining(), other]),
-        "dense" => cfg
-            .checked_with_pipelining(Pipelining::Dense)
-            .map(|_| vec![Pipelining::Dense])
-            .map_err(|e| format!("--pipelining dense: {e}")),
-        "none" => Ok(vec![Pipelining::None]),
-        other => Err(format!(
-            "--pipelining {other}: expected both, dense or none"
-        )),
-    }
-}
-
-pub fn run(a: &EmulateArgs) -> Result<(), String> {
-    let cfg = a.config.load()?;
-    if a.m == 0 || a.k == 0 || a.n == 0 {
-        return Err(format!(
-            "layer sizes must be at least 1 (got M={} K={} N={})",
-            a.m, a.k, a.n
-        ));
-    }
+pub fn run(a: &EmulateArgs) -> Result<()> {
+    let cfg = a.config.one_or_default()?;
+    let (m, k, n) = a.layer.dims()?;
+    let (lr_shift, seed) = (a.layer.lr_shift, a.layer.seed);
     for (terms, what) in [
-        (a.k, "the forward reduction K"),
-        (a.m, "the dX reduction M"),
-        (a.n, "the dW reduction N"),
+        (k, "the forward reduction K"),
+        (m, "the dX reduction M"),
+        (n, "the dW reduction N"),
     ] {
         if let Some(w) = cfg.saturation_warning(terms, what) {
             eprintln!("warning: {w}");
@@ -218,38 +185,36 @@ pub fn run(a: &EmulateArgs) -> Result<(), String> {
     } else {
         &[Backward::Sequential]
     };
-    let mut rng = Rng::new(a.seed);
+    let mut rng = Rng::new(seed);
     let bits = cfg.format().in_bits;
     let (w, x, dy) = (
-        rng.matrix(a.m, a.k, bits),
-        rng.matrix(a.k, a.n, bits),
-        rng.matrix(a.m, a.n, bits),
+        rng.matrix(m, k, bits),
+        rng.matrix(k, n, bits),
+        rng.matrix(m, n, bits),
     );
     let mut runs = Vec::new();
-    for pipelining in pipelinings(&cfg, &a.pipelining)? {
+    for array in a.pipelining.configs_or_twins(cfg)? {
         for &schedule in schedules {
-            let drv = Driver::new(cfg.with_pipelining(pipelining));
-            let stats = step(drv, schedule, &w, &x, &dy, a.lr_shift)?.stats;
+            let stats = step(Driver::new(array), schedule, &w, &x, &dy, lr_shift)?.stats;
             runs.push(Run {
-                pipelining,
+                pipelining: array.pipelining(),
                 schedule,
                 stats,
             });
         }
     }
-    if let Some(dir) = &a.trace {
+    if let Some(dir) = &a.out.out {
         let recording = Driver::recording(cfg, a.vcd);
-        let mut drv = step(recording, cfg.backward(), &w, &x, &dy, a.lr_shift)?;
-        write_trace(&cfg, drv.recording.take().expect("recording driver"), dir)?;
+        let mut drv = step(recording, cfg.backward(), &w, &x, &dy, lr_shift)?;
+        let rec = drv.recording.take().context("a recording driver records")?;
+        write_trace(&cfg, rec, dir)?;
     }
+    let unpipelined = cfg.with_pipelining(Pipelining::None)?;
     println!(
-        "**{}x{} array ({}), layer M={} K={} N={} (forward + backward + SGD update)**\n",
+        "**{}x{} array ({}), layer M={m} K={k} N={n} (forward + backward + SGD update)**\n",
         cfg.rows(),
         cfg.cols(),
-        cfg.with_pipelining(Pipelining::None).tag(),
-        a.m,
-        a.k,
-        a.n
+        unpipelined.tag(),
     );
     let pes = cfg.rows() * cfg.cols();
     let names: Vec<String> = runs

@@ -80,18 +80,15 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn name(self) -> &'static str {
-        match self {
-            Kind::Checked => "checked",
-            Kind::Timed => "timed",
-            Kind::Slow => "slow",
-        }
+    /// The kind's name, as markers and `--kinds` spell it.
+    fn name(self) -> String {
+        use clap::ValueEnum;
+        self.to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().to_string())
     }
 
     fn parse(word: &str) -> Option<Kind> {
-        [Kind::Checked, Kind::Timed, Kind::Slow]
-            .into_iter()
-            .find(|k| k.name() == word)
+        <Kind as clap::ValueEnum>::from_str(word, false).ok()
     }
 }
 
@@ -429,7 +426,7 @@ fn update_files(
         let (new, replaced) =
             splice(&text, kinds, outputs).map_err(|e| format!("{}: {e}", path.display()))?;
         if new != text {
-            crate::write_atomically(path, new.as_bytes())?;
+            crate::args::write_atomically(path, new.as_bytes()).map_err(|e| format!("{e:#}"))?;
             eprintln!("updated {} ({replaced} blocks regenerated)", path.display());
         }
     }
@@ -494,7 +491,11 @@ fn write(docs: &[Doc], kinds: &[Kind], jobs: usize) -> Result<(), String> {
     }
 }
 
-pub fn run(a: &FiguresArgs) -> Result<(), String> {
+pub fn run(a: &FiguresArgs) -> anyhow::Result<()> {
+    run_figures(a).map_err(anyhow::Error::msg)
+}
+
+fn run_figures(a: &FiguresArgs) -> Result<(), String> {
     let paths: Vec<PathBuf> = if a.files.is_empty() {
         DEFAULT_FILES.iter().map(PathBuf::from).collect()
     } else {

@@ -2,25 +2,28 @@
 //! of `sysgrad_hdl::formal` on the generated `sa_accel` of a
 //! configuration: the depth reached, the outcome and the run time.
 
-use std::path::PathBuf;
+use crate::args::{one_config, Configs, Out, Timings};
+use anyhow::{anyhow, bail, Context, Result};
 use std::process::Command;
 
+/// Where `formal` works without `-o`.
+const DEFAULT_OUT: &str = "target/formal";
+
 #[derive(clap::Args)]
+#[command(
+    mut_arg("config", |a| one_config(a).required(true).help("Accelerator configuration (.toml or .json); small buffers keep the check fast (configs/formal/accel_1x1.toml)")),
+    mut_arg("out", |a| a.help("Working folder: the Verilog, the property file, the logs and, if a property fails, the counterexample (trace.vcd)").default_value(DEFAULT_OUT))
+)]
 pub struct FormalArgs {
-    /// Accelerator configuration (.toml or .json); small buffers keep the
-    /// check fast (configs/formal/accel_1x1.toml).
-    #[arg(long, short)]
-    config: PathBuf,
+    #[command(flatten)]
+    config: Configs,
     /// Cycles from reset to check, every assertion in every cycle.
-    #[arg(long, default_value_t = 24)]
+    #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..))]
     depth: u32,
-    /// Working folder: the Verilog, the property file, the logs and, if
-    /// a property fails, the counterexample (trace.vcd).
-    #[arg(long, default_value = "target/formal")]
-    out: PathBuf,
-    /// Print the run time on stdout (else stderr).
-    #[arg(long)]
-    timings: bool,
+    #[command(flatten)]
+    out: Out,
+    #[command(flatten)]
+    timings: Timings,
 }
 
 /// The first line of `tool --version` (or `-V`).
@@ -38,12 +41,16 @@ fn version(tool: &str, arg: &str) -> String {
         .unwrap_or_else(|| format!("{tool} (version unknown)"))
 }
 
-pub fn run(a: &FormalArgs) -> Result<(), String> {
-    let cfg = sysgrad_config::load_config(&a.config).map_err(|e| e.to_string())?;
-    if a.depth == 0 {
-        return Err("--depth: at least 1 cycle".into());
-    }
-    let (files, props) = sysgrad_hdl::formal::formal_design(&cfg, str::to_string)?;
+pub fn run(a: &FormalArgs) -> Result<()> {
+    let path = a
+        .config
+        .config
+        .first()
+        .context("-c/--config: give the configuration")?;
+    let cfg = crate::args::load(path)?;
+    let out = a.out.or(DEFAULT_OUT);
+    let (files, props) =
+        sysgrad_hdl::formal::formal_design(&cfg, str::to_string).map_err(|e| anyhow!(e))?;
     let sources: Vec<(&str, &str)> = files
         .iter()
         .map(|f| (f.name.as_str(), f.text.as_str()))
@@ -53,21 +60,20 @@ pub fn run(a: &FormalArgs) -> Result<(), String> {
         sysgrad_hdl::accel_top_name(),
         cfg.tag(),
         a.depth,
-        a.out.display()
+        out.display()
     );
     let r = sysgrad_synth::formal::bmc(
         &sources,
         (&props.name, &props.text),
         sysgrad_hdl::accel_top_name(),
         a.depth,
-        &a.out,
-    )
-    .map_err(|e| e.to_string())?;
+        &out,
+    )?;
     let b = cfg.buffers();
     println!(
         "**`{}` of {} ({}x{}, {}-bit data; buffers {}/{}/{}/{} lines, {} command words), {}, yosys-smtbmc with {}**\n",
         sysgrad_hdl::accel_top_name(),
-        a.config.display(),
+        path.display(),
         cfg.rows(),
         cfg.cols(),
         cfg.format().in_bits,
@@ -92,9 +98,9 @@ pub fn run(a: &FormalArgs) -> Result<(), String> {
     for p in sysgrad_hdl::formal::PROPERTIES {
         println!("| {p} | {} | {outcome} |", r.depth);
     }
-    crate::print_timing(a.timings, &format!("\nchecked in {:.0} s", r.seconds));
-    match r.failure {
-        None => Ok(()),
-        Some(_) => Err(format!("a property fails: {outcome}")),
+    a.timings.print(&format!("\nchecked in {:.0} s", r.seconds));
+    if r.failure.is_some() {
+        bail!("a property fails: {outcome}");
     }
+    Ok(())
 }

@@ -1,251 +1,95 @@
 //! `sysgrad`: one command line for the generator, the emulator, the
-//! co-simulation and the synthesis reports.
+//! co-simulation and the synthesis reports. Each subcommand is a module
+//! with its arguments and its `run`; the flags several of them take are
+//! defined once in [`args`] (and typed values in [`choices`]); [`cli`]
+//! gathers them, this file runs them, and no module imports it.
+//! `docs/CLI.md` is generated from the definitions (`sysgrad
+//! help-markdown`, [`cli_doc`]).
 
 mod accel;
+mod args;
+mod choices;
+mod cli;
+mod cli_doc;
+mod cosim;
 mod emulate;
 mod figures;
 mod formal;
+mod gen;
 mod pipeline;
+mod sim_speed_args;
 mod sweep;
 mod synth;
 mod train;
-mod train_rtl;
-mod train_summary;
 
-use clap::{Parser, Subcommand};
-use std::path::PathBuf;
+use clap::Parser;
+use cli::{Cli, Cmd};
 use std::process::ExitCode;
-use sysgrad_config::{load_config, ArrayConfig};
 
-#[derive(Parser)]
-#[command(
-    name = "sysgrad",
-    version,
-    about = "Gradient-interleaved systolic training array: generate, emulate, co-simulate"
-)]
-struct Cli {
-    #[command(subcommand)]
-    cmd: Cmd,
-}
-
-#[derive(clap::Args, Clone)]
-struct ConfigArg {
-    /// Array configuration (.toml or .json); the built-in 16x16 default if omitted.
-    #[arg(long, short)]
-    config: Option<PathBuf>,
-}
-
-impl ConfigArg {
-    fn load(&self) -> Result<ArrayConfig, String> {
-        match &self.config {
-            Some(p) => load_config(p).map_err(|e| e.to_string()),
-            None => Ok(ArrayConfig::default_16x16()),
+fn run(cmd: Cmd) -> anyhow::Result<()> {
+    match cmd {
+        Cmd::Gen(a) => gen::run(&a),
+        Cmd::Emulate(a) => emulate::run(&a),
+        Cmd::Accel(a) => accel::run(&a),
+        Cmd::Program(a) => accel::run_program(&a),
+        Cmd::Sweep(a) => sweep::run(&a),
+        Cmd::Synth(a) => synth::run(&a),
+        Cmd::Formal(a) => formal::run(&a),
+        Cmd::Train(a) => train::run(&a),
+        Cmd::Pipeline(a) => pipeline::run(&a),
+        Cmd::Figures(a) => figures::run(&a),
+        Cmd::Cosim(a) => cosim::run(&a),
+        Cmd::HelpMarkdown => {
+            print!("{}", cli_doc::markdown());
+            Ok(())
         }
     }
 }
 
-#[derive(Subcommand)]
-enum Cmd {
-    /// Write the Verilog of a configuration.
-    Gen {
-        #[command(flatten)]
-        config: ConfigArg,
-        /// Output folder.
-        #[arg(long, short, default_value = "rtl_out")]
-        out: PathBuf,
-    },
-    /// Run one training step (forward, backward, update) of a random layer on
-    /// the emulator, interleaved and sequential, and report the counters.
-    Emulate(emulate::EmulateArgs),
-    /// Run one FC training step through the accelerator's command stream
-    /// (emulator controller), interleaved and sequential, and report the
-    /// hardware counters of docs/HOST.md.
-    Accel(accel::AccelArgs),
-    /// Assemble a command-stream program (text) and run it on the
-    /// accelerator's controller (emulator, and with --rtl the RTL); reports
-    /// the counters, or where and why the controller stopped.
-    Program(accel::ProgramArgs),
-    /// Design-space sweep over array sizes, widths and schedules (fast exact mode).
-    Sweep(sweep::SweepArgs),
-    /// Yosys resource reports (Xilinx 7-series, iCE40), interleaved vs sequential PEs;
-    /// with --pnr place and route with timing (nextpnr: ECP5, iCE40).
-    Synth(synth::SynthArgs),
-    /// Bounded proofs (yosys-smtbmc) of the accelerator's AXI handshakes
-    /// and of faulting commands having no effect.
-    Formal(formal::FormalArgs),
-    /// Train a model (MLP, CNN, SNN) on the digits data set on the emulator
-    /// next to an f32 reference, or count a SCALE-Sim topology's training cycles.
-    Train(train::TrainArgs),
-    /// Pipelined training across several arrays (GPipe, 1F1B, LayerPipe,
-    /// LayerPipe2, zero bubble, SpikePipe): time per iteration, bubble,
-    /// utilisation, memory and link traffic per array, Gantt charts; with
-    /// --train, accuracy against synchronous training.
-    Pipeline(pipeline::PipelineArgs),
-    /// Regenerate (--write) or check (--check) the measured figures of the
-    /// READMEs from the commands written next to them.
-    Figures(figures::FiguresArgs),
-    /// Run the RTL and the emulator on the same random training step and
-    /// compare them every cycle.
-    Cosim {
-        #[command(flatten)]
-        config: ConfigArg,
-        /// Seed of the random layer (printed, so a failure can be replayed).
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Number of consecutive seeds to run.
-        #[arg(long, default_value_t = 1)]
-        runs: u64,
-        /// Simulator: verilator (with register comparison) or icarus.
-        #[arg(long, default_value = "verilator")]
-        sim: String,
-        /// Working folder for stimulus, traces and builds.
-        #[arg(long, default_value = "target/cosim/runs")]
-        work: PathBuf,
-        /// Print each run's time (build included) on stdout; it goes to
-        /// stderr otherwise, so that stdout is the same in every run.
-        #[arg(long)]
-        timings: bool,
-        /// Co-simulate the configuration's array with this pipelining
-        /// instead of its own: `dense` or `none`.
-        #[arg(long)]
-        pipelining: Option<String>,
-    },
-}
-
-/// `cfg` with the pipelining named by `--pipelining`, if given.
-fn with_pipelining(cfg: ArrayConfig, name: Option<&str>) -> Result<ArrayConfig, String> {
-    use sysgrad_config::Pipelining;
-    let Some(name) = name else {
-        return Ok(cfg);
-    };
-    let all = [Pipelining::Dense, Pipelining::None];
-    match all.into_iter().find(|p| p.name() == name) {
-        Some(p) => cfg
-            .checked_with_pipelining(p)
-            .map_err(|e| format!("--pipelining {name}: {e}")),
-        None => Err(format!("--pipelining {name}: expected dense or none")),
-    }
-}
-
+/// Exit codes (docs/CLI.md): 0 done, 1 a run failed (the reason on
+/// stderr), 2 a usage error (clap's message on stderr).
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let res = match cli.cmd {
-        Cmd::Gen { config, out } => config.load().and_then(|cfg| gen(&cfg, &out)),
-        Cmd::Emulate(args) => emulate::run(&args),
-        Cmd::Accel(args) => accel::run(&args),
-        Cmd::Program(args) => accel::run_program(&args),
-        Cmd::Sweep(args) => sweep::run(&args),
-        Cmd::Synth(args) => synth::run(&args),
-        Cmd::Formal(args) => formal::run(&args),
-        Cmd::Train(args) => train::run(&args),
-        Cmd::Pipeline(args) => pipeline::run(&args),
-        Cmd::Figures(args) => figures::run(&args),
-        Cmd::Cosim {
-            config,
-            seed,
-            runs,
-            sim,
-            work,
-            timings,
-            pipelining,
-        } => config
-            .load()
-            .and_then(|cfg| with_pipelining(cfg, pipelining.as_deref()))
-            .and_then(|cfg| cosim(&cfg, (seed, runs), &sim, &work, timings)),
-    };
-    match res {
+    match run(Cli::parse().cmd) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file and a rename, so a
-/// failed run never leaves a half-written report behind.
-pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<(), String> {
-    sysgrad_config::files::write_atomically(path, bytes)
-        .map_err(|e| format!("writing {}: {e}", path.display()))
-}
-
-/// A run time: on stdout when asked for (`--timings`), on stderr
-/// otherwise, so that stdout is the same in every run and a README can
-/// quote it (see `sysgrad figures`).
-pub fn print_timing(timings: bool, line: &str) {
-    if timings {
-        println!("{line}");
-    } else {
-        eprintln!("{line}");
-    }
-}
-
-fn gen(cfg: &ArrayConfig, out: &std::path::Path) -> Result<(), String> {
-    let files =
-        sysgrad_hdl::write_all(cfg, out).map_err(|e| format!("writing {}: {e}", out.display()))?;
-    for f in files {
-        println!("wrote {}", f.display());
-    }
-    Ok(())
-}
-
-fn cosim(
-    cfg: &ArrayConfig,
-    (seed, runs): (u64, u64),
-    sim: &str,
-    work: &std::path::Path,
-    timings: bool,
-) -> Result<(), String> {
-    use sysgrad_testbench::{scenario, Simulator};
-    let sim = match sim {
-        "verilator" => Simulator::Verilator,
-        "icarus" => Simulator::Icarus,
-        other => {
-            return Err(format!(
-                "unknown simulator `{other}` (expected verilator or icarus)"
-            ))
-        }
-    };
-    for s in seed..seed + runs {
-        let start = std::time::Instant::now();
-        let (rec, what) = scenario::training_step(cfg, s, sim == Simulator::Verilator);
-        let report = sysgrad_testbench::run(cfg, &rec, sim, &work.join(cfg.tag()))
-            .map_err(|e| format!("{} ({what}): {e}", cfg.tag()))?;
-        println!(
-            "{}: {what}: {} cycles match on every port, {} register samples match",
-            cfg.tag(),
-            report.cycles,
-            report.register_samples
-        );
-        let minutes = start.elapsed().as_secs_f64() / 60.0;
-        print_timing(timings, &format!("time: {minutes:.1} min"));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
-mod pipelining_flag {
+mod cli_tests {
     use super::*;
-    use sysgrad_config::Pipelining;
+    use clap::CommandFactory;
+    use proptest::prelude::*;
+
+    /// Parses a command line, or returns clap's error message.
+    fn parse(args: &[&str]) -> Result<Cmd, String> {
+        Cli::try_parse_from(std::iter::once("sysgrad").chain(args.iter().copied()))
+            .map(|c| c.cmd)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Clap's message refusing a command line.
+    fn refused(args: &[&str]) -> String {
+        match parse(args) {
+            Ok(_) => panic!("{args:?} parsed"),
+            Err(e) => e,
+        }
+    }
+
+    /// Runs a command line; its error with every cause.
+    fn fails(args: &[&str]) -> String {
+        let cmd = parse(args).expect("parses");
+        format!("{:#}", run(cmd).expect_err("fails"))
+    }
 
     #[test]
-    fn cosim_pipelining_overrides_the_config_or_names_the_choices() {
-        let cfg = ArrayConfig::default_16x16();
-        let dense = with_pipelining(cfg, Some("dense")).unwrap();
-        assert_eq!(dense.pipelining(), Pipelining::Dense);
-        let none = with_pipelining(dense, Some("none")).unwrap();
-        assert_eq!(none.pipelining(), Pipelining::None);
-        assert_eq!(with_pipelining(dense, None).unwrap(), dense);
-        let e = with_pipelining(cfg, Some("both")).unwrap_err();
-        assert_eq!(e, "--pipelining both: expected dense or none");
+    fn the_definitions_are_consistent() {
+        Cli::command().debug_assert();
+        sim_speed_args::SimSpeedArgs::command().debug_assert();
     }
-}
-
-#[cfg(test)]
-mod cli_fuzz {
-    use super::*;
-    use clap::Parser;
-    use proptest::prelude::*;
 
     fn word() -> impl Strategy<Value = String> {
         prop_oneof![
@@ -253,9 +97,12 @@ mod cli_fuzz {
             Just("emulate".to_string()),
             Just("sweep".to_string()),
             Just("--config".to_string()),
+            Just("-c".to_string()),
+            Just("-o".to_string()),
             Just("--m".to_string()),
             Just("--sizes".to_string()),
             Just("--layers".to_string()),
+            Just("--pipelining".to_string()),
             Just("0".to_string()),
             Just("-1".to_string()),
             Just("99999999999999999999".to_string()),
@@ -275,44 +122,70 @@ mod cli_fuzz {
 
     #[test]
     fn bad_inputs_are_errors_with_reasons() {
-        let missing = ConfigArg {
-            config: Some("does/not/exist.toml".into()),
-        };
-        assert!(missing.load().unwrap_err().contains("cannot read"));
-        let ext = ConfigArg {
-            config: Some("config.yaml".into()),
-        };
-        assert!(ext.load().unwrap_err().contains("extension"));
-        let cli = Cli::try_parse_from(["sysgrad", "emulate", "--m", "0"]).unwrap();
-        let Cmd::Emulate(args) = cli.cmd else {
-            panic!()
-        };
-        assert!(emulate::run(&args).unwrap_err().contains("at least 1"));
-        let cli = Cli::try_parse_from(["sysgrad", "sweep", "--sizes", "4x0"]).unwrap();
-        let Cmd::Sweep(args) = cli.cmd else { panic!() };
-        assert!(sweep::run(&args).unwrap_err().contains("positive"));
+        assert!(fails(&["emulate", "-c", "does/not/exist.toml"]).contains("cannot read"));
+        assert!(fails(&["emulate", "--config", "config.yaml"]).contains("extension"));
+        assert!(fails(&["emulate", "--m", "0"]).contains("at least 1"));
+        let e = refused(&["sweep", "--sizes", "4x0"]);
+        assert!(e.contains("--sizes") && e.contains("positive"), "{e}");
+        let e = refused(&["emulate", "-c", "a.toml", "-c", "b.toml"]);
+        assert!(e.contains("cannot be used multiple times"), "{e}");
+    }
+
+    /// `--pipelining` means one thing everywhere: the configuration with
+    /// that pipelining instead of its own, refused (naming the field) when
+    /// the configuration cannot have it.
+    #[test]
+    fn pipelining_overrides_the_config_or_says_why_not() {
+        let e = refused(&["cosim", "--pipelining", "both"]);
+        assert!(e.contains("[possible values: none, dense]"), "{e}");
+        for cmd in ["emulate", "accel", "cosim", "synth --pnr"] {
+            let mut args: Vec<&str> = cmd.split(' ').collect();
+            args.extend(["-c", "configs/mul_reg_4x4.toml", "--pipelining", "dense"]);
+            if cmd == "cosim" {
+                args.extend(["-o", "target/unused"]);
+            }
+            let e = fails(&args);
+            assert!(
+                e.contains("--pipelining dense") && e.contains("array.multiplier_register"),
+                "{cmd}: {e}"
+            );
+        }
+        let mlp = "workloads/models/mlp.toml";
+        let e = fails(&["train", "--model", mlp, "-c", "configs/small_4x4.toml"]);
+        assert!(e.contains("-c/--config is the accelerator's"), "{e}");
+        let e = fails(&[
+            "train",
+            "--model",
+            mlp,
+            "--engine",
+            "accel",
+            "-c",
+            "configs/mul_reg_4x4.toml",
+            "--pipelining",
+            "dense",
+            "--quiet",
+        ]);
+        assert!(
+            e.contains("--pipelining dense") && e.contains("array.multiplier_register"),
+            "{e}"
+        );
     }
 
     /// `sysgrad accel` and `sysgrad program` refuse what cannot run, saying why.
     #[test]
     fn accelerator_commands_explain_bad_input() {
-        let accel = |args: &[&str]| {
-            let cli = Cli::try_parse_from(["sysgrad", "accel"].iter().chain(args)).unwrap();
-            let Cmd::Accel(a) = cli.cmd else { panic!() };
-            accel::run(&a).unwrap_err()
-        };
-        assert!(accel(&["--m", "0"]).contains("at least 1"));
-        assert!(accel(&["--lr-shift", "64"]).contains("0..=63"));
+        assert!(fails(&["accel", "--m", "0"]).contains("at least 1"));
+        let e = refused(&["accel", "--lr-shift", "64"]);
+        assert!(e.contains("0..=63"), "{e}");
         // The default 16x16 config's 4096-line buffers cannot hold this layer.
-        assert!(accel(&["--m", "2000", "--k", "2000"]).contains("raise buffers."));
+        assert!(fails(&["accel", "--m", "2000", "--k", "2000"]).contains("raise buffers."));
         let dir = tempfile::tempdir().unwrap();
         let program = |text: &str| {
             let path = dir.path().join("p.s");
             std::fs::write(&path, text).unwrap();
             let path = path.to_str().unwrap().to_string();
-            let cli = Cli::try_parse_from(["sysgrad", "program", "--program", &path]).unwrap();
-            let Cmd::Program(a) = cli.cmd else { panic!() };
-            accel::run_program(&a)
+            let cmd = parse(&["program", "--program", &path]).expect("parses");
+            run(cmd).map_err(|e| format!("{e:#}"))
         };
         assert!(program("LOAD_W addr=0 m=4 k=4\nHALT\n").is_ok());
         let e = program("SYNC\nLOAD_W addr=0 m=4\n").unwrap_err();
@@ -327,5 +200,26 @@ mod cli_fuzz {
         );
         let e = program(".word 0x0\n").unwrap_err();
         assert!(e.contains("unknown opcode"), "{e}");
+    }
+
+    /// The old spellings of renamed flags still parse (hidden aliases).
+    #[test]
+    fn old_spellings_still_parse() {
+        for args in [
+            &[
+                "train",
+                "--model",
+                "m.toml",
+                "--engine",
+                "accel",
+                "--accel-config",
+                "a.toml",
+            ][..],
+            &["pipeline", "--model", "m.toml", "--array-config", "a.toml"],
+            &["cosim", "--work", "dir"],
+            &["emulate", "--trace", "dir"],
+        ] {
+            assert!(parse(args).is_ok(), "{args:?}");
+        }
     }
 }

@@ -272,7 +272,7 @@ test_fraction = 0.2
             .args(["train", "--engine", "rtl", "--steps", "1", "--c-driver"])
             .args(["--gap", "10", "--model"])
             .arg(&model)
-            .arg("--accel-config")
+            .arg("-c")
             .arg(&accel)
             .current_dir(root()));
         assert!(out.contains("through the C driver (sa_accel.c)"), "{out}");

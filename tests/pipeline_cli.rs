@@ -18,13 +18,33 @@ fn run(args: &[&str]) -> (bool, String, String) {
 }
 
 const MLP: &str = "workloads/models/mlp.toml";
+const SMALL: &str = "configs/small_4x4.toml";
+
+/// The exit codes of docs/CLI.md: 2 for a command line clap refuses, 1
+/// for a run that fails.
+#[test]
+fn exit_codes_tell_usage_from_failure() {
+    let code = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_sysgrad"))
+            .arg("pipeline")
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(code(&["--model", MLP, "--schedule", "pipedream"]), Some(2));
+    assert_eq!(code(&["--model", MLP, "--arrays", "3"]), Some(1));
+    assert_eq!(code(&["--help"]), Some(0));
+}
 
 #[test]
 fn bad_options_are_named() {
     for (args, expect) in [
         (
             vec!["--model", MLP, "--schedule", "pipedream"],
-            "unknown schedule",
+            "invalid value 'pipedream' for '--schedule",
         ),
         (vec!["--model", MLP, "--arrays", "3"], "1..=2"),
         (vec!["--model", MLP, "--arrays", "9-2"], "--arrays"),
@@ -47,7 +67,7 @@ fn bad_options_are_named() {
         ),
         (
             vec!["--model", MLP, "--schedule", "1f1b", "--weights", "old"],
-            "stash, latest or ema",
+            "[possible values: stash, latest, ema]",
         ),
         (
             vec![
@@ -64,6 +84,10 @@ fn bad_options_are_named() {
         ),
         (vec!["--model", MLP, "--time-steps", "4"], "--topology"),
         (vec!["--model", "/nonexistent.toml"], "nonexistent"),
+        (
+            vec!["--model", MLP, "-c", SMALL, "-c", SMALL, "-c", SMALL],
+            "-c/--config given 3 times",
+        ),
     ] {
         let (ok, _, err) = run(&args);
         assert!(!ok, "{args:?} succeeded");

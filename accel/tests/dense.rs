@@ -26,6 +26,7 @@ fn cfg_with(rows: usize, cols: usize, backward: Backward, pipelining: Pipelining
     ArrayConfig::new(rows, cols, backward, format)
         .unwrap()
         .with_pipelining(pipelining)
+        .unwrap()
 }
 
 /// `steps` training steps of one FC layer (m x k, batch n) in one program,

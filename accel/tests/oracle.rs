@@ -45,7 +45,14 @@ struct AccelResults {
 /// One training step of an FC layer as a command program on the
 /// accelerator, then a REQUANT of Y, read back from its buffers.
 fn run_on_accelerator(c: &Case, pipelining: Pipelining) -> AccelResults {
-    let cfg = with_deep_buffers(c.cfg).with_pipelining(pipelining);
+    // The multiplier register and deferred saturation a case may have are
+    // `none`-only options: turned off for the dense controller.
+    let none_only = pipelining == Pipelining::None;
+    let cfg = with_deep_buffers(c.cfg)
+        .with_multiplier_register(none_only && c.cfg.multiplier_register())
+        .and_then(|c| c.with_deferred_saturation(none_only && c.deferred_saturation()))
+        .and_then(|c| c.with_pipelining(pipelining))
+        .unwrap();
     let (m, k) = c.w.dim();
     let l = FcLayer::new(&cfg, m, k, c.x.ncols());
     let mut acc = Accelerator::new(cfg);

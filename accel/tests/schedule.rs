@@ -86,6 +86,7 @@ fn config(c: &Case) -> ArrayConfig {
     ArrayConfig::new(c.rows, c.cols, Backward::Interleaved, format)
         .unwrap()
         .with_pipelining(pipelining)
+        .unwrap()
         .with_buffers(BufferDepths {
             // W always fits; the data buffers are whatever the case says.
             weights: mb * c.k + c.depths[0],
@@ -155,7 +156,7 @@ fn check(c: &Case) -> Result<bool, TestCaseError> {
     };
     let w_after = schedule::read_weights(&mut dev, &wl).unwrap();
 
-    let mut drv = Driver::new(cfg.with_pipelining(Pipelining::None));
+    let mut drv = Driver::new(cfg.with_pipelining(Pipelining::None).unwrap());
     let mut y_ref = gemm::forward(&mut drv, w.view(), x.view()).unwrap();
     let schedule = if c.sequential {
         Backward::Sequential

@@ -5,6 +5,8 @@
 //! arithmetic from [`fixed`], so the two cannot drift apart. The contract is
 //! written out in `docs/ARCHITECTURE.md`.
 
+#[cfg(feature = "clap")]
+mod cli;
 pub mod files;
 pub mod fixed;
 mod load;
@@ -24,6 +26,8 @@ pub enum Backward {
 }
 
 impl Backward {
+    pub const ALL: [Backward; 2] = [Backward::Interleaved, Backward::Sequential];
+
     pub fn name(self) -> &'static str {
         match self {
             Backward::Interleaved => "interleaved",
@@ -54,6 +58,8 @@ pub enum Pipelining {
 }
 
 impl Pipelining {
+    pub const ALL: [Pipelining; 2] = [Pipelining::None, Pipelining::Dense];
+
     pub fn name(self) -> &'static str {
         match self {
             Pipelining::Dense => "dense",
@@ -329,21 +335,12 @@ impl ArrayConfig {
         self.array.pipelining == Pipelining::Dense
     }
 
-    /// The same configuration with another pipelining (always valid: the
-    /// dense PE has no multiplier register, so a dense copy drops it).
-    pub fn with_pipelining(mut self, pipelining: Pipelining) -> Self {
-        self.array.pipelining = pipelining;
-        if pipelining == Pipelining::Dense {
-            self.array.multiplier_register = false;
-            self.array.deferred_saturation = false;
-        }
-        self
-    }
-
-    /// The same configuration with another pipelining, checked: what a
-    /// user's option asks for (a dense array cannot keep a multiplier
-    /// register, and this says so instead of dropping it).
-    pub fn checked_with_pipelining(self, pipelining: Pipelining) -> Result<Self, ConfigError> {
+    /// The same configuration with another pipelining, checked: the one
+    /// way to change it. A dense array has no multiplier register and no
+    /// deferred saturation, so asking a configuration that has either for
+    /// `dense` is refused naming the field, never dropped without a word.
+    /// `none` accepts every configuration.
+    pub fn with_pipelining(self, pipelining: Pipelining) -> Result<Self, ConfigError> {
         let mut raw: RawConfig = self.into();
         raw.array.pipelining = pipelining;
         raw.try_into()
@@ -406,6 +403,13 @@ impl ArrayConfig {
     pub fn with_fixed_lr_shift(self, lr_shift: Option<u32>) -> Result<Self, ConfigError> {
         let mut raw: RawConfig = self.into();
         raw.array.lr_shift = lr_shift;
+        raw.try_into()
+    }
+
+    /// The same configuration with another size, checked.
+    pub fn with_size(self, rows: usize, cols: usize) -> Result<Self, ConfigError> {
+        let mut raw: RawConfig = self.into();
+        (raw.array.rows, raw.array.cols) = (rows, cols);
         raw.try_into()
     }
 
@@ -660,12 +664,12 @@ mod buffer_tests {
             err.contains("array.multiplier_register") && err.contains("dense"),
             "{err}"
         );
-        assert!(!cfg.with_pipelining(Pipelining::Dense).multiplier_register());
-        let err = cfg.checked_with_pipelining(Pipelining::Dense).unwrap_err();
+        let err = cfg.with_pipelining(Pipelining::Dense).unwrap_err();
         assert!(
             err.to_string().contains("array.multiplier_register"),
             "{err}"
         );
+        assert_eq!(cfg.with_pipelining(Pipelining::None).unwrap(), cfg);
         assert!(plain
             .with_multiplier_register(true)
             .unwrap()
@@ -690,7 +694,11 @@ mod buffer_tests {
             err.contains("array.deferred_saturation") && err.contains("dense"),
             "{err}"
         );
-        assert!(!cfg.with_pipelining(Pipelining::Dense).deferred_saturation());
+        let err = cfg.with_pipelining(Pipelining::Dense).unwrap_err();
+        assert!(
+            err.to_string().contains("array.deferred_saturation"),
+            "{err}"
+        );
         assert!(plain
             .with_deferred_saturation(true)
             .unwrap()

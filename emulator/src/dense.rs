@@ -636,7 +636,8 @@ mod tests {
             for backward in [Backward::Interleaved, Backward::Sequential] {
                 let cfg = ArrayConfig::new(rows, cols, backward, fmt)
                     .unwrap()
-                    .with_pipelining(Pipelining::Dense);
+                    .with_pipelining(Pipelining::Dense)
+                    .unwrap();
                 let (mut rows_at_once, mut by_pe) = (Array::new(cfg), Array::new(cfg));
                 for (t, inp) in stimulus(&cfg, &mut rng, 3000).iter().enumerate() {
                     count_paths(&rows_at_once, inp, &mut paths);

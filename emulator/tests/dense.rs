@@ -11,8 +11,14 @@ use sysgrad_config::{ArrayConfig, Backward, NumberFormat, Pipelining};
 use sysgrad_emulator::gemm::{self, DwSink};
 use sysgrad_emulator::{Driver, Phase};
 
+/// The case's array made dense: the multiplier register and deferred
+/// saturation it may have are `none`-only options, turned off first.
 fn dense(c: &Case) -> ArrayConfig {
-    c.cfg.with_pipelining(Pipelining::Dense)
+    c.cfg
+        .with_multiplier_register(false)
+        .and_then(|c| c.with_deferred_saturation(false))
+        .and_then(|c| c.with_pipelining(Pipelining::Dense))
+        .unwrap()
 }
 
 proptest! {
@@ -51,7 +57,8 @@ fn forward_cycles_follow_the_schedule() {
     ] {
         let cfg = ArrayConfig::new(r, c, Backward::Interleaved, fmt)
             .unwrap()
-            .with_pipelining(Pipelining::Dense);
+            .with_pipelining(Pipelining::Dense)
+            .unwrap();
         let w = ndarray::Array2::<i64>::zeros((m, k));
         let x = ndarray::Array2::<i64>::zeros((k, n));
         let mut drv = Driver::new(cfg);

@@ -57,6 +57,7 @@ fn config() -> impl Strategy<Value = ArrayConfig> {
             ArrayConfig::new(r, c, b, format)
                 .unwrap()
                 .with_pipelining(pipelining)
+                .unwrap()
                 .with_multiplier_register(kind == 2 || kind == 4)
                 .unwrap()
                 .with_deferred_saturation(kind >= 3)
@@ -179,7 +180,9 @@ proptest! {
 fn counting_without_data_matches() {
     for cfg in [
         ArrayConfig::default_16x16(),
-        ArrayConfig::default_16x16().with_pipelining(Pipelining::Dense),
+        ArrayConfig::default_16x16()
+            .with_pipelining(Pipelining::Dense)
+            .unwrap(),
     ] {
         counting_without_data_matches_on(cfg);
     }

@@ -38,6 +38,9 @@ pub enum SweepData {
 /// The arrays to try. Every combination of the lists is one configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grid {
+    /// The configuration every point starts from (its pipelining, options
+    /// and buffers); each point replaces its size, format and backward.
+    pub base: ArrayConfig,
     /// (rows, cols) of the PE mesh.
     pub sizes: Vec<(usize, usize)>,
     /// Data widths; the rest of the format follows [`format_for`].
@@ -88,14 +91,15 @@ pub fn configs(grid: &Grid) -> Result<Vec<ArrayConfig>, SweepError> {
     for &(rows, cols) in &grid.sizes {
         for &bits in &grid.in_bits {
             for &schedule in &grid.schedules {
-                let cfg =
-                    ArrayConfig::new(rows, cols, schedule, format_for(bits)).map_err(|source| {
-                        SweepError::Config {
-                            point: format!("{rows}x{cols}, {bits}-bit data, {}", schedule.name()),
-                            source,
-                        }
+                let cfg = grid
+                    .base
+                    .with_size(rows, cols)
+                    .and_then(|c| c.with_format(format_for(bits)))
+                    .map_err(|source| SweepError::Config {
+                        point: format!("{rows}x{cols}, {bits}-bit data, {}", schedule.name()),
+                        source,
                     })?;
-                out.push(cfg);
+                out.push(cfg.with_backward(schedule));
             }
         }
     }

@@ -1,7 +1,7 @@
 //! The design-space sweep: counters agree between the data-free and the
 //! data runs, the CSV is rectangular, and interleaving shows up.
 
-use sysgrad_config::Backward;
+use sysgrad_config::{ArrayConfig, Backward};
 use sysgrad_emulator::gemm::DwSink;
 use sysgrad_emulator::Phase;
 use sysgrad_explore::{Grid, Layer, SweepData};
@@ -20,6 +20,7 @@ fn layers() -> Vec<Layer> {
 
 fn grid(data: SweepData) -> Grid {
     Grid {
+        base: ArrayConfig::default_16x16(),
         sizes: vec![(4, 4), (8, 16)],
         in_bits: vec![8, 16],
         schedules: vec![Backward::Interleaved, Backward::Sequential],
@@ -89,4 +90,28 @@ fn svg_has_one_line_per_schedule() {
     // The two data lines are the 2-px ones (axes and legend keys are 1 px).
     assert_eq!(svg.matches(r#"stroke-width="2""#).count(), 2);
     assert!(svg.contains("8x16") && svg.contains("interleaved"));
+}
+
+/// Every point keeps what the base configuration says besides its size,
+/// format and backward (here its pipelining); a point the base cannot
+/// take is refused naming it.
+#[test]
+fn points_start_from_the_base_configuration() {
+    let dense = ArrayConfig::default_16x16()
+        .with_pipelining(sysgrad_config::Pipelining::Dense)
+        .unwrap();
+    let g = Grid {
+        base: dense,
+        ..grid(SweepData::Counters)
+    };
+    let cfgs = sysgrad_explore::configs(&g).unwrap();
+    assert_eq!(cfgs.len(), 2 * 2 * 2);
+    assert!(cfgs.iter().all(|c| c.dense()));
+    assert_eq!((cfgs[7].rows(), cfgs[7].cols()), (8, 16));
+    let bad = Grid {
+        sizes: vec![(0, 4)],
+        ..g
+    };
+    let e = sysgrad_explore::configs(&bad).unwrap_err().to_string();
+    assert!(e.contains("0x4") && e.contains("array.rows"), "{e}");
 }

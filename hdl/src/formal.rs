@@ -434,7 +434,9 @@ mod tests {
 
     #[test]
     fn a_dense_configuration_is_refused() {
-        let cfg = ArrayConfig::default_16x16().with_pipelining(Pipelining::Dense);
+        let cfg = ArrayConfig::default_16x16()
+            .with_pipelining(Pipelining::Dense)
+            .unwrap();
         assert!(accel_properties(&cfg).unwrap_err().contains("dense"));
     }
 }

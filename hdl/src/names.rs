@@ -229,7 +229,7 @@ mod tests {
     fn dense_names_are_the_contract_s() {
         use sysgrad_config::Pipelining;
         let none = ArrayConfig::default_16x16();
-        let cfg = none.with_pipelining(Pipelining::Dense);
+        let cfg = none.with_pipelining(Pipelining::Dense).unwrap();
         let regs: Vec<(&str, u32)> = pe_registers(&cfg);
         assert_eq!(
             regs,

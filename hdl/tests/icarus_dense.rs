@@ -544,7 +544,7 @@ fn dense_sa_top_computes_what_the_architecture_says() {
     .into_iter()
     .enumerate()
     {
-        let cfg = cfg.with_pipelining(Pipelining::Dense);
+        let cfg = cfg.with_pipelining(Pipelining::Dense).unwrap();
         simulate(&cfg, 0x5eed_0000_d3a5_e000 ^ k as u64);
     }
 }
@@ -566,7 +566,7 @@ fn every_named_register_exists_with_its_width() {
         cfg(1, 1, Backward::Sequential, 4, 16, 0),
         cfg(5, 1, Backward::Sequential, 6, 16, 2),
     ] {
-        let cfg = cfg.with_pipelining(Pipelining::Dense);
+        let cfg = cfg.with_pipelining(Pipelining::Dense).unwrap();
         let (dw, aw) = (cfg.format().in_bits, cfg.format().acc_bits);
         let mut names: Vec<(String, u32)> = Vec::new();
         for i in 0..cfg.rows() {

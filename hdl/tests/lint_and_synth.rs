@@ -60,7 +60,7 @@ fn dense_configs() -> Vec<ArrayConfig> {
         cfg(64, 2, Interleaved, 8, 24, 4), // the widest load row
     ]
     .into_iter()
-    .map(|c| c.with_pipelining(Pipelining::Dense))
+    .map(|c| c.with_pipelining(Pipelining::Dense).unwrap())
     .collect()
 }
 
@@ -162,7 +162,7 @@ fn accelerator_synthesises_for_xilinx_with_inferred_rams() {
 #[ignore = "needs yosys"]
 fn yosys_synthesises_4x4_and_16x16() {
     require_tool("yosys");
-    let dense = |c: ArrayConfig| c.with_pipelining(Pipelining::Dense);
+    let dense = |c: ArrayConfig| c.with_pipelining(Pipelining::Dense).unwrap();
     for cfg in [
         cfg(4, 4, Backward::Interleaved, 8, 24, 4),
         ArrayConfig::default_16x16(),
@@ -296,7 +296,9 @@ fn dense_generation_is_its_own_and_parameterised() {
 
 #[test]
 fn every_module_has_a_header_and_no_lint_pragmas() {
-    let dense = ArrayConfig::default_16x16().with_pipelining(Pipelining::Dense);
+    let dense = ArrayConfig::default_16x16()
+        .with_pipelining(Pipelining::Dense)
+        .unwrap();
     let files = sysgrad_hdl::generate(&ArrayConfig::default_16x16());
     for f in files.into_iter().chain(sysgrad_hdl::generate(&dense)) {
         assert!(f.text.contains("docs/ARCHITECTURE.md"), "{}", f.name);

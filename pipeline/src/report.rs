@@ -1,11 +1,18 @@
 //! The files of a pipeline run: the figures as JSON, one CSV row per
-//! stage, one per task, and the Gantt chart.
+//! stage, one per task, and the Gantt chart; and the Markdown `sysgrad
+//! pipeline` prints: the set-up, one run's stages, a comparison of
+//! several runs, and training in each schedule's order.
 
 use crate::error::{PipelineError, Result};
 use crate::gantt;
-use crate::setup::Measured;
+use crate::metrics::StageFigures;
+use crate::numerics::Trained;
+use crate::plan::{Plan, Schedule};
+use crate::setup::{Measured, Setup};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
+use sysgrad_config::Backward;
+use sysgrad_emulator::fast::EngineKind;
 
 /// A file-name stem for a run's label (`1f1b sequential M=8 stash` ->
 /// `1f1b_sequential_M8_stash`), prefixed with the number of arrays.
@@ -85,4 +92,171 @@ pub fn write(dir: &Path, m: &Measured, title: &str) -> Result<Vec<PathBuf>> {
         written.push(path);
     }
     Ok(written)
+}
+
+/// The work, the arrays, the link, the clock, the micro-batches and the
+/// engine of a set of runs (of `setup`, the first).
+pub fn header(setup: &Setup) -> String {
+    let system = &setup.system;
+    let link = match system.link.width {
+        Some(w) => format!("{w} words/cycle, {} cycles latency", system.link.latency),
+        None => format!("ideal width, {} cycles latency", system.link.latency),
+    };
+    let engine = match setup.engine {
+        EngineKind::Fast => "fast exact",
+        EngineKind::Cycle => "cycle-accurate",
+    };
+    format!(
+        "# {} ({} compute layers, {} time steps) on {}x{} arrays, link {link}, {} MHz\n\n\
+         micro-batch: {} samples, {} per mini-batch; task costs counted by the {engine} engine\n\n",
+        setup.work.name,
+        setup.work.layers.len(),
+        setup.work.time_steps,
+        system.arrays[0].rows(),
+        system.arrays[0].cols(),
+        system.clock_mhz,
+        setup.micro_batch_size,
+        setup.plan.micro_batches,
+    )
+}
+
+/// One run: its iteration and a row per array.
+pub fn one_run(m: &Measured) -> String {
+    let f = &m.figures;
+    let mut out = format!(
+        "{} on {} arrays, partition {:?}\n\n",
+        f.label,
+        f.stages,
+        m.partition.counts()
+    );
+    let _ = writeln!(
+        out,
+        "iteration: {:.0} cycles = {:.3} ms at {} MHz, {:.1} samples/s, bubble {:.1}%\n",
+        f.iteration_cycles,
+        1e3 * f.iteration_seconds,
+        f.clock_mhz,
+        f.samples_per_second,
+        100.0 * f.bubble_fraction
+    );
+    out.push_str("| array | layers | dW on | busy cycles | utilization | MAC util | in flight | weight copies | weight words | activation words | sent fwd | sent bwd | max delay |\n");
+    out.push_str("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (s, r) in f.per_stage.iter().zip(&m.partition.stages) {
+        let _ = writeln!(
+            out,
+            "| {} | {}..{} | {} | {} | {:.1}% | {:.1}% | {} | {} | {} | {} | {} | {} | {} |",
+            s.stage,
+            r.start,
+            r.end,
+            s.dw_array,
+            s.busy_cycles,
+            100.0 * s.utilization,
+            100.0 * s.mac_utilization,
+            s.peak_in_flight,
+            s.weight_copies,
+            s.weight_memory_words,
+            s.activation_memory_words,
+            s.sent_forward_words,
+            s.sent_backward_words,
+            s.max_delay
+        );
+    }
+    out
+}
+
+/// The iteration cycles of the run of `runs` on as many arrays as `of`
+/// with `schedule` and `backward`.
+fn twin(
+    runs: &[(&Setup, &Measured)],
+    of: &Setup,
+    schedule: Schedule,
+    backward: Backward,
+) -> Option<f64> {
+    runs.iter()
+        .find(|(s, _)| {
+            s.system.arrays.len() == of.system.arrays.len()
+                && s.plan.schedule == schedule
+                && s.plan.backward == backward
+        })
+        .map(|(_, m)| m.figures.iteration_cycles)
+}
+
+/// Several runs, a row each, with each one's speed-up over the first
+/// schedule and the gain of interleaving (same schedule and arrays).
+pub fn comparison(runs: &[(&Setup, &Measured)]) -> String {
+    let Some((first, _)) = runs.first() else {
+        return String::new();
+    };
+    let first = first.plan.schedule;
+    let mut out = format!(
+        "speed-up = iteration cycles of {} (same arrays, same backward) / this run's; IL gain = sequential / interleaved iteration (same schedule and arrays)\n\n",
+        first.name()
+    );
+    out.push_str("| arrays | schedule | partition | iteration cycles | samples/s | bubble | util min..max | weight words max | activation words max | link words/iter | speed-up | IL gain |\n");
+    out.push_str("|---:|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n");
+    for (setup, m) in runs {
+        let f = &m.figures;
+        let util = |pick: fn(f64, f64) -> f64, init| {
+            f.per_stage.iter().map(|s| s.utilization).fold(init, pick)
+        };
+        let max = |g: fn(&StageFigures) -> u64| f.per_stage.iter().map(g).max().unwrap_or(0);
+        let link: u64 = f
+            .per_stage
+            .iter()
+            .map(|s| s.sent_forward_words + s.sent_backward_words)
+            .sum();
+        let gain = |t: f64| format!("{:.3}x", t / f.iteration_cycles);
+        let speedup = twin(runs, setup, first, setup.plan.backward).map_or("-".into(), gain);
+        let il = match setup.plan.backward {
+            Backward::Interleaved => twin(runs, setup, setup.plan.schedule, Backward::Sequential)
+                .map_or("-".into(), gain),
+            Backward::Sequential => "-".into(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:?} | {:.0} | {:.1} | {:.1}% | {:.0}%..{:.0}% | {} | {} | {} | {} | {} |",
+            setup.system.arrays.len(),
+            f.label,
+            m.partition.counts(),
+            f.iteration_cycles,
+            f.samples_per_second,
+            100.0 * f.bubble_fraction,
+            100.0 * util(f64::min, f64::INFINITY),
+            100.0 * util(f64::max, 0.0),
+            max(|s| s.weight_memory_words),
+            max(|s| s.activation_memory_words),
+            link,
+            speedup,
+            il
+        );
+    }
+    out
+}
+
+/// The heading and header of the table of [`training_row`]s.
+pub const TRAINING_HEAD: &str = "\ntraining in each schedule's order (fixed point, fast exact arrays), against synchronous training with the same seed and samples per weight step:\n\n\
+    | arrays | schedule | samples per step | epochs | test accuracy | synchronous | difference (points) | bit-identical |\n\
+    |---:|---|---:|---:|---:|---:|---:|---|\n";
+
+/// A model trained in `plan`'s order on `arrays` arrays, next to
+/// synchronous training.
+pub fn training_row(arrays: usize, plan: &Plan, res: &Trained) -> String {
+    let Some(last) = res.epochs.last() else {
+        return format!("| {arrays} | {} | - | 0 | - | - | - | - |\n", plan.label());
+    };
+    let sync = last.reference_test_accuracy.unwrap_or(f64::NAN);
+    let same = res.reference_layers.as_ref().is_some_and(|l| {
+        l.iter()
+            .filter_map(|x| x.weights())
+            .eq(res.layers.iter().filter_map(|x| x.weights()))
+    });
+    format!(
+        "| {arrays} | {} | {} | {} | {:.2}% | {:.2}% | {:+.2} | {} |\n",
+        plan.label(),
+        res.update_batch,
+        res.epochs.len(),
+        100.0 * last.test_accuracy,
+        100.0 * sync,
+        100.0 * (last.test_accuracy - sync),
+        if same { "yes" } else { "no" }
+    )
 }

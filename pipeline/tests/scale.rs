@@ -56,7 +56,7 @@ fn clocked_and_fast_costs_agree_on_eight_arrays() {
             let cfg = ArrayConfig::new(r, c, Backward::Interleaved, f).unwrap();
             // Array 1 is a dense one: its own cycle model, the same bits.
             if i == 1 {
-                cfg.with_pipelining(Pipelining::Dense)
+                cfg.with_pipelining(Pipelining::Dense).unwrap()
             } else {
                 cfg
             }

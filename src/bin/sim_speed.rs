@@ -11,7 +11,7 @@
 //!
 //! `--emulator-only` times the cycle-accurate emulator alone on the same
 //! workloads (no simulator builds), for profiling it; `--only none|dense|cnn`
-//! runs one workload.
+//! runs one workload. `sim-speed --help` lists every option (docs/CLI.md).
 //!
 //! With `--array-sizes 16,64,128,256` it instead times the cycle-accurate
 //! emulator alone on TPU-sized arrays (an R^3 interleaved backward pass with
@@ -20,6 +20,14 @@
 //! first size. Verilator builds of 128x128 and larger take too long to be
 //! part of a speed run (`scripts/lint_large.sh` lints them).
 
+#[path = "../args.rs"]
+#[allow(dead_code)] // the groups the benchmark does not take
+mod args;
+#[path = "../sim_speed_args.rs"]
+mod sim_speed_args;
+
+use clap::Parser;
+use sim_speed_args::{SimSpeedArgs, SpeedWorkload};
 use std::path::Path;
 use std::time::Instant;
 use sysgrad_config::{ArrayConfig, Backward, Pipelining};
@@ -29,17 +37,6 @@ use sysgrad_isa::Mode;
 use sysgrad_rng::Rng;
 use sysgrad_testbench::verilator::{self, BuildOptions};
 use sysgrad_testbench::{icarus, stimulus};
-
-fn arg(name: &str, default: usize) -> Result<usize, String> {
-    let args: Vec<String> = std::env::args().collect();
-    match args.iter().position(|a| a == name) {
-        None => Ok(default),
-        Some(i) => args
-            .get(i + 1)
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| format!("{name} needs a whole number")),
-    }
-}
 
 /// A recorded stimulus and, where there is one, the fast mode's time for it.
 struct Workload {
@@ -52,7 +49,9 @@ struct Workload {
 /// One interleaved backward pass of a `size`^3 layer on the default array
 /// with `pipelining`.
 fn backward_pass(size: usize, pipelining: Pipelining) -> Result<Workload, String> {
-    let cfg = ArrayConfig::default_16x16().with_pipelining(pipelining);
+    let cfg = ArrayConfig::default_16x16()
+        .with_pipelining(pipelining)
+        .map_err(|e| e.to_string())?;
     let mut rng = Rng::new(7);
     let bits = cfg.format().in_bits;
     let (w, x, dy) = (
@@ -119,30 +118,18 @@ fn cnn_step() -> Result<Workload, String> {
     })
 }
 
-/// The workloads, or with `--only none|dense|cnn` one of them (to profile
-/// one without building the others).
-fn workloads(size: usize) -> Result<Vec<Workload>, String> {
-    let args: Vec<String> = std::env::args().collect();
-    let only = args
-        .iter()
-        .position(|a| a == "--only")
-        .map(|i| args.get(i + 1));
-    let wanted = |name: &str| match only {
-        None => Ok(true),
-        Some(Some(o)) if ["none", "dense", "cnn"].contains(&o.as_str()) => Ok(o == name),
-        Some(o) => Err(format!(
-            "--only takes none, dense or cnn, not {}",
-            o.map_or("nothing", |o| o.as_str())
-        )),
-    };
+/// The workloads, or with `--only` one of them (to profile one without
+/// building the others).
+fn workloads(size: usize, only: Option<SpeedWorkload>) -> Result<Vec<Workload>, String> {
+    let wanted = |w: SpeedWorkload| only.is_none_or(|o| o == w);
     let mut all = Vec::new();
-    if wanted("none")? {
+    if wanted(SpeedWorkload::None) {
         all.push(backward_pass(size, Pipelining::None)?);
     }
-    if wanted("dense")? {
+    if wanted(SpeedWorkload::Dense) {
         all.push(backward_pass(size, Pipelining::Dense)?);
     }
-    if wanted("cnn")? {
+    if wanted(SpeedWorkload::Cnn) {
         all.push(cnn_step()?);
     }
     Ok(all)
@@ -276,20 +263,6 @@ fn report(w: &Workload, icarus_cycles: usize, work: &Path) -> Result<(), String>
     Ok(())
 }
 
-/// The `--array-sizes` list, if given.
-fn array_sizes() -> Result<Option<Vec<usize>>, String> {
-    let args: Vec<String> = std::env::args().collect();
-    let Some(i) = args.iter().position(|a| a == "--array-sizes") else {
-        return Ok(None);
-    };
-    let bad = || "--array-sizes needs a comma list of sizes, e.g. 64,128,256".to_string();
-    let list = args.get(i + 1).ok_or_else(bad)?;
-    list.split(',')
-        .map(|v| v.trim().parse::<usize>().map_err(|_| bad()))
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
-}
-
 /// The cycle-accurate emulator on an `n` x `n` array: an `n`^3 interleaved
 /// backward pass with update, best of 3.
 fn emulator_at(n: usize) -> Result<(usize, f64), String> {
@@ -352,18 +325,24 @@ fn array_size_report(sizes: &[usize]) -> Result<(), String> {
     Ok(())
 }
 
-fn main() -> Result<(), String> {
-    if let Some(sizes) = array_sizes()? {
-        if sizes.is_empty() {
-            return Err("--array-sizes is empty".into());
+fn main() -> std::process::ExitCode {
+    let a = SimSpeedArgs::parse();
+    match run(&a) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
         }
-        return array_size_report(&sizes);
     }
-    let size = arg("--size", 256)?;
-    let icarus_cycles = arg("--icarus-cycles", 4000)?;
-    let work = verilator::cache_root().join("speed");
-    let workloads = workloads(size)?;
-    if std::env::args().any(|a| a == "--emulator-only") {
+}
+
+fn run(a: &SimSpeedArgs) -> Result<(), String> {
+    if !a.array_sizes.is_empty() {
+        return array_size_report(&a.array_sizes);
+    }
+    let work = a.out.or(verilator::cache_root().join("speed"));
+    let workloads = workloads(a.size, a.only)?;
+    if a.emulator_only {
         // For profiling the emulator: no Verilator or Icarus builds.
         for w in &workloads {
             let secs = emulator_seconds(w)?;
@@ -377,7 +356,7 @@ fn main() -> Result<(), String> {
         return Ok(());
     }
     for (k, w) in workloads.iter().enumerate() {
-        report(w, icarus_cycles, &work.join(k.to_string()))?;
+        report(w, a.icarus_cycles, &work.join(k.to_string()))?;
     }
     Ok(())
 }

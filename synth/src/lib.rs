@@ -4,8 +4,11 @@
 //! and BRAMs; and ([`pnr`]) place and route with timing on real parts
 //! (nextpnr for ECP5 and iCE40): Fmax, critical path, utilization.
 
+#[cfg(feature = "clap")]
+mod cli;
 pub mod formal;
 pub mod pnr;
+pub mod report;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -21,6 +24,8 @@ pub enum Target {
 }
 
 impl Target {
+    pub const ALL: [Target; 3] = [Target::Generic, Target::Xilinx, Target::Ice40];
+
     pub fn name(self) -> &'static str {
         match self {
             Target::Generic => "generic",
@@ -30,9 +35,7 @@ impl Target {
     }
 
     pub fn parse(s: &str) -> Option<Target> {
-        [Target::Generic, Target::Xilinx, Target::Ice40]
-            .into_iter()
-            .find(|t| t.name() == s)
+        Target::ALL.into_iter().find(|t| t.name() == s)
     }
 
     fn script(self, top: &str) -> String {

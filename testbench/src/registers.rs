@@ -542,7 +542,9 @@ mod tests {
     #[test]
     fn every_dense_pe_register_is_read() {
         use sysgrad_config::Pipelining;
-        let cfg = ArrayConfig::default_16x16().with_pipelining(Pipelining::Dense);
+        let cfg = ArrayConfig::default_16x16()
+            .with_pipelining(Pipelining::Dense)
+            .unwrap();
         for (name, _) in sysgrad_hdl::pe_registers(&cfg) {
             assert!(pe_reader(name, 0).is_some(), "no reader for {name}");
         }
@@ -564,7 +566,11 @@ mod tests {
             },
         )
         .unwrap();
-        for cfg in [cfg, cfg.with_pipelining(sysgrad_config::Pipelining::Dense)] {
+        for cfg in [
+            cfg,
+            cfg.with_pipelining(sysgrad_config::Pipelining::Dense)
+                .unwrap(),
+        ] {
             let (rec, _) = crate::scenario::training_step(&cfg, 5, true);
             let snaps = rec.snapshots.unwrap();
             let wave = Waveform::parse(&write_snapshots(&snaps)).unwrap();

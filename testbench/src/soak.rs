@@ -42,6 +42,7 @@ pub fn random_config(seed: u64, max_dim: usize) -> ArrayConfig {
     )
     .unwrap()
     .with_pipelining(pipelining)
+    .unwrap()
     // A multiplier register and deferred saturation each on half the
     // `none` arrays, drawn after the rest.
     .with_multiplier_register(pipelining == Pipelining::None && rng.next_u64().is_multiple_of(2))

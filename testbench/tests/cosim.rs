@@ -86,8 +86,13 @@ fn constant_lr_shift_matches_every_cycle() {
     check(&dense(cfg), 2, Simulator::Verilator);
 }
 
+/// `cfg` made dense: a multiplier register and deferred saturation are
+/// `none`-only options, turned off first.
 fn dense(cfg: ArrayConfig) -> ArrayConfig {
-    cfg.with_pipelining(Pipelining::Dense)
+    cfg.with_multiplier_register(false)
+        .and_then(|c| c.with_deferred_saturation(false))
+        .and_then(|c| c.with_pipelining(Pipelining::Dense))
+        .unwrap()
 }
 
 /// PEs with a register after the multipliers (one cycle more latency):
@@ -213,7 +218,7 @@ fn random_config() -> impl Strategy<Value = ArrayConfig> {
                 },
             )
             .unwrap()
-            // A dense copy drops them.
+            // A dense copy turns them off first.
             .with_multiplier_register(mul_reg)
             .unwrap()
             .with_deferred_saturation(deferred)

@@ -125,7 +125,7 @@ fn random_ports_on_dense_arrays_match_on_every_register() {
         random_shape(23, 3, 2),
     ];
     for (k, cfg) in configs.iter().enumerate() {
-        let cfg = cfg.with_pipelining(Pipelining::Dense);
+        let cfg = cfg.with_pipelining(Pipelining::Dense).unwrap();
         let seed = 200 + k as u64;
         let (rec, what) = scenario::random_cycles(&cfg, seed, CYCLES, true);
         assert_covers_the_ports(&rec.inputs);

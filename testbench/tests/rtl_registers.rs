@@ -51,7 +51,7 @@ fn specified_dense_count(cfg: &ArrayConfig) -> usize {
 }
 
 fn dense(cfg: ArrayConfig) -> ArrayConfig {
-    cfg.with_pipelining(Pipelining::Dense)
+    cfg.with_pipelining(Pipelining::Dense).unwrap()
 }
 
 #[test]

@@ -295,7 +295,7 @@ fn a_wrong_lane_on_an_output_port_is_caught_by_both_simulators() {
 }
 
 fn dense_fault_config() -> ArrayConfig {
-    fault_config().with_pipelining(Pipelining::Dense)
+    fault_config().with_pipelining(Pipelining::Dense).unwrap()
 }
 
 /// Whether to run every dense fault (`SYSGRAD_ALL_FAULTS=1`,

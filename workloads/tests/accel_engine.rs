@@ -73,7 +73,8 @@ fn split_products_stay_bit_exact() {
             .cfg
             .with_buffers(small)
             .unwrap()
-            .with_pipelining(pipelining);
+            .with_pipelining(pipelining)
+            .unwrap();
         let plan = compile_network(&m, &cfg).unwrap();
         assert!(!plan.weights_resident);
         let run = train::train(&m, &split(&m), &on_accelerator(cfg, 40)).unwrap();

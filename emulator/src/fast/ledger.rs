@@ -283,7 +283,9 @@ fn dense_layer(
     if n == 0 {
         return Err(DriveError::EmptyStream);
     }
-    let none = cfg.with_pipelining(sysgrad_config::Pipelining::None);
+    let none = cfg
+        .with_pipelining(sysgrad_config::Pipelining::None)
+        .expect("`none` accepts every configuration");
     let mut words = Stats::default();
     match layer {
         dense::Layer::Forward => forward(&mut words, &none, (m, k, n), &Shapes)?,

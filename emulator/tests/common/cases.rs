@@ -21,7 +21,7 @@ pub fn array_dim() -> impl Strategy<Value = usize> {
 }
 
 /// A configuration whose array supports `schedule`, with or without a
-/// multiplier register (which a dense copy drops).
+/// multiplier register (which a dense copy must turn off first).
 pub fn config_for(schedule: Backward) -> impl Strategy<Value = ArrayConfig> {
     // Only an interleaved array runs the interleaved schedule; a
     // sequential schedule runs on either.

@@ -50,6 +50,7 @@ pub fn square() -> ArrayConfig {
 /// `cfg` with the dense controller and array.
 pub fn dense(cfg: ArrayConfig) -> ArrayConfig {
     cfg.with_pipelining(sysgrad_config::Pipelining::Dense)
+        .unwrap()
 }
 
 /// seq_3x5 (3 x 5 sequential, i6 a16 f2): R != C, one multiplier per PE.

@@ -5,7 +5,9 @@
 pub mod accel;
 pub mod csv;
 pub mod layers;
+pub mod one_run;
 pub mod plots;
+pub mod summary;
 
 use crate::arith::{Bucket, Ledger};
 use crate::error::{Result, WorkloadError};

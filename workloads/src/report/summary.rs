@@ -2,15 +2,14 @@
 //! models or topologies: the tables the READMEs quote (each run's full
 //! report is still written to its own folder).
 
-use crate::train::Engine;
-use std::fmt::Write;
-use sysgrad_emulator::fast::EngineKind;
-use sysgrad_workloads::report::accel::{AccelSummary, StepCost};
-use sysgrad_workloads::report::{ActivityRow, ScheduleComparison, TrainingSummary};
-use sysgrad_workloads::scalesim::report::{
+use crate::report::accel::{AccelSummary, StepCost};
+use crate::report::{ActivityRow, ScheduleComparison, TrainingSummary};
+use crate::scalesim::report::{
     Reduction, TopologySummary, PUBLISHED_CNN_CYCLE_REDUCTION, PUBLISHED_FC_ACCESS_RATIO,
     PUBLISHED_FC_CYCLE_RATIO,
 };
+use std::fmt::Write;
+use sysgrad_emulator::fast::EngineKind;
 
 /// A trained model's summary and the seed it ran with.
 pub struct ModelRun {
@@ -52,16 +51,16 @@ fn range(lo: f64, hi: f64) -> String {
     }
 }
 
-fn engine_phrase(engine: Engine) -> &'static str {
-    match engine {
-        Engine::Array(EngineKind::Cycle) => "clocked cycle by cycle",
-        Engine::Array(EngineKind::Fast) => {
-            "in the fast exact mode: the cycle-accurate bits and counters"
-        }
-        Engine::Accel | Engine::Rtl => {
+/// Where the products ran: on the accelerator if the runs were (their
+/// summaries say so), else on the array `engine` models.
+fn engine_phrase(engine: EngineKind, accelerator: bool) -> &'static str {
+    match (accelerator, engine) {
+        (true, _) => {
             "on the emulated accelerator through its command stream and DMA: the array's bits, \
              checked every step"
         }
+        (false, EngineKind::Cycle) => "clocked cycle by cycle",
+        (false, EngineKind::Fast) => "in the fast exact mode: the cycle-accurate bits and counters",
     }
 }
 
@@ -114,15 +113,17 @@ fn spike_activity(s: &TrainingSummary) -> Option<String> {
     })
 }
 
-/// Test accuracies and schedule ratios of several trained models, with the
-/// run times if `timings`.
-pub fn models(runs: &[(ModelRun, f64)], engine: Engine, timings: bool) -> String {
+/// Test accuracies and schedule ratios of several trained models (their
+/// products on the array `engine` models, or on the accelerator), with
+/// the run times if `timings`.
+pub fn models(runs: &[(ModelRun, f64)], engine: EngineKind, timings: bool) -> String {
     let epoch = runs.first().map_or(1, |(r, _)| r.summary.counters_epoch);
+    let accelerator = runs.iter().any(|(r, _)| r.summary.accel.is_some());
     let mut out = format!(
         "**Test accuracy after the last epoch, fixed point (array products {}) vs f32; \
          cycles and buffer accesses of the whole network in epoch {epoch}, \
          sequential / interleaved**\n\n",
-        engine_phrase(engine)
+        engine_phrase(engine, accelerator)
     );
     let mut header = vec![
         "model",
@@ -167,17 +168,16 @@ pub fn utilization(runs: &[(ModelRun, f64)]) -> String {
         "backward dW (sequential)",
         "training step (interleaved)",
     ];
-    let sum =
-        |pick: &dyn Fn(&sysgrad_workloads::report::layers::LayerCounters) -> Option<&Stats>,
-         r: &ModelRun| {
-            let mut total = Stats::default();
-            for l in &r.summary.layers {
-                if let Some(st) = pick(l) {
-                    total += st;
-                }
+    let sum = |pick: &dyn Fn(&crate::report::layers::LayerCounters) -> Option<&Stats>,
+               r: &ModelRun| {
+        let mut total = Stats::default();
+        for l in &r.summary.layers {
+            if let Some(st) = pick(l) {
+                total += st;
             }
-            total
-        };
+        }
+        total
+    };
     let rows: Vec<Vec<String>> = runs
         .iter()
         .map(|(r, _)| {
@@ -364,7 +364,7 @@ pub fn accel_models(runs: &[(ModelRun, f64)]) -> String {
 
 /// The convolutions' DMA traffic as lowered (im2col by the host) next to
 /// what an im2col address generator in the controller would move.
-fn conv_lowering(model: &str, plan: &sysgrad_workloads::compile::NetworkPlan) -> String {
+fn conv_lowering(model: &str, plan: &crate::compile::NetworkPlan) -> String {
     let mut out = String::new();
     for l in &plan.layers {
         let Some(c) = l.gemm.as_ref().and_then(|g| g.conv) else {

@@ -1,0 +1,241 @@
+//! The argument groups several subcommands share, each flag defined once
+//! here and flattened (`#[command(flatten)]`) into the subcommands that
+//! take it. A subcommand adjusts a shared flag's help, default or count
+//! with `#[command(mut_arg(...))]`, never by defining it again.
+
+use anyhow::{bail, Context, Result};
+use clap::{Arg, ArgAction, Args};
+use std::path::{Path, PathBuf};
+use sysgrad_config::{load_config, ArrayConfig, Pipelining};
+
+/// `-c/--config`: the array or accelerator configuration.
+#[derive(Args, Clone, Debug, Default)]
+pub struct Configs {
+    /// Array or accelerator configuration (.toml or .json) [default: the
+    /// built-in 16x16].
+    #[arg(short = 'c', long = "config", value_name = "FILE")]
+    pub config: Vec<PathBuf>,
+}
+
+/// For `mut_arg("config", ...)`: the subcommand takes one configuration.
+pub fn one_config(a: Arg) -> Arg {
+    a.action(ArgAction::Set)
+}
+
+/// Loads one configuration file, its path in the error.
+pub fn load(path: &Path) -> Result<ArrayConfig> {
+    load_config(path).map_err(anyhow::Error::new)
+}
+
+impl Configs {
+    /// Every configuration given, loaded, in order.
+    pub fn all(&self) -> Result<Vec<ArrayConfig>> {
+        self.config.iter().map(|p| load(p)).collect()
+    }
+
+    /// The one configuration given, if any.
+    pub fn one(&self) -> Result<Option<ArrayConfig>> {
+        match self.config.as_slice() {
+            [] => Ok(None),
+            [path] => load(path).map(Some),
+            _ => bail!("-c/--config: give one configuration"),
+        }
+    }
+
+    /// The one configuration given, or the built-in 16x16 default.
+    pub fn one_or_default(&self) -> Result<ArrayConfig> {
+        Ok(self.one()?.unwrap_or_else(ArrayConfig::default_16x16))
+    }
+
+    /// Every configuration given, or the built-in 16x16 default.
+    pub fn all_or_default(&self) -> Result<Vec<ArrayConfig>> {
+        match self.config.is_empty() {
+            true => Ok(vec![ArrayConfig::default_16x16()]),
+            false => self.all(),
+        }
+    }
+}
+
+/// `-o/--out`: the output folder. A subcommand sets its help and default
+/// with `mut_arg("out", ...)`; everything it writes goes under it.
+#[derive(Args, Clone, Debug, Default)]
+pub struct Out {
+    /// Output folder.
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+impl Out {
+    /// The folder given, or `default`.
+    pub fn or(&self, default: impl AsRef<Path>) -> PathBuf {
+        self.out
+            .clone()
+            .unwrap_or_else(|| default.as_ref().to_path_buf())
+    }
+}
+
+/// `--timings`: run times on stdout.
+#[derive(Args, Clone, Copy, Debug, Default)]
+pub struct Timings {
+    /// Print run times on stdout (they go to stderr otherwise, so that
+    /// stdout is the same in every run and a README can quote it).
+    #[arg(long)]
+    pub timings: bool,
+}
+
+impl Timings {
+    /// A run time: on stdout when asked for, on stderr otherwise (see
+    /// `sysgrad figures`).
+    pub fn print(&self, line: &str) {
+        if self.timings {
+            println!("{line}");
+        } else {
+            eprintln!("{line}");
+        }
+    }
+}
+
+/// `--pipelining`: run or build the configuration with these pipelinings
+/// instead of its own.
+#[derive(Args, Clone, Debug, Default)]
+pub struct PipeliningChoice {
+    /// Pipelinings to run, each in place of the configuration's own,
+    /// comma-separated [default: the configuration's own].
+    #[arg(long, value_delimiter = ',', value_name = "PIPELINING")]
+    pub pipelining: Vec<Pipelining>,
+}
+
+impl LayerArgs {
+    /// (M, K, N), each at least 1.
+    pub fn dims(&self) -> Result<(usize, usize, usize)> {
+        let (m, k, n) = (self.m, self.k, self.n);
+        if m == 0 || k == 0 || n == 0 {
+            bail!("layer sizes must be at least 1 (got M={m} K={k} N={n})");
+        }
+        Ok((m, k, n))
+    }
+}
+
+impl PipeliningChoice {
+    /// `cfg` with each pipelining asked for (a refusal names the flag and
+    /// the field), or `cfg` itself.
+    pub fn configs(&self, cfg: ArrayConfig) -> Result<Vec<ArrayConfig>> {
+        if self.pipelining.is_empty() {
+            return Ok(vec![cfg]);
+        }
+        self.pipelining
+            .iter()
+            .map(|&p| {
+                cfg.with_pipelining(p)
+                    .with_context(|| format!("--pipelining {}", p.name()))
+            })
+            .collect()
+    }
+
+    /// Like [`Self::configs`], but by default `cfg` and its twin with the
+    /// other pipelining, when the configuration can have one (a dense
+    /// array has no multiplier register): what `emulate` and `accel` compare.
+    pub fn configs_or_twins(&self, cfg: ArrayConfig) -> Result<Vec<ArrayConfig>> {
+        if !self.pipelining.is_empty() {
+            return self.configs(cfg);
+        }
+        let other = match cfg.pipelining() {
+            Pipelining::Dense => Pipelining::None,
+            Pipelining::None => Pipelining::Dense,
+        };
+        Ok(std::iter::once(cfg)
+            .chain(cfg.with_pipelining(other).ok())
+            .collect())
+    }
+}
+
+/// `--help` of `--pipelining` in `emulate` and `accel`.
+pub fn pipelining_or_twins(a: Arg) -> Arg {
+    a.help(
+        "Pipelinings to run, each in place of the configuration's own, comma-separated \
+         [default: the configuration's own, then the other where the configuration allows it]",
+    )
+}
+
+/// `--m --k --n --lr-shift --seed`: one random FC layer.
+#[derive(Args, Clone, Debug)]
+pub struct LayerArgs {
+    /// Layer output size M (rows of W).
+    #[arg(long, default_value_t = 64)]
+    pub m: usize,
+    /// Layer input size K (columns of W).
+    #[arg(long, default_value_t = 64)]
+    pub k: usize,
+    /// Batch size N (columns of X).
+    #[arg(long, default_value_t = 64)]
+    pub n: usize,
+    /// SGD learning rate as 2^-lr_shift.
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=63))]
+    pub lr_shift: u32,
+    /// Seed of the random operands.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// `--gap`: how often the host stalls the streams.
+#[derive(Args, Clone, Copy, Debug)]
+pub struct HostStalls {
+    /// With the RTL: percentage of cycles in which the host stalls the
+    /// streams.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(0..=95))]
+    pub gap: u32,
+}
+
+/// `--epochs --max-train --max-test --quiet`: how much of a training run.
+#[derive(Args, Clone, Copy, Debug, Default)]
+pub struct TrainingLimits {
+    /// Epochs [default: the model's].
+    #[arg(long)]
+    pub epochs: Option<usize>,
+    /// Train on the first N training samples only.
+    #[arg(long, value_name = "N")]
+    pub max_train: Option<usize>,
+    /// Test on the first N test samples only.
+    #[arg(long, value_name = "N")]
+    pub max_test: Option<usize>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// `--model`, or `--topology` with `--scalesim-config`: what to run.
+#[derive(Args, Clone, Debug, Default)]
+pub struct Workload {
+    /// Model file (.toml or .json), e.g. workloads/models/mlp.toml.
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "topology",
+        conflicts_with = "topology"
+    )]
+    pub model: Vec<PathBuf>,
+    /// SCALE-Sim topology CSV (convolution or `Layer, M, N, K,` form),
+    /// e.g. workloads/topologies/vgg16.csv.
+    #[arg(long, value_name = "CSV", requires = "scalesim_config")]
+    pub topology: Vec<PathBuf>,
+    /// SCALE-Sim .cfg giving the array size (with --topology).
+    #[arg(long, value_name = "CFG")]
+    pub scalesim_config: Vec<PathBuf>,
+}
+
+/// For `mut_arg`: the subcommand takes the flag once.
+pub fn once(a: Arg) -> Arg {
+    a.action(ArgAction::Set)
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename, so a
+/// failed run never leaves a half-written report behind.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    sysgrad_config::files::write_atomically(path, bytes)
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// Creates folder `dir` (and its parents).
+pub fn create_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
+}
