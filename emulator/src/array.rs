@@ -7,7 +7,8 @@
 //!   array has ([`Core`]): [`NoneArray`] (`none.rs`) or [`DenseArray`]
 //!   (`dense.rs`), which never use each other;
 //! * the number format, a type implementing [`PeArith`] that the mesh is
-//!   generic over: [`Fixed`] (`fixed.rs`); `arith.rs` says how to add one.
+//!   generic over: [`Fixed`] (`fixed.rs`), with deferred saturation or
+//!   without; `arith.rs` says how to add one.
 //!
 //! [`Array`] is the one enum over the combinations, so its users (the
 //! driver, the issue engine, the co-simulation) hold one type and call
@@ -32,11 +33,17 @@ use sysgrad_config::{ArrayConfig, Pipelining};
 
 /// The state of every register in `sa_top`, of the configured pipelining
 /// and number format.
+// Every variant is a few hundred bytes of vector headers, held in place
+// and stepped without indirection; none is worth boxing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Array {
     /// `pipelining = "none"`, fixed point.
     None(NoneArray<Fixed>),
-    /// `pipelining = "dense"`, fixed point.
+    /// `pipelining = "none"`, fixed point with deferred saturation.
+    NoneDeferred(NoneArray<Fixed<true>>),
+    /// `pipelining = "dense"`, fixed point (which has no deferred
+    /// saturation).
     Dense(DenseArray<Fixed>),
 }
 
@@ -45,6 +52,7 @@ macro_rules! each_mesh {
     ($array:expr, $mesh:ident => $body:expr) => {
         match $array {
             Array::None($mesh) => $body,
+            Array::NoneDeferred($mesh) => $body,
             Array::Dense($mesh) => $body,
         }
     };
@@ -53,11 +61,14 @@ macro_rules! each_mesh {
 impl Array {
     /// The array right after reset: every register 0.
     pub fn new(cfg: ArrayConfig) -> Self {
-        // The only number format so far; a second one is chosen here.
-        let arith = Fixed::of(&cfg);
-        match cfg.pipelining() {
-            Pipelining::None => Array::None(NoneArray::new(cfg, arith)),
-            Pipelining::Dense => Array::Dense(DenseArray::new(cfg, arith)),
+        // Fixed point is the only number format so far; a second one is
+        // chosen here, from `cfg.format()`.
+        let f = cfg.format();
+        match (cfg.pipelining(), cfg.deferred_saturation()) {
+            (Pipelining::None, false) => Array::None(NoneArray::new(cfg, Fixed::new(f))),
+            (Pipelining::None, true) => Array::NoneDeferred(NoneArray::new(cfg, Fixed::new(f))),
+            // `ArrayConfig` refuses deferred saturation on a dense array.
+            (Pipelining::Dense, _) => Array::Dense(DenseArray::new(cfg, Fixed::new(f))),
         }
     }
 
@@ -255,11 +266,14 @@ mod tests {
         }
     }
 
-    /// The array is the mesh of its configuration's pipelining.
+    /// The array is the mesh of its configuration's pipelining, in its
+    /// arithmetic.
     #[test]
     fn the_configuration_chooses_the_mesh() {
         let none = config();
         assert!(matches!(Array::new(none), Array::None(_)));
+        let deferred = none.with_deferred_saturation(true).unwrap();
+        assert!(matches!(Array::new(deferred), Array::NoneDeferred(_)));
         let dense = none.with_pipelining(Pipelining::Dense);
         assert!(matches!(Array::new(dense), Array::Dense(_)));
     }

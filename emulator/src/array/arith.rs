@@ -29,8 +29,9 @@
 //!    `accumulate` must keep a register whose `valid` is false as it is
 //!    (adding +0.0 would turn -0.0 into +0.0);
 //! 2. give `Array` one arm per pipelining for it (`NoneFloat(NoneArray<Float>)`
-//!    and `DenseFloat(DenseArray<Float>)`) and choose it in `Array::new`
-//!    from `cfg.format()`;
+//!    and `DenseFloat(DenseArray<Float>)`, as [`crate::array::Fixed`] has
+//!    arms with and without deferred saturation) and choose it in
+//!    `Array::new` from `cfg.format()`;
 //! 3. nothing in `none.rs`, `dense.rs` or `core.rs` changes.
 
 use std::fmt::Debug;

@@ -651,7 +651,7 @@ mod tests {
                 let cfg = ArrayConfig::new(rows, cols, backward, fmt)
                     .unwrap()
                     .with_pipelining(Pipelining::Dense);
-                let new = || DenseArray::new(cfg, Fixed::of(&cfg));
+                let new = || DenseArray::<Fixed>::new(cfg, Fixed::new(cfg.format()));
                 let (mut rows_at_once, mut by_pe) = (new(), new());
                 for (t, inp) in stimulus(&cfg, &mut rng, 3000).iter().enumerate() {
                     count_paths(&rows_at_once, inp, &mut paths);

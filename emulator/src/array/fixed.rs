@@ -4,9 +4,10 @@
 //! (`docs/ARCHITECTURE.md`, Deferred saturation).
 
 use super::arith::PeArith;
-use sysgrad_config::{fixed, ArrayConfig};
+use sysgrad_config::{fixed, NumberFormat};
 
-/// The fixed-point arithmetic of one configuration's PEs.
+/// The fixed-point arithmetic of a format's PEs, with deferred saturation
+/// if `DEFERRED` (a type, so that the hot loops are compiled for one).
 ///
 /// An accumulator register's value read from it is clamped to `read` (AW
 /// bits), a sum written into it to `write` (AW bits; with deferred
@@ -14,28 +15,25 @@ use sysgrad_config::{fixed, ArrayConfig};
 /// no add leaves, so the register holds the exact sum and its readers
 /// clamp it). With deferred saturation `w` likewise holds the exact
 /// difference an UPDATE left (DW+2 bits), and the PE presents it clamped.
+/// Without, every register holds an in-range value, which its readers
+/// take as it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fixed {
+pub struct Fixed<const DEFERRED: bool = false> {
     read: (i64, i64),
     write: (i64, i64),
-    deferred: bool,
     /// DW, AW and F.
     in_bits: u32,
     acc_bits: u32,
     frac_bits: u32,
 }
 
-impl Fixed {
-    /// The arithmetic of `cfg`'s PEs: its format's widths, with or
-    /// without deferred saturation.
-    pub fn of(cfg: &ArrayConfig) -> Self {
-        let f = cfg.format();
-        let deferred = cfg.deferred_saturation();
+impl<const DEFERRED: bool> Fixed<DEFERRED> {
+    /// The arithmetic of format `f`.
+    pub fn new(f: NumberFormat) -> Self {
         let range = |n| (fixed::min_of(n), fixed::max_of(n));
         Fixed {
             read: range(f.acc_bits),
-            write: range(f.acc_bits + u32::from(deferred)),
-            deferred,
+            write: range(f.acc_bits + u32::from(DEFERRED)),
             in_bits: f.in_bits,
             acc_bits: f.acc_bits,
             frac_bits: f.frac_bits,
@@ -47,23 +45,37 @@ impl Fixed {
     fn add_in_range(self, sum: i64, p: i64) -> i64 {
         (sum + p).clamp(self.write.0, self.write.1)
     }
+}
+
+impl<const DEFERRED: bool> PeArith for Fixed<DEFERRED> {
+    /// Data values have at most 16 bits (`sysgrad_config::IN_BITS`), so
+    /// their 32-bit truncations multiply exactly into 64 bits, which AVX2
+    /// does four at a time (it has no 64 x 64-bit multiply).
+    #[inline(always)]
+    fn product(self, a: i64, b: i64) -> i64 {
+        i64::from(a as i32) * i64::from(b as i32)
+    }
 
     #[inline(always)]
-    fn accumulate_as<const DEFERRED: bool>(
-        self,
-        sums: &mut [i64],
-        a: &[i64],
-        b: &[i64],
-        valid: Option<&[bool]>,
-    ) {
-        // Without deferred saturation every register is in range.
-        let add = |sum: i64, p: i64| {
-            if DEFERRED {
-                self.add(sum, p)
-            } else {
-                self.add_in_range(sum, p)
-            }
-        };
+    fn read(self, sum: i64) -> i64 {
+        if DEFERRED {
+            sum.clamp(self.read.0, self.read.1)
+        } else {
+            sum
+        }
+    }
+
+    #[inline(always)]
+    fn add(self, sum: i64, p: i64) -> i64 {
+        self.add_in_range(self.read(sum), p)
+    }
+
+    /// The moving registers move before this, so every operand lines up
+    /// with the PE it feeds and a block of rows is one loop: resliced to
+    /// one length, without bounds checks or branches, it vectorises.
+    #[inline(always)]
+    fn accumulate(self, sums: &mut [i64], a: &[i64], b: &[i64], valid: Option<&[bool]>) {
+        let add = |sum: i64, p: i64| self.add(sum, p);
         let n = sums.len();
         let (a, b) = (&a[..n], &b[..n]);
         match valid {
@@ -93,40 +105,6 @@ impl Fixed {
             }
         }
     }
-}
-
-impl PeArith for Fixed {
-    /// Data values have at most 16 bits (`sysgrad_config::IN_BITS`), so
-    /// their 32-bit truncations multiply exactly into 64 bits, which AVX2
-    /// does four at a time (it has no 64 x 64-bit multiply).
-    #[inline(always)]
-    fn product(self, a: i64, b: i64) -> i64 {
-        i64::from(a as i32) * i64::from(b as i32)
-    }
-
-    #[inline(always)]
-    fn read(self, sum: i64) -> i64 {
-        sum.clamp(self.read.0, self.read.1)
-    }
-
-    #[inline(always)]
-    fn add(self, sum: i64, p: i64) -> i64 {
-        self.add_in_range(self.read(sum), p)
-    }
-
-    /// The moving registers move before this, so every operand lines up
-    /// with the PE it feeds and a block of rows is one loop: resliced to
-    /// one length, without bounds checks or branches, it vectorises.
-    #[inline(always)]
-    fn accumulate(self, sums: &mut [i64], a: &[i64], b: &[i64], valid: Option<&[bool]>) {
-        // Without deferred saturation a register holds an in-range value and
-        // reading it needs no clamp: a loop without one is faster.
-        if self.deferred {
-            self.accumulate_as::<true>(sums, a, b, valid)
-        } else {
-            self.accumulate_as::<false>(sums, a, b, valid)
-        }
-    }
 
     /// `w` clamped to DW bits (without deferred saturation `w` is in range
     /// and this is `w` itself).
@@ -139,7 +117,7 @@ impl PeArith for Fixed {
     /// the exact difference, with the step clamped ([`PeArith::step`]).
     #[inline(always)]
     fn sgd(self, shown: i64, dw: i64, lr: u32) -> i64 {
-        if self.deferred {
+        if DEFERRED {
             // ARCHITECTURE.md, Deferred saturation.
             shown - self.step(dw, lr)
         } else {
@@ -162,7 +140,7 @@ impl PeArith for Fixed {
     #[inline(always)]
     fn minus_step(self, shown: i64, step: i64) -> i64 {
         let diff = shown - step;
-        if self.deferred {
+        if DEFERRED {
             diff
         } else {
             fixed::sat(diff, self.in_bits)

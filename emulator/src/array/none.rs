@@ -318,7 +318,7 @@ mod tests {
         inp
     }
 
-    fn edge(a: &mut NoneArray<Fixed>, inp: &CycleInput) {
+    fn edge<N: PeArith>(a: &mut NoneArray<N>, inp: &CycleInput) {
         if inp.rst {
             a.reset()
         } else {
@@ -327,7 +327,7 @@ mod tests {
     }
 
     /// The output ports: y, dx, dw and w.
-    fn ports(a: &NoneArray<Fixed>) -> [Vec<i64>; 4] {
+    fn ports<N: PeArith>(a: &NoneArray<N>) -> [Vec<i64>; 4] {
         let dw = (0..a.core.rows()).map(|i| a.dw_east(i)).collect();
         let (y, dx) = (a.core.y_q.clone(), a.core.dx_q.clone());
         [y, dx, dw, a.w_out().to_vec()]
@@ -343,8 +343,8 @@ mod tests {
         for mul_reg in [false, true] {
             let at_once = config().with_multiplier_register(mul_reg).unwrap();
             let deferred = at_once.with_deferred_saturation(true).unwrap();
-            let mut a = NoneArray::new(at_once, Fixed::of(&at_once));
-            let mut b = NoneArray::new(deferred, Fixed::of(&deferred));
+            let mut a = NoneArray::<Fixed>::new(at_once, Fixed::new(at_once.format()));
+            let mut b = NoneArray::<Fixed<true>>::new(deferred, Fixed::new(deferred.format()));
             let (aw, dw_bits) = (at_once.format().acc_bits, at_once.format().in_bits);
             let mut rng = Rng::new(0xdefe);
             let (mut overflowed, mut weight_left) = (false, false);

@@ -117,5 +117,11 @@ pub fn count_backward(
     sink: DwSink,
 ) -> Result<(), DriveError> {
     gemm::check_lr_shift(cfg, sink)?;
-    count(stats, cfg, (m, k, n), Layer::Backward(schedule, sink), &Shapes)
+    count(
+        stats,
+        cfg,
+        (m, k, n),
+        Layer::Backward(schedule, sink),
+        &Shapes,
+    )
 }
