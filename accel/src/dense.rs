@@ -340,15 +340,7 @@ impl DenseControl {
 }
 
 fn zero_load() -> Entry<Tag> {
-    Entry::Load {
-        tile: Tile {
-            m: 0,
-            k: 0,
-            lines: None,
-            tag: Tag::None,
-        },
-        zero: true,
-    }
+    Entry::zero_load(Tag::None)
 }
 
 /// The buffers as the issuer's waves see them, with the words they move.

@@ -168,31 +168,6 @@ mod tests {
         ArrayConfig::new(5, 3, Backward::Interleaved, fmt).unwrap()
     }
 
-    /// Any of the 16 mode codes, random data and controls (a random wave
-    /// on a dense array); a reset in about one cycle of `reset_in`.
-    fn random_input(cfg: &ArrayConfig, rng: &mut Rng, reset_in: usize) -> CycleInput {
-        let code = ModeCode::new(rng.below(16) as u8).unwrap();
-        let mut inp = CycleInput::zeros(cfg, code);
-        let bits = cfg.format().in_bits;
-        for v in inp.x.iter_mut().chain(&mut inp.w).chain(&mut inp.dy) {
-            *v = rng.value(bits);
-        }
-        inp.dy_valid = rng.below(2) == 0;
-        inp.lr_shift = rng.below(64) as u32;
-        inp.rst = rng.below(reset_in) == 0;
-        if cfg.dense() {
-            inp.wave = Wave {
-                op: rng.below(8) as u8,
-                swap: rng.below(4) == 0,
-                update: rng.below(2) == 0,
-                lr: rng.below(64) as u8,
-                load: rng.below(3) == 0,
-                load_row: rng.below(cfg.rows() + 1) as u16,
-            };
-        }
-        inp
-    }
-
     /// The configurations the tests step: both pipelinings, and without
     /// pipelining every combination of multiplier register and deferred
     /// saturation.
@@ -218,7 +193,7 @@ mod tests {
             let (mut a, mut b) = (Array::new(cfg), Array::new(cfg));
             let mut rng = Rng::new(0x1234_5678);
             for _ in 0..2000 {
-                let inp = random_input(&cfg, &mut rng, 100);
+                let inp = CycleInput::random(&cfg, &mut rng, 100);
                 a.step(&inp);
                 b.step_portable(&inp);
                 assert_eq!(a, b, "{}", cfg.tag());
@@ -244,7 +219,7 @@ mod tests {
             let mut a = Array::new(cfg);
             let mut rng = Rng::new(99);
             for _ in 0..300 {
-                let mut inp = random_input(&cfg, &mut rng, usize::MAX);
+                let mut inp = CycleInput::random(&cfg, &mut rng, usize::MAX);
                 let before = a.clone();
                 if decodes_as_idle(&cfg, inp.mode) {
                     let mut idle = inp.clone();

@@ -291,7 +291,6 @@ mod tests {
     use super::super::fixed::Fixed;
     use super::*;
     use sysgrad_config::{fixed, Backward, NumberFormat};
-    use sysgrad_isa::ModeCode;
     use sysgrad_rng::Rng;
 
     fn config() -> ArrayConfig {
@@ -303,21 +302,7 @@ mod tests {
         ArrayConfig::new(5, 3, Backward::Interleaved, fmt).unwrap()
     }
 
-    /// Any of the 16 mode codes, random data and controls; a reset in
-    /// about one cycle of `reset_in` (a reset edge is [`Mesh::reset`]).
-    fn random_input(cfg: &ArrayConfig, rng: &mut Rng, reset_in: usize) -> CycleInput {
-        let code = ModeCode::new(rng.below(16) as u8).unwrap();
-        let mut inp = CycleInput::zeros(cfg, code);
-        let bits = cfg.format().in_bits;
-        for v in inp.x.iter_mut().chain(&mut inp.w).chain(&mut inp.dy) {
-            *v = rng.value(bits);
-        }
-        inp.dy_valid = rng.below(2) == 0;
-        inp.lr_shift = rng.below(64) as u32;
-        inp.rst = rng.below(reset_in) == 0;
-        inp
-    }
-
+    /// One clock edge: a reset edge is [`Mesh::reset`].
     fn edge<N: PeArith>(a: &mut NoneArray<N>, inp: &CycleInput) {
         if inp.rst {
             a.reset()
@@ -349,7 +334,7 @@ mod tests {
             let mut rng = Rng::new(0xdefe);
             let (mut overflowed, mut weight_left) = (false, false);
             for _ in 0..3000 {
-                let inp = random_input(&at_once, &mut rng, 500);
+                let inp = CycleInput::random(&at_once, &mut rng, 500);
                 assert_eq!(ports(&a), ports(&b));
                 edge(&mut a, &inp);
                 edge(&mut b, &inp);

@@ -54,7 +54,7 @@ impl Wave {
 }
 
 impl CycleInput {
-    /// All-zero inputs in `mode` (a [`Mode`] or a raw [`ModeCode`]), reset low.
+    /// All-zero inputs in `mode` (a [`Mode`](sysgrad_isa::Mode) or a raw [`ModeCode`]), reset low.
     pub fn zeros(cfg: &ArrayConfig, mode: impl Into<ModeCode>) -> Self {
         CycleInput {
             rst: false,
@@ -66,6 +66,34 @@ impl CycleInput {
             dy_valid: false,
             wave: Wave::BUBBLE,
         }
+    }
+}
+
+#[cfg(test)]
+impl CycleInput {
+    /// Any of the 16 mode codes, random data and controls (a random wave
+    /// on a dense array); a reset in about one cycle of `reset_in`.
+    pub(crate) fn random(cfg: &ArrayConfig, rng: &mut sysgrad_rng::Rng, reset_in: usize) -> Self {
+        let code = ModeCode::new(rng.below(16) as u8).unwrap();
+        let mut inp = CycleInput::zeros(cfg, code);
+        let bits = cfg.format().in_bits;
+        for v in inp.x.iter_mut().chain(&mut inp.w).chain(&mut inp.dy) {
+            *v = rng.value(bits);
+        }
+        inp.dy_valid = rng.below(2) == 0;
+        inp.lr_shift = rng.below(64) as u32;
+        inp.rst = rng.below(reset_in) == 0;
+        if cfg.dense() {
+            inp.wave = Wave {
+                op: rng.below(8) as u8,
+                swap: rng.below(4) == 0,
+                update: rng.below(2) == 0,
+                lr: rng.below(64) as u8,
+                load: rng.below(3) == 0,
+                load_row: rng.below(cfg.rows() + 1) as u16,
+            };
+        }
+        inp
     }
 }
 

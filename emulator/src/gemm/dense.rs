@@ -311,13 +311,5 @@ fn new_layer<'a>(
 }
 
 fn zero_load() -> Entry<At> {
-    Entry::Load {
-        tile: Tile {
-            m: 0,
-            k: 0,
-            lines: None,
-            tag: At { m0: 0, k0: 0 },
-        },
-        zero: true,
-    }
+    Entry::zero_load(At { m0: 0, k0: 0 })
 }
