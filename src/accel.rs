@@ -463,7 +463,7 @@ pub fn run_program(a: &ProgramArgs) -> Result<()> {
     }
     match outcome {
         Ok(()) => {
-            println!("\nhalted after {} cycles", acc.driver.cycle());
+            println!("\nhalted after {} cycles", acc.driver().cycle());
             Ok(())
         }
         Err(f) => {

@@ -239,6 +239,18 @@ pub fn disassemble(words: &[u64]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::command::strategy::command;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The assembler text of a command assembles back to its words,
+        /// and any word sequence survives disassembly and assembly.
+        #[test]
+        fn text_form_round_trips(cmd in command(), junk in any::<[u64; 3]>()) {
+            prop_assert_eq!(assemble(&cmd.to_string()), Ok(cmd.encode()));
+            prop_assert_eq!(assemble(&disassemble(&junk)), Ok(junk.to_vec()));
+        }
+    }
 
     #[test]
     fn round_trip_and_errors() {

@@ -182,12 +182,14 @@ pub fn encode_program(cmds: &[Command]) -> Vec<u64> {
     cmds.iter().flat_map(Command::encode).collect()
 }
 
+/// Random commands, for property tests.
 #[cfg(test)]
-mod tests {
+pub(crate) mod strategy {
     use super::*;
     use proptest::prelude::*;
 
-    fn command() -> impl Strategy<Value = Command> {
+    /// Any command, every field over its whole range.
+    pub(crate) fn command() -> impl Strategy<Value = Command> {
         let mode = proptest::sample::select(BackwardMode::ALL.to_vec());
         let dst = prop_oneof![Just(DataBuffer::Activations), Just(DataBuffer::Gradients)];
         prop_oneof![
@@ -229,6 +231,13 @@ mod tests {
             Just(Command::Halt),
         ]
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strategy::command;
+    use super::*;
+    use proptest::prelude::*;
 
     proptest! {
         #[test]
@@ -240,15 +249,6 @@ mod tests {
                 Command::decode(&words[..words.len() - 1]),
                 Err(ErrorCode::ProgramEnd)
             );
-        }
-
-        /// The assembler text of a command assembles back to its words,
-        /// and any word sequence survives disassembly and assembly.
-        #[test]
-        fn text_form_round_trips(cmd in command(), junk in any::<[u64; 3]>()) {
-            use crate::asm::{assemble, disassemble};
-            prop_assert_eq!(assemble(&cmd.to_string()), Ok(cmd.encode()));
-            prop_assert_eq!(assemble(&disassemble(&junk)), Ok(junk.to_vec()));
         }
 
         /// Any word either decodes to a command that encodes back to the

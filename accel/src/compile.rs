@@ -1,5 +1,5 @@
 //! Command programs for a fully connected layer `Y = W X` larger than the
-//! array, in exactly the tile order of [`crate::gemm`], so that running
+//! array, in exactly the tile order of [`sysgrad_emulator::gemm`], so that running
 //! them reproduces `gemm::forward` / `gemm::backward` bit for bit.
 
 use super::command::{BackwardMode, Command};

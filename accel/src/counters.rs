@@ -13,10 +13,7 @@ impl Accelerator {
     /// rather than on the program.
     pub fn counter(&self, c: Counter) -> Option<u64> {
         let count = self.count(c)?;
-        Some(sysgrad_isa::host::counter_register(
-            &self.driver.cfg(),
-            count,
-        ))
+        Some(sysgrad_isa::host::counter_register(&self.cfg(), count))
     }
 
     /// What counter `c` counts, however wide the hardware's counters are
@@ -24,9 +21,9 @@ impl Accelerator {
     pub fn count(&self, c: Counter) -> Option<u64> {
         use Counter::*;
         use Phase::*;
-        let st = &self.driver.stats;
+        let st = &self.driver().stats;
         let p = |phase: Phase| st.phase(phase);
-        let ctl = &self.control;
+        let ctl = self.control();
         Some(match c {
             RunCycles => st.total().cycles,
             IdleCycles => p(Idle).cycles,
@@ -64,10 +61,7 @@ impl Accelerator {
             RequantWords => ctl.requant_words,
             Syncs => ctl.syncs,
             Commands => ctl.commands(),
-            LoadSlots => match &self.dense {
-                Some(d) => d.issuer.slots,
-                None => p(Load).cycles,
-            },
+            LoadSlots => self.load_slots(),
             DmaInBeats | DmaOutBeats | DmaInStalls | DmaOutStalls | HostIdleCycles => return None,
         })
     }

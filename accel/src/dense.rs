@@ -6,9 +6,10 @@
 
 use crate::buffer::{Buffer, BufferId};
 use crate::command::{Command, DataBuffer};
+use crate::controller::{count_result, requant_line, store_result, Controller, Core, Resident};
 use crate::error::{ErrorCode, Fault};
-use crate::machine::{Accelerator, Resident, State};
-use sysgrad_config::{fixed, ArrayConfig};
+use crate::stats::ControlStats;
+use sysgrad_config::ArrayConfig;
 use sysgrad_emulator::issue::{Entry, Issuer, Marks, Tile, Waves};
 use sysgrad_emulator::{Array, Phase, Stats};
 use sysgrad_isa::command::words_of;
@@ -47,10 +48,10 @@ pub enum Tag {
     None,
 }
 
-/// The dense controller's state beside the accelerator's.
+/// The dense controller's state beside the [`Core`].
 #[derive(Debug, Clone)]
-pub struct DenseControl {
-    pub issuer: Issuer<Tag>,
+pub(crate) struct DenseControl {
+    issuer: Issuer<Tag>,
     /// An update waiting for the tile in the PEs (`lr`).
     active_pending: Option<u8>,
     /// Whether the logical resident tile is the one in the PEs (no load
@@ -92,13 +93,12 @@ struct Decoder {
     words: Vec<u64>,
     /// The stop (HALT or fault) has been queued.
     done: bool,
-    stop: Option<Result<usize, Fault>>,
+    stop: Option<Result<(), Fault>>,
 }
 
-impl Accelerator {
-    /// [`Accelerator::run`] on a dense array: one cycle at a time, decoder
-    /// and issuer side by side.
-    pub(crate) fn run_dense(&mut self, program: &[u64]) -> Result<(), Fault> {
+impl Controller for DenseControl {
+    /// One cycle at a time, decoder and issuer side by side.
+    fn run(&mut self, core: &mut Core, program: &[u64]) -> Result<(), Fault> {
         let mut dec = Decoder {
             pc: 0,
             words: Vec::new(),
@@ -107,49 +107,45 @@ impl Accelerator {
         };
         let mut words = Stats::default();
         loop {
-            let ctl = self.dense.as_mut().expect("a dense array");
             // The queue as it was at the start of the cycle decides whether
             // the decoder may go on (its entry appears the next cycle).
-            let room = ctl.issuer.queue.len() < QUEUE_DEPTH;
+            let room = self.issuer.queue.len() < QUEUE_DEPTH;
             let mut io = Io {
-                buffers: &mut self.buffers,
+                buffers: &mut core.buffers,
                 stats: &mut words,
-                control: &mut self.control,
-                cfg: self.driver.cfg(),
+                control: &mut core.control,
+                cfg: core.driver.cfg(),
             };
-            let stopped = ctl.issuer.cycle(&mut self.driver, &mut io);
+            let stopped = self.issuer.cycle(&mut core.driver, &mut io);
             if stopped {
                 break;
             }
             if room {
-                self.decode_cycle(program, &mut dec);
+                self.decode_cycle(core, program, &mut dec);
             }
         }
-        self.driver.stats += &words;
-        match dec.stop.expect("the run stopped at its stop entry") {
-            Ok(_) => {
-                self.state = State::Halted;
-                Ok(())
-            }
-            Err(f) => {
-                self.state = State::Faulted(f);
-                Err(f)
-            }
-        }
+        core.driver.stats += &words;
+        core.stop(dec.stop.expect("the run stopped at its stop entry"))
     }
 
+    /// The exchange slots issued.
+    fn load_slots(&self, _: &Core) -> u64 {
+        self.issuer.slots
+    }
+}
+
+impl DenseControl {
     /// One decoder cycle: a queued FLUSH_W part, or the next word.
-    fn decode_cycle(&mut self, program: &[u64], dec: &mut Decoder) {
-        let ctl = self.dense.as_mut().expect("a dense array");
-        if let Some(e) = ctl.backlog.pop() {
-            ctl.issuer.queue.push_back(e);
+    fn decode_cycle(&mut self, core: &mut Core, program: &[u64], dec: &mut Decoder) {
+        if let Some(e) = self.backlog.pop() {
+            self.issuer.queue.push_back(e);
             return;
         }
         if dec.done {
             return;
         }
         let at = dec.pc + dec.words.len();
-        self.control.decode_cycles += 1;
+        core.control.decode_cycles += 1;
         let Some(&w) = program.get(at) else {
             return self.stop(dec, program, Err(ErrorCode::ProgramEnd));
         };
@@ -158,16 +154,16 @@ impl Accelerator {
             return;
         }
         let decoded = Command::decode(&dec.words).map(|(cmd, _)| cmd);
-        let checked = decoded.and_then(|cmd| self.check(&cmd).map(|_| cmd));
+        let checked = decoded.and_then(|cmd| core.check(&cmd).map(|_| cmd));
         match checked {
             Err(code) => self.stop(dec, program, Err(code)),
             Ok(cmd) => {
                 let len = dec.words.len();
-                self.control.record(cmd.name(), len as u64);
+                core.control.record(cmd.name(), len as u64);
                 if cmd == Command::Halt {
                     return self.stop(dec, program, Ok(()));
                 }
-                self.enqueue(&cmd);
+                self.enqueue(core, &cmd);
                 dec.pc += len;
                 dec.words.clear();
             }
@@ -177,24 +173,14 @@ impl Accelerator {
     /// Queues the stop entry for a HALT (`Ok`) or a fault at the command
     /// being fetched.
     fn stop(&mut self, dec: &mut Decoder, program: &[u64], why: Result<(), ErrorCode>) {
-        dec.stop = Some(match why {
-            Ok(()) => Ok(dec.pc),
-            Err(code) => Err(Fault {
-                code,
-                pc: dec.pc,
-                word: program.get(dec.pc).copied().unwrap_or(0),
-            }),
-        });
+        dec.stop = Some(why.map_err(|code| Core::fault_at(code, program, dec.pc)));
         dec.done = true;
-        let ctl = self.dense.as_mut().expect("a dense array");
-        ctl.queue_stop();
+        self.queue_stop();
     }
 
     /// The queue entries of a command that passed its checks, and the
     /// logical resident tile after it.
-    fn enqueue(&mut self, cmd: &Command) {
-        let ctl = self.dense.as_mut().expect("a dense array");
-        let q = &mut ctl.issuer.queue;
+    fn enqueue(&mut self, core: &mut Core, cmd: &Command) {
         match *cmd {
             Command::LoadW { addr, m, k } => {
                 let (addr, m, k) = (addr.into(), m.into(), k.into());
@@ -211,15 +197,15 @@ impl Accelerator {
                 // `none` switched it in: the tile it replaces (maybe dirty,
                 // maybe with an update pending) then leaves the PEs and is
                 // written back before this load reads lines it may share.
-                if ctl.resident_active {
-                    q.push_back(load);
+                if self.resident_active {
+                    self.issuer.queue.push_back(load);
                 } else {
-                    let evict_update = ctl.marks().evict_update;
-                    ctl.issuer.queue.push_back(Entry::Swap { evict_update });
-                    ctl.backlog = vec![load];
+                    let evict_update = self.marks().evict_update;
+                    self.issuer.queue.push_back(Entry::Swap { evict_update });
+                    self.backlog = vec![load];
                 }
-                ctl.resident_active = false;
-                self.resident = Some(Resident {
+                self.resident_active = false;
+                core.resident = Some(Resident {
                     addr,
                     m,
                     k,
@@ -227,16 +213,16 @@ impl Accelerator {
                 });
             }
             Command::FlushW => {
-                let marks = ctl.marks_for_flush();
-                ctl.issuer.queue.push_back(zero_load());
+                let marks = self.marks_for_flush();
+                self.issuer.queue.push_back(zero_load());
                 // The rest goes in over the next cycles, one entry each.
-                ctl.backlog = vec![
+                self.backlog = vec![
                     zero_load(),
                     Entry::Swap {
                         evict_update: marks,
                     },
                 ];
-                self.resident = None;
+                core.resident = None;
             }
             Command::Forward {
                 x_addr,
@@ -244,9 +230,8 @@ impl Accelerator {
                 n,
                 accumulate,
             } => {
-                let marks = ctl.marks();
-                q_stream(
-                    ctl,
+                let marks = self.marks();
+                self.queue_stream(
                     vec![Mode::Fwd],
                     n.into(),
                     marks,
@@ -265,18 +250,18 @@ impl Accelerator {
                 n,
                 accumulate,
             } => {
-                let marks = ctl.marks();
+                let marks = self.marks();
                 let tag = Tag::Backward {
                     dy: dy_addr.into(),
                     x: x_addr.into(),
                     dx: dx_addr.into(),
                     acc: accumulate,
                 };
-                q_stream(ctl, mode.passes().to_vec(), n.into(), marks, tag);
+                self.queue_stream(mode.passes().to_vec(), n.into(), marks, tag);
             }
             Command::Drain { dw_addr } => {
-                let marks = ctl.marks();
-                ctl.issuer.queue.push_back(Entry::Drain {
+                let marks = self.marks();
+                self.issuer.queue.push_back(Entry::Drain {
                     marks,
                     tag: Tag::Drain { dw: dw_addr.into() },
                 });
@@ -284,12 +269,12 @@ impl Accelerator {
             Command::Update { lr_shift } => {
                 // A tile still waiting in the shadow registers is swapped
                 // in first, so the update has a tile in the PEs to apply to.
-                if !ctl.resident_active {
-                    let evict_update = ctl.marks().evict_update;
-                    ctl.issuer.queue.push_back(Entry::Swap { evict_update });
+                if !self.resident_active {
+                    let evict_update = self.marks().evict_update;
+                    self.issuer.queue.push_back(Entry::Swap { evict_update });
                 }
-                ctl.active_pending.get_or_insert(lr_shift);
-                if let Some(t) = &mut self.resident {
+                self.active_pending.get_or_insert(lr_shift);
+                if let Some(t) = &mut core.resident {
                     t.dirty = true;
                 }
             }
@@ -298,7 +283,7 @@ impl Accelerator {
                 dst,
                 dst_addr,
                 count,
-            } => q.push_back(Entry::Requant {
+            } => self.issuer.queue.push_back(Entry::Requant {
                 count: count.into(),
                 tag: Tag::Requant {
                     src: src.into(),
@@ -306,13 +291,11 @@ impl Accelerator {
                     dst_addr: dst_addr.into(),
                 },
             }),
-            Command::Sync => self.control.syncs += 1,
+            Command::Sync => core.control.syncs += 1,
             Command::Halt => unreachable!("HALT is the stop entry"),
         }
     }
-}
 
-impl DenseControl {
     /// The stop entry, and before it what the `none` controller would
     /// have done already: a tile loaded but not used yet is swapped in
     /// (carrying the update pending for the tile it replaces) and that tile
@@ -337,6 +320,16 @@ impl DenseControl {
         self.backlog = entries;
     }
 
+    /// Queues the waves of `passes`, `n` each, on the resident tile.
+    fn queue_stream(&mut self, passes: Vec<Mode>, n: usize, marks: Marks, tag: Tag) {
+        self.issuer.queue.push_back(Entry::Stream {
+            passes,
+            n,
+            marks,
+            tag,
+        });
+    }
+
     /// FLUSH_W's swap carries the update pending for the tile in the PEs;
     /// the resident tile, if it never got into the PEs, is dropped (it is
     /// clean: an UPDATE would have swapped it in).
@@ -346,32 +339,15 @@ impl DenseControl {
     }
 }
 
-fn q_stream(ctl: &mut DenseControl, passes: Vec<Mode>, n: usize, marks: Marks, tag: Tag) {
-    ctl.issuer.queue.push_back(Entry::Stream {
-        passes,
-        n,
-        marks,
-        tag,
-    });
-}
-
 fn zero_load() -> Entry<Tag> {
-    Entry::Load {
-        tile: Tile {
-            m: 0,
-            k: 0,
-            lines: None,
-            tag: Tag::None,
-        },
-        zero: true,
-    }
+    Entry::zero_load(Tag::None)
 }
 
 /// The buffers as the issuer's waves see them, with the words they move.
 struct Io<'a> {
     buffers: &'a mut [Buffer; 4],
     stats: &'a mut Stats,
-    control: &'a mut crate::stats::ControlStats,
+    control: &'a mut ControlStats,
     cfg: ArrayConfig,
 }
 
@@ -383,26 +359,8 @@ impl Io<'_> {
     /// Writes `values` to accumulator line `line`, or adds them to what is
     /// there (saturating), charged to `phase` as the `none` controller does.
     fn write_acc(&mut self, phase: Phase, line: usize, values: &[i64], acc: bool) {
-        let aw = self.cfg.format().acc_bits;
-        let n = values.len() as u64;
-        let buf = self.buffer(BufferId::Accumulators);
-        let mut v = values.to_vec();
-        if acc {
-            let old = buf.read(line, v.len());
-            v.iter_mut()
-                .zip(old)
-                .for_each(|(p, a)| *p = fixed::acc_add(*a, *p, aw));
-        }
-        buf.write(line, &v);
-        let st = self.stats.phase_mut(phase);
-        if acc {
-            st.acc_reads += n;
-            st.acc_writes += n;
-        } else if phase == Phase::Forward {
-            st.y_writes += n;
-        } else {
-            st.dx_writes += n;
-        }
+        store_result(self.buffers, line, values, acc, self.cfg.format());
+        count_result(self.stats, phase, values.len() as u64, acc);
     }
 }
 
@@ -458,12 +416,10 @@ impl Waves<Tag> for Io<'_> {
     fn result(&mut self, tag: &Tag, mode: Mode, t: usize, (m, k): (usize, usize), array: &Array) {
         match *tag {
             Tag::Forward { y, acc, .. } => {
-                let v = array.y_q[..m].to_vec();
-                self.write_acc(Phase::Forward, y + t, &v, acc);
+                self.write_acc(Phase::Forward, y + t, &array.y_out()[..m], acc);
             }
             Tag::Backward { dx, acc, .. } => {
-                let v = array.dx_q[..k].to_vec();
-                self.write_acc(phase_of(mode), dx + t, &v, acc);
+                self.write_acc(phase_of(mode), dx + t, &array.dx_out()[..k], acc);
             }
             _ => unreachable!("only streams have results"),
         }
@@ -473,9 +429,8 @@ impl Waves<Tag> for Io<'_> {
         let Tag::Tile { addr } = tile.tag else {
             return;
         };
-        let w_q = &array.dense.as_ref().expect("a dense array").w_q;
-        let v = w_q[..tile.m].to_vec();
-        self.buffer(BufferId::Weights).write(addr + row, &v);
+        let w_out = &array.w_out()[..tile.m];
+        self.buffer(BufferId::Weights).write(addr + row, w_out);
         self.stats.phase_mut(Phase::Load).w_writes += tile.m as u64;
     }
 
@@ -486,7 +441,7 @@ impl Waves<Tag> for Io<'_> {
         let c = array.cols();
         let j = c - 1 - step;
         if j < m {
-            let v: Vec<i64> = (0..k).map(|i| array.dw[i * c + c - 1]).collect();
+            let v: Vec<i64> = (0..k).map(|i| array.dw_east(i)).collect();
             self.buffer(BufferId::Accumulators).write(dw + j, &v);
             self.stats.phase_mut(Phase::Drain).dw_writes += k as u64;
         }
@@ -496,20 +451,8 @@ impl Waves<Tag> for Io<'_> {
         let Tag::Requant { src, dst, dst_addr } = *tag else {
             unreachable!("only REQUANT requantizes")
         };
-        let f = self.cfg.format();
-        let id = match dst {
-            DataBuffer::Activations => BufferId::Activations,
-            DataBuffer::Gradients => BufferId::Gradients,
-        };
-        let lanes = self.buffer(id).lanes();
-        let q: Vec<i64> = self
-            .buffer(BufferId::Accumulators)
-            .read(src + t, lanes)
-            .iter()
-            .map(|&a| fixed::requantize(a, f.frac_bits, f.in_bits, f.acc_bits))
-            .collect();
-        self.buffer(id).write(dst_addr + t, &q);
+        let words = requant_line(self.buffers, src + t, dst, dst_addr + t, self.cfg.format());
         self.control.requant_cycles += 1;
-        self.control.requant_words += lanes as u64;
+        self.control.requant_words += words as u64;
     }
 }

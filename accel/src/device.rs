@@ -7,10 +7,11 @@
 //! on the RTL (`sysgrad-testbench`) or through the C driver and compared.
 
 use crate::buffer::BufferId;
+use crate::controller::State;
 use crate::error::Fault;
 use crate::layout::Blocked;
 use crate::link::{dma_beats, HostLink};
-use crate::machine::{Accelerator, State};
+use crate::machine::Accelerator;
 use ndarray::{Array2, ArrayView2};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -289,7 +290,7 @@ impl Device {
     /// emulator, the DMA beat counts from the host's own count; `None` for
     /// the ones that depend on the host's timing (stalls, idle cycles).
     pub fn counter(&self, c: Counter) -> Option<u64> {
-        let wrap = |count| sysgrad_isa::host::counter_register(&self.acc.driver.cfg(), count);
+        let wrap = |count| sysgrad_isa::host::counter_register(&self.acc.cfg(), count);
         match c {
             Counter::DmaInBeats => Some(wrap(self.host.beats_in())),
             Counter::DmaOutBeats => Some(wrap(self.host.beats_out())),
@@ -447,13 +448,13 @@ impl Device {
         self.host.runs += 1;
         self.host.run_overhead_cycles += 2 * reg;
         let outcome = self.acc.run(program);
-        let (state, cycle) = (self.acc.state(), self.acc.driver.cycle());
+        let (state, cycle) = (self.acc.state(), self.acc.driver().cycle());
         self.record(|| HostOp::Run { state, cycle });
         outcome.map_err(DeviceError::from)
     }
 
     /// Cycles the controller ran, all runs together.
     pub fn run_cycles(&self) -> u64 {
-        self.acc.driver.stats.total().cycles
+        self.acc.driver().stats.total().cycles
     }
 }

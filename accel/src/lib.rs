@@ -7,7 +7,11 @@
 //! * [`asm`]: the text form of programs.
 //! * [`buffer`]: banked buffers with access counters.
 //! * [`layout`]: how matrices map to buffer lines.
-//! * [`machine`]: the [`Accelerator`] (checks, then executes, each command).
+//! * [`machine`]: the [`Accelerator`], with the controller of its array's
+//!   pipelining: `none` (checks, then executes, each command on the
+//!   driver's tile operations) or [`dense`] (decodes and issues waves side
+//!   by side), over a common core (buffers, checks, faults, resident tile,
+//!   counters).
 //! * [`compile`]: programs for an FC layer in `gemm`'s tile order.
 //! * [`error`]: where and why a bad command stopped the controller.
 //! * [`link`], [`device`]: the host's side: DMA beats, host-link cycles,
@@ -18,8 +22,10 @@
 
 pub mod asm;
 pub mod buffer;
+mod checks;
 pub mod command;
 pub mod compile;
+mod controller;
 pub mod counters;
 pub mod dense;
 pub mod device;
@@ -27,15 +33,17 @@ pub mod error;
 pub mod layout;
 pub mod link;
 pub mod machine;
+mod none;
 pub mod schedule;
 pub mod stats;
 
 pub use buffer::{Buffer, BufferId, HostError};
 pub use command::{encode_program, BackwardMode, Command, DataBuffer};
 pub use compile::{compile_backward, compile_forward, compile_layer, CompileError, FcLayer};
+pub use controller::{Resident, State};
 pub use device::{Device, DeviceError, HostCounters, HostOp, Traffic, Transcript};
 pub use error::{ErrorCode, Fault};
 pub use layout::Blocked;
 pub use link::HostLink;
-pub use machine::{Accelerator, Resident, State};
+pub use machine::Accelerator;
 pub use stats::{CommandCounters, ControlStats};

@@ -1,4 +1,4 @@
-//! Controller counters, beside the array's per-phase [`crate::Stats`]
+//! Controller counters, beside the array's per-phase [`sysgrad_emulator::Stats`]
 //! (which the driver keeps, including the words each phase moved).
 
 use std::collections::BTreeMap;

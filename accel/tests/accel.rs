@@ -136,25 +136,25 @@ fn check_step(schedule: Backward, array: Backward, sink: DwSink) {
     }
 
     // Same array stimulus, same per-phase counters; only IDLE cycles added.
-    assert_eq!(array_stimulus(&acc.driver), array_stimulus(&drv));
+    assert_eq!(array_stimulus(acc.driver()), array_stimulus(&drv));
     for p in Phase::ALL.into_iter().filter(|p| *p != Phase::Idle) {
         assert_eq!(
-            acc.driver.stats.phase(p),
+            acc.driver().stats.phase(p),
             drv.stats.phase(p),
             "{}",
             p.name()
         );
     }
     // Controller overhead: one IDLE cycle per command word, nothing else.
-    assert_eq!(acc.control.decode_cycles, words.len() as u64);
+    assert_eq!(acc.control().decode_cycles, words.len() as u64);
     assert_eq!(acc.idle_cycles(), words.len() as u64);
     assert_eq!(acc.busy_cycles(), drv.stats.total().cycles);
-    assert_eq!(acc.control.commands(), prog.len() as u64);
-    let per_cmd: u64 = acc.control.per_command.values().map(|c| c.cycles).sum();
-    assert_eq!(per_cmd, acc.driver.cycle());
+    assert_eq!(acc.control().commands(), prog.len() as u64);
+    let per_cmd: u64 = acc.control().per_command.values().map(|c| c.cycles).sum();
+    assert_eq!(per_cmd, acc.driver().cycle());
 
     // The buffers' own counters agree with the per-operand phase counters.
-    let t = acc.driver.stats.total();
+    let t = acc.driver().stats.total();
     let buf = |id| acc.buffer(id);
     assert_eq!(buf(BufferId::Weights).reads(), t.w_reads);
     assert_eq!(buf(BufferId::Weights).writes(), t.w_writes);
@@ -217,8 +217,8 @@ fn requant_turns_y_into_the_next_layers_x() {
         &next_x.load(acc.buffer(BufferId::Activations)).unwrap(),
         &oracle::requantize_matrix(&o, &y),
     );
-    assert_eq!(acc.control.requant_cycles, l.y.lines() as u64);
-    assert_eq!(acc.control.syncs, 1);
+    assert_eq!(acc.control().requant_cycles, l.y.lines() as u64);
+    assert_eq!(acc.control().syncs, 1);
     assert_eq!(acc.idle_cycles(), prog.len() as u64 + l.y.lines() as u64);
 }
 
@@ -255,7 +255,10 @@ fn expect_fault(cfg: ArrayConfig, prefix: &[Command], bad: &[u64], code: ErrorCo
         }
     }
     assert_eq!(acc.resident(), before.resident());
-    assert_eq!(acc.driver.array.outputs(), before.driver.array.outputs());
+    assert_eq!(
+        acc.driver().array.outputs(),
+        before.driver().array.outputs()
+    );
     let array_cycles = |a: &Accelerator| a.busy_cycles();
     assert_eq!(array_cycles(&acc), array_cycles(&before));
 }
@@ -342,6 +345,6 @@ fn faulting_commands_cost_only_their_decode_cycles() {
     bad[1] |= 1 << 63;
     let fault = acc.run(&bad).unwrap_err();
     assert_eq!(fault.code, ErrorCode::ReservedBits);
-    assert_eq!(acc.driver.cycle(), 2);
+    assert_eq!(acc.driver().cycle(), 2);
     assert_eq!(acc.busy_cycles(), 0);
 }

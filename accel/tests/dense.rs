@@ -84,10 +84,10 @@ fn later_steps_read_the_weights_earlier_steps_wrote_back() {
         let what = format!("{rows}x{cols}, layer {layer:?}");
         assert_same_buffers(&dense, &none, &what);
         assert!(
-            dense.driver.cycle() < none.driver.cycle(),
+            dense.driver().cycle() < none.driver().cycle(),
             "{what}: dense {} cycles, none {}",
-            dense.driver.cycle(),
-            none.driver.cycle()
+            dense.driver().cycle(),
+            none.driver().cycle()
         );
     }
 }

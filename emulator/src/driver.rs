@@ -93,7 +93,7 @@ impl Driver {
     }
 
     pub fn cfg(&self) -> ArrayConfig {
-        self.array.cfg
+        self.array.cfg()
     }
 
     /// Cycles clocked since construction.
@@ -164,8 +164,8 @@ impl Driver {
                 inp.w[j] = if row < k { w[[j, row]] } else { 0 };
             }
             // w_out: the south row's weights, before the edge.
-            let south = &self.array.w_sat[(r - 1) * c..];
-            old.column_mut(row).assign(&ArrayView1::from(south));
+            old.column_mut(row)
+                .assign(&ArrayView1::from(self.array.w_out()));
             self.tick(&inp, Phase::Load);
         }
         self.stats.phase_mut(Phase::Load).w_reads += (m * k) as u64;
@@ -180,7 +180,7 @@ impl Driver {
 
     /// `cycles` evaluated for this array and a stream of `n` columns.
     fn cost(&self, cycles: timing::Cycles, n: usize) -> usize {
-        cycles.eval(&self.array.cfg, n) as usize
+        cycles.eval(&self.array.cfg(), n) as usize
     }
 
     /// Streams x (K' x N) through the loaded weights: returns the raw
@@ -205,12 +205,12 @@ impl Driver {
             }
             if t >= lat {
                 y.column_mut(t - lat)
-                    .assign(&ArrayView1::from(&self.array.y_q));
+                    .assign(&ArrayView1::from(self.array.y_out()));
             }
             self.tick(&inp, Phase::Forward);
         }
         y.column_mut(n - 1)
-            .assign(&ArrayView1::from(&self.array.y_q));
+            .assign(&ArrayView1::from(self.array.y_out()));
         let (m, k) = self.loaded;
         let st = self.stats.phase_mut(Phase::Forward);
         st.x_reads += x.len() as u64;
@@ -276,12 +276,12 @@ impl Driver {
             }
             if t >= lat {
                 dx.column_mut(t - lat)
-                    .assign(&ArrayView1::from(&self.array.dx_q));
+                    .assign(&ArrayView1::from(self.array.dx_out()));
             }
             self.tick(&inp, phase);
         }
         dx.column_mut(n - 1)
-            .assign(&ArrayView1::from(&self.array.dx_q));
+            .assign(&ArrayView1::from(self.array.dx_out()));
 
         let (m, k) = self.loaded;
         let st = self.stats.phase_mut(phase);

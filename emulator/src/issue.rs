@@ -51,6 +51,22 @@ pub enum Entry<T> {
     Stop { update_first: Option<u8> },
 }
 
+impl<T> Entry<T> {
+    /// A load of zero weights, tagged `tag`: it swaps out, or sends out of
+    /// the array, the tile before it.
+    pub fn zero_load(tag: T) -> Self {
+        Entry::Load {
+            tile: Tile {
+                m: 0,
+                k: 0,
+                lines: None,
+                tag,
+            },
+            zero: true,
+        }
+    }
+}
+
 /// What the decoder attached to a data entry.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Marks {

@@ -1,11 +1,13 @@
 //! Cycle-accurate model of the sysgrad training array.
 //!
-//! * [`array`]: the registers of `sa_top` and one clock edge ([`Array::step`]).
-//! * [`dense`]: the registers and clock edge of a dense array (waves,
-//!   shadow weights, exchange slots).
+//! * [`array`](mod@array): the registers of `sa_top` and one clock edge ([`Array::step`]),
+//!   with the pipelining (`none`, or `dense`: waves, shadow weights,
+//!   exchange slots) and the number format chosen as types.
 //! * [`driver`]: tile operations (load, forward, backward, drain, update)
 //!   turned into per-cycle port stimulus, with counters and recording.
 //! * [`gemm`]: layer-sized products tiled onto the array.
+//! * [`issue`]: the issue rules of a dense array, shared by `gemm` and the
+//!   accelerator's dense controller.
 //! * [`fast`]: the same results and counters computed per tile without
 //!   stepping cycles, behind the [`fast::Engine`] trait shared with the
 //!   cycle-accurate path.
@@ -18,8 +20,6 @@
 //! reference written from `docs/ARCHITECTURE.md` alone (`tests/oracle.rs`).
 
 pub mod array;
-pub mod dense;
-mod dense_gemm;
 pub mod driver;
 pub mod fast;
 pub mod gemm;

@@ -175,7 +175,7 @@ impl PackedStimulus {
     /// Steps `array` through every cycle, reusing one input's lanes.
     fn run(&self, array: &mut Array) {
         let (r, c) = (array.rows(), array.cols());
-        let mut ports = CycleInput::zeros(&array.cfg, Mode::Idle);
+        let mut ports = CycleInput::zeros(&array.cfg(), Mode::Idle);
         for (control, lanes) in self.controls.iter().zip(self.lanes.chunks_exact(r + 2 * c)) {
             let (x, rest) = lanes.split_at(r);
             let (w, dy) = rest.split_at(c);

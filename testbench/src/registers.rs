@@ -15,7 +15,7 @@ use crate::stimulus::{from_bits, to_bits};
 use crate::vcd::{SampleError, VcdWriter, Waveform};
 use std::collections::{BTreeMap, HashMap};
 use sysgrad_config::ArrayConfig;
-use sysgrad_emulator::dense::DenseRegs;
+use sysgrad_emulator::array::{DenseArray, Fixed};
 use sysgrad_emulator::{Array, CycleOutput, Wave};
 use sysgrad_hdl::{Bank, DelayBank, DenseBank};
 use sysgrad_isa::wave::{control_bits, WaveField};
@@ -132,10 +132,11 @@ struct Reg {
 /// registers. A name the generator lists but the emulator has no register
 /// for is left out, so that [`check_coverage`] reports it.
 fn registers(a: &Array) -> Vec<Reg> {
-    let mut regs = pe_regs(&a.cfg);
-    regs.extend(delay_regs(&a.cfg));
-    regs.extend(dense_delay_regs(&a.cfg));
-    regs.extend(output_regs(&a.cfg));
+    let cfg = a.cfg();
+    let mut regs = pe_regs(&cfg);
+    regs.extend(delay_regs(&cfg));
+    regs.extend(dense_delay_regs(&cfg));
+    regs.extend(output_regs(&cfg));
     regs
 }
 
@@ -149,24 +150,37 @@ fn as_sampled(u: u64, width: u32) -> i64 {
     }
 }
 
-fn dense(a: &Array) -> &DenseRegs {
-    a.dense
-        .as_ref()
-        .expect("a dense configuration's array has dense registers")
+/// The product registers (`prod_sum`, `prod_dw`) of an array without
+/// pipelining (read for a configuration that has them only).
+fn products(a: &Array) -> (&[i64], &[i64]) {
+    match a {
+        Array::None(n) => (&n.prod_sum, &n.prod_dw),
+        Array::NoneDeferred(n) => (&n.prod_sum, &n.prod_dw),
+        Array::Dense(_) => panic!("a product register read on a dense array"),
+    }
+}
+
+/// The registers only a dense array has (read for a dense configuration
+/// only).
+fn dense(a: &Array) -> &DenseArray<Fixed> {
+    match a {
+        Array::Dense(d) => d,
+        _ => panic!("a register of the dense array read on another"),
+    }
 }
 
 /// How to read PE register `name` of PE `k` (`i * cols + j`) from the model.
 fn pe_reader(name: &str, k: usize) -> Option<Reader> {
     let read: Reader = match name {
-        "w" => Box::new(move |a| a.w[k]),
-        "x" => Box::new(move |a| a.x[k]),
-        "d" => Box::new(move |a| a.d[k]),
-        "dv" => Box::new(move |a| a.dv[k] as i64),
-        "psv" => Box::new(move |a| a.psv[k]),
-        "psh" => Box::new(move |a| a.psh[k]),
-        "dw" => Box::new(move |a| a.dw[k]),
-        sysgrad_hdl::PROD_SUM => Box::new(move |a| a.prod_sum[k]),
-        sysgrad_hdl::PROD_DW => Box::new(move |a| a.prod_dw[k]),
+        "w" => Box::new(move |a| a.core().w[k]),
+        "x" => Box::new(move |a| a.core().x[k]),
+        "d" => Box::new(move |a| a.core().d[k]),
+        "dv" => Box::new(move |a| a.core().dv[k] as i64),
+        "psv" => Box::new(move |a| a.core().psv[k]),
+        "psh" => Box::new(move |a| a.core().psh[k]),
+        "dw" => Box::new(move |a| a.core().dw[k]),
+        sysgrad_hdl::PROD_SUM => Box::new(move |a| products(a).0[k]),
+        sysgrad_hdl::PROD_DW => Box::new(move |a| products(a).1[k]),
         "ws" => Box::new(move |a| dense(a).ws[k]),
         "wp" => Box::new(move |a| dense(a).wp[k]),
         _ => {
@@ -247,10 +261,10 @@ fn output_regs(cfg: &ArrayConfig) -> Vec<Reg> {
         })
     };
     for j in 0..c {
-        add("y", j, aw, Box::new(move |a| a.y_q[j]));
+        add("y", j, aw, Box::new(move |a| a.core().y_q[j]));
     }
     for i in 0..r {
-        add("dx", i, aw, Box::new(move |a| a.dx_q[i]));
+        add("dx", i, aw, Box::new(move |a| a.core().dx_q[i]));
     }
     if cfg.dense() {
         for j in 0..c {
@@ -263,15 +277,15 @@ fn output_regs(cfg: &ArrayConfig) -> Vec<Reg> {
 fn delay_value(a: &Array, bank: DelayBank, lane: usize, stage: usize) -> i64 {
     use DelayBank::*;
     match bank {
-        XSkew => a.x_skew.stage(lane, stage),
+        XSkew => a.core().x_skew.stage(lane, stage),
         DySkew => {
-            let (v, d) = a.dy_skew.stage(lane, stage);
-            let bits = a.cfg.format().in_bits;
+            let (v, d) = a.core().dy_skew.stage(lane, stage);
+            let bits = a.cfg().format().in_bits;
             // The RTL stores {valid, dy} in one register of DW+1 bits.
             from_bits(((v as u64) << bits) | to_bits(d, bits), bits + 1)
         }
-        YDeskew => a.y_deskew.stage(lane, stage),
-        DxDeskew => a.dx_deskew.stage(lane, stage),
+        YDeskew => a.core().y_deskew.stage(lane, stage),
+        DxDeskew => a.core().dx_deskew.stage(lane, stage),
     }
 }
 

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 use sysgrad_config::{ArrayConfig, Pipelining};
-use sysgrad_emulator::Recording;
+use sysgrad_emulator::{Array, Recording};
 use sysgrad_hdl::VerilogFile;
 use sysgrad_testbench::scenario::{self, Spec};
 use sysgrad_testbench::{soak, verilator, CosimError, Simulator};
@@ -153,11 +153,14 @@ fn deferred_saturation_matches_every_cycle_where_sums_and_weights_overflow() {
         let fits = sysgrad_config::fixed::fits;
         let snapshots = rec.snapshots.as_ref().unwrap();
         let overflowed = snapshots.iter().any(|a| {
-            let mut sums = a.psv.iter().chain(&a.psh).chain(&a.dw);
+            let c = a.core();
+            let mut sums = c.psv.iter().chain(&c.psh).chain(&c.dw);
             sums.any(|v| !fits(*v, aw))
         });
         assert!(overflowed, "{}: no sum left AW bits", cfg.tag());
-        let weight_left = snapshots.iter().any(|a| a.w.iter().any(|v| !fits(*v, dw)));
+        let weight_left = snapshots
+            .iter()
+            .any(|a| a.core().w.iter().any(|v| !fits(*v, dw)));
         assert!(weight_left, "{}: no weight left DW bits", cfg.tag());
         let files = sysgrad_hdl::generate(&cfg);
         cosim_rec(&cfg, &files, &rec, Simulator::Verilator, &cfg.tag())
@@ -314,7 +317,10 @@ fn first_swap_without_slot(rec: &Recording) -> (usize, String) {
     let snaps = rec.snapshots.as_ref().expect("snapshots");
     let c = snaps[0].cols();
     for (t, a) in snaps.iter().enumerate() {
-        let ctl = &a.dense.as_ref().expect("a dense array").ctl;
+        let Array::Dense(d) = a else {
+            panic!("a dense array's snapshots")
+        };
+        let ctl = &d.ctl;
         let hit = ctl.iter().enumerate().find(|(k, w)| {
             let own_slot = w.load && usize::from(w.load_row) == k / c;
             w.swap && !own_slot

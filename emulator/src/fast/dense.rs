@@ -3,16 +3,35 @@
 //! (`docs/ARCHITECTURE.md`, Scheduling a layer on a dense array).
 //! `tests/fast_vs_cycle.rs` checks every phase against the clocked run.
 
+use super::ledger;
+use super::operands::{Layer, Operands, Shapes};
+use crate::driver::DriveError;
 use crate::gemm::DwSink;
-use crate::stats::Phase;
-use sysgrad_config::Backward;
+use crate::stats::{Phase, Stats};
+use sysgrad_config::{ArrayConfig, Backward};
 use sysgrad_isa::timing;
 
-/// Which product of a layer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layer {
-    Forward,
-    Backward(Backward, DwSink),
+/// The counters of `layer` (M x K x N) on a dense array (inner sizes and
+/// `lr_shift` already checked): the operands are checked as the dense
+/// `gemm` checks them, whole, before any cycle.
+pub fn count(
+    stats: &mut Stats,
+    cfg: &ArrayConfig,
+    (m, k, n): (usize, usize, usize),
+    layer: Layer,
+    ops: &impl Operands,
+) -> Result<(), DriveError> {
+    if let Layer::Backward(Backward::Interleaved, _) = layer {
+        if !cfg.interleaved() {
+            return Err(DriveError::NotInterleaved);
+        }
+    }
+    ops.check_w((0, m), (0, k))?;
+    if let Layer::Backward(..) = layer {
+        ops.check_dy((0, m))?;
+    }
+    ops.check_x((0, k))?;
+    dense_layer(stats, cfg, (m, k, n), layer)
 }
 
 /// Cycles per phase of a dense layer.
@@ -73,4 +92,29 @@ pub fn cycles(r: usize, c: usize, tiles: usize, n: usize, layer: Layer) -> Cycle
         (Phase::Idle, total - busy),
     ]);
     Cycles { per_phase }
+}
+
+/// A dense layer: the words and MACs of the `none` walk (they do not depend
+/// on the schedule), the cycles of the dense schedule.
+fn dense_layer(
+    stats: &mut Stats,
+    cfg: &ArrayConfig,
+    (m, k, n): (usize, usize, usize),
+    layer: Layer,
+) -> Result<(), DriveError> {
+    if n == 0 {
+        return Err(DriveError::EmptyStream);
+    }
+    let mut words = Stats::default();
+    ledger::count(&mut words, cfg, (m, k, n), layer, &Shapes)?;
+    let tiles = m.div_ceil(cfg.cols()) * k.div_ceil(cfg.rows());
+    if tiles == 0 {
+        return Ok(());
+    }
+    let cycles = cycles(cfg.rows(), cfg.cols(), tiles, n, layer);
+    for p in Phase::ALL {
+        words.phase_mut(p).cycles = cycles.get(p);
+    }
+    *stats += &words;
+    Ok(())
 }

@@ -2,6 +2,7 @@
 //! that training workloads pick the mode with a single flag and get the
 //! same numbers and counters either way.
 
+use super::exact;
 use crate::driver::{DriveError, Driver};
 use crate::gemm::{self, BackwardResult, DwSink};
 use crate::stats::Stats;
@@ -95,7 +96,7 @@ impl Engine for FastEngine {
         w: ArrayView2<i64>,
         x: ArrayView2<i64>,
     ) -> Result<Array2<i64>, DriveError> {
-        super::forward(&mut self.stats, &self.cfg, w, x)
+        exact::forward(&mut self.stats, &self.cfg, w, x)
     }
     fn backward(
         &mut self,
@@ -105,7 +106,7 @@ impl Engine for FastEngine {
         dy: ArrayView2<i64>,
         sink: DwSink,
     ) -> Result<BackwardResult, DriveError> {
-        super::backward(&mut self.stats, &self.cfg, schedule, w, x, dy, sink)
+        exact::backward(&mut self.stats, &self.cfg, schedule, w, x, dy, sink)
     }
 }
 
@@ -135,13 +136,18 @@ impl EngineKind {
     }
 }
 
+/// An engine name [`EngineKind`] does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown engine {0:?} (expected cycle or fast)")]
+pub struct UnknownEngine(pub String);
+
 impl std::str::FromStr for EngineKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownEngine;
+    fn from_str(s: &str) -> Result<Self, UnknownEngine> {
         match s {
             "cycle" | "cycle-accurate" => Ok(EngineKind::Cycle),
             "fast" => Ok(EngineKind::Fast),
-            _ => Err(format!("unknown engine {s:?} (expected cycle or fast)")),
+            _ => Err(UnknownEngine(s.to_string())),
         }
     }
 }

@@ -1,74 +1,30 @@
-//! The counters of a layer without clocking: the tiles are walked in
-//! `gemm`'s order and every `Driver` operation charges exactly what the
-//! driver would (its counts depend on tile shapes only). Operand checks are
-//! made at the same points, so a bad layer fails with the same error and
-//! leaves the same partial counters as the cycle-accurate path.
+//! The counters of a layer on a `none` array without clocking: the tiles
+//! are walked in `gemm`'s order and every `Driver` operation charges
+//! exactly what the driver would (its counts depend on tile shapes only).
+//! Operand checks are made at the same points, so a bad layer fails with
+//! the same error and leaves the same partial counters as the
+//! cycle-accurate path. The words and MACs it counts are those of every
+//! pipelining (the dense ledger, `dense.rs`, takes them from here).
 
-use super::dense;
+use super::operands::{Layer, Operands};
 use crate::driver::DriveError;
 use crate::gemm::{tiles, DwSink};
 use crate::stats::{Counters, Phase, Stats};
-use ndarray::{s, ArrayView2};
-use sysgrad_config::{fixed, ArrayConfig, Backward};
+use sysgrad_config::{ArrayConfig, Backward};
 use sysgrad_isa::{timing, Mode};
 
-/// What the walk needs to know about the operands besides their shapes:
-/// whether the values of a tile fit the data width.
-pub trait Operands {
-    /// The W tile rows `m`, columns `k` (checked by LOAD).
-    fn check_w(&self, m: (usize, usize), k: (usize, usize)) -> Result<(), DriveError>;
-    /// The X rows `k` (checked by a pass streaming x).
-    fn check_x(&self, k: (usize, usize)) -> Result<(), DriveError>;
-    /// The dY rows `m` (checked by a backward pass).
-    fn check_dy(&self, m: (usize, usize)) -> Result<(), DriveError>;
-}
-
-/// Shapes only: every value is taken to fit (for counting without data).
-pub struct Shapes;
-
-impl Operands for Shapes {
-    fn check_w(&self, _: (usize, usize), _: (usize, usize)) -> Result<(), DriveError> {
-        Ok(())
-    }
-    fn check_x(&self, _: (usize, usize)) -> Result<(), DriveError> {
-        Ok(())
-    }
-    fn check_dy(&self, _: (usize, usize)) -> Result<(), DriveError> {
-        Ok(())
-    }
-}
-
-/// Real operands; `dy` is absent for a forward layer.
-pub struct Views<'a> {
-    pub w: ArrayView2<'a, i64>,
-    pub x: ArrayView2<'a, i64>,
-    pub dy: Option<ArrayView2<'a, i64>>,
-    pub bits: u32,
-}
-
-/// The value check of `Driver::check_tile`: the first value, in row-major
-/// order of the tile, that does not fit.
-fn check_values(what: &'static str, t: ArrayView2<i64>, bits: u32) -> Result<(), DriveError> {
-    match t.iter().find(|v| !fixed::fits(**v, bits)) {
-        Some(&value) => Err(DriveError::ValueRange { what, value, bits }),
-        None => Ok(()),
-    }
-}
-
-impl Operands for Views<'_> {
-    fn check_w(
-        &self,
-        (m0, mt): (usize, usize),
-        (k0, kt): (usize, usize),
-    ) -> Result<(), DriveError> {
-        check_values("W", self.w.slice(s![m0..m0 + mt, k0..k0 + kt]), self.bits)
-    }
-    fn check_x(&self, (k0, kt): (usize, usize)) -> Result<(), DriveError> {
-        check_values("X", self.x.slice(s![k0..k0 + kt, ..]), self.bits)
-    }
-    fn check_dy(&self, (m0, mt): (usize, usize)) -> Result<(), DriveError> {
-        let dy = self.dy.expect("backward operands include dY");
-        check_values("dY", dy.slice(s![m0..m0 + mt, ..]), self.bits)
+/// The counters of `layer` (M x K x N) on a `none` array (inner sizes and
+/// `lr_shift` already checked).
+pub fn count(
+    stats: &mut Stats,
+    cfg: &ArrayConfig,
+    mkn: (usize, usize, usize),
+    layer: Layer,
+    ops: &impl Operands,
+) -> Result<(), DriveError> {
+    match layer {
+        Layer::Forward => forward(stats, cfg, mkn, ops),
+        Layer::Backward(schedule, sink) => backward(stats, cfg, schedule, mkn, sink, ops),
     }
 }
 
@@ -156,19 +112,13 @@ impl Ledger<'_> {
     }
 }
 
-/// The counters of `gemm::forward` on an M x K x N layer (inner sizes
-/// already checked).
-pub fn forward(
+/// The counters of `gemm::forward` on an M x K x N layer.
+fn forward(
     stats: &mut Stats,
     cfg: &ArrayConfig,
     (m, k, n): (usize, usize, usize),
     ops: &impl Operands,
 ) -> Result<(), DriveError> {
-    if cfg.dense() {
-        ops.check_w((0, m), (0, k))?;
-        ops.check_x((0, k))?;
-        return dense_layer(stats, cfg, (m, k, n), dense::Layer::Forward);
-    }
     let mut ledger = Ledger { stats, cfg: *cfg };
     for (m0, mt) in tiles(m, cfg.cols()) {
         for (k0, kt) in tiles(k, cfg.rows()) {
@@ -212,8 +162,8 @@ fn check_pass(
     Ok(())
 }
 
-/// The counters of `gemm::backward` (inner sizes and lr_shift already checked).
-pub fn backward(
+/// The counters of `gemm::backward`.
+fn backward(
     stats: &mut Stats,
     cfg: &ArrayConfig,
     schedule: Backward,
@@ -221,20 +171,6 @@ pub fn backward(
     sink: DwSink,
     ops: &impl Operands,
 ) -> Result<(), DriveError> {
-    if cfg.dense() {
-        if schedule == Backward::Interleaved && !cfg.interleaved() {
-            return Err(DriveError::NotInterleaved);
-        }
-        ops.check_w((0, m), (0, k))?;
-        ops.check_dy((0, m))?;
-        ops.check_x((0, k))?;
-        return dense_layer(
-            stats,
-            cfg,
-            (m, k, n),
-            dense::Layer::Backward(schedule, sink),
-        );
-    }
     let mut ledger = Ledger { stats, cfg: *cfg };
     let modes: &[Mode] = match schedule {
         Backward::Interleaved => &[Mode::BwdIl],
@@ -269,38 +205,5 @@ pub fn backward(
         ledger.load(0, 0);
         ledger.store(pending);
     }
-    Ok(())
-}
-
-/// A dense layer: the words and MACs of the `none` walk (they do not depend
-/// on the schedule), the cycles of the dense schedule.
-fn dense_layer(
-    stats: &mut Stats,
-    cfg: &ArrayConfig,
-    (m, k, n): (usize, usize, usize),
-    layer: dense::Layer,
-) -> Result<(), DriveError> {
-    if n == 0 {
-        return Err(DriveError::EmptyStream);
-    }
-    let none = cfg
-        .with_pipelining(sysgrad_config::Pipelining::None)
-        .expect("`none` accepts every configuration");
-    let mut words = Stats::default();
-    match layer {
-        dense::Layer::Forward => forward(&mut words, &none, (m, k, n), &Shapes)?,
-        dense::Layer::Backward(schedule, sink) => {
-            backward(&mut words, &none, schedule, (m, k, n), sink, &Shapes)?
-        }
-    }
-    let tiles = m.div_ceil(cfg.cols()) * k.div_ceil(cfg.rows());
-    if tiles == 0 {
-        return Ok(());
-    }
-    let cycles = dense::cycles(cfg.rows(), cfg.cols(), tiles, n, layer);
-    for p in Phase::ALL {
-        words.phase_mut(p).cycles = cycles.get(p);
-    }
-    *stats += &words;
     Ok(())
 }

@@ -472,7 +472,7 @@ fn run_emulator(
         .iter()
         .map(|p| {
             let _ = emu.run(p);
-            (emu.state(), emu.driver.cycle() as usize)
+            (emu.state(), emu.driver().cycle() as usize)
         })
         .unzip();
     Ok((emu, states, ends))
@@ -529,7 +529,7 @@ fn compare_counters(
     }
     let mut compared = 0;
     for &(c, v) in rtl {
-        let wrap = |count| sysgrad_isa::host::counter_register(&emu.driver.cfg(), count);
+        let wrap = |count| sysgrad_isa::host::counter_register(&emu.driver().cfg(), count);
         let want = match c {
             Counter::DmaInBeats => Some(wrap(beats_in)),
             Counter::DmaOutBeats => Some(wrap(beats_out)),
@@ -640,7 +640,7 @@ fn cosim_on(
 
     // (a) The array's inputs, cycle by cycle.
     let rec = emu
-        .driver
+        .driver()
         .recording
         .as_ref()
         .ok_or_else(|| AccelError::Setup("the emulator did not record".into()))?;

@@ -144,9 +144,9 @@ impl AccelEngine {
     pub fn take_cost(&mut self) -> AccelCost {
         let acc = &self.dev.acc;
         let now = Mark {
-            array: acc.driver.stats.clone(),
-            decode: acc.control.decode_cycles,
-            requant: acc.control.requant_cycles,
+            array: acc.driver().stats.clone(),
+            decode: acc.control().decode_cycles,
+            requant: acc.control().requant_cycles,
             host: self.dev.host.clone(),
         };
         let cost = AccelCost {

@@ -431,7 +431,7 @@ pub fn accel_session(
     Ok(AccelSession {
         cfg: acc.cfg(),
         transcript: acc.dev.take_transcript(),
-        recording: acc.dev.acc.driver.recording.take(),
+        recording: acc.dev.acc.driver_mut().recording.take(),
         steps,
         plan,
         run_cycles: acc.dev.run_cycles(),

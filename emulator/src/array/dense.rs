@@ -4,22 +4,23 @@
 //! it; each PE holds an active and a shadow weight and passes a weight
 //! stream south for the exchange slots.
 //!
-//! [`DenseRegs`] holds the registers a dense array has besides those of
-//! [`Array`]; [`Array::step`] calls [`Array::step_dense`] for a dense
-//! configuration. The PEs are updated in place from the south-east corner
-//! to the north-west one: every PE reads only its north and west
-//! neighbours' registers, so those still hold their values from before the
-//! edge when it reads them.
+//! [`DenseArray`] holds the [`Core`] and the registers only a dense array
+//! has. The PEs are updated in place from the south-east corner to the
+//! north-west one: every PE reads only its north and west neighbours'
+//! registers, so those still hold their values from before the edge when
+//! it reads them.
 
-use crate::array::{
-    accumulate, sums_east, sums_south, Array, CycleInput, DelayLines, SumBounds, Wave,
-};
-use sysgrad_config::{fixed, ArrayConfig};
+use super::arith::PeArith;
+use super::core::{sums_east, sums_south, Core, Mesh};
+use super::delay::DelayLines;
+use super::ports::{CycleInput, Wave};
+use sysgrad_config::ArrayConfig;
 use sysgrad_isa::Mode;
 
-/// The registers of a dense array that the `none` array does not have.
+/// The registers of a dense array, in number format `N`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DenseRegs {
+pub struct DenseArray<N> {
+    pub core: Core,
     /// Shadow weight of each PE (indexed `i * cols + j`).
     pub ws: Vec<i64>,
     /// The weight stream moving south.
@@ -39,12 +40,16 @@ pub struct DenseRegs {
     /// an exchange in it) and of the westmost one's operation. `step`
     /// keeps it, so that finding a row it can step whole scans nothing.
     plain_run: Vec<usize>,
+    arith: N,
 }
 
-impl DenseRegs {
-    pub fn new(cfg: &ArrayConfig) -> Self {
+impl<N: PeArith> Mesh for DenseArray<N> {
+    type Arith = N;
+
+    fn new(cfg: ArrayConfig, arith: N) -> Self {
         let (r, c) = (cfg.rows(), cfg.cols());
-        DenseRegs {
+        DenseArray {
+            core: Core::new(cfg),
             ws: vec![0; r * c],
             wp: vec![0; r * c],
             ctl: vec![Wave::BUBBLE; r * c],
@@ -54,7 +59,31 @@ impl DenseRegs {
             w_q: vec![0; c],
             // Bubbles everywhere: plain, one operation.
             plain_run: vec![c; r],
+            arith,
         }
+    }
+
+    fn core(&self) -> &Core {
+        &self.core
+    }
+
+    #[inline(always)]
+    fn arith(&self) -> N {
+        self.arith
+    }
+
+    fn reset(&mut self) {
+        *self = DenseArray::new(self.core.cfg, self.arith);
+    }
+
+    /// The output registers of the evicted weights.
+    fn w_out(&self) -> &[i64] {
+        &self.w_q
+    }
+
+    #[inline(always)]
+    fn step(&mut self, inp: &CycleInput) {
+        self.step_rows(inp, true)
     }
 }
 
@@ -94,7 +123,7 @@ struct Inputs {
 }
 
 /// How many swapping or exchanging PEs a row may have and still be
-/// stepped whole ([`Array::step_row_with_exchanges`]); a tile's first
+/// stepped whole ([`DenseArray::step_row_with_exchanges`]); a tile's first
 /// wave and a weight row passing through make one each.
 const MAX_EXCHANGES: usize = 4;
 
@@ -127,13 +156,7 @@ struct Edges<'a> {
     wave: Wave,
 }
 
-impl Array {
-    /// One rising edge of a dense array.
-    #[inline(always)]
-    pub(crate) fn step_dense(&mut self, inp: &CycleInput) {
-        self.step_dense_rows(inp, true)
-    }
-
+impl<N: PeArith> DenseArray<N> {
     /// One rising edge of a dense array; with `uniform_rows` most rows
     /// are computed a whole row at a time ([`RowPath`]), else every row
     /// PE by PE by the table. Both give the same registers (a test steps
@@ -145,9 +168,9 @@ impl Array {
     /// weight stream south), one block move each, and then computes with
     /// them: a PE's new x and d are its inputs.
     #[inline(always)]
-    fn step_dense_rows(&mut self, inp: &CycleInput, uniform_rows: bool) {
+    fn step_rows(&mut self, inp: &CycleInput, uniform_rows: bool) {
         let mode = Mode::dense_from_code(inp.mode.code());
-        self.step_dense_outputs();
+        self.step_outputs();
         let e = Edges {
             inp,
             wave: stream_wave(inp, mode),
@@ -155,7 +178,7 @@ impl Array {
         // UPDATE and DRAIN act on every PE's w and dw whatever its wave.
         let row_at_once = uniform_rows && !matches!(mode, Mode::Update | Mode::Drain);
         // Rows `end..` are stepped; `next` is row end-1's path.
-        let mut end = self.rows();
+        let mut end = self.core.rows();
         let mut next = self.path_of(&e, row_at_once, end - 1);
         loop {
             let i = end - 1;
@@ -192,11 +215,9 @@ impl Array {
             }
             end = start;
         }
-        let d = self.dense.as_mut().expect("a dense array");
-        d.ctl_skew.shift_all(|_| e.wave);
-        d.w_skew.shift_all(|j| inp.w[j]);
-        self.x_skew.shift_all(|i| inp.x[i]);
-        self.dy_skew.shift_all(|j| (inp.dy_valid, inp.dy[j]));
+        self.ctl_skew.shift_all(|_| e.wave);
+        self.w_skew.shift_all(|j| inp.w[j]);
+        self.core.shift_input_skews(inp);
     }
 
     /// Row `i` PE by PE by the table, east first (each PE reads its west
@@ -206,8 +227,8 @@ impl Array {
         if i == 0 {
             self.take_north_edge(e);
         }
-        let west_x = self.x_skew.output(i, e.inp.x[i]);
-        for j in (0..self.cols()).rev() {
+        let west_x = self.core.x_skew.output(i, e.inp.x[i]);
+        for j in (0..self.core.cols()).rev() {
             let inputs = self.dense_inputs(i, j, west_ctl, west_x);
             self.step_pe(i, j, inputs, mode, e.inp.lr_shift);
         }
@@ -241,8 +262,7 @@ impl Array {
     /// The wave the control skew presents to row `i` this cycle.
     #[inline(always)]
     fn west_ctl(&self, e: &Edges, i: usize) -> Wave {
-        let d = self.dense.as_ref().expect("a dense array");
-        d.ctl_skew.output(i, e.wave)
+        self.ctl_skew.output(i, e.wave)
     }
 
     /// The operation of row `i`'s PEs if they all take a wave of the same
@@ -251,11 +271,10 @@ impl Array {
     /// a weight.
     #[inline(always)]
     fn uniform_row_op(&self, i: usize, west: Wave) -> Option<Op> {
-        let c = self.cols();
-        let d = self.dense.as_ref().expect("a dense array");
+        let c = self.core.cols();
         // The PEs east of the first take what PEs 0..c-1 took last.
-        let rest_plain = c == 1 || (d.plain_run[i] >= c - 1 && d.ctl[i * c].op == west.op);
-        (plain_in_row(&west, i) && rest_plain).then(|| Op::of(west.op, self.cfg.interleaved()))
+        let rest_plain = c == 1 || (self.plain_run[i] >= c - 1 && self.ctl[i * c].op == west.op);
+        (plain_in_row(&west, i) && rest_plain).then(|| self.op_of(west.op))
     }
 
     /// The operation of row `i`'s PEs and the columns whose wave swaps or
@@ -264,9 +283,8 @@ impl Array {
     /// weight row passing through).
     #[inline(always)]
     fn few_exchanges(&self, i: usize, west: Wave) -> Option<(Op, Exchanges)> {
-        let c = self.cols();
-        let d = self.dense.as_ref().expect("a dense array");
-        let waves = std::iter::once(&west).chain(&d.ctl[i * c..i * c + c - 1]);
+        let c = self.core.cols();
+        let waves = std::iter::once(&west).chain(&self.ctl[i * c..i * c + c - 1]);
         let mut cols = Exchanges::default();
         for (j, wave) in waves.enumerate() {
             if wave.op != west.op {
@@ -280,10 +298,16 @@ impl Array {
                 cols.len += 1;
             }
         }
-        Some((Op::of(west.op, self.cfg.interleaved()), cols))
+        Some((self.op_of(west.op), cols))
     }
 
-    /// Row `i` of [`Array::few_exchanges`]: stepped whole as if no PE
+    /// The operation of a wave of code `code` on this array's PEs.
+    #[inline(always)]
+    fn op_of(&self, code: u8) -> Op {
+        Op::of(code, self.core.cfg.interleaved())
+    }
+
+    /// Row `i` of [`DenseArray::few_exchanges`]: stepped whole as if no PE
     /// swapped or exchanged, then each PE in `cols` stepped again by the
     /// table from the inputs and `dw` it had before the edge (the row's
     /// whole-row results east of it used its old registers, as they
@@ -298,36 +322,35 @@ impl Array {
         e: &Edges,
         mode: Mode,
     ) {
-        let c = self.cols();
+        let c = self.core.cols();
         if i == 0 {
             self.take_north_edge(e);
         }
-        let west_x = self.x_skew.output(i, e.inp.x[i]);
+        let west_x = self.core.x_skew.output(i, e.inp.x[i]);
         let mut before: [Option<(Inputs, i64)>; MAX_EXCHANGES] = Default::default();
         for (slot, &j) in before.iter_mut().zip(&cols.at[..cols.len]) {
             *slot = Some((
                 self.dense_inputs(i, j, west_ctl, west_x),
-                self.dw[i * c + j],
+                self.core.dw[i * c + j],
             ));
         }
         self.move_rows(i, i + 1, e);
         self.compute_uniform_rows(i, i + 1, op);
         for (slot, &j) in before.into_iter().zip(&cols.at[..cols.len]) {
             let (inputs, dw) = slot.expect("one per column");
-            self.dw[i * c + j] = dw;
+            self.core.dw[i * c + j] = dw;
             self.step_pe(i, j, inputs, mode, e.inp.lr_shift);
         }
     }
 
-    /// Keeps [`DenseRegs::plain_run`] of row `i` as `west` enters it
+    /// Keeps [`DenseArray::plain_run`] of row `i` as `west` enters it
     /// (before the row is stepped).
     #[inline(always)]
     fn count_plain_run(&mut self, i: usize, west: Wave) {
-        let c = self.cols();
-        let d = self.dense.as_mut().expect("a dense array");
-        let first = d.ctl[i * c];
-        let run = d.plain_run[i];
-        d.plain_run[i] = if !plain_in_row(&west, i) {
+        let c = self.core.cols();
+        let first = self.ctl[i * c];
+        let run = self.plain_run[i];
+        self.plain_run[i] = if !plain_in_row(&west, i) {
             0
         } else if run > 0 && first.op == west.op {
             (run + 1).min(c)
@@ -342,44 +365,43 @@ impl Array {
     /// north inputs when stepped by the table).
     #[inline(always)]
     fn take_north_edge(&mut self, e: &Edges) {
-        let dense = self.dense.as_mut().expect("a dense array");
-        for j in 0..self.cfg.cols() {
-            dense.wp[j] = dense.w_skew.output(j, e.inp.w[j]);
-            (self.dv[j], self.d[j]) = self.dy_skew.output(j, (e.inp.dy_valid, e.inp.dy[j]));
+        let core = &mut self.core;
+        for j in 0..core.cols() {
+            self.wp[j] = self.w_skew.output(j, e.inp.w[j]);
+            (core.dv[j], core.d[j]) = core.dy_skew.output(j, (e.inp.dy_valid, e.inp.dy[j]));
         }
     }
 
-    /// Rows `lo..hi` when [`Array::uniform_row_op`] found `op` in each,
-    /// after their moving registers moved ([`Array::move_rows`]): the
+    /// Rows `lo..hi` when [`DenseArray::uniform_row_op`] found `op` in each,
+    /// after their moving registers moved ([`DenseArray::move_rows`]): the
     /// table's arithmetic with the active weight, no exchange and no swap,
     /// over the rows as one block. The sums an operation computes move
     /// (psv south, psh east) and take the products; the others go to 0.
     #[inline(always)]
     fn compute_uniform_rows(&mut self, lo: usize, hi: usize, op: &Op) {
-        let c = self.cols();
-        let aw = self.cfg.format().acc_bits;
-        let sat = SumBounds::new(aw, false);
+        let (arith, core) = (self.arith, &mut self.core);
+        let c = core.cols();
         let block = lo * c..hi * c;
         let (w, x_in, d_in) = (
-            &self.w[block.clone()],
-            &self.x[block.clone()],
-            &self.d[block.clone()],
+            &core.w[block.clone()],
+            &core.x[block.clone()],
+            &core.d[block.clone()],
         );
         if op.fwd {
-            sums_south(&mut self.psv, lo..hi, c);
-            accumulate(&mut self.psv[block.clone()], w, x_in, None, sat);
+            sums_south(&mut core.psv, lo..hi, c);
+            arith.accumulate(&mut core.psv[block.clone()], w, x_in, None);
         } else {
-            clear(&mut self.psv[block.clone()]);
+            clear(&mut core.psv[block.clone()]);
         }
         if op.dx {
-            sums_east(&mut self.psh, lo..hi, c);
-            accumulate(&mut self.psh[block.clone()], w, d_in, None, sat);
+            sums_east(&mut core.psh, lo..hi, c);
+            arith.accumulate(&mut core.psh[block.clone()], w, d_in, None);
         } else {
-            clear(&mut self.psh[block.clone()]);
+            clear(&mut core.psh[block.clone()]);
         }
         if op.dw {
-            let dv_in = &self.dv[block.clone()];
-            accumulate(&mut self.dw[block], d_in, x_in, Some(dv_in), sat);
+            let dv_in = &core.dv[block.clone()];
+            arith.accumulate(&mut core.dw[block], d_in, x_in, Some(dv_in));
         }
     }
 
@@ -389,23 +411,23 @@ impl Array {
     /// block move per register.
     #[inline(always)]
     fn move_rows(&mut self, lo: usize, hi: usize, e: &Edges) {
-        let c = self.cols();
+        let core = &mut self.core;
+        let c = core.cols();
         let rows = lo * c..hi * c;
-        let dense = self.dense.as_mut().expect("a dense array");
         // The element crossing into the next row is overwritten by that
         // row's west edge right after.
-        self.x[rows.clone()].copy_within(0..rows.len() - 1, 1);
-        dense.ctl[rows.clone()].copy_within(0..rows.len() - 1, 1);
+        core.x[rows.clone()].copy_within(0..rows.len() - 1, 1);
+        self.ctl[rows.clone()].copy_within(0..rows.len() - 1, 1);
         for i in lo..hi {
-            self.x[i * c] = self.x_skew.output(i, e.inp.x[i]);
-            dense.ctl[i * c] = dense.ctl_skew.output(i, e.wave);
+            core.x[i * c] = core.x_skew.output(i, e.inp.x[i]);
+            self.ctl[i * c] = self.ctl_skew.output(i, e.wave);
         }
         let from_north = rows.start.max(c)..rows.end;
         if !from_north.is_empty() {
             let north = from_north.start - c..from_north.end - c;
-            self.d.copy_within(north.clone(), from_north.start);
-            self.dv.copy_within(north.clone(), from_north.start);
-            dense.wp.copy_within(north, from_north.start);
+            core.d.copy_within(north.clone(), from_north.start);
+            core.dv.copy_within(north.clone(), from_north.start);
+            self.wp.copy_within(north, from_north.start);
         }
         if lo == 0 {
             self.take_north_edge(e);
@@ -415,50 +437,45 @@ impl Array {
     /// The output side: deskews and output registers sample the PEs
     /// before they change.
     #[inline(always)]
-    fn step_dense_outputs(&mut self) {
-        let (r, c) = (self.rows(), self.cols());
+    fn step_outputs(&mut self) {
+        self.core.sample_outputs(self.arith);
+        let (r, c) = (self.core.rows(), self.core.cols());
         let bottom = (r - 1) * c;
         for j in 0..c {
-            self.y_q[j] = self.y_deskew.output(j, self.psv[bottom + j]);
+            self.w_q[j] = self.w_deskew.output(j, self.wp[bottom + j]);
         }
-        let psv = &self.psv;
-        self.y_deskew.shift_all(|j| psv[bottom + j]);
-        for i in 0..r {
-            self.dx_q[i] = self.dx_deskew.output(i, self.psh[i * c + c - 1]);
-        }
-        let psh = &self.psh;
-        self.dx_deskew.shift_all(|i| psh[i * c + c - 1]);
-        let d = self.dense.as_mut().expect("a dense array");
-        for j in 0..c {
-            d.w_q[j] = d.w_deskew.output(j, d.wp[bottom + j]);
-        }
-        let wp = &d.wp;
-        d.w_deskew.shift_all(|j| wp[bottom + j]);
+        let wp = &self.wp;
+        self.w_deskew.shift_all(|j| wp[bottom + j]);
     }
 
     /// PE(i, j)'s inputs: its west and north neighbours' registers, or the
     /// west edge's `west_ctl` and `west_x`. Row 0 takes its north inputs
-    /// from its own d, dv and wp, which [`Array::take_north_edge`] gave
-    /// the edge's values.
+    /// from its own d, dv and wp, which [`DenseArray::take_north_edge`]
+    /// gave the edge's values.
     #[inline(always)]
     fn dense_inputs(&self, i: usize, j: usize, west_ctl: Wave, west_x: i64) -> Inputs {
-        let c = self.cols();
+        let core = &self.core;
+        let c = core.cols();
         let k = i * c + j;
-        let d = self.dense.as_ref().expect("a dense array");
         let north = if i == 0 { k } else { k - c };
         let (ctl, x_in, psh_in, dw_in) = if j == 0 {
             (west_ctl, west_x, 0, 0)
         } else {
-            (d.ctl[k - 1], self.x[k - 1], self.psh[k - 1], self.dw[k - 1])
+            (
+                self.ctl[k - 1],
+                core.x[k - 1],
+                core.psh[k - 1],
+                core.dw[k - 1],
+            )
         };
         Inputs {
             c: ctl,
             x_in,
-            d_in: self.d[north],
-            dv_in: self.dv[north],
-            psv_in: if i == 0 { 0 } else { self.psv[north] },
+            d_in: core.d[north],
+            dv_in: core.dv[north],
+            psv_in: if i == 0 { 0 } else { core.psv[north] },
             psh_in,
-            wp_in: d.wp[north],
+            wp_in: self.wp[north],
             dw_in,
         }
     }
@@ -466,17 +483,13 @@ impl Array {
     /// One PE's edge, per the "A PE in every cycle" table.
     #[inline(always)]
     fn step_pe(&mut self, i: usize, j: usize, inp: Inputs, mode: Mode, lr_shift: u32) {
-        let k = i * self.cols() + j;
-        let f = self.cfg.format();
-        let aw = f.acc_bits;
-        let cfg = self.cfg;
-        let sgd = |w: i64, dw: i64, lr: u32| {
-            fixed::sgd_update(w, dw, f.frac_bits, cfg.pe_lr_shift(lr), f.in_bits, aw)
-        };
+        let (arith, cfg) = (self.arith, self.core.cfg);
+        let k = i * cfg.cols() + j;
+        let sgd = |w: i64, dw: i64, lr: u32| arith.sgd(w, dw, cfg.pe_lr_shift(lr));
         let c = inp.c;
-        let op = Op::of(c.op, self.cfg.interleaved());
-        let d = self.dense.as_mut().expect("a dense array");
-        let (w, ws, dw) = (self.w[k], d.ws[k], self.dw[k]);
+        let op = self.op_of(c.op);
+        let core = &mut self.core;
+        let (w, ws, dw) = (core.w[k], self.ws[k], core.dw[k]);
         let w_eff = if c.swap { ws } else { w };
         let leaving = match (c.swap, c.update) {
             (true, true) => sgd(w, dw, c.lr.into()),
@@ -485,30 +498,30 @@ impl Array {
         };
         let exch = c.load && usize::from(c.load_row) == i;
         let mut w_next = if c.swap { ws } else { w };
-        d.ws[k] = match (exch, c.swap) {
+        self.ws[k] = match (exch, c.swap) {
             (true, _) => inp.wp_in,
             (false, true) => leaving,
             (false, false) => ws,
         };
-        d.wp[k] = if exch { leaving } else { inp.wp_in };
-        d.ctl[k] = c;
-        self.x[k] = inp.x_in;
-        self.d[k] = inp.d_in;
-        self.dv[k] = inp.dv_in;
-        let acc = |a: i64, p: i64| fixed::acc_add(a, p, aw);
-        self.psv[k] = if op.fwd {
-            acc(inp.psv_in, w_eff * inp.x_in)
+        self.wp[k] = if exch { leaving } else { inp.wp_in };
+        self.ctl[k] = c;
+        core.x[k] = inp.x_in;
+        core.d[k] = inp.d_in;
+        core.dv[k] = inp.dv_in;
+        let mac = |sum: i64, a: i64, b: i64| arith.add(sum, arith.product(a, b));
+        core.psv[k] = if op.fwd {
+            mac(inp.psv_in, w_eff, inp.x_in)
         } else {
             0
         };
-        self.psh[k] = if op.dx {
-            acc(inp.psh_in, w_eff * inp.d_in)
+        core.psh[k] = if op.dx {
+            mac(inp.psh_in, w_eff, inp.d_in)
         } else {
             0
         };
         let base = if c.swap { 0 } else { dw };
         let mut dw_next = if op.dw && inp.dv_in {
-            acc(base, inp.d_in * inp.x_in)
+            mac(base, inp.d_in, inp.x_in)
         } else {
             base
         };
@@ -521,8 +534,8 @@ impl Array {
             Mode::Drain => dw_next = inp.dw_in,
             _ => {}
         }
-        self.w[k] = w_next;
-        self.dw[k] = dw_next;
+        core.w[k] = w_next;
+        core.dw[k] = dw_next;
     }
 }
 
@@ -559,6 +572,7 @@ fn stream_wave(inp: &CycleInput, mode: Mode) -> Wave {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixed::Fixed;
     use super::*;
     use sysgrad_config::{Backward, NumberFormat, Pipelining};
     use sysgrad_isa::ModeCode;
@@ -638,14 +652,16 @@ mod tests {
                     .unwrap()
                     .with_pipelining(Pipelining::Dense)
                     .unwrap();
-                let (mut rows_at_once, mut by_pe) = (Array::new(cfg), Array::new(cfg));
+                let new = || DenseArray::<Fixed>::new(cfg, Fixed::new(cfg.format()));
+                let (mut rows_at_once, mut by_pe) = (new(), new());
                 for (t, inp) in stimulus(&cfg, &mut rng, 3000).iter().enumerate() {
                     count_paths(&rows_at_once, inp, &mut paths);
-                    rows_at_once.step(inp);
                     if inp.rst {
+                        rows_at_once.reset();
                         by_pe.reset();
                     } else {
-                        by_pe.step_dense_rows(inp, false);
+                        rows_at_once.step(inp);
+                        by_pe.step_rows(inp, false);
                     }
                     assert_eq!(rows_at_once, by_pe, "{rows}x{cols} {backward:?}, cycle {t}");
                 }
@@ -656,7 +672,7 @@ mod tests {
     }
 
     /// Which path each row of `a` takes in the cycle of `inp`.
-    fn count_paths(a: &Array, inp: &CycleInput, paths: &mut [usize; 3]) {
+    fn count_paths(a: &DenseArray<Fixed>, inp: &CycleInput, paths: &mut [usize; 3]) {
         let mode = Mode::dense_from_code(inp.mode.code());
         if inp.rst || matches!(mode, Mode::Update | Mode::Drain) {
             return;
@@ -665,7 +681,7 @@ mod tests {
             inp,
             wave: stream_wave(inp, mode),
         };
-        for i in 0..a.rows() {
+        for i in 0..a.core.rows() {
             let west = a.west_ctl(&e, i);
             let path = match a.row_path(i, west) {
                 RowPath::Whole(_) => 0,

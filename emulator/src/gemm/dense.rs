@@ -1,16 +1,102 @@
-//! `gemm` on a dense array: the layer's tiles, in `gemm`'s order, as
-//! entries of the [`Issuer`] (`docs/ARCHITECTURE.md`, Scheduling a layer
-//! on a dense array), with the operands and results held in matrices.
-//! The bits are those of the `none` schedule; the cycles differ.
+//! A layer on a dense array: the layer's tiles, in the `none` schedule's
+//! order, as entries of the [`Issuer`] (`docs/ARCHITECTURE.md`, Scheduling
+//! a layer on a dense array), with the operands and results held in
+//! matrices. The bits are those of the `none` schedule; the cycles differ.
 
+use super::layer::{tiles, BackwardResult, DwSink, Layers};
+use crate::array::Array;
 use crate::driver::{DriveError, Driver};
-use crate::gemm::{tiles, BackwardResult, DwSink};
-use crate::issue::{Entry, Issuer, Marks, Tile, Waves};
-use crate::stats::Phase;
-use crate::Array;
+use crate::issue::{phase_of, Entry, Issuer, Marks, Tile, Waves};
+use crate::stats::{Phase, Stats};
 use ndarray::{Array2, ArrayView2};
 use sysgrad_config::{fixed, Backward};
 use sysgrad_isa::Mode;
+
+/// The schedule of a dense array.
+pub(super) struct DenseLayers;
+
+impl Layers for DenseLayers {
+    fn forward(
+        &self,
+        drv: &mut Driver,
+        w: ArrayView2<i64>,
+        x: ArrayView2<i64>,
+    ) -> Result<Array2<i64>, DriveError> {
+        checked(drv, "W", w)?;
+        checked(drv, "X", x)?;
+        if x.ncols() == 0 {
+            return Err(DriveError::EmptyStream);
+        }
+        let (m, k, n) = (w.nrows(), w.ncols(), x.ncols());
+        let mut entries = Vec::new();
+        for tile in layer_tiles(drv, m, k) {
+            let tag = tile.tag;
+            entries.push(Entry::Load { tile, zero: false });
+            entries.push(stream(vec![Mode::Fwd], n, tag, None));
+        }
+        let mut layer = new_layer(drv, w.view(), x.view(), None, Phase::Forward);
+        run(drv, entries, &mut layer);
+        Ok(layer.y)
+    }
+
+    fn backward(
+        &self,
+        drv: &mut Driver,
+        schedule: Backward,
+        w: ArrayView2<i64>,
+        x: ArrayView2<i64>,
+        dy: ArrayView2<i64>,
+        sink: DwSink,
+    ) -> Result<BackwardResult, DriveError> {
+        if schedule == Backward::Interleaved && !drv.cfg().interleaved() {
+            return Err(DriveError::NotInterleaved);
+        }
+        checked(drv, "W", w)?;
+        checked(drv, "dY", dy)?;
+        checked(drv, "X", x)?;
+        if x.ncols() == 0 {
+            return Err(DriveError::EmptyStream);
+        }
+        let (m, k, n) = (w.nrows(), w.ncols(), x.ncols());
+        let (passes, dx_phase) = match schedule {
+            Backward::Interleaved => (vec![Mode::BwdIl], Phase::BackwardInterleaved),
+            Backward::Sequential => (vec![Mode::BwdDx, Mode::BwdDw], Phase::BackwardDx),
+        };
+        let lr = match sink {
+            DwSink::Update { lr_shift } => Some(lr_shift as u8),
+            DwSink::Drain => None,
+        };
+        let mut entries = Vec::new();
+        for (t, tile) in layer_tiles(drv, m, k).into_iter().enumerate() {
+            let tag = tile.tag;
+            entries.push(Entry::Load { tile, zero: false });
+            // Each stream swaps out the tile before it, updated on the way.
+            entries.push(stream(passes.clone(), n, tag, lr.filter(|_| t > 0)));
+            if lr.is_none() {
+                entries.push(Entry::Drain {
+                    marks: Marks::default(),
+                    tag,
+                });
+            }
+        }
+        if lr.is_some() && !entries.is_empty() {
+            // The last tile leaves updated: a tile of zeros swaps it out, and
+            // a second one sends it out of the array.
+            entries.extend([zero_load(), Entry::Swap { evict_update: lr }, zero_load()]);
+        }
+        let mut layer = new_layer(drv, w.view(), x.view(), Some(dy.view()), dx_phase);
+        match sink {
+            DwSink::Drain => layer.dw = Some(Array2::zeros((m, k))),
+            DwSink::Update { .. } => layer.w_new = Some(Array2::zeros((m, k))),
+        }
+        run(drv, entries, &mut layer);
+        Ok(BackwardResult {
+            dx: layer.dx,
+            dw: layer.dw,
+            w: layer.w_new,
+        })
+    }
+}
 
 /// Where a tile sits in the layer: its first row of M and column of K.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +117,7 @@ struct Layer<'a> {
     /// The phase the dX writes of the schedule are charged to.
     dx_phase: Phase,
     acc_bits: u32,
-    stats: crate::Stats,
+    stats: Stats,
 }
 
 impl Layer<'_> {
@@ -82,7 +168,7 @@ impl Waves<At> for Layer<'_> {
         x: &mut [i64],
         dy: &mut [i64],
     ) -> bool {
-        let phase = crate::issue::phase_of(mode);
+        let phase = phase_of(mode);
         if mode.streams_x() {
             for (i, lane) in x.iter_mut().enumerate().take(k) {
                 *lane = self.x[[at.k0 + i, t]];
@@ -111,22 +197,22 @@ impl Waves<At> for Layer<'_> {
         };
         if mode == Mode::Fwd {
             self.accumulate(Phase::Forward, at.k0 == 0, m, |s, j, first| {
-                add(&mut s.y[[at.m0 + j, t]], array.y_q[j], first)
+                add(&mut s.y[[at.m0 + j, t]], array.y_out()[j], first)
             });
         } else {
             let phase = self.dx_phase;
             self.accumulate(phase, at.m0 == 0, k, |s, i, first| {
-                add(&mut s.dx[[at.k0 + i, t]], array.dx_q[i], first)
+                add(&mut s.dx[[at.k0 + i, t]], array.dx_out()[i], first)
             });
         }
     }
 
     fn evicted(&mut self, tile: &Tile<At>, row: usize, array: &Array) {
         let At { m0, k0 } = tile.tag;
-        let w_q = &array.dense.as_ref().expect("a dense array").w_q;
+        let w_out = array.w_out();
         if let Some(w_new) = &mut self.w_new {
             for j in 0..tile.m {
-                w_new[[m0 + j, k0 + row]] = w_q[j];
+                w_new[[m0 + j, k0 + row]] = w_out[j];
             }
         }
         self.stats.phase_mut(Phase::Load).w_writes += tile.m as u64;
@@ -189,29 +275,6 @@ fn checked(drv: &Driver, what: &'static str, t: ArrayView2<i64>) -> Result<(), D
     }
 }
 
-/// `gemm::forward` on a dense array (sizes already checked).
-pub(crate) fn forward(
-    drv: &mut Driver,
-    w: ArrayView2<i64>,
-    x: ArrayView2<i64>,
-) -> Result<Array2<i64>, DriveError> {
-    checked(drv, "W", w)?;
-    checked(drv, "X", x)?;
-    if x.ncols() == 0 {
-        return Err(DriveError::EmptyStream);
-    }
-    let (m, k, n) = (w.nrows(), w.ncols(), x.ncols());
-    let mut entries = Vec::new();
-    for tile in layer_tiles(drv, m, k) {
-        let tag = tile.tag;
-        entries.push(Entry::Load { tile, zero: false });
-        entries.push(stream(vec![Mode::Fwd], n, tag, None));
-    }
-    let mut layer = new_layer(drv, w.view(), x.view(), None, Phase::Forward);
-    run(drv, entries, &mut layer);
-    Ok(layer.y)
-}
-
 fn stream(passes: Vec<Mode>, n: usize, tag: At, evict_update: Option<u8>) -> Entry<At> {
     Entry::Stream {
         passes,
@@ -243,76 +306,10 @@ fn new_layer<'a>(
         w_new: None,
         dx_phase,
         acc_bits: drv.cfg().format().acc_bits,
-        stats: crate::Stats::default(),
+        stats: Stats::default(),
     }
-}
-
-/// `gemm::backward` on a dense array (sizes and `lr_shift` already checked).
-pub(crate) fn backward(
-    drv: &mut Driver,
-    schedule: Backward,
-    w: ArrayView2<i64>,
-    x: ArrayView2<i64>,
-    dy: ArrayView2<i64>,
-    sink: DwSink,
-) -> Result<BackwardResult, DriveError> {
-    if schedule == Backward::Interleaved && !drv.cfg().interleaved() {
-        return Err(DriveError::NotInterleaved);
-    }
-    checked(drv, "W", w)?;
-    checked(drv, "dY", dy)?;
-    checked(drv, "X", x)?;
-    if x.ncols() == 0 {
-        return Err(DriveError::EmptyStream);
-    }
-    let (m, k, n) = (w.nrows(), w.ncols(), x.ncols());
-    let (passes, dx_phase) = match schedule {
-        Backward::Interleaved => (vec![Mode::BwdIl], Phase::BackwardInterleaved),
-        Backward::Sequential => (vec![Mode::BwdDx, Mode::BwdDw], Phase::BackwardDx),
-    };
-    let lr = match sink {
-        DwSink::Update { lr_shift } => Some(lr_shift as u8),
-        DwSink::Drain => None,
-    };
-    let mut entries = Vec::new();
-    for (t, tile) in layer_tiles(drv, m, k).into_iter().enumerate() {
-        let tag = tile.tag;
-        entries.push(Entry::Load { tile, zero: false });
-        // Each stream swaps out the tile before it, updated on the way.
-        entries.push(stream(passes.clone(), n, tag, lr.filter(|_| t > 0)));
-        if lr.is_none() {
-            entries.push(Entry::Drain {
-                marks: Marks::default(),
-                tag,
-            });
-        }
-    }
-    if lr.is_some() && !entries.is_empty() {
-        // The last tile leaves updated: a tile of zeros swaps it out, and
-        // a second one sends it out of the array.
-        entries.extend([zero_load(), Entry::Swap { evict_update: lr }, zero_load()]);
-    }
-    let mut layer = new_layer(drv, w.view(), x.view(), Some(dy.view()), dx_phase);
-    match sink {
-        DwSink::Drain => layer.dw = Some(Array2::zeros((m, k))),
-        DwSink::Update { .. } => layer.w_new = Some(Array2::zeros((m, k))),
-    }
-    run(drv, entries, &mut layer);
-    Ok(BackwardResult {
-        dx: layer.dx,
-        dw: layer.dw,
-        w: layer.w_new,
-    })
 }
 
 fn zero_load() -> Entry<At> {
-    Entry::Load {
-        tile: Tile {
-            m: 0,
-            k: 0,
-            lines: None,
-            tag: At { m0: 0, k0: 0 },
-        },
-        zero: true,
-    }
+    Entry::zero_load(At { m0: 0, k0: 0 })
 }

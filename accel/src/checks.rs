@@ -1,0 +1,98 @@
+//! The checks every command passes before any of its effects happen
+//! (`docs/COMMANDS.md`, Errors), the same for both controllers: against
+//! the configuration, the buffers and the logical resident tile.
+
+use crate::buffer::BufferId;
+use crate::command::{BackwardMode, Command};
+use crate::controller::{dst_buffer, Core};
+use crate::error::ErrorCode;
+
+impl Core {
+    /// Everything that can go wrong, in the documented priority order,
+    /// before any effect.
+    pub fn check(&self, cmd: &Command) -> Result<(), ErrorCode> {
+        match ErrorCode::CHECK_ORDER
+            .into_iter()
+            .find(|&code| self.violates(cmd, code))
+        {
+            Some(code) => Err(code),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether `cmd` fails the check of `code` (`docs/COMMANDS.md`, Errors);
+    /// [`Core::check`] asks in the documented priority order, so a
+    /// check may assume that the ones before it passed.
+    fn violates(&self, cmd: &Command, code: ErrorCode) -> bool {
+        use ErrorCode::*;
+        let cfg = self.cfg();
+        let outside =
+            |id: BufferId, addr: u16, len: usize| !self.buffer(id).holds(addr.into(), len);
+        match (code, *cmd) {
+            (ZeroSize, Command::LoadW { m, k, .. }) => m == 0 || k == 0,
+            (ZeroSize, Command::Forward { n, .. } | Command::Backward { n, .. }) => n == 0,
+            (ZeroSize, Command::Requant { count, .. }) => count == 0,
+            (TileTooLarge, Command::LoadW { m, k, .. }) => {
+                usize::from(m) > cfg.cols() || usize::from(k) > cfg.rows()
+            }
+            (LrShift, Command::Update { lr_shift }) => !cfg.accepts_lr_shift(lr_shift.into()),
+            (NotInterleaved, Command::Backward { mode, .. }) => {
+                mode == BackwardMode::Interleaved && !cfg.interleaved()
+            }
+            (
+                NoTile,
+                Command::Forward { .. }
+                | Command::Backward { .. }
+                | Command::Drain { .. }
+                | Command::Update { .. },
+            ) => self.resident.is_none(),
+            (AddressRange, _) => self.out_of_range(cmd, outside),
+            (WeightOverlap, Command::LoadW { addr, k, .. }) => {
+                self.resident.filter(|t| t.dirty).is_some_and(|old| {
+                    let (a, k) = (usize::from(addr), usize::from(k));
+                    let overlap = a < old.addr + old.k && old.addr < a + k;
+                    overlap && a != old.addr
+                })
+            }
+            _ => false,
+        }
+    }
+
+    /// ADDRESS_RANGE: whether a line range the command names runs past its
+    /// buffer (`outside`), operands in the documented order.
+    fn out_of_range(&self, cmd: &Command, outside: impl Fn(BufferId, u16, usize) -> bool) -> bool {
+        use BufferId::*;
+        match *cmd {
+            Command::LoadW { addr, k, .. } => outside(Weights, addr, k.into()),
+            Command::Forward {
+                x_addr, y_addr, n, ..
+            } => outside(Activations, x_addr, n.into()) || outside(Accumulators, y_addr, n.into()),
+            Command::Backward {
+                mode,
+                dy_addr,
+                x_addr,
+                dx_addr,
+                n,
+                ..
+            } => {
+                let n = n.into();
+                outside(Gradients, dy_addr, n)
+                    || (mode.computes_dw() && outside(Activations, x_addr, n))
+                    || (mode.computes_dx() && outside(Accumulators, dx_addr, n))
+            }
+            Command::Drain { dw_addr } => self
+                .resident
+                .is_some_and(|t| outside(Accumulators, dw_addr, t.m)),
+            Command::Requant {
+                src,
+                dst,
+                dst_addr,
+                count,
+            } => {
+                outside(Accumulators, src, count.into())
+                    || outside(dst_buffer(dst), dst_addr, count.into())
+            }
+            Command::FlushW | Command::Update { .. } | Command::Sync | Command::Halt => false,
+        }
+    }
+}

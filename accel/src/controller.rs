@@ -1,0 +1,168 @@
+//! What the controller is whatever the array's pipelining: the array's
+//! driver, the four buffers, the logical resident tile, the counters and
+//! the status ([`Core`], whose command checks are in `checks.rs`), and the
+//! [`Controller`] trait each pipelining's controller implements over it:
+//! `none.rs` runs one command after the other on the driver's tile
+//! operations, `dense.rs` decodes and issues waves side by side.
+
+use crate::buffer::{Buffer, BufferId};
+use crate::command::DataBuffer;
+use crate::error::{ErrorCode, Fault};
+use crate::stats::ControlStats;
+use sysgrad_config::{fixed, ArrayConfig, NumberFormat};
+use sysgrad_emulator::{Driver, Phase, Stats};
+use sysgrad_isa::timing;
+
+/// The weight tile in the array: where it came from and whether UPDATE
+/// changed it (only a changed tile is written back).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resident {
+    pub addr: usize,
+    pub m: usize,
+    pub k: usize,
+    pub dirty: bool,
+}
+
+/// The controller's status output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Reset, or between runs.
+    Ready,
+    /// Stopped at a HALT.
+    Halted,
+    /// Stopped at a bad command, which had no effect.
+    Faulted(Fault),
+}
+
+/// The array, its four buffers and the controller state both controllers
+/// keep.
+pub(crate) struct Core {
+    pub driver: Driver,
+    pub buffers: [Buffer; 4],
+    /// The logical resident tile (the latest LOAD_W), which the checks use.
+    pub resident: Option<Resident>,
+    pub control: ControlStats,
+    pub state: State,
+}
+
+/// One pipelining's controller: how it runs a program on the [`Core`].
+pub(crate) trait Controller {
+    /// Runs `program` from word 0 until HALT or the first bad command.
+    /// Buffers and array state carry over from earlier runs.
+    fn run(&mut self, core: &mut Core, program: &[u64]) -> Result<(), Fault>;
+
+    /// The `load_slots` counter: the cycles the array spent taking weights.
+    fn load_slots(&self, core: &Core) -> u64;
+}
+
+impl Core {
+    /// Around `driver`, every buffer empty.
+    pub fn new(driver: Driver) -> Self {
+        let cfg = driver.cfg();
+        Core {
+            buffers: BufferId::ALL.map(|id| Buffer::for_config(&cfg, id)),
+            driver,
+            resident: None,
+            control: ControlStats::default(),
+            state: State::Ready,
+        }
+    }
+
+    pub fn cfg(&self) -> ArrayConfig {
+        self.driver.cfg()
+    }
+
+    pub fn buffer(&self, id: BufferId) -> &Buffer {
+        &self.buffers[id as usize]
+    }
+
+    pub fn buffer_mut(&mut self, id: BufferId) -> &mut Buffer {
+        &mut self.buffers[id as usize]
+    }
+
+    /// `cycles` for this array and `n` (stream columns, lines or words).
+    pub fn cost(&self, cycles: timing::Cycles, n: usize) -> usize {
+        cycles.eval(&self.cfg(), n) as usize
+    }
+
+    /// The fault of `code` at the command starting at word `pc`.
+    pub fn fault_at(code: ErrorCode, program: &[u64], pc: usize) -> Fault {
+        Fault {
+            code,
+            pc,
+            word: program.get(pc).copied().unwrap_or(0),
+        }
+    }
+
+    /// The status after a run that ended at a HALT (`Ok`) or a fault.
+    pub fn stop(&mut self, end: Result<(), Fault>) -> Result<(), Fault> {
+        self.state = match end {
+            Ok(()) => State::Halted,
+            Err(f) => State::Faulted(f),
+        };
+        end
+    }
+}
+
+/// The buffer a REQUANT writes.
+pub(crate) fn dst_buffer(dst: DataBuffer) -> BufferId {
+    match dst {
+        DataBuffer::Activations => BufferId::Activations,
+        DataBuffer::Gradients => BufferId::Gradients,
+    }
+}
+
+/// Writes a result line `values` to accumulator line `line`, or with
+/// `acc` adds it (saturating, like the PEs) to what is there.
+pub(crate) fn store_result(
+    buffers: &mut [Buffer; 4],
+    line: usize,
+    values: &[i64],
+    acc: bool,
+    fmt: NumberFormat,
+) {
+    let buf = &mut buffers[BufferId::Accumulators as usize];
+    let mut v = values.to_vec();
+    if acc {
+        let old = buf.read(line, v.len());
+        v.iter_mut()
+            .zip(old)
+            .for_each(|(p, a)| *p = fixed::acc_add(*a, *p, fmt.acc_bits));
+    }
+    buf.write(line, &v);
+}
+
+/// Counts `words` result words of `phase` stored as `gemm` counts the
+/// accumulator buffer: written (Y, or dX), or read and written again when
+/// added to a partial sum.
+pub(crate) fn count_result(stats: &mut Stats, phase: Phase, words: u64, acc: bool) {
+    let st = stats.phase_mut(phase);
+    if acc {
+        st.acc_reads += words;
+        st.acc_writes += words;
+    } else if phase == Phase::Forward {
+        st.y_writes += words;
+    } else {
+        st.dx_writes += words;
+    }
+}
+
+/// One REQUANT line: accumulator line `src` requantized into line `dst`
+/// of `to`; returns the words it moved (the lanes of `to`).
+pub(crate) fn requant_line(
+    buffers: &mut [Buffer; 4],
+    src: usize,
+    to: DataBuffer,
+    dst: usize,
+    fmt: NumberFormat,
+) -> usize {
+    let id = dst_buffer(to);
+    let lanes = buffers[id as usize].lanes();
+    let q: Vec<i64> = buffers[BufferId::Accumulators as usize]
+        .read(src, lanes)
+        .iter()
+        .map(|&a| fixed::requantize(a, fmt.frac_bits, fmt.in_bits, fmt.acc_bits))
+        .collect();
+    buffers[id as usize].write(dst, &q);
+    lanes
+}

@@ -1,0 +1,77 @@
+//! The number format as the PEs compute with it: one trait, [`PeArith`],
+//! that both pipelinings step their registers with, so that a format is
+//! an implementation of it and never a branch in the array.
+//!
+//! Registers hold `i64` words whatever the format: a fixed-point value
+//! today, a bit pattern for a floating-point format. Every operation the
+//! mesh does on their contents goes through the trait: the exact product
+//! of two data words, an accumulator add (with the bounds an accumulator
+//! register saturates to, and what it presents to its readers), the
+//! multiply-accumulate over a block of PEs, the SGD step of UPDATE and
+//! the weight a PE presents to its multipliers.
+//!
+//! The array is generic over the implementation ([`crate::array::NoneArray`]
+//! and [`crate::array::DenseArray`] take it as a type parameter), so the
+//! hot loops are compiled for one format each, and [`crate::Array::new`]
+//! picks it once from `cfg.format()`.
+//!
+//! # Adding a format
+//!
+//! A floating-point format (bf16 or FP8 data with fp32 accumulation, say)
+//! is a new type beside [`crate::array::Fixed`], in its own file:
+//!
+//! 1. implement [`PeArith`] for it, with registers holding bit patterns:
+//!    `product` widens both operands and multiplies (exactly, in the
+//!    accumulator's format), `add` and `accumulate` round as the hardware
+//!    adder does (no saturation bounds: `read` is then the identity), the
+//!    SGD step scales `dw` by the learning rate and rounds to the data
+//!    format, and `shown` is the data-format rounding of a weight;
+//!    `accumulate` must keep a register whose `valid` is false as it is
+//!    (adding +0.0 would turn -0.0 into +0.0);
+//! 2. give `Array` one arm per pipelining for it (`NoneFloat(NoneArray<Float>)`
+//!    and `DenseFloat(DenseArray<Float>)`, as [`crate::array::Fixed`] has
+//!    arms with and without deferred saturation) and choose it in
+//!    `Array::new` from `cfg.format()`;
+//! 3. nothing in `none.rs`, `dense.rs` or `core.rs` changes.
+
+use std::fmt::Debug;
+
+/// The arithmetic of a PE in one number format. Values are register
+/// contents (`i64` words); every method is a pure function of them and of
+/// the format (`self`, a small `Copy` value such as the widths and bounds).
+pub trait PeArith: Copy + Debug + PartialEq + Eq + Send + Sync + 'static {
+    /// The exact product of two data words, as an accumulator-format word.
+    fn product(self, a: i64, b: i64) -> i64;
+
+    /// What an accumulator register (`psv`, `psh`, `dw`) holding `sum`
+    /// presents to its readers: its neighbours, the output deskews, the
+    /// `dw_out` port, DRAIN and UPDATE.
+    fn read(self, sum: i64) -> i64;
+
+    /// What an accumulator register holding `sum` takes when the product
+    /// `p` is added to it.
+    fn add(self, sum: i64, p: i64) -> i64;
+
+    /// Every PE of a block adds the product of its two inputs to the sum
+    /// it holds: `sums[k] = add(sums[k], product(a[k], b[k]))`, only where
+    /// `valid[k]` if `valid` is given (an invalid dy leaves the register as
+    /// it is). One call steps whole rows of PEs, so it must vectorise.
+    fn accumulate(self, sums: &mut [i64], a: &[i64], b: &[i64], valid: Option<&[bool]>);
+
+    /// The weight a PE presents to its multipliers and its south
+    /// neighbour when its `w` register holds `w`.
+    fn shown(self, w: i64) -> i64;
+
+    /// The `w` register after an UPDATE of a PE that presents the weight
+    /// `shown` and whose `dw` register holds `dw`, at learning-rate shift
+    /// `lr`, in one cycle.
+    fn sgd(self, shown: i64, dw: i64, lr: u32) -> i64;
+
+    /// The step of an UPDATE (the scaled `dw`) that a PE with a multiplier
+    /// register computes in one cycle and holds in `prod_dw`.
+    fn step(self, dw: i64, lr: u32) -> i64;
+
+    /// The `w` register after the registered `step` is subtracted from the
+    /// weight `shown`, in the UPDATE cycle after it was computed.
+    fn minus_step(self, shown: i64, step: i64) -> i64;
+}

@@ -1,0 +1,127 @@
+//! The fast exact mode's products: the numbers from the kernel
+//! (`kernel.rs`), the counters from the ledger of the array's pipelining
+//! (`ledger.rs` for `none`, `dense.rs` for dense), chosen here.
+
+use super::operands::{Layer, Operands, Shapes, Views};
+use super::{dense, kernel, ledger};
+use crate::driver::DriveError;
+use crate::gemm::{self, check_inner, BackwardResult, DwSink};
+use crate::stats::Stats;
+use ndarray::{Array2, ArrayView2};
+use sysgrad_config::{fixed, ArrayConfig, Backward, Pipelining};
+
+/// The counters of `layer` (M x K x N) on `cfg`'s array, by the ledger of
+/// its pipelining (inner sizes and `lr_shift` already checked).
+fn count(
+    stats: &mut Stats,
+    cfg: &ArrayConfig,
+    mkn: (usize, usize, usize),
+    layer: Layer,
+    ops: &impl Operands,
+) -> Result<(), DriveError> {
+    match cfg.pipelining() {
+        Pipelining::None => ledger::count(stats, cfg, mkn, layer, ops),
+        Pipelining::Dense => dense::count(stats, cfg, mkn, layer, ops),
+    }
+}
+
+/// `Y = W X` (W: M x K, X: K x N) as raw accumulators, M x N: what
+/// [`crate::gemm::forward`] returns, with the same counters added to `stats`.
+pub fn forward(
+    stats: &mut Stats,
+    cfg: &ArrayConfig,
+    w: ArrayView2<i64>,
+    x: ArrayView2<i64>,
+) -> Result<Array2<i64>, DriveError> {
+    let (m, k) = w.dim();
+    check_inner("X rows", x.nrows(), k)?;
+    // `.view()` reborrows all three at one lifetime (views are invariant).
+    let ops = Views {
+        w: w.view(),
+        x: x.view(),
+        dy: None,
+        bits: cfg.format().in_bits,
+    };
+    count(stats, cfg, (m, k, x.ncols()), Layer::Forward, &ops)?;
+    Ok(kernel::chained_product(
+        w,
+        x,
+        cfg.rows(),
+        cfg.format().acc_bits,
+    ))
+}
+
+/// The backward pass of `Y = W X` given dY: what [`crate::gemm::backward`]
+/// returns, with the same counters added to `stats`.
+pub fn backward(
+    stats: &mut Stats,
+    cfg: &ArrayConfig,
+    schedule: Backward,
+    w: ArrayView2<i64>,
+    x: ArrayView2<i64>,
+    dy: ArrayView2<i64>,
+    sink: DwSink,
+) -> Result<BackwardResult, DriveError> {
+    let (m, k) = w.dim();
+    let n = x.ncols();
+    gemm::check_backward(cfg, w, x, dy, sink)?;
+    let f = cfg.format();
+    let ops = Views {
+        w: w.view(),
+        x: x.view(),
+        dy: Some(dy.view()),
+        bits: f.in_bits,
+    };
+    count(stats, cfg, (m, k, n), Layer::Backward(schedule, sink), &ops)?;
+
+    // dX partial sums run east along a PE row, i.e. along M in tiles of
+    // `cols`; dW accumulates in each PE over the whole stream, from 0 (a
+    // tile's dw starts drained or cleared by UPDATE).
+    let dx = kernel::chained_product(w.t(), dy, cfg.cols(), f.acc_bits);
+    let dw = kernel::chained_product(dy, x.t(), n, f.acc_bits);
+    Ok(match sink {
+        DwSink::Drain => BackwardResult {
+            dx,
+            dw: Some(dw),
+            w: None,
+        },
+        DwSink::Update { lr_shift } => {
+            let mut w_new = w.to_owned();
+            w_new.zip_mut_with(&dw, |w, d| {
+                *w = fixed::sgd_update(*w, *d, f.frac_bits, lr_shift, f.in_bits, f.acc_bits)
+            });
+            BackwardResult {
+                dx,
+                dw: None,
+                w: Some(w_new),
+            }
+        }
+    })
+}
+
+/// The counters of [`forward`] on an M x K x N layer, without data.
+pub fn count_forward(
+    stats: &mut Stats,
+    cfg: &ArrayConfig,
+    (m, k, n): (usize, usize, usize),
+) -> Result<(), DriveError> {
+    count(stats, cfg, (m, k, n), Layer::Forward, &Shapes)
+}
+
+/// The counters of [`backward`] on an M x K x N layer, without data.
+pub fn count_backward(
+    stats: &mut Stats,
+    cfg: &ArrayConfig,
+    schedule: Backward,
+    (m, k, n): (usize, usize, usize),
+    sink: DwSink,
+) -> Result<(), DriveError> {
+    gemm::check_lr_shift(cfg, sink)?;
+    count(
+        stats,
+        cfg,
+        (m, k, n),
+        Layer::Backward(schedule, sink),
+        &Shapes,
+    )
+}
