@@ -95,16 +95,10 @@ mod tests {
     #[test]
     fn the_figure_commands_of_the_docs_parse() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut files = vec![root.join("README.md"), root.join("workloads/README.md")];
-        for entry in std::fs::read_dir(root.join("docs")).unwrap() {
-            files.push(entry.unwrap().path());
-        }
+        let files = crate::figures::default_files(root).unwrap();
         let mut parsed = 0;
-        for file in files
-            .iter()
-            .filter(|f| f.extension().is_some_and(|e| e == "md"))
-        {
-            let text = std::fs::read_to_string(file).unwrap();
+        for file in files.iter().map(|f| root.join(f)) {
+            let text = std::fs::read_to_string(&file).unwrap();
             for line in text
                 .lines()
                 .filter(|l| l.trim_start().starts_with("<!-- figure "))

@@ -1,6 +1,6 @@
-//! `sysgrad figures`: the measured figures of the READMEs, regenerated from
-//! the commands written next to them (`--write`), or compared with a fresh
-//! run of those commands (`--check`).
+//! `sysgrad figures`: the measured figures of the Markdown pages,
+//! regenerated from the commands written next to them (`--write`), or
+//! compared with a fresh run of those commands (`--check`).
 //!
 //! A figure block in a Markdown file:
 //!
@@ -20,12 +20,19 @@
 //! `tests/figures.rs` compare with a fresh run. `timed`: run times, which
 //! vary from run to run. `slow`: minutes to hours of work (Yosys, large
 //! co-simulations). Only `--write` (`scripts/figures.sh`) runs the last two.
-//! `code` after the kind shows plain-text output as a code block.
+//! Options after the kind, before the `:`: `code` shows plain-text output
+//! as a code block; `lines=N` or `lines=N-M` shows only the N-th (to M-th)
+//! non-empty line of the output; `needs=TOOL,TOOL` names the external
+//! programs the command starts (`--tool-free` and `--needs-tools` choose
+//! the blocks by it, so that a run with only the Rust toolchain checks the
+//! rest). docs/TESTING.md, "Figures", is the user's description.
 //!
 //! The command is split at spaces and run without a shell, from the current
 //! folder (the repository's root). `sysgrad` and `sim-speed`, under any
 //! folder, are the binaries beside this one, so that a check runs the build
-//! under test rather than whatever `target/release` holds.
+//! under test rather than whatever `target/release` holds. Without file
+//! arguments every Markdown file of the repository with a figure block is
+//! read ([`default_files`]).
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -37,14 +44,16 @@ use std::time::Instant;
 
 const CLOSE: &str = "<!-- /figure -->";
 const OPEN: &str = "<!-- figure ";
-const DEFAULT_FILES: [&str; 3] = ["README.md", "workloads/README.md", "docs/PIPELINE.md"];
+/// Folders the default file list never looks into (build output, the
+/// generated Verilog); hidden folders are skipped too.
+const SKIPPED_FOLDERS: [&str; 2] = ["target", "rtl_out"];
 /// Commands at most this long are shown on one line.
 const SHOWN_WIDTH: usize = 84;
 /// What a stale or failing check tells the reader to do.
 pub const REGENERATE: &str = "Regenerate the figures with `scripts/figures.sh --no-slow` \
     (checked and timed blocks, a few minutes) or `scripts/figures.sh` (also the slow \
     Yosys and large co-simulation blocks), or one block with `sysgrad figures --write \
-    --kinds checked,timed,slow --matching TEXT`, then commit the READMEs.";
+    --kinds checked,timed,slow --matching TEXT`, then commit the Markdown pages.";
 
 #[derive(clap::Args)]
 pub struct FiguresArgs {
@@ -67,7 +76,15 @@ pub struct FiguresArgs {
     /// configuration file's name), with --write or --check.
     #[arg(long)]
     matching: Option<String>,
-    /// Markdown files [default: README.md workloads/README.md docs/PIPELINE.md].
+    /// Only the blocks whose marker names no tool (`needs=`): the ones a
+    /// machine with only the Rust toolchain can run.
+    #[arg(long, conflicts_with = "needs_tools")]
+    tool_free: bool,
+    /// Only the blocks whose marker names the tools they need (`needs=`).
+    #[arg(long)]
+    needs_tools: bool,
+    /// Markdown files [default: every Markdown file of the repository, outside
+    /// target/ and rtl_out/, that holds a figure block].
     files: Vec<PathBuf>,
 }
 
@@ -97,6 +114,10 @@ impl Kind {
 struct Figure {
     kind: Kind,
     code: bool,
+    /// `lines=N-M`: only the non-empty output lines N..=M (1-based).
+    lines: Option<(usize, usize)>,
+    /// `needs=TOOL,TOOL`: the external programs the command starts.
+    needs: Vec<String>,
     command: String,
 }
 
@@ -109,7 +130,7 @@ struct Block {
     body: Range<usize>,
 }
 
-/// `<!-- figure KIND[ code]: COMMAND -->`
+/// `<!-- figure KIND[ OPTION ...]: COMMAND -->`
 fn parse_marker(marker: &str) -> Result<Figure, String> {
     let inner = marker
         .strip_prefix("<!--")
@@ -123,32 +144,77 @@ fn parse_marker(marker: &str) -> Result<Figure, String> {
         .next()
         .and_then(Kind::parse)
         .ok_or("the kind after `figure` must be checked, timed or slow")?;
-    let mut code = false;
+    let mut figure = Figure {
+        kind,
+        code: false,
+        lines: None,
+        needs: Vec::new(),
+        command: command.split_whitespace().collect::<Vec<_>>().join(" "),
+    };
     for w in words {
-        match w {
-            "code" => code = true,
-            other => return Err(format!("unknown figure option `{other}` (allowed: code)")),
+        match w.split_once('=') {
+            None if w == "code" => figure.code = true,
+            Some(("lines", range)) => figure.lines = Some(parse_lines(range)?),
+            Some(("needs", tools)) => figure.needs = parse_needs(tools)?,
+            _ => {
+                return Err(format!(
+                    "unknown figure option `{w}` (allowed: code, lines=N or lines=N-M, \
+                     needs=TOOL,TOOL)"
+                ))
+            }
         }
     }
-    let command = command.split_whitespace().collect::<Vec<_>>().join(" ");
-    if command.is_empty() {
+    if figure.command.is_empty() {
         return Err("the figure marker has no command".into());
     }
-    Ok(Figure {
-        kind,
-        code,
-        command,
-    })
+    Ok(figure)
 }
 
-/// Every figure block of `text`, or the first malformed marker.
+/// `N` or `N-M`, 1 <= N <= M.
+fn parse_lines(range: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("`lines={range}`: expected lines=N or lines=N-M with 1 <= N <= M");
+    let number = |s: &str| s.parse::<usize>().map_err(|_| bad());
+    let (first, last) = match range.split_once('-') {
+        Some((a, b)) => (number(a)?, number(b)?),
+        None => (number(range)?, number(range)?),
+    };
+    if first == 0 || first > last {
+        return Err(bad());
+    }
+    Ok((first, last))
+}
+
+/// `TOOL,TOOL`: program names, at least one.
+fn parse_needs(tools: &str) -> Result<Vec<String>, String> {
+    let names: Vec<String> = tools.split(',').map(str::to_string).collect();
+    let valid = |n: &String| {
+        !n.is_empty()
+            && n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c))
+    };
+    if names.iter().all(valid) {
+        Ok(names)
+    } else {
+        Err(format!(
+            "`needs={tools}`: expected program names separated by commas (needs=verilator,gcc)"
+        ))
+    }
+}
+
+/// Every figure block of `text`, or the first malformed marker. Lines
+/// inside a fenced code block (between two lines starting with three
+/// backquotes, outside a figure) are text, not markers, so that a page can
+/// show a marker.
 fn parse(text: &str) -> Result<Vec<Block>, String> {
     let mut blocks = Vec::new();
     let mut open: Option<(Figure, usize, usize)> = None;
+    let mut fenced = false;
     let mut offset = 0;
     for (i, line) in text.split_inclusive('\n').enumerate() {
         let trimmed = line.trim();
-        if trimmed == CLOSE {
+        if open.is_none() && trimmed.starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && trimmed == CLOSE {
             let (figure, at, start) = open
                 .take()
                 .ok_or_else(|| format!("line {}: `{CLOSE}` without an opening marker", i + 1))?;
@@ -157,7 +223,7 @@ fn parse(text: &str) -> Result<Vec<Block>, String> {
                 line: at,
                 body: start..offset,
             });
-        } else if trimmed.starts_with(OPEN) {
+        } else if !fenced && trimmed.starts_with(OPEN) {
             if let Some((_, at, _)) = open {
                 return Err(format!(
                     "line {}: a figure opens inside the one opened at line {at}",
@@ -204,27 +270,40 @@ fn shown_command(command: &str) -> Vec<String> {
     lines
 }
 
+/// The lines of `output` a block shows: all of them but the blank ones
+/// around them, or the non-empty lines its `lines=` option names.
+fn shown_output<'a>(figure: &Figure, output: &'a str) -> Result<Vec<&'a str>, String> {
+    let lines: Vec<&str> = output.lines().map(str::trim_end).collect();
+    let Some((first, last)) = figure.lines else {
+        let start = lines.iter().position(|l| !l.is_empty()).unwrap_or(0);
+        let end = lines.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);
+        return Ok(lines[start..end.max(start)].to_vec());
+    };
+    let text: Vec<&str> = lines.into_iter().filter(|l| !l.is_empty()).collect();
+    if last > text.len() {
+        return Err(format!(
+            "the marker shows lines {first}-{last} of the output, which has {} non-empty lines",
+            text.len()
+        ));
+    }
+    Ok(text[first - 1..last].to_vec())
+}
+
 /// The generated text of a block: the command, then its output.
-fn render(figure: &Figure, output: &str) -> String {
+fn render(figure: &Figure, output: &str) -> Result<String, String> {
     let mut s = String::new();
     for line in shown_command(&figure.command) {
         s.push_str(&format!("    {line}\n"));
     }
     s.push('\n');
-    let lines: Vec<&str> = output.lines().map(str::trim_end).collect();
-    let first = lines.iter().position(|l| !l.is_empty()).unwrap_or(0);
-    let last = lines
-        .iter()
-        .rposition(|l| !l.is_empty())
-        .map_or(0, |i| i + 1);
-    for line in &lines[first..last.max(first)] {
+    for line in shown_output(figure, output)? {
         match (figure.code, line.is_empty()) {
             (true, false) => s.push_str(&format!("    {line}\n")),
             _ => s.push_str(&format!("{line}\n")),
         }
     }
     s.push('\n');
-    s
+    Ok(s)
 }
 
 /// `text` with the body of every block whose kind is in `kinds` and whose
@@ -244,7 +323,7 @@ fn splice(
             continue;
         }
         out.push_str(&text[at..b.body.start]);
-        out.push_str(&render(&b.figure, output));
+        out.push_str(&render(&b.figure, output).map_err(|e| format!("line {}: {e}", b.line))?);
         at = b.body.end;
         replaced += 1;
     }
@@ -341,6 +420,45 @@ fn keep_matching(docs: &mut [Doc], text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Keeps only the blocks whose marker names tools (`needs_tools`) or only
+/// those that name none.
+fn keep_needing_tools(docs: &mut [Doc], needs_tools: bool) {
+    for doc in docs.iter_mut() {
+        doc.blocks
+            .retain(|b| b.figure.needs.is_empty() != needs_tools);
+    }
+}
+
+/// Every Markdown file under `root` (outside `target/`, `rtl_out/` and
+/// hidden folders) that holds a figure block, sorted, as paths under
+/// `root`: the pages `sysgrad figures` reads when given no file.
+pub fn default_files(root: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    let mut folders = vec![root.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let entries = std::fs::read_dir(&folder)
+            .map_err(|e| format!("reading the folder {}: {e}", folder.display()))?;
+        for entry in entries {
+            let path = entry.map_err(|e| format!("{}: {e}", folder.display()))?.path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if path.is_dir() {
+                if !name.starts_with('.') && !(folder == root && SKIPPED_FOLDERS.contains(&name)) {
+                    folders.push(path);
+                }
+            } else if name.ends_with(".md") {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("reading {}: {e}", path.display()))?;
+                let blocks = parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+                if !blocks.is_empty() {
+                    files.push(path.strip_prefix(root).unwrap_or(&path).to_path_buf());
+                }
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
 /// The distinct commands of the blocks of `kind`, in order of appearance.
 fn commands_of(docs: &[Doc], kind: Kind) -> Vec<String> {
     let mut seen = Vec::new();
@@ -392,12 +510,13 @@ fn check(docs: &[Doc], jobs: usize) -> Result<(), String> {
                     b.line,
                     b.figure.command
                 )),
-                Ok(out) => {
-                    let fresh = render(&b.figure, out);
-                    if doc.text[b.body.clone()] != fresh {
-                        problems.push(stale_report(doc, b, &fresh));
+                Ok(out) => match render(&b.figure, out) {
+                    Err(e) => problems.push(format!("{}:{}: {e}", doc.path.display(), b.line)),
+                    Ok(fresh) if doc.text[b.body.clone()] != fresh => {
+                        problems.push(stale_report(doc, b, &fresh))
                     }
-                }
+                    Ok(_) => {}
+                },
             }
         }
     }
@@ -497,7 +616,7 @@ pub fn run(a: &FiguresArgs) -> anyhow::Result<()> {
 
 fn run_figures(a: &FiguresArgs) -> Result<(), String> {
     let paths: Vec<PathBuf> = if a.files.is_empty() {
-        DEFAULT_FILES.iter().map(PathBuf::from).collect()
+        default_files(Path::new("."))?
     } else {
         a.files.clone()
     };
@@ -507,6 +626,9 @@ fn run_figures(a: &FiguresArgs) -> Result<(), String> {
         .collect::<Result<Vec<_>, _>>()?;
     if let Some(text) = &a.matching {
         keep_matching(&mut docs, text)?;
+    }
+    if a.tool_free || a.needs_tools {
+        keep_needing_tools(&mut docs, a.needs_tools);
     }
     let jobs = a
         .jobs
@@ -547,6 +669,85 @@ mod tests {
         assert_eq!(&DOC[blocks[0].body.clone()], "    echo one\n\nold\n\n");
         assert!(blocks[1].figure.code);
         assert_eq!(blocks[1].figure.kind, Kind::Timed);
+        assert_eq!((blocks[0].figure.lines, &blocks[0].figure.needs), (None, &vec![]));
+    }
+
+    #[test]
+    fn options_choose_lines_and_name_tools() {
+        let f = parse_marker("<!-- figure checked code lines=2-3 needs=verilator,g++: a b -->")
+            .unwrap();
+        assert!(f.code);
+        assert_eq!(f.lines, Some((2, 3)));
+        assert_eq!(f.needs, ["verilator", "g++"]);
+        assert_eq!(f.command, "a b");
+        assert_eq!(parse_marker("<!-- figure slow lines=4: a -->").unwrap().lines, Some((4, 4)));
+        for bad in ["lines=0", "lines=3-2", "lines=x", "lines=", "needs=", "needs=a,,b", "often"] {
+            let e = parse_marker(&format!("<!-- figure checked {bad}: a -->")).unwrap_err();
+            assert!(e.contains(bad.split('=').next().unwrap()), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn lines_show_only_the_chosen_non_empty_lines() {
+        let f = parse_marker("<!-- figure checked lines=2-3: a -->").unwrap();
+        let out = "\n# title\n\nfirst\nsecond   \n\nthird\n";
+        assert_eq!(render(&f, out).unwrap(), "    a\n\nfirst\nsecond\n\n");
+        let f = parse_marker("<!-- figure checked code lines=4: a -->").unwrap();
+        assert_eq!(render(&f, out).unwrap(), "    a\n\n    third\n\n");
+        let f = parse_marker("<!-- figure checked lines=4-5: a -->").unwrap();
+        let e = render(&f, out).unwrap_err();
+        assert!(e.contains("lines 4-5") && e.contains("has 4 non-empty lines"), "{e}");
+    }
+
+    #[test]
+    fn markers_in_fenced_code_are_text() {
+        let text = "```text\n<!-- figure checked: shown -->\n```\n\
+            <!-- figure checked: real -->\n<!-- /figure -->\n";
+        let blocks = parse(text).unwrap();
+        assert_eq!(blocks.len(), 1);
+        assert_eq!(blocks[0].figure.command, "real");
+        assert_eq!(blocks[0].line, 4);
+    }
+
+    #[test]
+    fn tool_options_split_the_blocks() {
+        let text = "<!-- figure checked needs=gcc: a -->\n<!-- /figure -->\n\
+            <!-- figure checked: b -->\n<!-- /figure -->\n";
+        let doc = || Doc {
+            path: "doc.md".into(),
+            text: text.into(),
+            blocks: parse(text).unwrap(),
+        };
+        for (needs_tools, kept) in [(true, "a"), (false, "b")] {
+            let mut docs = [doc()];
+            keep_needing_tools(&mut docs, needs_tools);
+            let commands: Vec<_> = docs[0].blocks.iter().map(|b| &b.figure.command).collect();
+            assert_eq!(commands, [kept]);
+        }
+    }
+
+    #[test]
+    fn the_default_files_are_the_pages_with_blocks() {
+        let root = tempfile::tempdir().unwrap();
+        let write = |path: &str, text: &str| {
+            let path = root.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        let block = "<!-- figure checked: a -->\n<!-- /figure -->\n";
+        write("README.md", block);
+        write("docs/results/speed.md", block);
+        write("docs/plain.md", "no blocks\n");
+        write("target/doc.md", block);
+        write("rtl_out/x/doc.md", block);
+        write(".hidden/doc.md", block);
+        write("crate/README.md", block);
+        let files = default_files(root.path()).unwrap();
+        let expected: Vec<PathBuf> = ["README.md", "crate/README.md", "docs/results/speed.md"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        assert_eq!(files, expected);
     }
 
     #[test]
@@ -626,7 +827,7 @@ mod tests {
             text: DOC.to_string(),
             blocks: parse(DOC).unwrap(),
         };
-        let fresh = render(&doc.blocks[0].figure, "new\n");
+        let fresh = render(&doc.blocks[0].figure, "new\n").unwrap();
         let r = stale_report(&doc, &doc.blocks[0], &fresh);
         assert!(
             r.starts_with("README.md:5: the figure of `echo one`"),
