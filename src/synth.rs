@@ -424,10 +424,17 @@ fn run_pnr(a: &SynthArgs) -> Result<(), String> {
     let mut runs = Vec::new();
     for cfg in &configs {
         let files = sysgrad_hdl::generate(cfg);
+        let wrapper = sysgrad_hdl::pnr::wrapper(cfg, top).map_err(|e| e.to_string())?;
         let sources: Vec<synth::Source> = files
             .iter()
+            .chain([&wrapper.file])
             .map(|f| (f.name.as_str(), f.text.as_str()))
             .collect();
+        let design = pnr::Wrapped {
+            sources: &sources,
+            top: wrapper.top,
+            wrapper_ffs: wrapper.registers,
+        };
         for &part in &parts {
             let pipe = cfg.pipelining().name();
             let work = a
@@ -439,7 +446,7 @@ fn run_pnr(a: &SynthArgs) -> Result<(), String> {
                 part.name(),
                 work.display()
             );
-            let sweep = pnr::sweep_seeds(&tools, &sources, top, part, &opts, a.seeds, &work)
+            let sweep = pnr::sweep_seeds(&tools, &design, part, &opts, a.seeds, &work)
                 .map_err(|e| format!("{} on {}: {e}", cfg.tag(), part.name()))?;
             for (seed, report) in (a.seed..).zip(&sweep) {
                 match &report.does_not_fit {
