@@ -9,7 +9,8 @@ use crate::accel::dense::DenseController;
 use crate::accel::io::Controller;
 use crate::accel::none::NoneController;
 use crate::accel::{self, FormalNets};
-use crate::arith::{self, Arithmetic};
+use crate::arith::fixed::Fixed;
+use crate::arith::Arithmetic;
 use crate::array::dense::DenseArray;
 use crate::array::none::NoneArray;
 use crate::array::Array;
@@ -32,10 +33,12 @@ pub(crate) fn variant(cfg: &ArrayConfig) -> Variant {
         Pipelining::None => (&NoneArray, &NoneController),
         Pipelining::Dense => (&DenseArray, &DenseController),
     };
+    // One number format so far: fixed point (`cfg.format()`); a second
+    // is chosen here from the configuration (see `crate::arith`).
     Variant {
         array,
         controller,
-        arith: arith::of(cfg),
+        arith: &Fixed,
     }
 }
 

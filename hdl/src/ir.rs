@@ -313,6 +313,32 @@ pub fn conn(port: &str, e: impl Into<Expr>) -> (String, Expr) {
     (port.into(), e.into())
 }
 
+/// The localparams of an enumeration: `name(t) = i` in `bits` bits, `i`
+/// its place in the list (the codes of a state).
+pub struct Enum<T>(Vec<(T, Const)>);
+
+impl<T: Copy + PartialEq + std::fmt::Debug> Enum<T> {
+    pub fn declare(m: &mut Scope, all: &[T], name: fn(T) -> &'static str, bits: u32) -> Enum<T> {
+        assert!(all.len() <= 1 << bits, "{all:?} in {bits} bits");
+        Enum(
+            all.iter()
+                .enumerate()
+                .map(|(code, t)| {
+                    let c = m.localparam(name(*t), Width::of(bits as i64), lit(bits, code as u64));
+                    (*t, c)
+                })
+                .collect(),
+        )
+    }
+    pub fn of(&self, t: T) -> Const {
+        self.0
+            .iter()
+            .find(|(k, _)| *k == t)
+            .unwrap_or_else(|| panic!("{t:?} has no localparam"))
+            .1
+    }
+}
+
 /// The body of a module or a generate block, built item by item. Each
 /// declaring method adds the declaration where it is called and returns
 /// the net's handle.

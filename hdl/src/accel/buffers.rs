@@ -272,15 +272,19 @@ fn buffer(
         &b.n("re"),
         cond(dma.dma_on, dma.dma_re.and(dma_sel.clone()), ctl.re),
     );
-    let raddr = m.wire_of(
-        &b.n("raddr"),
-        ab,
-        cond(
-            dma.dma_on,
-            dma.dma_line.bits(ab - 1, 0),
-            ctl.raddr.bits(ab - 1, 0),
-        ),
-    );
+    // An address: the DMA's line or the controller's, in the bank's bits.
+    let addr = |m: &mut Scope, name: &str, ctl_addr: Net| {
+        m.wire_of(
+            &b.n(name),
+            ab,
+            cond(
+                dma.dma_on,
+                dma.dma_line.bits(ab - 1, 0),
+                ctl_addr.bits(ab - 1, 0),
+            ),
+        )
+    };
+    let raddr = addr(m, "raddr", ctl.raddr);
     let we = m.wire_of(
         &b.n("we"),
         lanes(),
@@ -294,15 +298,7 @@ fn buffer(
             ctl.we,
         ),
     );
-    let waddr = m.wire_of(
-        &b.n("waddr"),
-        ab,
-        cond(
-            dma.dma_on,
-            dma.dma_line.bits(ab - 1, 0),
-            ctl.waddr.bits(ab - 1, 0),
-        ),
-    );
+    let waddr = addr(m, "waddr", ctl.waddr);
     let wdata = m.wire_of(
         &b.n("wdata"),
         b.bus(la),

@@ -3,6 +3,7 @@
 //! the lanes of Y, dX and dW widened to the accumulator buffer's, and the
 //! data of a write-back line (added to the line's old value or not).
 
+use super::buffers::BufNets;
 use super::sizes::lane_mask;
 use crate::ir::*;
 use crate::params::{AW, DW, L};
@@ -35,17 +36,6 @@ pub(super) fn widen_lanes(m: &mut Scope, la: Const, wide_net: Net, src: Net, n: 
     m.gen_for(L.name(), la, &format!("g_{}", wide_net.name()), lane);
 }
 
-/// The accumulator buffer's port nets (after the mux between controller
-/// and DMA).
-pub(super) struct AccPort {
-    pub re: Net,
-    pub raddr: Net,
-    pub we: Net,
-    pub waddr: Net,
-    pub wdata: Net,
-    pub rdata: Net,
-}
-
 /// What the accumulator reads give: each lane's word with same-cycle
 /// write forwarding (`a_rd`), and each lane requantized (`rq_out`). The
 /// controllers write REQUANT's results before the read port is built.
@@ -63,13 +53,14 @@ impl AccRead {
     }
 }
 
-/// Accumulator read data with same-cycle write forwarding, and REQUANT
-/// (`requant`, the number format's module, one instance per lane).
+/// Accumulator read data with same-cycle write forwarding (`a`: the
+/// accumulator buffer's ports), and REQUANT (`requant`, the number
+/// format's module, one instance per lane).
 pub(super) fn accumulator_read(
     m: &mut Scope,
     rst: Net,
     la: Const,
-    a: &AccPort,
+    a: &BufNets,
     requant: &Module,
     out: &AccRead,
 ) {

@@ -3,7 +3,8 @@
 //! products exact in 2*DW bits, sums saturated to AW bits, the SGD step
 //! rounded half up and the weight saturated to DW bits.
 
-use super::*;
+use super::{Arithmetic, Deferred, DeferredIn, MulOperands, Products, Sgd, SgdNets, SgdShared};
+use crate::ir::*;
 use crate::params::{AW, DW, FRAC, INTERLEAVED, LR_FIXED, LR_SHIFT};
 use sysgrad_config::LR_SHIFT_BITS;
 

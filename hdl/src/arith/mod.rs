@@ -5,7 +5,7 @@
 //! the units (which register takes which product in which mode); the
 //! format decides what a product, a sum and an update are.
 //!
-//! Today there is one format, [`Fixed`] (two's-complement fixed point,
+//! Today there is one format, [`fixed::Fixed`] (two's-complement fixed point,
 //! `docs/ARCHITECTURE.md`, Number format). A floating-point format (bf16
 //! or FP8 data with fp32 accumulators, say) is a second implementation:
 //!
@@ -16,17 +16,15 @@
 //!    [`SgdNets`], [`Deferred`]), with its own rounding and overflow rules
 //!    (an accumulate that rounds to fp32 instead of saturating, a
 //!    REQUANT that converts fp32 to the data format);
-//! 3. [`of`] returns it for a configuration whose `[format]` names it;
+//! 3. `crate::design::variant` chooses it for a configuration whose
+//!    `[format]` names it;
 //!    nothing in the PEs, the arrays or the controllers changes, and the
 //!    emulator gets the same format as its own implementation, so the
 //!    co-simulation compares the two.
 
-mod fixed;
-
-pub(crate) use fixed::Fixed;
+pub(crate) mod fixed;
 
 use crate::ir::*;
-use sysgrad_config::ArrayConfig;
 
 /// What the multipliers compute with: the weight, the data inputs and
 /// the conditions that choose the operands (FWD, dX or dW work in this
@@ -181,10 +179,4 @@ pub(crate) trait Arithmetic {
     fn deferred_widths(&self) -> (Expr, Expr);
     /// `sa_requant`: one lane of REQUANT, accumulator to data.
     fn requant(&self) -> Module;
-}
-
-/// The number format of `cfg`, chosen once.
-pub(crate) fn of(_cfg: &ArrayConfig) -> &'static dyn Arithmetic {
-    // The configuration has one format: fixed point (`cfg.format()`).
-    &Fixed
 }

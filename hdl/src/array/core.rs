@@ -182,25 +182,130 @@ impl Mesh {
     }
 }
 
-/// The inputs `<flow>_i` of PE(i,j), inside the mesh's loops.
-pub(crate) struct CellInputs {
-    nets: Vec<(Flow, Net)>,
+/// PE(i,j) inside the mesh's loops: its inputs `<flow>_i`, the edge
+/// rules that drive them, and the PE instance.
+pub(crate) struct Cell<'a> {
+    m: Scope,
+    inputs: Vec<(Flow, Net)>,
+    mesh: &'a Mesh,
 }
 
-impl CellInputs {
-    pub fn declare(m: &mut Scope, flows: &[(Flow, Width)]) -> CellInputs {
-        let nets = flows
+impl<'a> Cell<'a> {
+    /// The cell with an input per flow of `flows`, declared in order.
+    pub fn new(mesh: &'a Mesh, flows: &[(Flow, Width)]) -> Cell<'a> {
+        let mut m = Scope::new();
+        let inputs = flows
             .iter()
             .map(|(f, w)| (*f, m.wire(&format!("{}_i", f.name()), w.clone())))
             .collect();
-        CellInputs { nets }
+        Cell { m, inputs, mesh }
     }
-    pub fn of(&self, flow: Flow) -> Net {
-        self.nets
+
+    fn input(&self, flow: Flow) -> Net {
+        self.inputs
             .iter()
             .find(|(f, _)| *f == flow)
             .unwrap_or_else(|| panic!("no cell input for {flow:?}"))
             .1
+    }
+
+    /// PE(i,j)'s input of `flow`: `edge` in column 0, else the west
+    /// neighbour's output.
+    pub fn west(&mut self, flow: Flow, edge: Expr) {
+        self.edge_rule("w", J, cell(0, -1), flow, edge);
+    }
+
+    /// PE(i,j)'s input of `flow`: `edge` in row 0, else the north
+    /// neighbour's output.
+    pub fn north(&mut self, flow: Flow, edge: Expr) {
+        self.edge_rule("n", I, cell(-1, 0), flow, edge);
+    }
+
+    fn edge_rule(&mut self, side: &str, var: P, neighbour: Expr, flow: Flow, edge: Expr) {
+        let (input, out) = (self.input(flow), self.mesh.out(flow));
+        let mut at_edge = Scope::new();
+        at_edge.assign(input, edge);
+        let mut inside = Scope::new();
+        inside.assign(input, out.at(neighbour));
+        self.m.gen_if(
+            var.equals(0),
+            &format!("g_{side}_{}", flow.name()),
+            at_edge,
+            inside,
+        );
+    }
+
+    /// The west edge of the data both arrays stream alike: row i of the
+    /// x skew, and zero dX and dW partial sums.
+    pub fn data_west(&mut self, x_sk: Net) {
+        self.west(Flow::X, x_sk.lane(I, DW));
+        self.west(Flow::Psh, zeros(AW));
+        self.west(Flow::Dw, zeros(AW));
+    }
+
+    /// The north edge of the data both arrays stream alike: column j of
+    /// the dy skew (`{valid, dy}` lanes of DW+1 bits), and a zero forward
+    /// partial sum.
+    pub fn data_north(&mut self, dy_sk: Net) {
+        let dy_lane = || DW + 1;
+        self.north(Flow::D, dy_sk.part(J * dy_lane(), DW));
+        self.north(Flow::Dv, dy_sk.at(J * dy_lane() + DW));
+        self.north(Flow::Psv, zeros(AW));
+    }
+
+    pub fn scope(&mut self) -> &mut Scope {
+        &mut self.m
+    }
+
+    /// The PE instance, and the cell's body: every port of `pe` connected,
+    /// by its flow, to the cell's input or the mesh net; clock, reset,
+    /// mode and learning rate to the array's ports; `extra` (port, value)
+    /// as given. The parameters are `pe`'s, passed down by name.
+    pub fn pe(mut self, pe: &Module, ports: &TopPorts, extra: &[(&str, Expr)]) -> Scope {
+        let common = [
+            ("clk", ports.clk),
+            ("rst", ports.rst),
+            ("mode", ports.mode),
+            ("lr_shift", ports.lr_shift),
+        ];
+        let mut conns = Vec::new();
+        for p in &pe.ports {
+            let name = p.name();
+            let given = common
+                .iter()
+                .map(|(n, net)| (*n, net.e()))
+                .chain(extra.iter().cloned())
+                .find(|(n, _)| *n == name);
+            let value = match given {
+                Some((_, e)) => e,
+                None => {
+                    let (flow, _) = self
+                        .inputs
+                        .iter()
+                        .find(|(f, _)| name == f.input() || name == f.output())
+                        .unwrap_or_else(|| {
+                            panic!("{}'s port {name} is connected to nothing", pe.name)
+                        });
+                    if p.dir == Dir::Input {
+                        self.input(*flow).e()
+                    } else {
+                        self.mesh.out(*flow).at(cell(0, 0))
+                    }
+                }
+            };
+            conns.push((name.to_string(), value));
+        }
+        self.m.instance(Instance {
+            module: pe.name.clone(),
+            name: PE_INSTANCE.into(),
+            params: pe
+                .params
+                .iter()
+                .map(|p| (p.name.clone(), id(&p.name)))
+                .collect(),
+            conns,
+        });
+        self.m
     }
 }
 
@@ -216,101 +321,6 @@ fn offset(e: Expr, k: i64) -> Expr {
 /// Index of PE(i+di, j+dj) in the mesh net arrays: `(i+di)*C + j+dj`.
 pub(crate) fn cell(di: i64, dj: i64) -> Expr {
     offset(offset(I.e(), di) * C + J, dj)
-}
-
-/// PE(i,j)'s input of `flow`: `edge` in column 0, else the west
-/// neighbour's output.
-pub(crate) fn west(m: &mut Scope, cell_in: &CellInputs, mesh: &Mesh, flow: Flow, edge: Expr) {
-    edge_rule(
-        m,
-        "w",
-        J,
-        cell(0, -1),
-        cell_in.of(flow),
-        mesh.out(flow),
-        edge,
-        flow,
-    );
-}
-
-/// PE(i,j)'s input of `flow`: `edge` in row 0, else the north
-/// neighbour's output.
-pub(crate) fn north(m: &mut Scope, cell_in: &CellInputs, mesh: &Mesh, flow: Flow, edge: Expr) {
-    edge_rule(
-        m,
-        "n",
-        I,
-        cell(-1, 0),
-        cell_in.of(flow),
-        mesh.out(flow),
-        edge,
-        flow,
-    );
-}
-
-#[allow(clippy::too_many_arguments)]
-fn edge_rule(
-    m: &mut Scope,
-    side: &str,
-    var: P,
-    neighbour: Expr,
-    input: Net,
-    out: Net,
-    edge: Expr,
-    flow: Flow,
-) {
-    let mut at_edge = Scope::new();
-    at_edge.assign(input, edge);
-    let mut inside = Scope::new();
-    inside.assign(input, out.at(neighbour));
-    m.gen_if(
-        var.equals(0),
-        &format!("g_{side}_{}", flow.name()),
-        at_edge,
-        inside,
-    );
-}
-
-/// The PE instance of the cell: every port of `pe` connected, by its
-/// flow, to the cell's input or the mesh net, the others (clock, reset,
-/// mode, learning rate, `extra`) as `common` says; the parameters are
-/// `pe`'s, passed down by name.
-pub(crate) fn pe_instance(
-    m: &mut Scope,
-    pe: &Module,
-    flows: &[Flow],
-    cell_in: &CellInputs,
-    mesh: &Mesh,
-    common: &[(&str, Expr)],
-) {
-    let mut conns = Vec::new();
-    for p in &pe.ports {
-        let name = p.name();
-        let value = if let Some((_, e)) = common.iter().find(|(n, _)| *n == name) {
-            e.clone()
-        } else {
-            let flow = flows
-                .iter()
-                .find(|f| name == f.input() || name == f.output())
-                .unwrap_or_else(|| panic!("{}'s port {name} is connected to nothing", pe.name));
-            if p.dir == Dir::Input {
-                cell_in.of(*flow).e()
-            } else {
-                mesh.out(*flow).at(cell(0, 0))
-            }
-        };
-        conns.push((name.to_string(), value));
-    }
-    m.instance(Instance {
-        module: pe.name.clone(),
-        name: PE_INSTANCE.into(),
-        params: pe
-            .params
-            .iter()
-            .map(|p| (p.name.clone(), id(&p.name)))
-            .collect(),
-        conns,
-    });
 }
 
 /// The mesh: `cell` builds PE(i,j) in the two generate loops.

@@ -5,7 +5,6 @@
 //! stop queue their later entries from a two-entry backlog, one per cycle.
 
 use super::entry::{self, pack, Field, Kind};
-use super::Enum;
 use crate::accel::commands::*;
 use crate::accel::io::ControllerIo;
 use crate::accel::sizes::*;

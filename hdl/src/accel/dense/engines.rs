@@ -13,7 +13,6 @@
 
 use super::decoder::Decoder;
 use super::entry::{self, Field, Kind};
-use super::Enum;
 use crate::accel::commands::{field_selects, pass_mode_of, CommandConsts};
 use crate::accel::io::ControllerIo;
 use crate::accel::sizes::*;

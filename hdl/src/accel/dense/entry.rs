@@ -3,7 +3,6 @@
 //! issue engines take. The layout is [`FIELDS`]; everything else names the
 //! fields and lets this file find their bits.
 
-use super::Enum;
 use crate::accel::sizes::*;
 use crate::ir::*;
 use sysgrad_config::LR_SHIFT_BITS;

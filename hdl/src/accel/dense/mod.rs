@@ -19,32 +19,6 @@ use crate::array::core::mode_constants;
 use crate::ir::*;
 use sysgrad_isa::Mode;
 
-/// The localparams of an enumeration: `name(t) = i` in `bits` bits, `i`
-/// its place in the list (the codes of a state).
-pub(super) struct Enum<T>(Vec<(T, Const)>);
-
-impl<T: Copy + PartialEq + std::fmt::Debug> Enum<T> {
-    pub fn declare(m: &mut Scope, all: &[T], name: fn(T) -> &'static str, bits: u32) -> Enum<T> {
-        assert!(all.len() <= 1 << bits, "{all:?} in {bits} bits");
-        Enum(
-            all.iter()
-                .enumerate()
-                .map(|(code, t)| {
-                    let c = m.localparam(name(*t), Width::of(bits as i64), lit(bits, code as u64));
-                    (*t, c)
-                })
-                .collect(),
-        )
-    }
-    pub fn of(&self, t: T) -> Const {
-        self.0
-            .iter()
-            .find(|(k, _)| *k == t)
-            .unwrap_or_else(|| panic!("{t:?} has no localparam"))
-            .1
-    }
-}
-
 /// The dense controller.
 pub(crate) struct DenseController;
 

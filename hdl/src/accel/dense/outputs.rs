@@ -11,6 +11,7 @@ use crate::accel::io::ControllerIo;
 use crate::accel::results::*;
 use crate::accel::sizes::*;
 use crate::array::core::{Modes, TopPorts};
+use crate::array::dense::wave_port;
 use crate::ir::*;
 use crate::params::{AW, C, DW, L, R, RB};
 use sysgrad_config::LR_SHIFT_BITS;
@@ -282,7 +283,7 @@ fn issue_register(m: &mut Scope, io: &ControllerIo, e: &Engines, modes: &Modes) 
 fn array_inputs(m: &mut Scope, io: &ControllerIo, iq: &Issue) {
     let top = TopPorts::new();
     let arr = |p: Net| io.arr.of(p);
-    let wave = |f: WaveField| io.arr.of(Net::named(f.port()));
+    let wave = |f: WaveField| io.arr.of(wave_port(f));
     m.assign(arr(top.mode), iq.iq_mode);
     m.assign(arr(top.lr_shift), iq.iq_lr);
     m.assign(arr(top.dy_valid), iq.iq_dy_on);
@@ -612,15 +613,7 @@ pub(super) fn build(
     let lw = line_writes(m, io, e, st);
     buffer_ports(m, io, e, &iq, &wbs, &lw, acc);
     let a = io.bufs.of(DmaTarget::Accumulators);
-    let port = AccPort {
-        re: a.re,
-        raddr: a.raddr,
-        we: a.we,
-        waddr: a.waddr,
-        wdata: a.wdata,
-        rdata: a.rdata,
-    };
-    accumulator_read(m, io.rst, io.la, &port, io.requant, acc);
+    accumulator_read(m, io.rst, io.la, &a, io.requant, acc);
     Outputs {
         wb: WbCount {
             write: wbs.wb_write,

@@ -438,15 +438,7 @@ pub(super) fn build(m: &mut Scope, io: &ControllerIo, s: &Seq, acc: &AccRead) ->
     let dx_wide = Net::named("dx_wide");
     widen_lanes(m, io.la, dx_wide, io.arr.of(top.dx_out), R);
     let a = io.bufs.of(DmaTarget::Accumulators);
-    let port = AccPort {
-        re: a.re,
-        raddr: a.raddr,
-        we: a.we,
-        waddr: a.waddr,
-        wdata: a.wdata,
-        rdata: a.rdata,
-    };
-    accumulator_read(m, io.rst, io.la, &port, io.requant, acc);
+    accumulator_read(m, io.rst, io.la, &a, io.requant, acc);
     let (wb, wb_begin) = write_back(m, io, s, &early, [y_wide, dx_wide], acc);
     Datapath {
         streams,

@@ -7,6 +7,7 @@ mod pe;
 mod top;
 
 pub use pe::control_reg_name;
+pub(crate) use top::wave_port;
 pub use top::DenseBank;
 
 use crate::arith::Arithmetic;

@@ -42,8 +42,19 @@ impl Bank for DenseBank {
 /// the learning-rate shift, which is the `lr_shift` port.
 fn wave_ports() -> Vec<Port> {
     WaveField::wave_inputs()
-        .map(|f| input(f.port(), ctl::field_width(f)))
+        .map(|f| Port {
+            dir: Dir::Input,
+            net: wave_port(f),
+            width: ctl::field_width(f),
+            signed: false,
+        })
         .collect()
+}
+
+/// The array's input port of a wave field (the dense controller drives
+/// it): named by `sysgrad_isa::wave`.
+pub(crate) fn wave_port(f: WaveField) -> Net {
+    Net::named(f.port())
 }
 
 /// The control word of this cycle's wave and the control skew.
@@ -60,12 +71,12 @@ fn control_skew(m: &mut Scope, ports: &TopPorts, waves: &[Port]) -> Net {
         if f == WaveField::Lr {
             return ports.lr_shift.e();
         }
-        waves
-            .iter()
-            .find(|p| p.name() == f.port())
-            .expect("a wave input per field")
-            .net
-            .e()
+        let port = wave_port(f);
+        assert!(
+            waves.iter().any(|p| p.net == port),
+            "a wave input per field"
+        );
+        port.e()
     };
     let ctl_word = m.wire_of(
         "ctl_word",
@@ -95,51 +106,19 @@ fn control_skew(m: &mut Scope, ports: &TopPorts, waves: &[Port]) -> Net {
 /// `skews`: the x, dy, control and w skews' outputs.
 fn pe_cell(pe: &Module, ports: &TopPorts, mesh: &Mesh, skews: [Net; 4]) -> Scope {
     let [x_sk, dy_sk, ctl_sk, w_sk] = skews;
-    let mut m = Scope::new();
     let flows: Vec<(Flow, Width)> = super::pe::flows()
         .into_iter()
         .map(|(f, w, _)| (f, w))
         .collect();
-    let cell_in = CellInputs::declare(&mut m, &flows);
-    let dy_lane = || DW + 1;
-    west(&mut m, &cell_in, mesh, Flow::X, x_sk.lane(I, DW));
-    west(&mut m, &cell_in, mesh, Flow::Psh, zeros(AW));
-    west(&mut m, &cell_in, mesh, Flow::Dw, zeros(AW));
-    west(
-        &mut m,
-        &cell_in,
-        mesh,
-        Flow::C,
-        ctl_sk.lane(I, ctl::word_bits()),
-    );
-    north(
-        &mut m,
-        &cell_in,
-        mesh,
-        Flow::D,
-        dy_sk.part(J * dy_lane(), DW),
-    );
-    north(
-        &mut m,
-        &cell_in,
-        mesh,
-        Flow::Dv,
-        dy_sk.at(J * dy_lane() + DW),
-    );
-    north(&mut m, &cell_in, mesh, Flow::Psv, zeros(AW));
-    north(&mut m, &cell_in, mesh, Flow::Wp, w_sk.lane(J, DW));
+    let mut cell = Cell::new(mesh, &flows);
+    cell.data_west(x_sk);
+    cell.west(Flow::C, ctl_sk.lane(I, ctl::word_bits()));
+    cell.data_north(dy_sk);
+    cell.north(Flow::Wp, w_sk.lane(J, DW));
+    let m = cell.scope();
     m.comment("The PE compares the row of a slot with its own.");
     let row = m.localparam("ROW", Width::of(RB), I);
-    let common = [
-        ("clk", ports.clk.e()),
-        ("rst", ports.rst.e()),
-        ("mode", ports.mode.e()),
-        ("lr_shift", ports.lr_shift.e()),
-        ("row", row.e()),
-    ];
-    let flows: Vec<Flow> = flows.iter().map(|(f, _)| *f).collect();
-    pe_instance(&mut m, pe, &flows, &cell_in, mesh, &common);
-    m
+    cell.pe(pe, ports, &[("row", row.e())])
 }
 
 /// What leaves the south and east edges, and the output side.

@@ -11,7 +11,6 @@ use sysgrad_isa::mode::Mode;
 
 /// PE(i,j) with its west and north edge rules.
 fn pe_cell(pe: &Module, ports: &TopPorts, mesh: &Mesh, x_sk: Net, dy_sk: Net) -> Scope {
-    let mut m = Scope::new();
     let widths = state().map(|(f, w, _)| (f, w));
     let width = |flow: Flow| widths.iter().find(|(f, _)| *f == flow).unwrap().1.clone();
     let order = [
@@ -23,36 +22,11 @@ fn pe_cell(pe: &Module, ports: &TopPorts, mesh: &Mesh, x_sk: Net, dy_sk: Net) ->
         Flow::Psh,
         Flow::Dw,
     ];
-    let cell_in = CellInputs::declare(&mut m, &order.map(|f| (f, width(f))));
-    let dy_lane = || DW + 1;
-    west(&mut m, &cell_in, mesh, Flow::X, x_sk.lane(I, DW));
-    west(&mut m, &cell_in, mesh, Flow::Psh, zeros(AW));
-    west(&mut m, &cell_in, mesh, Flow::Dw, zeros(AW));
-    north(&mut m, &cell_in, mesh, Flow::W, ports.w_in.lane(J, DW));
-    north(
-        &mut m,
-        &cell_in,
-        mesh,
-        Flow::D,
-        dy_sk.part(J * dy_lane(), DW),
-    );
-    north(
-        &mut m,
-        &cell_in,
-        mesh,
-        Flow::Dv,
-        dy_sk.at(J * dy_lane() + DW),
-    );
-    north(&mut m, &cell_in, mesh, Flow::Psv, zeros(AW));
-    let common = [
-        ("clk", ports.clk.e()),
-        ("rst", ports.rst.e()),
-        ("mode", ports.mode.e()),
-        ("lr_shift", ports.lr_shift.e()),
-    ];
-    let flows = state().map(|(f, ..)| f);
-    pe_instance(&mut m, pe, &flows, &cell_in, mesh, &common);
-    m
+    let mut cell = Cell::new(mesh, &order.map(|f| (f, width(f))));
+    cell.data_west(x_sk);
+    cell.north(Flow::W, ports.w_in.lane(J, DW));
+    cell.data_north(dy_sk);
+    cell.pe(pe, ports, &[])
 }
 
 /// The south and east edges: what leaves the mesh.
