@@ -738,25 +738,33 @@ fn dma_read_pipeline(
     }
 }
 
+/// The DMA's parts its clocked process reads: the registers (and their
+/// reset), the request checks, the read pipeline, the beat's lane step
+/// and whether it ends its line, and whether a write beat fits its word.
+struct Dma {
+    regs: DmaRegs,
+    reset: Vec<Stmt>,
+    req: Request,
+    rp: ReadPipe,
+    lane: (Net, Net),
+    beat_fits: Net,
+}
+
 /// The DMA's clocked process: start, run (advance lanes and lines, move
 /// the read pipeline, end), and the DMA error code.
-#[allow(clippy::too_many_arguments)]
-fn dma_sequencer(
-    m: &mut Scope,
-    io: &HostIo,
-    regs: &DmaRegs,
-    reset: Vec<Stmt>,
-    req: &Request,
-    rp: &ReadPipe,
-    lane: (Net, Net),
-    beat: (Net, Net),
-    early: &Early,
-    w: &Written,
-) {
+fn dma_sequencer(m: &mut Scope, io: &HostIo, dma: Dma, early: &Early, w: &Written) {
     let d = io.dma;
     let p = io.ports;
-    let (dma_step, lane_last) = lane;
-    let (dma_wbeat, beat_fits) = beat;
+    let Dma {
+        regs,
+        reset,
+        req,
+        rp,
+        lane: (dma_step, lane_last),
+        beat_fits,
+    } = dma;
+    let (regs, req, rp) = (&regs, &req, &rp);
+    let dma_wbeat = d.dma_wbeat;
     let code = |e: DmaError| lit(DMA_ERROR_BITS, e as u64);
     let run = vec![
         when(
@@ -839,7 +847,8 @@ fn dma_sequencer(
     )]);
 }
 
-fn dma(m: &mut Scope, io: &HostIo, consts: &Consts, w: &Written, early: &Early) -> DmaRegs {
+/// The DMA; returns `m_v` and `dma_dir` (the counters count them).
+fn dma(m: &mut Scope, io: &HostIo, consts: &Consts, w: &Written, early: &Early) -> (Net, Net) {
     m.comment("DMA: one buffer lane (or command word) per stream beat.");
     let (regs, reset) = dma_registers(m, io, early);
     let req = dma_request(m, io, consts, w, early);
@@ -852,19 +861,23 @@ fn dma(m: &mut Scope, io: &HostIo, consts: &Consts, w: &Written, early: &Early) 
     let (pmask, rx) = dma_read_lanes(m, io, consts, &regs);
     let beat_fits = dma_write_packing(m, io, &regs, fits, lane.0);
     let rp = dma_read_pipeline(m, io, &regs, pmask, rx, d.dma_wbeat);
+    let m_v = regs.m_v;
+    let dma_dir = regs.dma_dir;
     dma_sequencer(
         m,
         io,
-        &regs,
-        reset,
-        &req,
-        &rp,
-        lane,
-        (d.dma_wbeat, beat_fits),
+        Dma {
+            regs,
+            reset,
+            req,
+            rp,
+            lane,
+            beat_fits,
+        },
         early,
         w,
     );
-    regs
+    (m_v, dma_dir)
 }
 
 /// The host interface: the register file and the DMA.
@@ -877,16 +890,16 @@ pub(super) fn build(m: &mut Scope, io: &HostIo) -> HostOut {
     let consts = constants(m);
     let w = axil_write(m, io, &consts);
     axil_read(m, io, &consts, &w, &early);
-    let regs = dma(m, io, &consts, &w, &early);
+    let (m_v, dma_dir) = dma(m, io, &consts, &w, &early);
     let d = io.dma;
     HostOut {
         clear_req: w.clear_req,
         counts: HostCounts {
             dma_wbeat: d.dma_wbeat,
-            m_v: regs.m_v,
+            m_v,
             m_axis_tready: io.ports.m_tready,
             dma_on: d.dma_on,
-            dma_dir: regs.dma_dir,
+            dma_dir,
             s_axis_tvalid: io.ports.s_tvalid,
             ctl_running: io.status.ctl_running,
         },

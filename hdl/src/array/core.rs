@@ -334,6 +334,10 @@ pub(crate) fn mesh_loops(m: &mut Scope, cell: Scope) {
 /// once: its generate block `g_<stem>` and instance `u_<stem>`.
 pub trait Bank: Copy {
     fn stem(self) -> &'static str;
+    /// The edge whose lanes it delays: a lane per row or per column.
+    fn edge(self) -> Edge;
+    /// A deskew (lane k has LANES-1-k registers) or a skew (k).
+    fn deskew(self) -> bool;
     /// The instance path below `sa_top`; every bank sits in a
     /// generate-if, since a one-lane bank is a wire.
     fn instance(self) -> &'static str {
@@ -341,20 +345,13 @@ pub trait Bank: Copy {
     }
 }
 
-/// A skew or deskew bank of `lanes` lanes. With one lane it has no
-/// registers (and would leave clk/rst unused), so it is a wire instead.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn bank(
-    m: &mut Scope,
-    ports: &TopPorts,
-    bank: impl Bank,
-    lanes: P,
-    width: Expr,
-    deskew: bool,
-    d: Net,
-    q: Net,
-) {
+/// A skew or deskew bank of a lane per row or column, `width` bits each,
+/// from `d` to `q`. With one lane it has no registers (and would leave
+/// clk/rst unused), so it is a wire instead.
+pub(crate) fn bank(m: &mut Scope, ports: &TopPorts, bank: impl Bank, width: Expr, d: Net, q: Net) {
     let stem = bank.stem();
+    let (_, lanes) = bank.edge().var_and_lanes();
+    let deskew = bank.deskew();
     let mut one = Scope::new();
     one.instance(Instance {
         module: SKEW_MODULE.into(),
@@ -378,8 +375,8 @@ pub(crate) fn bank(
 
 /// An edge of the mesh whose lanes leave it: one per column (south) or
 /// per row (east), indexed by the column or row genvar.
-#[derive(Clone, Copy)]
-pub(crate) enum Edge {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edge {
     Cols,
     Rows,
 }
@@ -432,17 +429,8 @@ pub(crate) fn input_skews(m: &mut Scope, ports: &TopPorts) -> (Net, Net) {
         cat([ports.dy_valid.e(), ports.dy_in.lane(J, DW)]),
     );
     m.gen_for(J.name(), C, "g_dy_cat", lanes);
-    bank(
-        m,
-        ports,
-        DelayBank::XSkew,
-        R,
-        DW.e(),
-        false,
-        ports.x_in,
-        x_sk,
-    );
-    bank(m, ports, DelayBank::DySkew, C, DW + 1, false, dy_cat, dy_sk);
+    bank(m, ports, DelayBank::XSkew, DW.e(), ports.x_in, x_sk);
+    bank(m, ports, DelayBank::DySkew, DW + 1, dy_cat, dy_sk);
     (x_sk, dy_sk)
 }
 
@@ -463,6 +451,15 @@ impl Bank for DelayBank {
             DelayBank::YDeskew => "ydeskew",
             DelayBank::DxDeskew => "dxdeskew",
         }
+    }
+    fn edge(self) -> Edge {
+        match self {
+            DelayBank::XSkew | DelayBank::DxDeskew => Edge::Rows,
+            DelayBank::DySkew | DelayBank::YDeskew => Edge::Cols,
+        }
+    }
+    fn deskew(self) -> bool {
+        matches!(self, DelayBank::YDeskew | DelayBank::DxDeskew)
     }
 }
 

@@ -255,7 +255,6 @@ struct Entries {
 /// resident tile waits in the shadow registers (carrying the pending
 /// update, which then evicts with the tile it replaces), else the pending
 /// update first.
-#[allow(clippy::too_many_arguments)]
 fn entries(
     m: &mut Scope,
     kinds: &Enum<Kind>,
@@ -394,19 +393,21 @@ fn queue_update(r: &Regs, e: &Entries, queue_pops: Net, queue_left: Net) -> Vec<
     ]
 }
 
+/// What a decode cycle decided: the command, its checks and outcome,
+/// where the next word comes from and what goes into the queue.
+struct Decision<'a> {
+    f: &'a Fields,
+    cy: &'a Cycles,
+    out: &'a Outcome,
+    checks: &'a Checks,
+    fe: &'a Fetch,
+    e: &'a Entries,
+}
+
 /// The logical resident tile, the pending update and the backlog after a
 /// decode cycle.
-#[allow(clippy::too_many_arguments)]
-fn decode_step(
-    r: &Regs,
-    f: &Fields,
-    cy: &Cycles,
-    out: &Outcome,
-    checks: &Checks,
-    fe: &Fetch,
-    e: &Entries,
-    c_rdata: Net,
-) -> Vec<Stmt> {
+fn decode_step(r: &Regs, d: &Decision, c_rdata: Net) -> Vec<Stmt> {
+    let (f, cy, out, checks, fe, e) = (d.f, d.cy, d.out, d.checks, d.fe, d.e);
     let q = |n: u64| lit(QUEUE_BITS, n);
     let go = |op: u8| out.dec_go.and(f.is(op));
     let taken = vec![
@@ -568,7 +569,18 @@ pub(super) fn build(
     )];
     running.push(when(
         cy.dec_cycle,
-        decode_step(&r, &f, &cy, &out, &checks, &fe, &e, c_rdata),
+        decode_step(
+            &r,
+            &Decision {
+                f: &f,
+                cy: &cy,
+                out: &out,
+                checks: &checks,
+                fe: &fe,
+                e: &e,
+            },
+            c_rdata,
+        ),
     ));
     running.extend(queue_update(&r, &e, queue_pops, queue_left));
     running.push(when(takes.stop_run, stop_step(&r)));

@@ -716,19 +716,19 @@ struct Load {
     slot: Slot,
 }
 
+/// What every part of the engines reads: the decoder's queue, the
+/// engines' registers and the codes of states and kinds.
+struct Ctx<'a> {
+    dec: &'a Decoder,
+    r: &'a Regs,
+    st: &'a States,
+    kinds: &'a Enum<Kind>,
+}
+
 /// The load engine: the load it takes (`lh_*`, the head left after the
 /// data engine's take), the write-back hazard, and this cycle's slot.
-#[allow(clippy::too_many_arguments)]
-fn load_engine(
-    m: &mut Scope,
-    dec: &Decoder,
-    r: &Regs,
-    a: &Actions,
-    nx: &Next,
-    sw: &AfterSwap,
-    st: &States,
-    kinds: &Enum<Kind>,
-) -> Load {
+fn load_engine(m: &mut Scope, ctx: &Ctx, a: &Actions, nx: &Next, sw: &AfterSwap) -> Load {
+    let (dec, r, st, kinds) = (ctx.dec, ctx.r, ctx.st, ctx.kinds);
     let q = |n: u64| lit(2, n);
     let phase = |p: Phase| st.phases.of(p);
     let data_take = dec.takes.data_take;
@@ -948,23 +948,20 @@ fn slot(
     }
 }
 
-/// The registers' next values.
-#[allow(clippy::too_many_arguments)]
-fn clocked(
-    m: &mut Scope,
-    io: &ControllerIo,
-    r: &Regs,
-    cur: &Current,
-    a: &Actions,
-    nx: &Next,
-    sw: &AfterSwap,
-    ld: &Load,
-    st: &States,
-    data_take: Net,
-    q0: Net,
-    wd_valid: Net,
-    result_latency: Const,
-) {
+/// What the engines decided this cycle.
+struct Cycle<'a> {
+    cur: &'a Current,
+    a: &'a Actions,
+    nx: &'a Next,
+    sw: &'a AfterSwap,
+    ld: &'a Load,
+}
+
+/// The registers' next values; `wd_valid`: a dirty weight row lands.
+fn clocked(m: &mut Scope, rst: Net, ctx: &Ctx, c: &Cycle, wd_valid: Net, result_latency: Const) {
+    let (r, st) = (ctx.r, ctx.st);
+    let (cur, a, nx, sw, ld) = (c.cur, c.a, c.nx, c.sw, c.ld);
+    let (data_take, q0) = (ctx.dec.takes.data_take, ctx.dec.q0);
     let sl = &ld.slot;
     let count_down = |net: Net| {
         cond(
@@ -1070,7 +1067,7 @@ fn clocked(
         ),
     ];
     let body = [data, load, vec![shadow], active, transit].concat();
-    m.clocked(vec![if_else(io.rst, r.reset.clone(), body)]);
+    m.clocked(vec![if_else(rst, r.reset.clone(), body)]);
 }
 
 pub(super) fn build(
@@ -1089,22 +1086,21 @@ pub(super) fn build(
     let a = data_actions(m, dec, &r, &cur, st, modes);
     let nx = data_next(m, &cur, &a, st, kinds);
     let sw = after_swap(m, &r, &cur, &a, st);
-    let ld = load_engine(m, dec, &r, &a, &nx, &sw, st, kinds);
-    clocked(
-        m,
-        io,
-        &r,
-        &cur,
-        &a,
-        &nx,
-        &sw,
-        &ld,
+    let ctx = Ctx {
+        dec,
+        r: &r,
         st,
-        dec.takes.data_take,
-        dec.q0,
-        wd_valid,
-        cmd.result_latency.1,
-    );
+        kinds,
+    };
+    let ld = load_engine(m, &ctx, &a, &nx, &sw);
+    let cycle = Cycle {
+        cur: &cur,
+        a: &a,
+        nx: &nx,
+        sw: &sw,
+        ld: &ld,
+    };
+    clocked(m, io.rst, &ctx, &cycle, wd_valid, cmd.result_latency.1);
     let sl = &ld.slot;
     Engines {
         c_acc: cur.c_acc,

@@ -20,13 +20,32 @@ use sysgrad_isa::mode::MODE_BITS;
 use sysgrad_isa::timing::{self, Cycles};
 use sysgrad_isa::{BackwardMode, Mode};
 
-/// The sequencer's states.
-const STATES: [(&str, u64); 4] = [("S_STOP", 0), ("S_DEC", 1), ("S_DEC2", 2), ("S_EXEC", 3)];
-const STATE_BITS: u32 = 2;
+/// The sequencer's states: stopped, decoding word 0 or word 1 of a
+/// command, executing it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Stop,
+    Dec,
+    Dec2,
+    Exec,
+}
+
+impl State {
+    const ALL: [State; 4] = [State::Stop, State::Dec, State::Dec2, State::Exec];
+    const BITS: u32 = 2;
+    fn name(self) -> &'static str {
+        match self {
+            State::Stop => "S_STOP",
+            State::Dec => "S_DEC",
+            State::Dec2 => "S_DEC2",
+            State::Exec => "S_EXEC",
+        }
+    }
+}
 
 /// The controller's constants.
 pub(super) struct Consts {
-    states: Vec<Const>,
+    states: Enum<State>,
     pub modes: Modes,
     pub cmd: CommandConsts,
     load_len: Const,
@@ -104,10 +123,7 @@ fn length(c: Cycles, fixed: Option<Const>, len: Expr) -> Expr {
 
 fn constants(m: &mut Scope, la: Const) -> Consts {
     m.comment("Controller states, opcodes, modes, error codes.");
-    let states = STATES
-        .iter()
-        .map(|(name, code)| m.localparam(name, Width::of(STATE_BITS), lit(STATE_BITS, *code)))
-        .collect();
+    let states = Enum::declare(m, &State::ALL, State::name, State::BITS);
     let modes = mode_constants(m, &Mode::ALL);
     let cmd = command_constants(m, timing::RESULT_LATENCY, la);
     Consts {
@@ -130,7 +146,7 @@ fn state_registers(m: &mut Scope) -> Regs {
         [ctl_state, pc, cmd_q, cmd2_q, ex_t, ex_end, ex_pass, halted, faulted, err_code, stop_pc, res_valid, res_dirty, res_addr, res_m, res_k, res_mk],
         reset,
     ) = m.registers([
-        ("ctl_state", bits(STATE_BITS)),
+        ("ctl_state", bits(State::BITS)),
         ("pc", bits(PC_BITS)),
         ("cmd_q", bits(WORD)),
         ("cmd2_q", bits(WORD)),
@@ -197,13 +213,13 @@ fn execute_length(f: &Fields, c: &Consts) -> Expr {
 /// sequencing nets: everything of the sequencer but its clocked process.
 pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
     let consts = constants(m, io.la);
-    let [s_stop, s_dec, s_dec2, s_exec] = [0, 1, 2, 3].map(|k| consts.states[k]);
+    let state = |s: State| consts.states.of(s);
     m.comment("Sequencer state and the resident weight tile.");
     let regs = state_registers(m);
-    let ctl_running = m.flag("ctl_running", regs.ctl_state.differs(s_stop));
-    let in_dec = m.flag("in_dec", regs.ctl_state.equals(s_dec));
-    let in_dec2 = m.flag("in_dec2", regs.ctl_state.equals(s_dec2));
-    let in_exec = m.flag("in_exec", regs.ctl_state.equals(s_exec));
+    let ctl_running = m.flag("ctl_running", regs.ctl_state.differs(state(State::Stop)));
+    let in_dec = m.flag("in_dec", regs.ctl_state.equals(state(State::Dec)));
+    let in_dec2 = m.flag("in_dec2", regs.ctl_state.equals(state(State::Dec2)));
+    let in_exec = m.flag("in_exec", regs.ctl_state.equals(state(State::Exec)));
     let src = WordSource {
         in_dec,
         in_dec2,
@@ -279,7 +295,6 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
         MODE_BITS,
         pass_mode_of(&consts.modes, fields.f_mode, nx_pass),
     );
-    let _ = s_exec;
     Seq {
         consts,
         regs,
@@ -305,10 +320,10 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
 /// step over a SYNC, start executing, or go on to the second word.
 fn decode_step(s: &Seq) -> Stmt {
     let r = &s.regs;
-    let [s_stop, _, s_dec2, s_exec] = [0, 1, 2, 3].map(|k| s.consts.states[k]);
+    let state = |st: State| s.consts.states.of(st);
     let pc_plus = |k: u64| r.pc + lit(PC_BITS, k);
     let stop = |flag: Net, extra: Vec<Stmt>| {
-        let mut v = vec![set(r.ctl_state, s_stop), set(flag, lit(1, 1))];
+        let mut v = vec![set(r.ctl_state, state(State::Stop)), set(flag, lit(1, 1))];
         v.extend(extra);
         v.push(set(r.stop_pc, r.pc));
         v
@@ -325,7 +340,7 @@ fn decode_step(s: &Seq) -> Stmt {
                     s.is(opcode::SYNC),
                     vec![set(r.pc, pc_plus(1))],
                     vec![
-                        set(r.ctl_state, s_exec),
+                        set(r.ctl_state, state(State::Exec)),
                         set(r.ex_t, lit(STEP_BITS, 0)),
                         set(r.ex_end, s.ex_len - lit(STEP_BITS, 1)),
                         set(r.ex_pass, lit(1, 0)),
@@ -334,7 +349,7 @@ fn decode_step(s: &Seq) -> Stmt {
             )],
             vec![if_else(
                 s.in_dec,
-                vec![set(r.ctl_state, s_dec2)],
+                vec![set(r.ctl_state, state(State::Dec2))],
                 vec![execute_step(s)],
             )],
         )],
@@ -345,7 +360,7 @@ fn decode_step(s: &Seq) -> Stmt {
 /// next command's decode, or the next step.
 fn execute_step(s: &Seq) -> Stmt {
     let r = &s.regs;
-    let s_dec = s.consts.states[1];
+    let s_dec = s.consts.states.of(State::Dec);
     let step = |k: u64| lit(STEP_BITS, k);
     // BACKWARD is the only two-word command (`sysgrad_isa`'s tests).
     let backward_words = sysgrad_isa::command::format(opcode::BACKWARD)
@@ -403,7 +418,7 @@ fn resident_update(s: &Seq) -> Stmt {
 /// The sequencer's clocked process.
 pub(super) fn fsm(m: &mut Scope, io: &ControllerIo, s: &Seq) {
     let r = &s.regs;
-    let s_dec = s.consts.states[1];
+    let s_dec = s.consts.states.of(State::Dec);
     let c_rdata = io.bufs.of(DmaTarget::Commands).rdata;
     let running = vec![
         when(s.in_dec, vec![set(r.cmd_q, c_rdata)]),

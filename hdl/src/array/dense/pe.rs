@@ -199,19 +199,30 @@ fn exchange(m: &mut Scope, io: &Io, regs: &Regs, dec: &Decoded, lv_w_next: Net) 
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The PE's ports, registers and decoded wave, as its parts read them.
+struct Pe {
+    io: Io,
+    regs: Regs,
+    dec: Decoded,
+}
+
+/// The weight this wave computes with and UPDATE's next weight.
+struct Weights {
+    w_eff: Net,
+    w_next: Net,
+}
+
 fn registers(
     m: &mut Scope,
-    io: &Io,
-    regs: &Regs,
-    dec: &Decoded,
+    pe: &Pe,
     acc: &Function,
     p: &crate::arith::Products,
     x: &Exchange,
-    w_eff: Net,
-    w_next: Net,
+    w: Weights,
     mode: &dyn Fn(Mode) -> Const,
 ) {
+    let (io, regs, dec) = (&pe.io, &pe.regs, &pe.dec);
+    let Weights { w_eff, w_next } = w;
     let d = |f: Flow| regs.data.of(f);
     let i = |f: Flow| io.inputs.of(f);
     let mut reset: Vec<Stmt> = [regs.w, regs.ws, d(Flow::Wp), d(Flow::X), d(Flow::D)]
@@ -371,18 +382,13 @@ pub(crate) fn module(arith: &dyn Arithmetic) -> Module {
     let saturated = |n: Option<Net>| n.expect("a saturating unit");
     let x = exchange(&mut m, &io, &regs, &dec, saturated(leaving.w_next));
     let mode = |md: Mode| globals.of(md);
-    registers(
-        &mut m,
-        &io,
-        &regs,
-        &dec,
-        &acc,
-        &products,
-        &x,
+    let weights = Weights {
         w_eff,
-        saturated(update.w_next),
-        &mode,
-    );
+        w_next: saturated(update.w_next),
+    };
+    let pe = Pe { io, regs, dec };
+    registers(&mut m, &pe, &acc, &products, &x, weights, &mode);
+    let (io, regs) = (&pe.io, &pe.regs);
     for (f, ..) in data_state() {
         m.assign(io.outputs.of(f), regs.data.of(f));
     }

@@ -36,6 +36,15 @@ impl Bank for DenseBank {
             DenseBank::WDeskew => "wdeskew",
         }
     }
+    fn edge(self) -> Edge {
+        match self {
+            DenseBank::CtlSkew => Edge::Rows,
+            DenseBank::WSkew | DenseBank::WDeskew => Edge::Cols,
+        }
+    }
+    fn deskew(self) -> bool {
+        self == DenseBank::WDeskew
+    }
 }
 
 /// The wave inputs, after `dy_valid`: every field of the control word but
@@ -89,16 +98,7 @@ fn control_skew(m: &mut Scope, ports: &TopPorts, waves: &[Port]) -> Net {
     );
     let ctl_cat = m.wire_of("ctl_cat", R * cw(), repeat(R, ctl_word));
     let ctl_sk = m.wire("ctl_sk", Width::of(R * cw()));
-    bank(
-        m,
-        ports,
-        DenseBank::CtlSkew,
-        R,
-        cw(),
-        false,
-        ctl_cat,
-        ctl_sk,
-    );
+    bank(m, ports, DenseBank::CtlSkew, cw(), ctl_cat, ctl_sk);
     ctl_sk
 }
 
@@ -148,36 +148,9 @@ fn edges_and_outputs(m: &mut Scope, ports: &TopPorts, mesh: &Mesh) {
     let y_dsk = m.wire("y_dsk", Width::of(C * AW));
     let dx_dsk = m.wire("dx_dsk", Width::of(R * AW));
     let w_dsk = m.wire("w_dsk", Width::of(C * DW));
-    bank(
-        m,
-        ports,
-        DelayBank::YDeskew,
-        C,
-        AW.e(),
-        true,
-        y_south,
-        y_dsk,
-    );
-    bank(
-        m,
-        ports,
-        DelayBank::DxDeskew,
-        R,
-        AW.e(),
-        true,
-        dx_east,
-        dx_dsk,
-    );
-    bank(
-        m,
-        ports,
-        DenseBank::WDeskew,
-        C,
-        DW.e(),
-        true,
-        w_south,
-        w_dsk,
-    );
+    bank(m, ports, DelayBank::YDeskew, AW.e(), y_south, y_dsk);
+    bank(m, ports, DelayBank::DxDeskew, AW.e(), dx_east, dx_dsk);
+    bank(m, ports, DenseBank::WDeskew, DW.e(), w_south, w_dsk);
     output_registers(m, ports.rst, Edge::Cols, "y", AW, y_dsk, ports.y_out);
     output_registers(m, ports.rst, Edge::Rows, "dx", AW, dx_dsk, ports.dx_out);
     output_registers(m, ports.rst, Edge::Cols, "w", DW, w_dsk, ports.w_out);
@@ -195,16 +168,7 @@ pub(crate) fn module(cfg: &ArrayConfig, pe: &Module) -> Module {
     let (x_sk, dy_sk) = input_skews(&mut m, &ports);
     m.comment("w skew: column j of w_in (an exchange slot's weights) is delayed by j cycles.");
     let w_sk = m.wire("w_sk", Width::of(C * DW));
-    bank(
-        &mut m,
-        &ports,
-        DenseBank::WSkew,
-        C,
-        DW.e(),
-        false,
-        ports.w_in,
-        w_sk,
-    );
+    bank(&mut m, &ports, DenseBank::WSkew, DW.e(), ports.w_in, w_sk);
     m.comment("Mesh nets, driven by PE(i,j) at index i*C+j.");
     let flows: Vec<(Flow, Width)> = super::pe::flows()
         .into_iter()

@@ -63,26 +63,8 @@ pub(crate) fn module(cfg: &ArrayConfig, pe: &Module) -> Module {
     m.comment("then every lane has its output register (y_q, dx_q).");
     let y_dsk = m.wire("y_dsk", Width::of(C * AW));
     let dx_dsk = m.wire("dx_dsk", Width::of(R * AW));
-    bank(
-        &mut m,
-        &ports,
-        DelayBank::YDeskew,
-        C,
-        AW.e(),
-        true,
-        y_south,
-        y_dsk,
-    );
-    bank(
-        &mut m,
-        &ports,
-        DelayBank::DxDeskew,
-        R,
-        AW.e(),
-        true,
-        dx_east,
-        dx_dsk,
-    );
+    bank(&mut m, &ports, DelayBank::YDeskew, AW.e(), y_south, y_dsk);
+    bank(&mut m, &ports, DelayBank::DxDeskew, AW.e(), dx_east, dx_dsk);
     output_registers(&mut m, ports.rst, Edge::Cols, "y", AW, y_dsk, ports.y_out);
     output_registers(
         &mut m,
