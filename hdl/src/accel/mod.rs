@@ -40,7 +40,8 @@ pub(crate) const ACCEL_MODULE: &str = "sa_accel";
 
 /// The nets of `sa_accel` its formal properties read (`crate::formal`).
 pub(crate) struct FormalNets {
-    /// Every port, in order.
+    /// The ports the properties watch: clock, reset, the AXI4-Lite
+    /// handshakes and responses and the output stream.
     pub ports: Vec<Net>,
     pub control: ControlProbes,
     pub ctl_running: Net,
@@ -157,7 +158,27 @@ pub(crate) fn build(
     });
     let st = &built.status;
     let formal = built.probes.map(|control| FormalNets {
-        ports: ports.ports().iter().map(|p| p.net).collect(),
+        ports: vec![
+            ports.clk,
+            ports.rst,
+            ports.awvalid,
+            ports.awready,
+            ports.wvalid,
+            ports.wready,
+            ports.bvalid,
+            ports.bready,
+            ports.bresp,
+            ports.arvalid,
+            ports.arready,
+            ports.rvalid,
+            ports.rready,
+            ports.rdata,
+            ports.rresp,
+            ports.m_tvalid,
+            ports.m_tready,
+            ports.m_tdata,
+            ports.m_tlast,
+        ],
         control,
         ctl_running: st.ctl_running,
         stop_pc: st.stop_pc,
