@@ -131,29 +131,73 @@ impl Flow {
     }
 }
 
-/// The PE's ports: clock, reset, the global mode and learning-rate
-/// shift, `extra` (the dense PE's row), then `<flow>_in` and `<flow>_out`
-/// of each flow, with its width and signedness.
-pub(crate) fn pe_ports(flows: &[(Flow, Width, bool)], extra: Vec<Port>) -> Vec<Port> {
-    let mut ports = vec![
-        input("clk", Width::bit()),
-        input("rst", Width::bit()),
-        input("mode", Width::of(MODE_BITS)),
-        input("lr_shift", Width::of(LR_SHIFT_BITS)),
-    ];
-    ports.extend(extra);
-    for (dir, suffix) in [(Dir::Input, true), (Dir::Output, false)] {
-        for (flow, width, signed) in flows {
-            let name = if suffix { flow.input() } else { flow.output() };
-            ports.push(Port {
-                dir,
-                net: Net::named(&name),
-                width: width.clone(),
-                signed: *signed,
-            });
+/// A PE's ports: clock, reset, the global mode and learning-rate shift
+/// (the array's own, passed to every PE: the same handles as
+/// [`TopPorts`]'), the variant's `extra` ports, then `<flow>_in` and
+/// `<flow>_out` of each flow.
+pub(crate) struct PePorts {
+    pub rst: Net,
+    pub mode: Net,
+    pub lr_shift: Net,
+    inputs: Vec<(Flow, Net)>,
+    outputs: Vec<(Flow, Net)>,
+    /// The port list, in order.
+    pub list: Vec<Port>,
+}
+
+impl PePorts {
+    /// The ports of a PE whose flows are `flows` (flow, width, signed).
+    pub fn new(flows: &[(Flow, Width, bool)], extra: Vec<Port>) -> PePorts {
+        let top = TopPorts::new();
+        let port = |dir, net, width, signed| Port {
+            dir,
+            net,
+            width,
+            signed,
+        };
+        let mut list = vec![
+            port(Dir::Input, top.clk, Width::bit(), false),
+            port(Dir::Input, top.rst, Width::bit(), false),
+            port(Dir::Input, top.mode, Width::of(MODE_BITS), false),
+            port(Dir::Input, top.lr_shift, Width::of(LR_SHIFT_BITS), false),
+        ];
+        list.extend(extra);
+        let mut side = |dir: Dir, name: fn(Flow) -> String| -> Vec<(Flow, Net)> {
+            flows
+                .iter()
+                .map(|(flow, width, signed)| {
+                    let net = Net::named(&name(*flow));
+                    list.push(port(dir, net, width.clone(), *signed));
+                    (*flow, net)
+                })
+                .collect()
+        };
+        let inputs = side(Dir::Input, Flow::input);
+        let outputs = side(Dir::Output, Flow::output);
+        PePorts {
+            rst: top.rst,
+            mode: top.mode,
+            lr_shift: top.lr_shift,
+            inputs,
+            outputs,
+            list,
         }
     }
-    ports
+    /// The input port of `flow` (`<flow>_in`).
+    pub fn input(&self, flow: Flow) -> Net {
+        by_flow(&self.inputs, flow)
+    }
+    /// The output port of `flow` (`<flow>_out`).
+    pub fn output(&self, flow: Flow) -> Net {
+        by_flow(&self.outputs, flow)
+    }
+}
+
+fn by_flow(nets: &[(Flow, Net)], flow: Flow) -> Net {
+    nets.iter()
+        .find(|(f, _)| *f == flow)
+        .unwrap_or_else(|| panic!("no net of {flow:?}"))
+        .1
 }
 
 /// The mesh nets `<flow>_o`, driven by PE(i,j) at index i*C+j.
@@ -261,23 +305,18 @@ impl<'a> Cell<'a> {
     /// by its flow, to the cell's input or the mesh net; clock, reset,
     /// mode and learning rate to the array's ports; `extra` (port, value)
     /// as given. The parameters are `pe`'s, passed down by name.
-    pub fn pe(mut self, pe: &Module, ports: &TopPorts, extra: &[(&str, Expr)]) -> Scope {
-        let common = [
-            ("clk", ports.clk),
-            ("rst", ports.rst),
-            ("mode", ports.mode),
-            ("lr_shift", ports.lr_shift),
-        ];
+    pub fn pe(mut self, pe: &Module, ports: &TopPorts, extra: &[(Net, Expr)]) -> Scope {
+        // Every PE takes the array's clock, reset, mode and learning rate.
+        let common = [ports.clk, ports.rst, ports.mode, ports.lr_shift];
         let mut conns = Vec::new();
         for p in &pe.ports {
             let name = p.name();
-            let given = common
-                .iter()
-                .map(|(n, net)| (*n, net.e()))
-                .chain(extra.iter().cloned())
-                .find(|(n, _)| *n == name);
+            let given = match extra.iter().find(|(n, _)| *n == p.net) {
+                Some((_, e)) => Some(e.clone()),
+                None => common.contains(&p.net).then(|| p.net.e()),
+            };
             let value = match given {
-                Some((_, e)) => e,
+                Some(e) => e,
                 None => {
                     let (flow, _) = self
                         .inputs

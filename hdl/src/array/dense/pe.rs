@@ -8,7 +8,7 @@
 
 use super::ctl;
 use crate::arith::{Arithmetic, MulOperands, Sgd};
-use crate::array::core::{mode_constants, pe_params, pe_ports, Flow, PE_MODULE};
+use crate::array::core::{mode_constants, pe_params, Flow, PePorts, PE_MODULE};
 use crate::ir::*;
 use crate::params::{AW, DW, INTERLEAVED, RB};
 use sysgrad_isa::mode::{Mode, WAVE_OP_BITS};
@@ -28,6 +28,12 @@ pub fn control_reg_name(field: WaveField) -> &'static str {
         WaveField::Load => "c_ld",
         WaveField::LoadRow => "c_row",
     }
+}
+
+/// The PE's row port: the row of the mesh it sits in (a port, not a
+/// parameter: every PE stays one module, one synthesis).
+pub(crate) fn row_port() -> Net {
+    Net::named("row")
 }
 
 /// The localparam of a wave operation, e.g. `OP_BWD_IL` (WAVE_OP_BITS wide,
@@ -291,23 +297,21 @@ fn registers(
 }
 
 pub(crate) fn module(arith: &dyn Arithmetic) -> Module {
-    let row = input("row", Width::of(RB));
+    let row = Port {
+        dir: Dir::Input,
+        net: row_port(),
+        width: Width::of(RB),
+        signed: false,
+    };
     let flows = flows();
-    // A port, not a parameter: every PE stays one module (one synthesis).
-    let ports = pe_ports(&flows, vec![row.clone()]);
-    let port = |name: &str| ports.iter().find(|p| p.name() == name).expect("a port").net;
+    let ports = PePorts::new(&flows, vec![row.clone()]);
     let io = Io {
-        rst: port("rst"),
-        mode: port("mode"),
-        lr_shift: port("lr_shift"),
+        rst: ports.rst,
+        mode: ports.mode,
+        lr_shift: ports.lr_shift,
         row: row.net,
-        inputs: ByFlow(flows.iter().map(|(f, ..)| (*f, port(&f.input()))).collect()),
-        outputs: ByFlow(
-            flows
-                .iter()
-                .map(|(f, ..)| (*f, port(&f.output())))
-                .collect(),
-        ),
+        inputs: ByFlow(flows.iter().map(|(f, ..)| (*f, ports.input(*f))).collect()),
+        outputs: ByFlow(flows.iter().map(|(f, ..)| (*f, ports.output(*f))).collect()),
     };
     let mut m = Scope::new();
     let ops: Vec<(Mode, Const)> = Mode::WAVE_OPS
@@ -413,7 +417,7 @@ pub(crate) fn module(arith: &dyn Arithmetic) -> Module {
                 "bits of a load row: max(1, ceil(log2 R))",
             )])
             .collect(),
-        ports,
+        ports: ports.list,
         genvars: vec![],
         items: m.into_items(),
     }

@@ -118,7 +118,7 @@ fn pe_cell(pe: &Module, ports: &TopPorts, mesh: &Mesh, skews: [Net; 4]) -> Scope
     let m = cell.scope();
     m.comment("The PE compares the row of a slot with its own.");
     let row = m.localparam("ROW", Width::of(RB), I);
-    cell.pe(pe, ports, &[("row", row.e())])
+    cell.pe(pe, ports, &[(super::pe::row_port(), row.e())])
 }
 
 /// What leaves the south and east edges, and the output side.

@@ -8,7 +8,7 @@
 //! format's ([`crate::arith`]).
 
 use crate::arith::{Arithmetic, Deferred, DeferredIn, MulOperands, Sgd, Subtrahend};
-use crate::array::core::{mode_constants, mul_reg_param, pe_params, pe_ports, Flow, Modes};
+use crate::array::core::{mode_constants, mul_reg_param, pe_params, Flow, Modes, PePorts};
 use crate::ir::*;
 use crate::params::{AW, DW, INTERLEAVED, MUL_REG};
 use sysgrad_isa::mode::Mode;
@@ -317,25 +317,18 @@ fn registers(
 /// its accumulators and weight are held exact and saturated where they
 /// are read ([`Arithmetic::deferred`]).
 pub(crate) fn module(arith: &dyn Arithmetic, deferred: bool) -> Module {
-    let ports = pe_ports(&state(), vec![]);
-    let port = |name: &str| {
-        ports
-            .iter()
-            .find(|p| p.name() == name)
-            .unwrap_or_else(|| panic!("sa_pe has no port {name}"))
-            .net
-    };
+    let ports = PePorts::new(&state(), vec![]);
     let io = Io {
-        mode: port("mode"),
-        lr_shift: port("lr_shift"),
-        rst: port("rst"),
-        w_in: port(&Flow::W.input()),
-        x_in: port(&Flow::X.input()),
-        d_in: port(&Flow::D.input()),
-        dv_in: port(&Flow::Dv.input()),
-        psv_in: port(&Flow::Psv.input()),
-        psh_in: port(&Flow::Psh.input()),
-        dw_in: port(&Flow::Dw.input()),
+        mode: ports.mode,
+        lr_shift: ports.lr_shift,
+        rst: ports.rst,
+        w_in: ports.input(Flow::W),
+        x_in: ports.input(Flow::X),
+        d_in: ports.input(Flow::D),
+        dv_in: ports.input(Flow::Dv),
+        psv_in: ports.input(Flow::Psv),
+        psh_in: ports.input(Flow::Psh),
+        dw_in: ports.input(Flow::Dw),
     };
     let mut m = Scope::new();
     // IDLE and the reserved codes hold every register: the case has no arm for them.
@@ -426,7 +419,7 @@ pub(crate) fn module(arith: &dyn Arithmetic, deferred: bool) -> Module {
     };
     registers(&mut m, &acc, &pe, &nets, &held, update);
     for (flow, ..) in state() {
-        m.assign(port(&flow.output()), held.read(&pe.regs, pe.regs.of(flow)));
+        m.assign(ports.output(flow), held.read(&pe.regs, pe.regs.of(flow)));
     }
     Module {
         name: crate::array::core::PE_MODULE.into(),
@@ -439,7 +432,7 @@ pub(crate) fn module(arith: &dyn Arithmetic, deferred: bool) -> Module {
             .into_iter()
             .chain([mul_reg_param(false)])
             .collect(),
-        ports,
+        ports: ports.list,
         genvars: vec![],
         items: m.into_items(),
     }
