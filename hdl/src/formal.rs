@@ -47,13 +47,6 @@ pub enum FormalError {
     Unsupported { config: String, why: &'static str },
 }
 
-/// For callers whose errors are still text.
-impl From<FormalError> for String {
-    fn from(e: FormalError) -> String {
-        e.to_string()
-    }
-}
-
 /// The checker module's name and the property file's.
 pub const PROPS_MODULE: &str = "sa_accel_props";
 
