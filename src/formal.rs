@@ -3,7 +3,7 @@
 //! configuration: the depth reached, the outcome and the run time.
 
 use crate::args::{one_config, Configs, Out, Timings};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use std::process::Command;
 
 /// Where `formal` works without `-o`.
@@ -49,8 +49,7 @@ pub fn run(a: &FormalArgs) -> Result<()> {
         .context("-c/--config: give the configuration")?;
     let cfg = crate::args::load(path)?;
     let out = a.out.or(DEFAULT_OUT);
-    let (files, props) =
-        sysgrad_hdl::formal::formal_design(&cfg, str::to_string).map_err(|e| anyhow!(e))?;
+    let (files, props) = sysgrad_hdl::formal::formal_design(&cfg, str::to_string)?;
     let sources: Vec<(&str, &str)> = files
         .iter()
         .map(|f| (f.name.as_str(), f.text.as_str()))

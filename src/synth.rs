@@ -216,10 +216,17 @@ fn place_all(
     let mut runs = Vec::new();
     for &cfg in configs {
         let files = sysgrad_hdl::generate(&cfg);
+        let wrapper = sysgrad_hdl::pnr::wrapper(&cfg, top)?;
         let sources: Vec<synth::Source> = files
             .iter()
+            .chain([&wrapper.file])
             .map(|f| (f.name.as_str(), f.text.as_str()))
             .collect();
+        let design = pnr::Wrapped {
+            sources: &sources,
+            top: wrapper.top,
+            wrapper_ffs: wrapper.registers,
+        };
         for &part in &a.parts {
             let pipe = cfg.pipelining().name();
             let work = out.join(format!("pnr-{}-{pipe}-{top}-{}", cfg.tag(), part.key()));
@@ -229,7 +236,7 @@ fn place_all(
                 part.name(),
                 work.display()
             );
-            let sweep = pnr::sweep_seeds(tools, &sources, top, part, &opts, a.seeds, &work)
+            let sweep = pnr::sweep_seeds(tools, &design, part, &opts, a.seeds, &work)
                 .with_context(|| format!("{} on {}", cfg.tag(), part.name()))?;
             for (seed, report) in (a.seed..).zip(&sweep) {
                 match &report.does_not_fit {

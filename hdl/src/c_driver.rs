@@ -8,7 +8,7 @@
 //! 32-bit register access and stream I/O), so the same code runs against
 //! Verilator and on an SoC. `docs/HOST.md` describes its use.
 
-use crate::VerilogFile;
+use crate::files::VerilogFile;
 use std::fmt::Write;
 use sysgrad_config::ArrayConfig;
 use sysgrad_isa::command::{Field, Format, FORMATS, WORD_BITS};

@@ -1,34 +1,43 @@
 //! Verilog generator for the sysgrad training array.
 //!
 //! Data flows config -> IR ([`ir`], expressions in [`expr`]) -> Verilog text
-//! ([`emit`]). There is one module per kind (`sa_pe`, `sa_skew`, `sa_top`),
-//! parameterized, with the mesh built by generate loops; besides the choice
-//! of the `none` or the dense texts, only `sa_top`'s parameter defaults
-//! depend on the configuration. The behaviour is
-//! specified in `docs/ARCHITECTURE.md`, which the emulator implements too.
-//! A configuration with `pipelining = "dense"` gets the dense array
-//! (`dense_pe`, `dense_top`: other texts of `sa_pe` and `sa_top`, with the
-//! wave ports; the control word's layout in `ctl`). [`pe_registers`],
-//! [`pe_reg_name`], [`delay_reg_name`] (over [`delay_banks`] and
-//! [`dense_delay_banks`]) and [`output_reg_name`] give the hierarchical
-//! names of the registers for register-level co-simulation.
+//! ([`emit`]). There is one module per kind (`sa_pe`, `sa_skew`,
+//! `sa_buffer`, `sa_top`, `sa_requant`, `sa_accel`), parameterized, with
+//! the mesh built by generate loops; only the tops' parameter defaults
+//! depend on the configuration. The behaviour is specified in
+//! `docs/ARCHITECTURE.md`, which the emulator implements too.
+//!
+//! Each net is declared once and used by handle ([`expr::Net`]); the
+//! printer checks every name against its module and declares a net ahead
+//! of its first use where the logic that drives it comes later.
+//!
+//! Variants are types chosen once (`design.rs`): the array of each
+//! pipelining (`none`, dense: its own `sa_pe` and `sa_top`, with the wave
+//! ports) behind one trait, its controller behind another, the number
+//! format's arithmetic behind a third; every configuration gets the
+//! accelerator `sa_accel` and its C host driver ([`c_driver`]).
+//! [`pe_registers`], [`pe_reg_name`], [`delay_reg_name`] (over
+//! [`delay_banks`] and [`dense_delay_banks`]) and [`output_reg_name`] give
+//! the hierarchical names of the registers for register-level
+//! co-simulation, read from the modules the generator builds.
 
 mod accel;
+mod arith;
+mod array;
 mod buffer;
 pub mod c_driver;
-mod ctl;
-mod dense_pe;
-mod dense_top;
+mod design;
 pub mod emit;
 pub mod expr;
+mod files;
 pub mod formal;
 pub mod ir;
 mod names;
-mod pe;
-mod requant;
+mod params;
+pub mod pnr;
 mod skew;
-mod top;
 
+pub use files::VerilogFile;
 pub use names::{
     control_reg_name, delay_banks, delay_reg_name, dense_delay_banks, output_reg_name, pe_reg_name,
     pe_registers, Bank, DelayBank, DenseBank, PROD_DW, PROD_SUM,
@@ -38,52 +47,36 @@ use std::io;
 use std::path::{Path, PathBuf};
 use sysgrad_config::ArrayConfig;
 
-/// One generated file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VerilogFile {
-    pub name: String,
-    pub text: String,
-}
-
-/// The line of generated Verilog `text` that declares and drives the wire
-/// `net` (`wire [..] net = ...;`, as the emitter writes an initialised
-/// wire), so that a test can change that one expression without spelling
-/// out the widths the generator derives.
+/// The line of generated Verilog `text` that drives the wire `net` with
+/// its declaration (`wire [..] net = ...;`, as the emitter writes an
+/// initialised wire) or, where the printer declared it ahead of its use,
+/// with an assign (`assign net = ...;`), so that a test can change that
+/// one expression without spelling out the widths the generator derives.
 pub fn wire_declaration<'a>(text: &'a str, net: &str) -> Option<&'a str> {
     let decl = format!(" {net} = ");
-    text.lines()
-        .find(|l| l.trim_start().starts_with("wire ") && l.contains(&decl))
+    let assign = format!("assign {net} = ");
+    text.lines().find(|l| {
+        let l = l.trim_start();
+        (l.starts_with("wire ") && l.contains(&decl)) || l.starts_with(&assign)
+    })
 }
 
 /// The name of the array's top module.
 pub fn top_name() -> &'static str {
-    "sa_top"
+    array::core::TOP_MODULE
 }
 
 /// The name of the accelerator's top module (array, buffers, controller,
 /// host interface; `docs/HOST.md`).
 pub fn accel_top_name() -> &'static str {
-    "sa_accel"
+    accel::ACCEL_MODULE
 }
 
-/// The IR of every module of `cfg`, leaves first. A dense configuration
-/// has the dense array's `sa_pe` and `sa_top` (other module texts, with
-/// the wave ports) and, until the dense controller exists, no accelerator
-/// (`sa_accel` and the buffers and requantizer only it uses).
+/// The IR of every module of `cfg`, leaves first: the PE and `sa_top` of
+/// its pipelining (a dense array's with the wave ports), the skew bank,
+/// the buffer bank, the requantizer and `sa_accel`.
 pub fn modules(cfg: &ArrayConfig) -> Vec<ir::Module> {
-    let (pe, top) = if cfg.dense() {
-        (dense_pe::module(), dense_top::module(cfg))
-    } else {
-        (pe::module(cfg.deferred_saturation()), top::module(cfg))
-    };
-    vec![
-        pe,
-        skew::module(),
-        buffer::module(),
-        top,
-        requant::module(),
-        accel::module(cfg),
-    ]
+    design::design(cfg).modules()
 }
 
 /// The Verilog files of `cfg` (deterministic: same config, same bytes).
@@ -98,14 +91,9 @@ pub fn generate(cfg: &ArrayConfig) -> Vec<VerilogFile> {
 }
 
 /// The C host driver of `cfg`'s accelerator (`sa_accel.h`, `sa_accel.c`;
-/// [`c_driver`]), if the configuration has one.
+/// [`c_driver`]): every configuration has one.
 pub fn host_driver(cfg: &ArrayConfig) -> Vec<VerilogFile> {
-    let has_accel = modules(cfg).iter().any(|m| m.name == accel_top_name());
-    if has_accel {
-        c_driver::files(cfg)
-    } else {
-        Vec::new()
-    }
+    c_driver::files(cfg)
 }
 
 /// Writes the files of `cfg` (the Verilog and the C host driver) into `dir`, each atomically (temporary file,

@@ -6,6 +6,9 @@
 
 use crate::ir::*;
 
+/// The module's name.
+pub(crate) const SKEW_MODULE: &str = "sa_skew";
+
 /// Registers in lane `k` of a bank of `lanes` lanes.
 pub fn lane_len(lanes: usize, k: usize, deskew: bool) -> usize {
     if deskew {
@@ -16,43 +19,45 @@ pub fn lane_len(lanes: usize, k: usize, deskew: bool) -> usize {
 }
 
 pub fn module() -> Module {
-    let (k, s, tap) = (id("k"), id("s"), id("tap"));
-    let mut stage = plain_register("r", Width::of("W"), tap.at(s.clone()));
-    stage.push(assign(tap.at(s + 1), "r"));
-    let len = cond(
-        id("DESKEW").differs(0),
-        id("LANES") - 1 - k.clone(),
-        k.clone(),
+    let (lanes, w, deskew) = (P::new("LANES"), P::new("W"), P::new("DESKEW"));
+    let (k, s) = (P::new("k"), P::new("s"));
+    let clk = input("clk", Width::bit());
+    let rst = input("rst", Width::bit());
+    let d = input("d", Width::of(lanes * w));
+    let q = output("q", Width::of(lanes * w));
+    let (rst_n, d_n, q_n) = (rst.net, d.net, q.net);
+    let mut lane = Scope::new();
+    lane.comment("L registers; tap[0] is the lane input, tap[L] its output.");
+    let len = lane.localparam(
+        "L",
+        Width::bit(),
+        cond(deskew.differs(0), lanes - 1 - k.e(), k),
     );
-    let lane = vec![
-        Item::Comment("L registers; tap[0] is the lane input, tap[L] its output.".into()),
-        localparam("L", Width::bit(), len),
-        wire("tap", Width::of("W")).array(id("L") + 1).item(),
-        assign(tap.at(0), id("d").lane(k.clone(), "W")),
-        gen_for("s", "L", "g_stage", stage),
-        assign(id("q").lane(k, "W"), tap.at("L")),
-    ];
+    let tap = lane.add(wire("tap", Width::of(w)).array(len + 1));
+    lane.assign(tap.at(0), d_n.lane(k, w));
+    let mut stage = Scope::new();
+    let r = stage.plain_register("r", Width::of(w), tap.at(s), rst_n);
+    stage.assign(tap.at(s + 1), r);
+    lane.gen_for(s.name(), len, "g_stage", stage);
+    lane.assign(q_n.lane(k, w), tap.at(len));
+    let mut items = Scope::new();
+    items.gen_for(k.name(), lanes, "g_lane", lane);
     Module {
-        name: "sa_skew".into(),
+        name: SKEW_MODULE.into(),
         doc: vec![
             "sa_skew: triangular delay lines, the input skews and output deskews of sa_top.".into(),
         ],
         params: vec![
-            param("LANES", 4, "number of lanes"),
-            param("W", 16, "lane width"),
+            param(lanes.name(), 4, "number of lanes"),
+            param(w.name(), 16, "lane width"),
             param(
-                "DESKEW",
+                deskew.name(),
                 0,
                 "0: lane k has k registers; 1: lane k has LANES-1-k",
             ),
         ],
-        ports: vec![
-            input("clk", Width::bit()),
-            input("rst", Width::bit()),
-            input("d", Width::of(id("LANES") * "W")),
-            output("q", Width::of(id("LANES") * "W")),
-        ],
-        genvars: vec!["k".into(), "s".into()],
-        items: vec![gen_for("k", "LANES", "g_lane", lane)],
+        ports: vec![clk, rst, d, q],
+        genvars: vec![k.name().into(), s.name().into()],
+        items: items.into_items(),
     }
 }

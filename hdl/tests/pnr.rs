@@ -32,20 +32,33 @@ fn place(cfg: &ArrayConfig, part: Part, dir: &std::path::Path) -> PnrReport {
     place_with(cfg, part, &PnrOptions::default(), dir)
 }
 
+/// Calls `f` with the array of `cfg` wrapped for place and route.
+fn with_design<T>(cfg: &ArrayConfig, f: impl FnOnce(&pnr::Wrapped) -> T) -> T {
+    let files = sysgrad_hdl::generate(cfg);
+    let wrapper = sysgrad_hdl::pnr::wrapper(cfg, sysgrad_hdl::top_name()).unwrap();
+    let sources: Vec<(&str, &str)> = files
+        .iter()
+        .chain([&wrapper.file])
+        .map(|f| (f.name.as_str(), f.text.as_str()))
+        .collect();
+    f(&pnr::Wrapped {
+        sources: &sources,
+        top: wrapper.top,
+        wrapper_ffs: wrapper.registers,
+    })
+}
+
 fn place_with(
     cfg: &ArrayConfig,
     part: Part,
     opts: &PnrOptions,
     dir: &std::path::Path,
 ) -> PnrReport {
-    let files = sysgrad_hdl::generate(cfg);
-    let sources: Vec<(&str, &str)> = files
-        .iter()
-        .map(|f| (f.name.as_str(), f.text.as_str()))
-        .collect();
     let tools = Tools::new(&venv());
-    pnr::place_and_route(&tools, &sources, sysgrad_hdl::top_name(), part, opts, dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", part.name()))
+    with_design(cfg, |design| {
+        pnr::place_and_route(&tools, design, part, opts, dir)
+    })
+    .unwrap_or_else(|e| panic!("{}: {e}", part.name()))
 }
 
 /// The path is timed register to register: it leaves a register's clock
@@ -94,7 +107,7 @@ fn one_pe_on_the_hx8k_meets_icetime() {
     );
     // The HX8K has no multipliers: both of the PE's are in logic.
     assert_eq!((r.dsps.used, r.dsps.available), (0, 0));
-    let asc = format!("{}.asc", pnr::WRAPPER_TOP);
+    let asc = format!("{}.asc", sysgrad_hdl::pnr::WRAPPER_TOP);
     let report = run(
         Command::new("icetime").args(["-d", "hx8k", "-P", "ct256", "-t", &asc]),
         dir.path(),
@@ -158,19 +171,15 @@ fn one_pe_on_the_ecp5_85f() {
 /// families: the YoWASP nextpnr of the ECP5 sees only its working folder.
 fn sweep_routes_one_netlist_once_per_seed(part: Part, seeds: u64) {
     let dir = tempfile::tempdir().unwrap();
-    let files = sysgrad_hdl::generate(&one_pe());
-    let sources: Vec<(&str, &str)> = files
-        .iter()
-        .map(|f| (f.name.as_str(), f.text.as_str()))
-        .collect();
     let opts = PnrOptions {
         seed: 5,
         ..PnrOptions::default()
     };
     let tools = Tools::new(&venv());
-    let top = sysgrad_hdl::top_name();
-    let runs = pnr::sweep_seeds(&tools, &sources, top, part, &opts, seeds, dir.path())
-        .unwrap_or_else(|e| panic!("{}: {e}", part.name()));
+    let runs = with_design(&one_pe(), |design| {
+        pnr::sweep_seeds(&tools, design, part, &opts, seeds, dir.path())
+    })
+    .unwrap_or_else(|e| panic!("{}: {e}", part.name()));
     assert_eq!(runs.len() as u64, seeds);
     assert!(dir.path().join("yosys.log").is_file());
     for (seed, r) in (5..).zip(&runs) {
@@ -211,16 +220,13 @@ fn a_seed_sweep_on_the_ecp5_85f_routes_one_netlist_once_per_seed() {
 fn a_seed_sweep_of_a_design_too_large_stops_at_once() {
     let dir = tempfile::tempdir().unwrap();
     // Five interleaved PEs need ten multipliers; the UP5K has eight.
-    let files = sysgrad_hdl::generate(&cfg(1, 5, Backward::Interleaved, 8, 16, 4));
-    let sources: Vec<(&str, &str)> = files
-        .iter()
-        .map(|f| (f.name.as_str(), f.text.as_str()))
-        .collect();
     let tools = Tools::new(&venv());
-    let top = sysgrad_hdl::top_name();
     let opts = PnrOptions::default();
-    let runs = pnr::sweep_seeds(&tools, &sources, top, Part::Ice40Up5k, &opts, 4, dir.path())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let five_pes = cfg(1, 5, Backward::Interleaved, 8, 16, 4);
+    let runs = with_design(&five_pes, |design| {
+        pnr::sweep_seeds(&tools, design, Part::Ice40Up5k, &opts, 4, dir.path())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(runs.len(), 1);
     let why = runs[0].does_not_fit.as_deref().unwrap_or_default();
     assert!(

@@ -49,7 +49,102 @@ module sa_accel #(
   output wire m_axis_tlast
 );
   genvar l;
+  // Used before the logic that drives them, so declared first:
+  wire c_ctl_re;
+  localparam C_AB = (C_DEPTH > 1) ? $clog2(C_DEPTH) : 1;
+  wire [C_AB-1:0] c_ctl_raddr;
+  wire c_ctl_we;
+  wire [C_AB-1:0] c_ctl_waddr;
+  wire [63:0] c_ctl_wdata;
+  wire data_take;
+  wire stop_run;
+  wire load_take;
+  wire [0:0] wd_valid;
+  wire w_ctl_re;
+  localparam W_AB = (W_DEPTH > 1) ? $clog2(W_DEPTH) : 1;
+  wire [W_AB-1:0] w_ctl_raddr;
+  wire [C-1:0] w_ctl_we;
+  wire [W_AB-1:0] w_ctl_waddr;
+  wire [C*DW-1:0] w_ctl_wdata;
+  wire x_ctl_re;
+  localparam X_AB = (X_DEPTH > 1) ? $clog2(X_DEPTH) : 1;
+  wire [X_AB-1:0] x_ctl_raddr;
+  wire [R-1:0] x_ctl_we;
+  wire [X_AB-1:0] x_ctl_waddr;
+  wire [R*DW-1:0] x_ctl_wdata;
+  wire g_ctl_re;
+  localparam G_AB = (G_DEPTH > 1) ? $clog2(G_DEPTH) : 1;
+  wire [G_AB-1:0] g_ctl_raddr;
+  wire [C-1:0] g_ctl_we;
+  wire [G_AB-1:0] g_ctl_waddr;
+  wire [C*DW-1:0] g_ctl_wdata;
+  wire a_ctl_re;
+  localparam A_AB = (A_DEPTH > 1) ? $clog2(A_DEPTH) : 1;
+  wire [A_AB-1:0] a_ctl_raddr;
   localparam LA = (R > C) ? R : C;
+  wire [LA-1:0] a_ctl_we;
+  wire [A_AB-1:0] a_ctl_waddr;
+  wire [LA*AW-1:0] a_ctl_wdata;
+  wire [LA*AW-1:0] a_rd;
+  wire [LA*DW-1:0] rq_out;
+  reg [16:0] prog_len;
+  wire start_req;
+  reg dma_on;
+  reg dma_packed;
+  reg [2:0] dma_tgt;
+  reg [15:0] dma_line;
+  reg [7:0] dma_err;
+  wire [31:0] tgt_depth;
+  wire [2:0] dma_target_sel;
+  wire dma_wbeat;
+  wire [DW-1:0] dma_val_dw;
+  wire [AW-1:0] dma_val_aw;
+  wire [LA-1:0] dma_wmask;
+  wire [LA*DW+63:0] dma_pkw_dw;
+  wire [LA*AW+63:0] dma_pkw_aw;
+  wire dma_re;
+  reg [47:0] cnt_run_cycles;
+  reg [47:0] cnt_idle_cycles;
+  reg [47:0] cnt_load_cycles;
+  reg [47:0] cnt_fwd_cycles;
+  reg [47:0] cnt_dx_cycles;
+  reg [47:0] cnt_dw_cycles;
+  reg [47:0] cnt_il_cycles;
+  reg [47:0] cnt_update_cycles;
+  reg [47:0] cnt_drain_cycles;
+  reg [47:0] cnt_fwd_macs;
+  reg [47:0] cnt_dx_macs;
+  reg [47:0] cnt_dw_macs;
+  reg [47:0] cnt_il_macs;
+  reg [47:0] cnt_load_w_reads;
+  reg [47:0] cnt_load_w_writes;
+  reg [47:0] cnt_fwd_x_reads;
+  reg [47:0] cnt_fwd_y_writes;
+  reg [47:0] cnt_fwd_acc_reads;
+  reg [47:0] cnt_fwd_acc_writes;
+  reg [47:0] cnt_dx_dy_reads;
+  reg [47:0] cnt_dx_dx_writes;
+  reg [47:0] cnt_dx_acc_reads;
+  reg [47:0] cnt_dx_acc_writes;
+  reg [47:0] cnt_dw_dy_reads;
+  reg [47:0] cnt_dw_x_reads;
+  reg [47:0] cnt_il_dy_reads;
+  reg [47:0] cnt_il_x_reads;
+  reg [47:0] cnt_il_dx_writes;
+  reg [47:0] cnt_il_acc_reads;
+  reg [47:0] cnt_il_acc_writes;
+  reg [47:0] cnt_drain_dw_writes;
+  reg [47:0] cnt_decode_cycles;
+  reg [47:0] cnt_requant_cycles;
+  reg [47:0] cnt_requant_words;
+  reg [47:0] cnt_syncs;
+  reg [47:0] cnt_commands;
+  reg [47:0] cnt_dma_in_beats;
+  reg [47:0] cnt_dma_out_beats;
+  reg [47:0] cnt_dma_in_stalls;
+  reg [47:0] cnt_dma_out_stalls;
+  reg [47:0] cnt_host_idle_cycles;
+  reg [47:0] cnt_load_slots;
   // The array; its inputs arr_* are driven by the controller.
   wire [3:0] arr_mode;
   wire [5:0] arr_lr_shift;
@@ -57,15 +152,15 @@ module sa_accel #(
   wire [C*DW-1:0] arr_w_in;
   wire [C*DW-1:0] arr_dy_in;
   wire arr_dy_valid;
-  wire [C*AW-1:0] arr_y_out;
-  wire [R*AW-1:0] arr_dx_out;
-  wire [R*AW-1:0] arr_dw_out;
-  wire [C*DW-1:0] arr_w_out;
   wire [2:0] arr_wave_op;
   wire arr_wave_swap;
   wire arr_wave_update;
   wire arr_wave_load;
   wire [RB-1:0] arr_wave_load_row;
+  wire [C*AW-1:0] arr_y_out;
+  wire [R*AW-1:0] arr_dx_out;
+  wire [R*AW-1:0] arr_dw_out;
+  wire [C*DW-1:0] arr_w_out;
   sa_top #(.R(R), .C(C), .DW(DW), .AW(AW), .FRAC(FRAC), .INTERLEAVED(INTERLEAVED), .LR_FIXED(LR_FIXED), .LR_SHIFT(LR_SHIFT), .RB(RB)) u_array (
     .clk(clk),
     .rst(rst),
@@ -86,7 +181,6 @@ module sa_accel #(
     .w_out(arr_w_out)
   );
   // Buffer Commands: 1 lane(s) of 64 bits, C_DEPTH lines.
-  localparam C_AB = (C_DEPTH > 1) ? $clog2(C_DEPTH) : 1;
   wire c_re = dma_on ? dma_re && (dma_tgt == 3'd0) : c_ctl_re;
   wire [C_AB-1:0] c_raddr = dma_on ? dma_line[C_AB-1:0] : c_ctl_raddr[C_AB-1:0];
   wire [1-1:0] c_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd0)) ? dma_wmask[1-1:0] : {1{1'b0}}) : c_ctl_we;
@@ -107,7 +201,6 @@ module sa_accel #(
   end
   endgenerate
   // Buffer Weights: C lane(s) of DW bits, W_DEPTH lines.
-  localparam W_AB = (W_DEPTH > 1) ? $clog2(W_DEPTH) : 1;
   wire w_re = dma_on ? dma_re && (dma_tgt == 3'd1) : w_ctl_re;
   wire [W_AB-1:0] w_raddr = dma_on ? dma_line[W_AB-1:0] : w_ctl_raddr[W_AB-1:0];
   wire [C-1:0] w_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd1)) ? dma_wmask[C-1:0] : {C{1'b0}}) : w_ctl_we;
@@ -128,7 +221,6 @@ module sa_accel #(
   end
   endgenerate
   // Buffer Activations: R lane(s) of DW bits, X_DEPTH lines.
-  localparam X_AB = (X_DEPTH > 1) ? $clog2(X_DEPTH) : 1;
   wire x_re = dma_on ? dma_re && (dma_tgt == 3'd2) : x_ctl_re;
   wire [X_AB-1:0] x_raddr = dma_on ? dma_line[X_AB-1:0] : x_ctl_raddr[X_AB-1:0];
   wire [R-1:0] x_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd2)) ? dma_wmask[R-1:0] : {R{1'b0}}) : x_ctl_we;
@@ -149,7 +241,6 @@ module sa_accel #(
   end
   endgenerate
   // Buffer Gradients: C lane(s) of DW bits, G_DEPTH lines.
-  localparam G_AB = (G_DEPTH > 1) ? $clog2(G_DEPTH) : 1;
   wire g_re = dma_on ? dma_re && (dma_tgt == 3'd3) : g_ctl_re;
   wire [G_AB-1:0] g_raddr = dma_on ? dma_line[G_AB-1:0] : g_ctl_raddr[G_AB-1:0];
   wire [C-1:0] g_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd3)) ? dma_wmask[C-1:0] : {C{1'b0}}) : g_ctl_we;
@@ -170,7 +261,6 @@ module sa_accel #(
   end
   endgenerate
   // Buffer Accumulators: LA lane(s) of AW bits, A_DEPTH lines.
-  localparam A_AB = (A_DEPTH > 1) ? $clog2(A_DEPTH) : 1;
   wire a_re = dma_on ? dma_re && (dma_tgt == 3'd4) : a_ctl_re;
   wire [A_AB-1:0] a_raddr = dma_on ? dma_line[A_AB-1:0] : a_ctl_raddr[A_AB-1:0];
   wire [LA-1:0] a_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd4)) ? dma_wmask[LA-1:0] : {LA{1'b0}}) : a_ctl_we;
@@ -350,11 +440,11 @@ module sa_accel #(
   wire second_next = dec_final ? 1'b0 : dec_second || in_dec;
   wire [16:0] fetch_next = pc_next + {{16{1'b0}}, second_next};
   wire [16:0] fetch_next_unused = fetch_next;
-  wire c_ctl_re = ctl_running || start_req;
-  wire [C_AB-1:0] c_ctl_raddr = start_req ? {C_AB{1'b0}} : fetch_next[C_AB-1:0];
-  wire c_ctl_we = 1'b0;
-  wire [C_AB-1:0] c_ctl_waddr = {C_AB{1'b0}};
-  wire [63:0] c_ctl_wdata = {64{1'b0}};
+  assign c_ctl_re = ctl_running || start_req;
+  assign c_ctl_raddr = start_req ? {C_AB{1'b0}} : fetch_next[C_AB-1:0];
+  assign c_ctl_we = 1'b0;
+  assign c_ctl_waddr = {C_AB{1'b0}};
+  assign c_ctl_wdata = {64{1'b0}};
   // Queue entries of the decoded command.
   wire mk_swap = resident_waits;
   wire mk_evict = resident_waits && pend_valid;
@@ -527,7 +617,7 @@ module sa_accel #(
   reg [9:0] wave_wait;
   reg [9:0] acc_wait;
   wire q0_is_load = (q0_kind == K_LOAD) || (q0_kind == K_ZERO_LOAD);
-  wire data_take = ctl_running && ~d_busy && (q_len != 2'd0) && ~q0_is_load;
+  assign data_take = ctl_running && ~d_busy && (q_len != 2'd0) && ~q0_is_load;
   wire c_valid = d_busy || data_take;
   wire [97:0] c_e = data_take ? q0 : d_e;
   wire [2:0] c_kind = c_e[97:95];
@@ -572,7 +662,7 @@ module sa_accel #(
   wire stop_ready = c_valid && (c_step == D_STOP) && load_idle && queue_empty;
   wire do_push_out = stop_ready && shadow_dirty;
   wire do_stop = stop_ready && ~shadow_dirty && quiet;
-  wire stop_run = do_stop;
+  assign stop_run = do_stop;
   wire do_swap = do_swap_bubble || (do_wave && c_wave_swap);
   wire result_wave = do_wave && (c_wave_mode != M_BWD_DW);
   wire wave_last = c_t == (c_n - 16'd1);
@@ -611,7 +701,7 @@ module sa_accel #(
   wire [63:0] lh_w0_unused = lh_w0;
   wire lh_avail = (q_len == 2'd2) || ((q_len == 2'd1) && ~data_take);
   wire lh_zero = lh_kind == K_ZERO_LOAD;
-  wire load_take = ctl_running && ~do_push_out && ~l_busy && ~data_blocks && lh_avail && ((lh_kind == K_LOAD) || lh_zero);
+  assign load_take = ctl_running && ~do_push_out && ~l_busy && ~data_blocks && lh_avail && ((lh_kind == K_LOAD) || lh_zero);
   wire [15:0] lh_addr = lh_w0[15:0];
   wire [8:0] lh_m = lh_w0[24:16];
   wire [8:0] lh_k = lh_w0[33:25];
@@ -846,7 +936,7 @@ module sa_accel #(
       wpipe <= {wpipe[RESULT_LATENCY_I*26-1:0], wpipe_in};
     end
   end
-  wire [0:0] wd_valid = wpipe[RESULT_LATENCY_I*26+25];
+  assign wd_valid = wpipe[RESULT_LATENCY_I*26+25];
   wire [0:0] wd_valid_unused = wd_valid;
   wire [8:0] wd_lanes = wpipe[RESULT_LATENCY_I*26+16+8:RESULT_LATENCY_I*26+16];
   wire [8:0] wd_lanes_unused = wd_lanes;
@@ -947,28 +1037,28 @@ module sa_accel #(
   wire [15:0] line_a_t = c_addr_a + c_t;
   wire [15:0] line_a_t_unused = line_a_t;
   // Weights: slot reads; rows of dirty tiles written back.
-  wire w_ctl_re = slot_read;
-  wire [W_AB-1:0] w_ctl_raddr = w_line[W_AB-1:0];
-  wire [C-1:0] w_ctl_we = wd_valid ? ~({C{1'b1}} << wd_lanes) : {C{1'b0}};
-  wire [W_AB-1:0] w_ctl_waddr = wd_line[W_AB-1:0];
-  wire [C*DW-1:0] w_ctl_wdata = arr_w_out;
+  assign w_ctl_re = slot_read;
+  assign w_ctl_raddr = w_line[W_AB-1:0];
+  assign w_ctl_we = wd_valid ? ~({C{1'b1}} << wd_lanes) : {C{1'b0}};
+  assign w_ctl_waddr = wd_line[W_AB-1:0];
+  assign w_ctl_wdata = arr_w_out;
   // Activations and gradients: wave reads; REQUANT's lines.
-  wire x_ctl_re = wave_x;
-  wire [X_AB-1:0] x_ctl_raddr = x_line[X_AB-1:0];
-  wire [R-1:0] x_ctl_we = (rq_write && ~rq_to_g) ? {R{1'b1}} : {R{1'b0}};
-  wire [X_AB-1:0] x_ctl_waddr = rq_line[X_AB-1:0];
-  wire [R*DW-1:0] x_ctl_wdata = rq_out[R*DW-1:0];
-  wire g_ctl_re = wave_dy;
-  wire [G_AB-1:0] g_ctl_raddr = line_a_t[G_AB-1:0];
-  wire [C-1:0] g_ctl_we = (rq_write && rq_to_g) ? {C{1'b1}} : {C{1'b0}};
-  wire [G_AB-1:0] g_ctl_waddr = rq_line[G_AB-1:0];
-  wire [C*DW-1:0] g_ctl_wdata = rq_out[C*DW-1:0];
+  assign x_ctl_re = wave_x;
+  assign x_ctl_raddr = x_line[X_AB-1:0];
+  assign x_ctl_we = (rq_write && ~rq_to_g) ? {R{1'b1}} : {R{1'b0}};
+  assign x_ctl_waddr = rq_line[X_AB-1:0];
+  assign x_ctl_wdata = rq_out[R*DW-1:0];
+  assign g_ctl_re = wave_dy;
+  assign g_ctl_raddr = line_a_t[G_AB-1:0];
+  assign g_ctl_we = (rq_write && rq_to_g) ? {C{1'b1}} : {C{1'b0}};
+  assign g_ctl_waddr = rq_line[G_AB-1:0];
+  assign g_ctl_wdata = rq_out[C*DW-1:0];
   // Accumulators: REQUANT and accumulating reads; results and DRAIN.
-  wire a_ctl_re = do_requant || wb_rd;
-  wire [A_AB-1:0] a_ctl_raddr = do_requant ? line_a_t[A_AB-1:0] : pre_line[A_AB-1:0];
-  wire [LA-1:0] a_ctl_we = dr_write ? ~({LA{1'b1}} << dr_lanes) : wb_we;
-  wire [A_AB-1:0] a_ctl_waddr = dr_write ? dr_line[A_AB-1:0] : wb_line[A_AB-1:0];
-  wire [LA*AW-1:0] a_ctl_wdata = dr_write ? dw_wide : wb_data;
+  assign a_ctl_re = do_requant || wb_rd;
+  assign a_ctl_raddr = do_requant ? line_a_t[A_AB-1:0] : pre_line[A_AB-1:0];
+  assign a_ctl_we = dr_write ? ~({LA{1'b1}} << dr_lanes) : wb_we;
+  assign a_ctl_waddr = dr_write ? dr_line[A_AB-1:0] : wb_line[A_AB-1:0];
+  assign a_ctl_wdata = dr_write ? dw_wide : wb_data;
   // A lane written in the cycle it is read reads the new word.
   reg [LA-1:0] a_fwd_q;
   reg [LA*AW-1:0] a_fwd_data_q;
@@ -982,8 +1072,6 @@ module sa_accel #(
       end
     end
   end
-  wire [LA*AW-1:0] a_rd;
-  wire [LA*DW-1:0] rq_out;
   generate
   for (l = 0; l < LA; l = l + 1) begin : g_a_rd
     assign a_rd[l*AW +: AW] = a_fwd_q[l] ? a_fwd_data_q[l*AW +: AW] : a_rdata[l*AW +: AW];
@@ -1018,7 +1106,6 @@ module sa_accel #(
   localparam [31:0] A_DEPTH_REG = A_DEPTH_REG_I[31:0];
   reg bvalid_q;
   reg [1:0] bresp_q;
-  reg [16:0] prog_len;
   reg [31:0] dma_target_q;
   reg [31:0] dma_addr_q;
   reg [31:0] dma_count_q;
@@ -1030,7 +1117,7 @@ module sa_accel #(
   assign s_axil_bresp = bresp_q;
   wire wr_ok = (s_axil_wstrb == 4'hf) && (((s_axil_awaddr == 12'h8) && ~(s_axil_wdata[0] && (ctl_running || dma_on))) || ((s_axil_awaddr == 12'h14) && (s_axil_wdata <= C_DEPTH_REG) && ~ctl_running) || (s_axil_awaddr == 12'h20) || (s_axil_awaddr == 12'h24) || (s_axil_awaddr == 12'h28) || ((s_axil_awaddr == 12'h2c) && (s_axil_wdata[31:3] == 29'd0) && ((s_axil_wdata[1:0] == 2'd1) || (s_axil_wdata[1:0] == 2'd2))));
   wire wr_accepted = axil_wr && wr_ok;
-  wire start_req = wr_accepted && (s_axil_awaddr == 12'h8) && s_axil_wdata[0];
+  assign start_req = wr_accepted && (s_axil_awaddr == 12'h8) && s_axil_wdata[0];
   wire clear_req = wr_accepted && (s_axil_awaddr == 12'h8) && s_axil_wdata[1];
   wire dma_req = wr_accepted && (s_axil_awaddr == 12'h2c);
   always @(posedge clk) begin
@@ -1473,22 +1560,17 @@ module sa_accel #(
     end
   end
   // DMA: one buffer lane (or command word) per stream beat.
-  reg dma_on;
   reg dma_dir;
-  reg dma_packed;
-  reg [2:0] dma_tgt;
-  reg [15:0] dma_line;
   reg [8:0] dma_lane;
   reg [16:0] dma_left;
-  reg [7:0] dma_err;
   reg s1_v;
   reg [8:0] s1_lane;
   reg s1_last;
   reg m_v;
   reg [63:0] m_data;
   reg m_last;
-  wire [31:0] tgt_depth = (dma_target_sel == 3'd0) ? C_DEPTH_REG : ((dma_target_sel == 3'd1) ? W_DEPTH_REG : ((dma_target_sel == 3'd2) ? X_DEPTH_REG : ((dma_target_sel == 3'd3) ? G_DEPTH_REG : ((dma_target_sel == 3'd4) ? A_DEPTH_REG : 32'd0))));
-  wire [2:0] dma_target_sel = dma_target_q[2:0];
+  assign tgt_depth = (dma_target_sel == 3'd0) ? C_DEPTH_REG : ((dma_target_sel == 3'd1) ? W_DEPTH_REG : ((dma_target_sel == 3'd2) ? X_DEPTH_REG : ((dma_target_sel == 3'd3) ? G_DEPTH_REG : ((dma_target_sel == 3'd4) ? A_DEPTH_REG : 32'd0))));
+  assign dma_target_sel = dma_target_q[2:0];
   wire dma_bad_target = dma_target_q > 32'd4;
   wire dma_bad_range = (dma_count_q == 32'd0) || (({1'b0, dma_addr_q} + {1'b0, dma_count_q}) > {1'b0, tgt_depth});
   wire dma_busy_req = ctl_running || dma_on;
@@ -1498,11 +1580,11 @@ module sa_accel #(
   wire [8:0] dma_step = dma_packed ? ((dma_tgt == 3'd0) ? 9'd1 : ((dma_tgt == 3'd1) ? P_DW : ((dma_tgt == 3'd2) ? P_DW : ((dma_tgt == 3'd3) ? P_DW : ((dma_tgt == 3'd4) ? P_AW : 9'd1))))) : 9'd1;
   wire lane_last = ({1'b0, dma_lane} + {1'b0, dma_step}) >= {1'b0, dma_lanes};
   assign s_axis_tready = dma_on && ~dma_dir;
-  wire dma_wbeat = s_axis_tvalid && s_axis_tready;
+  assign dma_wbeat = s_axis_tvalid && s_axis_tready;
   wire fits_dw = {{(64-DW){s_axis_tdata[DW-1]}}, s_axis_tdata[DW-1:0]} == s_axis_tdata;
-  wire [DW-1:0] dma_val_dw = fits_dw ? s_axis_tdata[DW-1:0] : {s_axis_tdata[63], {(DW-1){~s_axis_tdata[63]}}};
+  assign dma_val_dw = fits_dw ? s_axis_tdata[DW-1:0] : {s_axis_tdata[63], {(DW-1){~s_axis_tdata[63]}}};
   wire fits_aw = {{(64-AW){s_axis_tdata[AW-1]}}, s_axis_tdata[AW-1:0]} == s_axis_tdata;
-  wire [AW-1:0] dma_val_aw = fits_aw ? s_axis_tdata[AW-1:0] : {s_axis_tdata[63], {(AW-1){~s_axis_tdata[63]}}};
+  assign dma_val_aw = fits_aw ? s_axis_tdata[AW-1:0] : {s_axis_tdata[63], {(AW-1){~s_axis_tdata[63]}}};
   localparam [63:0] PMASK_DW = ~({64{1'b1}} << (P_DW * DW));
   localparam [63:0] PMASK_AW = ~({64{1'b1}} << (P_AW * AW));
   wire [C*DW+63:0] rx_w_rdata = {{64{1'b0}}, w_rdata} >> (s1_lane * DW);
@@ -1514,15 +1596,15 @@ module sa_accel #(
   wire [LA*AW+63:0] rx_a_rd = {{64{1'b0}}, a_rd} >> (s1_lane * AW);
   wire [LA*AW-1:0] rx_a_rd_unused = rx_a_rd[LA*AW+63:64];
   wire beat_fits = dma_packed || ((dma_tgt == 3'd0) ? 1'b1 : ((dma_tgt == 3'd1) ? fits_dw : ((dma_tgt == 3'd2) ? fits_dw : ((dma_tgt == 3'd3) ? fits_dw : ((dma_tgt == 3'd4) ? fits_aw : 1'b1)))));
-  wire [LA-1:0] dma_wmask = ~({LA{1'b1}} << dma_step) << dma_lane;
+  assign dma_wmask = ~({LA{1'b1}} << dma_step) << dma_lane;
   // Packed beats: lane dma_lane + i is bits [i*W +: W] of the beat.
-  wire [LA*DW+63:0] dma_pkw_dw = {{(LA*DW){1'b0}}, s_axis_tdata} << (dma_lane * DW);
-  wire [LA*AW+63:0] dma_pkw_aw = {{(LA*AW){1'b0}}, s_axis_tdata} << (dma_lane * AW);
+  assign dma_pkw_dw = {{(LA*DW){1'b0}}, s_axis_tdata} << (dma_lane * DW);
+  assign dma_pkw_aw = {{(LA*AW){1'b0}}, s_axis_tdata} << (dma_lane * AW);
   wire [63:0] dma_pkw_dw_unused = dma_pkw_dw[LA*DW+63:LA*DW];
   wire [63:0] dma_pkw_aw_unused = dma_pkw_aw[LA*AW+63:LA*AW];
   wire s1_move = s1_v && (~m_v || m_axis_tready);
   wire dma_issue = dma_on && dma_dir && (dma_left != 17'd0) && (~s1_v || s1_move);
-  wire dma_re = dma_issue;
+  assign dma_re = dma_issue;
   wire dma_advance = dma_wbeat || dma_issue;
   wire dma_last_line = dma_left == 17'd1;
   wire [63:0] dma_rsel = (dma_tgt == 3'd0) ? c_rdata : ((dma_tgt == 3'd1) ? (dma_packed ? rx_w_rdata[63:0] & PMASK_DW : {{(64-DW){w_rdata[s1_lane*DW+DW-1]}}, w_rdata[s1_lane*DW +: DW]}) : ((dma_tgt == 3'd2) ? (dma_packed ? rx_x_rdata[63:0] & PMASK_DW : {{(64-DW){x_rdata[s1_lane*DW+DW-1]}}, x_rdata[s1_lane*DW +: DW]}) : ((dma_tgt == 3'd3) ? (dma_packed ? rx_g_rdata[63:0] & PMASK_DW : {{(64-DW){g_rdata[s1_lane*DW+DW-1]}}, g_rdata[s1_lane*DW +: DW]}) : ((dma_tgt == 3'd4) ? (dma_packed ? rx_a_rd[63:0] & PMASK_AW : {{(64-AW){a_rd[s1_lane*AW+AW-1]}}, a_rd[s1_lane*AW +: AW]}) : {64{1'b0}}))));
@@ -1599,89 +1681,47 @@ module sa_accel #(
   end
   // Counters (docs/HOST.md): cleared by reset and CTRL.CLEAR, CNT_BITS wide.
   localparam [47:0] CNT_MASK = (48'd1 << CNT_BITS) - 48'd1;
-  reg [47:0] cnt_run_cycles;
   wire [18:0] inc_run_cycles = {{18{1'b0}}, ctl_running};
-  reg [47:0] cnt_idle_cycles;
   wire [18:0] inc_idle_cycles = {{18{1'b0}}, ctl_running && ~do_wave && ~slot_now && ~do_update && ~do_drain};
-  reg [47:0] cnt_load_cycles;
   wire [18:0] inc_load_cycles = {{18{1'b0}}, slot_now && ~do_wave};
-  reg [47:0] cnt_fwd_cycles;
   wire [18:0] inc_fwd_cycles = {{18{1'b0}}, do_wave && (c_wave_mode == M_FWD)};
-  reg [47:0] cnt_dx_cycles;
   wire [18:0] inc_dx_cycles = {{18{1'b0}}, do_wave && (c_wave_mode == M_BWD_DX)};
-  reg [47:0] cnt_dw_cycles;
   wire [18:0] inc_dw_cycles = {{18{1'b0}}, do_wave && (c_wave_mode == M_BWD_DW)};
-  reg [47:0] cnt_il_cycles;
   wire [18:0] inc_il_cycles = {{18{1'b0}}, do_wave && (c_wave_mode == M_BWD_IL)};
-  reg [47:0] cnt_update_cycles;
   wire [18:0] inc_update_cycles = {{18{1'b0}}, do_update};
-  reg [47:0] cnt_drain_cycles;
   wire [18:0] inc_drain_cycles = {{18{1'b0}}, do_drain};
-  reg [47:0] cnt_fwd_macs;
   wire [18:0] inc_fwd_macs = (do_wave && (c_wave_mode == M_FWD)) ? {{1{1'b0}}, sw_act_mk} : 19'd0;
-  reg [47:0] cnt_dx_macs;
   wire [18:0] inc_dx_macs = (do_wave && (c_wave_mode == M_BWD_DX)) ? {{1{1'b0}}, sw_act_mk} : 19'd0;
-  reg [47:0] cnt_dw_macs;
   wire [18:0] inc_dw_macs = (do_wave && (c_wave_mode == M_BWD_DW)) ? {{1{1'b0}}, sw_act_mk} : 19'd0;
-  reg [47:0] cnt_il_macs;
   wire [18:0] inc_il_macs = (do_wave && (c_wave_mode == M_BWD_IL)) ? {sw_act_mk, 1'b0} : 19'd0;
-  reg [47:0] cnt_load_w_reads;
   wire [18:0] inc_load_w_reads = slot_read ? {{10{1'b0}}, lc_m} : 19'd0;
-  reg [47:0] cnt_load_w_writes;
   wire [18:0] inc_load_w_writes = wd_valid ? {{10{1'b0}}, wd_lanes} : 19'd0;
-  reg [47:0] cnt_fwd_x_reads;
   wire [18:0] inc_fwd_x_reads = (wave_x && (c_wave_mode == M_FWD)) ? {{10{1'b0}}, sw_act_k} : 19'd0;
-  reg [47:0] cnt_fwd_y_writes;
   wire [18:0] inc_fwd_y_writes = (wb_write && (wb_ph == 2'd0) && ~wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
-  reg [47:0] cnt_fwd_acc_reads;
   wire [18:0] inc_fwd_acc_reads = (wb_write && (wb_ph == 2'd0) && wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
-  reg [47:0] cnt_fwd_acc_writes;
   wire [18:0] inc_fwd_acc_writes = (wb_write && (wb_ph == 2'd0) && wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
-  reg [47:0] cnt_dx_dy_reads;
   wire [18:0] inc_dx_dy_reads = (wave_dy && (c_wave_mode == M_BWD_DX)) ? {{10{1'b0}}, sw_act_m} : 19'd0;
-  reg [47:0] cnt_dx_dx_writes;
   wire [18:0] inc_dx_dx_writes = (wb_write && (wb_ph == 2'd1) && ~wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
-  reg [47:0] cnt_dx_acc_reads;
   wire [18:0] inc_dx_acc_reads = (wb_write && (wb_ph == 2'd1) && wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
-  reg [47:0] cnt_dx_acc_writes;
   wire [18:0] inc_dx_acc_writes = (wb_write && (wb_ph == 2'd1) && wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
-  reg [47:0] cnt_dw_dy_reads;
   wire [18:0] inc_dw_dy_reads = (wave_dy && (c_wave_mode == M_BWD_DW)) ? {{10{1'b0}}, sw_act_m} : 19'd0;
-  reg [47:0] cnt_dw_x_reads;
   wire [18:0] inc_dw_x_reads = (wave_x && (c_wave_mode == M_BWD_DW)) ? {{10{1'b0}}, sw_act_k} : 19'd0;
-  reg [47:0] cnt_il_dy_reads;
   wire [18:0] inc_il_dy_reads = (wave_dy && (c_wave_mode == M_BWD_IL)) ? {{10{1'b0}}, sw_act_m} : 19'd0;
-  reg [47:0] cnt_il_x_reads;
   wire [18:0] inc_il_x_reads = (wave_x && (c_wave_mode == M_BWD_IL)) ? {{10{1'b0}}, sw_act_k} : 19'd0;
-  reg [47:0] cnt_il_dx_writes;
   wire [18:0] inc_il_dx_writes = (wb_write && (wb_ph == 2'd2) && ~wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
-  reg [47:0] cnt_il_acc_reads;
   wire [18:0] inc_il_acc_reads = (wb_write && (wb_ph == 2'd2) && wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
-  reg [47:0] cnt_il_acc_writes;
   wire [18:0] inc_il_acc_writes = (wb_write && (wb_ph == 2'd2) && wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
-  reg [47:0] cnt_drain_dw_writes;
   wire [18:0] inc_drain_dw_writes = dr_write ? {{10{1'b0}}, dr_lanes} : 19'd0;
-  reg [47:0] cnt_decode_cycles;
   wire [18:0] inc_decode_cycles = {{18{1'b0}}, in_dec || in_dec2};
-  reg [47:0] cnt_requant_cycles;
   wire [18:0] inc_requant_cycles = {{18{1'b0}}, do_requant};
-  reg [47:0] cnt_requant_words;
   wire [18:0] inc_requant_words = do_requant ? {{10{1'b0}}, c_acc ? MAX_M : MAX_K} : 19'd0;
-  reg [47:0] cnt_syncs;
   wire [18:0] inc_syncs = {{18{1'b0}}, dec_go && is_sync};
-  reg [47:0] cnt_commands;
   wire [18:0] inc_commands = {{18{1'b0}}, dec_go};
-  reg [47:0] cnt_dma_in_beats;
   wire [18:0] inc_dma_in_beats = {{18{1'b0}}, dma_wbeat};
-  reg [47:0] cnt_dma_out_beats;
   wire [18:0] inc_dma_out_beats = {{18{1'b0}}, m_v && m_axis_tready};
-  reg [47:0] cnt_dma_in_stalls;
   wire [18:0] inc_dma_in_stalls = {{18{1'b0}}, dma_on && ~dma_dir && ~s_axis_tvalid};
-  reg [47:0] cnt_dma_out_stalls;
   wire [18:0] inc_dma_out_stalls = {{18{1'b0}}, m_v && ~m_axis_tready};
-  reg [47:0] cnt_host_idle_cycles;
   wire [18:0] inc_host_idle_cycles = {{18{1'b0}}, ~ctl_running && ~dma_on};
-  reg [47:0] cnt_load_slots;
   wire [18:0] inc_load_slots = {{18{1'b0}}, slot_now};
   always @(posedge clk) begin
     if (rst || clear_req) begin

@@ -49,7 +49,103 @@ module sa_accel #(
   output wire m_axis_tlast
 );
   genvar l;
+  // Used before the logic that drives them, so declared first:
+  wire c_ctl_re;
+  localparam C_AB = (C_DEPTH > 1) ? $clog2(C_DEPTH) : 1;
+  wire [C_AB-1:0] c_ctl_raddr;
+  wire c_ctl_we;
+  wire [C_AB-1:0] c_ctl_waddr;
+  wire [63:0] c_ctl_wdata;
+  wire w_ctl_re;
+  localparam W_AB = (W_DEPTH > 1) ? $clog2(W_DEPTH) : 1;
+  wire [W_AB-1:0] w_ctl_raddr;
+  wire [C-1:0] w_ctl_we;
+  wire [W_AB-1:0] w_ctl_waddr;
+  wire [C*DW-1:0] w_ctl_wdata;
+  wire x_ctl_re;
+  localparam X_AB = (X_DEPTH > 1) ? $clog2(X_DEPTH) : 1;
+  wire [X_AB-1:0] x_ctl_raddr;
+  wire [R-1:0] x_ctl_we;
+  wire [X_AB-1:0] x_ctl_waddr;
+  wire [R*DW-1:0] x_ctl_wdata;
+  wire g_ctl_re;
+  localparam G_AB = (G_DEPTH > 1) ? $clog2(G_DEPTH) : 1;
+  wire [G_AB-1:0] g_ctl_raddr;
+  wire [C-1:0] g_ctl_we;
+  wire [G_AB-1:0] g_ctl_waddr;
+  wire [C*DW-1:0] g_ctl_wdata;
+  wire a_ctl_re;
+  localparam A_AB = (A_DEPTH > 1) ? $clog2(A_DEPTH) : 1;
+  wire [A_AB-1:0] a_ctl_raddr;
   localparam LA = (R > C) ? R : C;
+  wire [LA-1:0] a_ctl_we;
+  wire [A_AB-1:0] a_ctl_waddr;
+  wire [LA*AW-1:0] a_ctl_wdata;
+  wire [LA*AW-1:0] dw_wide;
+  wire [LA*DW-1:0] rq_out;
+  reg [A_AB-1:0] wb_line;
+  wire wb_rd;
+  wire [A_AB-1:0] wb_raddr;
+  wire [LA-1:0] wb_we;
+  wire [LA*AW-1:0] wb_data;
+  reg [16:0] prog_len;
+  wire start_req;
+  reg dma_on;
+  reg dma_packed;
+  reg [2:0] dma_tgt;
+  reg [15:0] dma_line;
+  reg [7:0] dma_err;
+  wire [31:0] tgt_depth;
+  wire [2:0] dma_target_sel;
+  wire dma_wbeat;
+  wire [DW-1:0] dma_val_dw;
+  wire [AW-1:0] dma_val_aw;
+  wire [LA-1:0] dma_wmask;
+  wire [LA*DW+63:0] dma_pkw_dw;
+  wire [LA*AW+63:0] dma_pkw_aw;
+  wire dma_re;
+  reg [47:0] cnt_run_cycles;
+  reg [47:0] cnt_idle_cycles;
+  reg [47:0] cnt_load_cycles;
+  reg [47:0] cnt_fwd_cycles;
+  reg [47:0] cnt_dx_cycles;
+  reg [47:0] cnt_dw_cycles;
+  reg [47:0] cnt_il_cycles;
+  reg [47:0] cnt_update_cycles;
+  reg [47:0] cnt_drain_cycles;
+  reg [47:0] cnt_fwd_macs;
+  reg [47:0] cnt_dx_macs;
+  reg [47:0] cnt_dw_macs;
+  reg [47:0] cnt_il_macs;
+  reg [47:0] cnt_load_w_reads;
+  reg [47:0] cnt_load_w_writes;
+  reg [47:0] cnt_fwd_x_reads;
+  reg [47:0] cnt_fwd_y_writes;
+  reg [47:0] cnt_fwd_acc_reads;
+  reg [47:0] cnt_fwd_acc_writes;
+  reg [47:0] cnt_dx_dy_reads;
+  reg [47:0] cnt_dx_dx_writes;
+  reg [47:0] cnt_dx_acc_reads;
+  reg [47:0] cnt_dx_acc_writes;
+  reg [47:0] cnt_dw_dy_reads;
+  reg [47:0] cnt_dw_x_reads;
+  reg [47:0] cnt_il_dy_reads;
+  reg [47:0] cnt_il_x_reads;
+  reg [47:0] cnt_il_dx_writes;
+  reg [47:0] cnt_il_acc_reads;
+  reg [47:0] cnt_il_acc_writes;
+  reg [47:0] cnt_drain_dw_writes;
+  reg [47:0] cnt_decode_cycles;
+  reg [47:0] cnt_requant_cycles;
+  reg [47:0] cnt_requant_words;
+  reg [47:0] cnt_syncs;
+  reg [47:0] cnt_commands;
+  reg [47:0] cnt_dma_in_beats;
+  reg [47:0] cnt_dma_out_beats;
+  reg [47:0] cnt_dma_in_stalls;
+  reg [47:0] cnt_dma_out_stalls;
+  reg [47:0] cnt_host_idle_cycles;
+  reg [47:0] cnt_load_slots;
   // The array; its inputs arr_* are driven by the controller.
   wire [3:0] arr_mode;
   wire [5:0] arr_lr_shift;
@@ -76,7 +172,6 @@ module sa_accel #(
     .w_out(arr_w_out)
   );
   // Buffer Commands: 1 lane(s) of 64 bits, C_DEPTH lines.
-  localparam C_AB = (C_DEPTH > 1) ? $clog2(C_DEPTH) : 1;
   wire c_re = dma_on ? dma_re && (dma_tgt == 3'd0) : c_ctl_re;
   wire [C_AB-1:0] c_raddr = dma_on ? dma_line[C_AB-1:0] : c_ctl_raddr[C_AB-1:0];
   wire [1-1:0] c_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd0)) ? dma_wmask[1-1:0] : {1{1'b0}}) : c_ctl_we;
@@ -97,7 +192,6 @@ module sa_accel #(
   end
   endgenerate
   // Buffer Weights: C lane(s) of DW bits, W_DEPTH lines.
-  localparam W_AB = (W_DEPTH > 1) ? $clog2(W_DEPTH) : 1;
   wire w_re = dma_on ? dma_re && (dma_tgt == 3'd1) : w_ctl_re;
   wire [W_AB-1:0] w_raddr = dma_on ? dma_line[W_AB-1:0] : w_ctl_raddr[W_AB-1:0];
   wire [C-1:0] w_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd1)) ? dma_wmask[C-1:0] : {C{1'b0}}) : w_ctl_we;
@@ -118,7 +212,6 @@ module sa_accel #(
   end
   endgenerate
   // Buffer Activations: R lane(s) of DW bits, X_DEPTH lines.
-  localparam X_AB = (X_DEPTH > 1) ? $clog2(X_DEPTH) : 1;
   wire x_re = dma_on ? dma_re && (dma_tgt == 3'd2) : x_ctl_re;
   wire [X_AB-1:0] x_raddr = dma_on ? dma_line[X_AB-1:0] : x_ctl_raddr[X_AB-1:0];
   wire [R-1:0] x_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd2)) ? dma_wmask[R-1:0] : {R{1'b0}}) : x_ctl_we;
@@ -139,7 +232,6 @@ module sa_accel #(
   end
   endgenerate
   // Buffer Gradients: C lane(s) of DW bits, G_DEPTH lines.
-  localparam G_AB = (G_DEPTH > 1) ? $clog2(G_DEPTH) : 1;
   wire g_re = dma_on ? dma_re && (dma_tgt == 3'd3) : g_ctl_re;
   wire [G_AB-1:0] g_raddr = dma_on ? dma_line[G_AB-1:0] : g_ctl_raddr[G_AB-1:0];
   wire [C-1:0] g_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd3)) ? dma_wmask[C-1:0] : {C{1'b0}}) : g_ctl_we;
@@ -160,7 +252,6 @@ module sa_accel #(
   end
   endgenerate
   // Buffer Accumulators: LA lane(s) of AW bits, A_DEPTH lines.
-  localparam A_AB = (A_DEPTH > 1) ? $clog2(A_DEPTH) : 1;
   wire a_re = dma_on ? dma_re && (dma_tgt == 3'd4) : a_ctl_re;
   wire [A_AB-1:0] a_raddr = dma_on ? dma_line[A_AB-1:0] : a_ctl_raddr[A_AB-1:0];
   wire [LA-1:0] a_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd4)) ? dma_wmask[LA-1:0] : {LA{1'b0}}) : a_ctl_we;
@@ -352,42 +443,41 @@ module sa_accel #(
   end
   endgenerate
   // Command memory: read pc+1 (pc+2 in BACKWARD's second decode).
-  wire c_ctl_re = in_dec || in_dec2 || start_req;
-  wire [C_AB-1:0] c_ctl_raddr = start_req ? {C_AB{1'b0}} : pc[C_AB-1:0] + (in_dec ? ~({C_AB{1'b1}} << 1) : ~({C_AB{1'b1}} << 1) << 1);
-  wire c_ctl_we = 1'b0;
-  wire [C_AB-1:0] c_ctl_waddr = {C_AB{1'b0}};
-  wire [63:0] c_ctl_wdata = {64{1'b0}};
+  assign c_ctl_re = in_dec || in_dec2 || start_req;
+  assign c_ctl_raddr = start_req ? {C_AB{1'b0}} : pc[C_AB-1:0] + (in_dec ? ~({C_AB{1'b1}} << 1) : ~({C_AB{1'b1}} << 1) << 1);
+  assign c_ctl_we = 1'b0;
+  assign c_ctl_waddr = {C_AB{1'b0}};
+  assign c_ctl_wdata = {64{1'b0}};
   // Weights: the new tile's rows, bottom first; the old one written back.
   wire [16:0] nx_row = LAST_ROW - nx_t;
-  wire w_ctl_re = read_ahead && is_load_w && (nx_row < {{8{1'b0}}, f_k});
-  wire [W_AB-1:0] w_ctl_raddr = f_addr_a[W_AB-1:0] + nx_row[W_AB-1:0];
+  assign w_ctl_re = read_ahead && is_load_w && (nx_row < {{8{1'b0}}, f_k});
+  assign w_ctl_raddr = f_addr_a[W_AB-1:0] + nx_row[W_AB-1:0];
   wire wback = (is_load_w || is_flush_w) && in_exec && res_valid && res_dirty && (row < {{8{1'b0}}, res_k});
-  wire [C-1:0] w_ctl_we = wback ? m_mask : {C{1'b0}};
-  wire [W_AB-1:0] w_ctl_waddr = res_addr[W_AB-1:0] + row[W_AB-1:0];
-  wire [C*DW-1:0] w_ctl_wdata = arr_w_out;
+  assign w_ctl_we = wback ? m_mask : {C{1'b0}};
+  assign w_ctl_waddr = res_addr[W_AB-1:0] + row[W_AB-1:0];
+  assign w_ctl_wdata = arr_w_out;
   // Activations and gradients: streamed lines; REQUANT's results.
   wire req_wr = in_exec && is_requant;
-  wire x_ctl_re = read_ahead && (nx_t < {{1{1'b0}}, f_len}) && (is_forward || (is_backward && (nx_pass_mode != M_BWD_DX)));
-  wire [X_AB-1:0] x_ctl_raddr = (is_forward ? f_addr_a[X_AB-1:0] : f_x_addr[X_AB-1:0]) + nx_t[X_AB-1:0];
-  wire [R-1:0] x_ctl_we = (req_wr && ~f_flag) ? {R{1'b1}} : {R{1'b0}};
-  wire [X_AB-1:0] x_ctl_waddr = f_addr_b[X_AB-1:0] + ex_t[X_AB-1:0];
-  wire [R*DW-1:0] x_ctl_wdata = rq_out[R*DW-1:0];
-  wire g_ctl_re = read_ahead && is_backward && (nx_t < {{1{1'b0}}, f_len});
-  wire [G_AB-1:0] g_ctl_raddr = f_addr_a[G_AB-1:0] + nx_t[G_AB-1:0];
-  wire [C-1:0] g_ctl_we = (req_wr && f_flag) ? {C{1'b1}} : {C{1'b0}};
-  wire [G_AB-1:0] g_ctl_waddr = f_addr_b[G_AB-1:0] + ex_t[G_AB-1:0];
-  wire [C*DW-1:0] g_ctl_wdata = rq_out[C*DW-1:0];
+  assign x_ctl_re = read_ahead && (nx_t < {{1{1'b0}}, f_len}) && (is_forward || (is_backward && (nx_pass_mode != M_BWD_DX)));
+  assign x_ctl_raddr = (is_forward ? f_addr_a[X_AB-1:0] : f_x_addr[X_AB-1:0]) + nx_t[X_AB-1:0];
+  assign x_ctl_we = (req_wr && ~f_flag) ? {R{1'b1}} : {R{1'b0}};
+  assign x_ctl_waddr = f_addr_b[X_AB-1:0] + ex_t[X_AB-1:0];
+  assign x_ctl_wdata = rq_out[R*DW-1:0];
+  assign g_ctl_re = read_ahead && is_backward && (nx_t < {{1{1'b0}}, f_len});
+  assign g_ctl_raddr = f_addr_a[G_AB-1:0] + nx_t[G_AB-1:0];
+  assign g_ctl_we = (req_wr && f_flag) ? {C{1'b1}} : {C{1'b0}};
+  assign g_ctl_waddr = f_addr_b[G_AB-1:0] + ex_t[G_AB-1:0];
+  assign g_ctl_wdata = rq_out[C*DW-1:0];
   // Accumulators: REQUANT reads, DRAIN and write-back writes.
   wire req_rd = read_ahead && is_requant;
-  wire a_ctl_re = req_rd || wb_rd;
-  wire [A_AB-1:0] a_ctl_raddr = req_rd ? f_addr_a[A_AB-1:0] + nx_t[A_AB-1:0] : wb_raddr;
+  assign a_ctl_re = req_rd || wb_rd;
+  assign a_ctl_raddr = req_rd ? f_addr_a[A_AB-1:0] + nx_t[A_AB-1:0] : wb_raddr;
   wire [16:0] drain_j = LAST_COL - ex_t;
   wire drain_wr = in_exec && is_drain && (drain_j < {{8{1'b0}}, res_m});
   wire [LA-1:0] drain_mask = ~({LA{1'b1}} << res_k);
-  wire [LA-1:0] a_ctl_we = drain_wr ? drain_mask : wb_we;
-  wire [A_AB-1:0] a_ctl_waddr = drain_wr ? f_addr_a[A_AB-1:0] + drain_j[A_AB-1:0] : wb_line;
-  wire [LA*AW-1:0] a_ctl_wdata = drain_wr ? dw_wide : wb_data;
-  wire [LA*AW-1:0] dw_wide;
+  assign a_ctl_we = drain_wr ? drain_mask : wb_we;
+  assign a_ctl_waddr = drain_wr ? f_addr_a[A_AB-1:0] + drain_j[A_AB-1:0] : wb_line;
+  assign a_ctl_wdata = drain_wr ? dw_wide : wb_data;
   generate
   for (l = 0; l < LA; l = l + 1) begin : g_dw_wide
     if (l < R) begin : g_in
@@ -431,7 +521,6 @@ module sa_accel #(
     end
   end
   wire [LA*AW-1:0] a_rd;
-  wire [LA*DW-1:0] rq_out;
   generate
   for (l = 0; l < LA; l = l + 1) begin : g_a_rd
     assign a_rd[l*AW +: AW] = a_fwd_q[l] ? a_fwd_data_q[l*AW +: AW] : a_rdata[l*AW +: AW];
@@ -459,19 +548,17 @@ module sa_accel #(
   reg wb_start;
   reg [9:0] wb_wait;
   reg [16:0] wb_left;
-  reg [A_AB-1:0] wb_line;
   reg wb_acc;
   reg wb_dx;
   reg [1:0] wb_ph;
   reg [8:0] wb_lanes;
   wire wb_begin = exec_begin && (is_forward || (is_backward && ~(f_mode == 2'd1)));
   wire wb_write = (wb_wait == 10'd0) && (wb_left != 17'd0);
-  wire wb_rd = wb_acc && (((wb_wait == 10'd1) && (wb_left != 17'd0)) || (wb_write && (wb_left > 17'd1)));
-  wire [A_AB-1:0] wb_raddr = wb_write ? wb_line + ~({A_AB{1'b1}} << 1) : wb_line;
+  assign wb_rd = wb_acc && (((wb_wait == 10'd1) && (wb_left != 17'd0)) || (wb_write && (wb_left > 17'd1)));
+  assign wb_raddr = wb_write ? wb_line + ~({A_AB{1'b1}} << 1) : wb_line;
   wire [LA-1:0] wb_mask = ~({LA{1'b1}} << wb_lanes);
-  wire [LA-1:0] wb_we = wb_write ? wb_mask : {LA{1'b0}};
+  assign wb_we = wb_write ? wb_mask : {LA{1'b0}};
   wire [LA*AW-1:0] wb_new = wb_dx ? dx_wide : y_wide;
-  wire [LA*AW-1:0] wb_data;
   generate
   for (l = 0; l < LA; l = l + 1) begin : g_wb_data
     assign wb_data[l*AW +: AW] = wb_acc ? sat_add(a_rd[l*AW +: AW], wb_new[l*AW +: AW]) : wb_new[l*AW +: AW];
@@ -628,7 +715,6 @@ module sa_accel #(
   localparam [31:0] A_DEPTH_REG = A_DEPTH_REG_I[31:0];
   reg bvalid_q;
   reg [1:0] bresp_q;
-  reg [16:0] prog_len;
   reg [31:0] dma_target_q;
   reg [31:0] dma_addr_q;
   reg [31:0] dma_count_q;
@@ -640,7 +726,7 @@ module sa_accel #(
   assign s_axil_bresp = bresp_q;
   wire wr_ok = (s_axil_wstrb == 4'hf) && (((s_axil_awaddr == 12'h8) && ~(s_axil_wdata[0] && (ctl_running || dma_on))) || ((s_axil_awaddr == 12'h14) && (s_axil_wdata <= C_DEPTH_REG) && ~ctl_running) || (s_axil_awaddr == 12'h20) || (s_axil_awaddr == 12'h24) || (s_axil_awaddr == 12'h28) || ((s_axil_awaddr == 12'h2c) && (s_axil_wdata[31:3] == 29'd0) && ((s_axil_wdata[1:0] == 2'd1) || (s_axil_wdata[1:0] == 2'd2))));
   wire wr_accepted = axil_wr && wr_ok;
-  wire start_req = wr_accepted && (s_axil_awaddr == 12'h8) && s_axil_wdata[0];
+  assign start_req = wr_accepted && (s_axil_awaddr == 12'h8) && s_axil_wdata[0];
   wire clear_req = wr_accepted && (s_axil_awaddr == 12'h8) && s_axil_wdata[1];
   wire dma_req = wr_accepted && (s_axil_awaddr == 12'h2c);
   always @(posedge clk) begin
@@ -1083,22 +1169,17 @@ module sa_accel #(
     end
   end
   // DMA: one buffer lane (or command word) per stream beat.
-  reg dma_on;
   reg dma_dir;
-  reg dma_packed;
-  reg [2:0] dma_tgt;
-  reg [15:0] dma_line;
   reg [8:0] dma_lane;
   reg [16:0] dma_left;
-  reg [7:0] dma_err;
   reg s1_v;
   reg [8:0] s1_lane;
   reg s1_last;
   reg m_v;
   reg [63:0] m_data;
   reg m_last;
-  wire [31:0] tgt_depth = (dma_target_sel == 3'd0) ? C_DEPTH_REG : ((dma_target_sel == 3'd1) ? W_DEPTH_REG : ((dma_target_sel == 3'd2) ? X_DEPTH_REG : ((dma_target_sel == 3'd3) ? G_DEPTH_REG : ((dma_target_sel == 3'd4) ? A_DEPTH_REG : 32'd0))));
-  wire [2:0] dma_target_sel = dma_target_q[2:0];
+  assign tgt_depth = (dma_target_sel == 3'd0) ? C_DEPTH_REG : ((dma_target_sel == 3'd1) ? W_DEPTH_REG : ((dma_target_sel == 3'd2) ? X_DEPTH_REG : ((dma_target_sel == 3'd3) ? G_DEPTH_REG : ((dma_target_sel == 3'd4) ? A_DEPTH_REG : 32'd0))));
+  assign dma_target_sel = dma_target_q[2:0];
   wire dma_bad_target = dma_target_q > 32'd4;
   wire dma_bad_range = (dma_count_q == 32'd0) || (({1'b0, dma_addr_q} + {1'b0, dma_count_q}) > {1'b0, tgt_depth});
   wire dma_busy_req = ctl_running || dma_on;
@@ -1108,11 +1189,11 @@ module sa_accel #(
   wire [8:0] dma_step = dma_packed ? ((dma_tgt == 3'd0) ? 9'd1 : ((dma_tgt == 3'd1) ? P_DW : ((dma_tgt == 3'd2) ? P_DW : ((dma_tgt == 3'd3) ? P_DW : ((dma_tgt == 3'd4) ? P_AW : 9'd1))))) : 9'd1;
   wire lane_last = ({1'b0, dma_lane} + {1'b0, dma_step}) >= {1'b0, dma_lanes};
   assign s_axis_tready = dma_on && ~dma_dir;
-  wire dma_wbeat = s_axis_tvalid && s_axis_tready;
+  assign dma_wbeat = s_axis_tvalid && s_axis_tready;
   wire fits_dw = {{(64-DW){s_axis_tdata[DW-1]}}, s_axis_tdata[DW-1:0]} == s_axis_tdata;
-  wire [DW-1:0] dma_val_dw = fits_dw ? s_axis_tdata[DW-1:0] : {s_axis_tdata[63], {(DW-1){~s_axis_tdata[63]}}};
+  assign dma_val_dw = fits_dw ? s_axis_tdata[DW-1:0] : {s_axis_tdata[63], {(DW-1){~s_axis_tdata[63]}}};
   wire fits_aw = {{(64-AW){s_axis_tdata[AW-1]}}, s_axis_tdata[AW-1:0]} == s_axis_tdata;
-  wire [AW-1:0] dma_val_aw = fits_aw ? s_axis_tdata[AW-1:0] : {s_axis_tdata[63], {(AW-1){~s_axis_tdata[63]}}};
+  assign dma_val_aw = fits_aw ? s_axis_tdata[AW-1:0] : {s_axis_tdata[63], {(AW-1){~s_axis_tdata[63]}}};
   localparam [63:0] PMASK_DW = ~({64{1'b1}} << (P_DW * DW));
   localparam [63:0] PMASK_AW = ~({64{1'b1}} << (P_AW * AW));
   wire [C*DW+63:0] rx_w_rdata = {{64{1'b0}}, w_rdata} >> (s1_lane * DW);
@@ -1124,15 +1205,15 @@ module sa_accel #(
   wire [LA*AW+63:0] rx_a_rd = {{64{1'b0}}, a_rd} >> (s1_lane * AW);
   wire [LA*AW-1:0] rx_a_rd_unused = rx_a_rd[LA*AW+63:64];
   wire beat_fits = dma_packed || ((dma_tgt == 3'd0) ? 1'b1 : ((dma_tgt == 3'd1) ? fits_dw : ((dma_tgt == 3'd2) ? fits_dw : ((dma_tgt == 3'd3) ? fits_dw : ((dma_tgt == 3'd4) ? fits_aw : 1'b1)))));
-  wire [LA-1:0] dma_wmask = ~({LA{1'b1}} << dma_step) << dma_lane;
+  assign dma_wmask = ~({LA{1'b1}} << dma_step) << dma_lane;
   // Packed beats: lane dma_lane + i is bits [i*W +: W] of the beat.
-  wire [LA*DW+63:0] dma_pkw_dw = {{(LA*DW){1'b0}}, s_axis_tdata} << (dma_lane * DW);
-  wire [LA*AW+63:0] dma_pkw_aw = {{(LA*AW){1'b0}}, s_axis_tdata} << (dma_lane * AW);
+  assign dma_pkw_dw = {{(LA*DW){1'b0}}, s_axis_tdata} << (dma_lane * DW);
+  assign dma_pkw_aw = {{(LA*AW){1'b0}}, s_axis_tdata} << (dma_lane * AW);
   wire [63:0] dma_pkw_dw_unused = dma_pkw_dw[LA*DW+63:LA*DW];
   wire [63:0] dma_pkw_aw_unused = dma_pkw_aw[LA*AW+63:LA*AW];
   wire s1_move = s1_v && (~m_v || m_axis_tready);
   wire dma_issue = dma_on && dma_dir && (dma_left != 17'd0) && (~s1_v || s1_move);
-  wire dma_re = dma_issue;
+  assign dma_re = dma_issue;
   wire dma_advance = dma_wbeat || dma_issue;
   wire dma_last_line = dma_left == 17'd1;
   wire [63:0] dma_rsel = (dma_tgt == 3'd0) ? c_rdata : ((dma_tgt == 3'd1) ? (dma_packed ? rx_w_rdata[63:0] & PMASK_DW : {{(64-DW){w_rdata[s1_lane*DW+DW-1]}}, w_rdata[s1_lane*DW +: DW]}) : ((dma_tgt == 3'd2) ? (dma_packed ? rx_x_rdata[63:0] & PMASK_DW : {{(64-DW){x_rdata[s1_lane*DW+DW-1]}}, x_rdata[s1_lane*DW +: DW]}) : ((dma_tgt == 3'd3) ? (dma_packed ? rx_g_rdata[63:0] & PMASK_DW : {{(64-DW){g_rdata[s1_lane*DW+DW-1]}}, g_rdata[s1_lane*DW +: DW]}) : ((dma_tgt == 3'd4) ? (dma_packed ? rx_a_rd[63:0] & PMASK_AW : {{(64-AW){a_rd[s1_lane*AW+AW-1]}}, a_rd[s1_lane*AW +: AW]}) : {64{1'b0}}))));
@@ -1209,89 +1290,47 @@ module sa_accel #(
   end
   // Counters (docs/HOST.md): cleared by reset and CTRL.CLEAR, CNT_BITS wide.
   localparam [47:0] CNT_MASK = (48'd1 << CNT_BITS) - 48'd1;
-  reg [47:0] cnt_run_cycles;
   wire [18:0] inc_run_cycles = {{18{1'b0}}, ctl_running};
-  reg [47:0] cnt_idle_cycles;
   wire [18:0] inc_idle_cycles = {{18{1'b0}}, ctl_running && (arr_mode == M_IDLE)};
-  reg [47:0] cnt_load_cycles;
   wire [18:0] inc_load_cycles = {{18{1'b0}}, arr_mode == M_LOAD};
-  reg [47:0] cnt_fwd_cycles;
   wire [18:0] inc_fwd_cycles = {{18{1'b0}}, arr_mode == M_FWD};
-  reg [47:0] cnt_dx_cycles;
   wire [18:0] inc_dx_cycles = {{18{1'b0}}, arr_mode == M_BWD_DX};
-  reg [47:0] cnt_dw_cycles;
   wire [18:0] inc_dw_cycles = {{18{1'b0}}, arr_mode == M_BWD_DW};
-  reg [47:0] cnt_il_cycles;
   wire [18:0] inc_il_cycles = {{18{1'b0}}, arr_mode == M_BWD_IL};
-  reg [47:0] cnt_update_cycles;
   wire [18:0] inc_update_cycles = {{18{1'b0}}, arr_mode == M_UPDATE};
-  reg [47:0] cnt_drain_cycles;
   wire [18:0] inc_drain_cycles = {{18{1'b0}}, arr_mode == M_DRAIN};
-  reg [47:0] cnt_fwd_macs;
   wire [18:0] inc_fwd_macs = (stream && is_forward) ? {{1{1'b0}}, res_mk} : 19'd0;
-  reg [47:0] cnt_dx_macs;
   wire [18:0] inc_dx_macs = (stream && (is_backward && (pass_mode == M_BWD_DX))) ? {{1{1'b0}}, res_mk} : 19'd0;
-  reg [47:0] cnt_dw_macs;
   wire [18:0] inc_dw_macs = (stream && (is_backward && (pass_mode == M_BWD_DW))) ? {{1{1'b0}}, res_mk} : 19'd0;
-  reg [47:0] cnt_il_macs;
   wire [18:0] inc_il_macs = (stream && (is_backward && (pass_mode == M_BWD_IL))) ? {res_mk, 1'b0} : 19'd0;
-  reg [47:0] cnt_load_w_reads;
   wire [18:0] inc_load_w_reads = w_on ? {{10{1'b0}}, f_m} : 19'd0;
-  reg [47:0] cnt_load_w_writes;
   wire [18:0] inc_load_w_writes = wback ? {{10{1'b0}}, res_m} : 19'd0;
-  reg [47:0] cnt_fwd_x_reads;
   wire [18:0] inc_fwd_x_reads = (x_on && is_forward) ? {{10{1'b0}}, res_k} : 19'd0;
-  reg [47:0] cnt_fwd_y_writes;
   wire [18:0] inc_fwd_y_writes = (wb_write && (wb_ph == 2'd0) && ~wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
-  reg [47:0] cnt_fwd_acc_reads;
   wire [18:0] inc_fwd_acc_reads = (wb_write && (wb_ph == 2'd0) && wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
-  reg [47:0] cnt_fwd_acc_writes;
   wire [18:0] inc_fwd_acc_writes = (wb_write && (wb_ph == 2'd0) && wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
-  reg [47:0] cnt_dx_dy_reads;
   wire [18:0] inc_dx_dy_reads = (dy_on && (is_backward && (pass_mode == M_BWD_DX))) ? {{10{1'b0}}, res_m} : 19'd0;
-  reg [47:0] cnt_dx_dx_writes;
   wire [18:0] inc_dx_dx_writes = (wb_write && (wb_ph == 2'd1) && ~wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
-  reg [47:0] cnt_dx_acc_reads;
   wire [18:0] inc_dx_acc_reads = (wb_write && (wb_ph == 2'd1) && wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
-  reg [47:0] cnt_dx_acc_writes;
   wire [18:0] inc_dx_acc_writes = (wb_write && (wb_ph == 2'd1) && wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
-  reg [47:0] cnt_dw_dy_reads;
   wire [18:0] inc_dw_dy_reads = (dy_on && (is_backward && (pass_mode == M_BWD_DW))) ? {{10{1'b0}}, res_m} : 19'd0;
-  reg [47:0] cnt_dw_x_reads;
   wire [18:0] inc_dw_x_reads = (x_on && (is_backward && (pass_mode == M_BWD_DW))) ? {{10{1'b0}}, res_k} : 19'd0;
-  reg [47:0] cnt_il_dy_reads;
   wire [18:0] inc_il_dy_reads = (dy_on && (is_backward && (pass_mode == M_BWD_IL))) ? {{10{1'b0}}, res_m} : 19'd0;
-  reg [47:0] cnt_il_x_reads;
   wire [18:0] inc_il_x_reads = (x_on && (is_backward && (pass_mode == M_BWD_IL))) ? {{10{1'b0}}, res_k} : 19'd0;
-  reg [47:0] cnt_il_dx_writes;
   wire [18:0] inc_il_dx_writes = (wb_write && (wb_ph == 2'd2) && ~wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
-  reg [47:0] cnt_il_acc_reads;
   wire [18:0] inc_il_acc_reads = (wb_write && (wb_ph == 2'd2) && wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
-  reg [47:0] cnt_il_acc_writes;
   wire [18:0] inc_il_acc_writes = (wb_write && (wb_ph == 2'd2) && wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
-  reg [47:0] cnt_drain_dw_writes;
   wire [18:0] inc_drain_dw_writes = drain_wr ? {{10{1'b0}}, res_k} : 19'd0;
-  reg [47:0] cnt_decode_cycles;
   wire [18:0] inc_decode_cycles = {{18{1'b0}}, in_dec || in_dec2};
-  reg [47:0] cnt_requant_cycles;
   wire [18:0] inc_requant_cycles = {{18{1'b0}}, req_wr};
-  reg [47:0] cnt_requant_words;
   wire [18:0] inc_requant_words = req_wr ? {{10{1'b0}}, f_flag ? MAX_M : MAX_K} : 19'd0;
-  reg [47:0] cnt_syncs;
   wire [18:0] inc_syncs = {{18{1'b0}}, dec_go && is_sync};
-  reg [47:0] cnt_commands;
   wire [18:0] inc_commands = {{18{1'b0}}, dec_go};
-  reg [47:0] cnt_dma_in_beats;
   wire [18:0] inc_dma_in_beats = {{18{1'b0}}, dma_wbeat};
-  reg [47:0] cnt_dma_out_beats;
   wire [18:0] inc_dma_out_beats = {{18{1'b0}}, m_v && m_axis_tready};
-  reg [47:0] cnt_dma_in_stalls;
   wire [18:0] inc_dma_in_stalls = {{18{1'b0}}, dma_on && ~dma_dir && ~s_axis_tvalid};
-  reg [47:0] cnt_dma_out_stalls;
   wire [18:0] inc_dma_out_stalls = {{18{1'b0}}, m_v && ~m_axis_tready};
-  reg [47:0] cnt_host_idle_cycles;
   wire [18:0] inc_host_idle_cycles = {{18{1'b0}}, ~ctl_running && ~dma_on};
-  reg [47:0] cnt_load_slots;
   wire [18:0] inc_load_slots = {{18{1'b0}}, arr_mode == M_LOAD};
   always @(posedge clk) begin
     if (rst || clear_req) begin

@@ -90,14 +90,23 @@ pub fn bmc(
     })
 }
 
+/// Why yosys-smtbmc's log says neither PASSED nor FAILED.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OutcomeError {
+    #[error("yosys-smtbmc printed no status")]
+    NoStatus,
+    #[error("yosys-smtbmc status `{0}`")]
+    Unknown(String),
+}
+
 /// `Ok(None)` if smtbmc says PASSED; `Ok(Some((step, assertions)))` if it
 /// found a failing step; `Err` if it says neither.
-pub fn parse_outcome(log: &str) -> Result<Option<(u32, Vec<String>)>, String> {
+pub fn parse_outcome(log: &str) -> Result<Option<(u32, Vec<String>)>, OutcomeError> {
     let status = log
         .lines()
         .filter_map(|l| l.split("Status: ").nth(1))
         .next_back()
-        .ok_or("yosys-smtbmc printed no status")?;
+        .ok_or(OutcomeError::NoStatus)?;
     match status.trim() {
         "PASSED" => Ok(None),
         "FAILED" => {
@@ -114,7 +123,7 @@ pub fn parse_outcome(log: &str) -> Result<Option<(u32, Vec<String>)>, String> {
             }
             Ok(Some((step, assertions)))
         }
-        other => Err(format!("yosys-smtbmc status `{other}`")),
+        other => Err(OutcomeError::Unknown(other.to_string())),
     }
 }
 

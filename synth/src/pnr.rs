@@ -2,13 +2,14 @@
 //! part, reporting the maximum clock frequency, the critical path, the
 //! utilization of the part and the run time.
 //!
-//! The design under test is wrapped in [`wrapper`] (`sg_pnr_wrap`): its
-//! inputs come from one shift register fed by a single pin and its outputs
-//! go into registers folded by an XOR tree into one output pin. So every
-//! path of the design is timed from a register to a register (as it is
-//! inside a larger FPGA design), no logic can be optimised away (every
-//! output is observable, every input controllable), and the design fits
-//! the pins of any package. The wrapper's registers are reported
+//! The design under test comes wrapped ([`Wrapped`]; the generator builds
+//! the wrapper, `sysgrad_hdl::pnr`): its inputs come from one shift
+//! register fed by a single pin and its outputs go into registers folded
+//! by an XOR tree into one output pin. So every path of the design is
+//! timed from a register to a register (as it is inside a larger FPGA
+//! design), no logic can be optimised away (every output is observable,
+//! every input controllable), and the design fits the pins of any
+//! package. The wrapper's registers are reported
 //! ([`PnrReport::wrapper_ffs`]) and included in the utilization.
 //!
 //! Tools: ECP5 uses Yosys 0.70 or newer and nextpnr-ecp5 from PyPI
@@ -28,8 +29,30 @@ use crate::{parse_stat, Source};
 pub const FPGA_SETUP_SCRIPT: &str = "scripts/setup-fpga.sh";
 /// The virtualenv it creates, relative to the repository's root.
 pub const DEFAULT_VENV: &str = "target/fpga-venv";
-/// The wrapper's module name.
-pub const WRAPPER_TOP: &str = "sg_pnr_wrap";
+
+/// A design to place: its sources, the wrapper around the module under
+/// test among them, and what the wrapper adds.
+#[derive(Debug, Clone, Copy)]
+pub struct Wrapped<'a> {
+    /// Every source, the wrapper's included.
+    pub sources: &'a [Source<'a>],
+    /// The wrapper's module: the top synthesised.
+    pub top: &'a str,
+    /// The registers the wrapper adds (reported, and included in the
+    /// utilization).
+    pub wrapper_ffs: usize,
+}
+
+/// Why nextpnr's report cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReportError {
+    #[error("nextpnr's report: {0}")]
+    Json(String),
+    #[error("nextpnr's report has no `fmax`: no clocked path was found")]
+    NoFmax,
+    #[error("nextpnr's report has no achieved frequency")]
+    NoAchievedFrequency,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
@@ -186,155 +209,6 @@ impl Tools {
         let n = n.trim_start_matches('"').replace('"', "");
         Ok(format!("{y}; {n}"))
     }
-}
-
-/// A port of the wrapped module: name, input or not, width.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Port {
-    pub name: String,
-    pub input: bool,
-    pub width: usize,
-}
-
-/// The ports of module `top` of `sources`, as Yosys elaborates them
-/// (parameter expressions in widths resolved), in declaration order.
-pub fn ports(
-    yosys: &Path,
-    sources: &[Source],
-    top: &str,
-    work: &Path,
-) -> Result<Vec<Port>, ToolError> {
-    std::fs::create_dir_all(work)?;
-    let mut reads = String::new();
-    for (name, text) in sources {
-        std::fs::write(work.join(name), text)?;
-        reads.push_str(&format!("read_verilog {name}; "));
-    }
-    let script = format!("{reads}hierarchy -top {top}; proc; write_json -compat-int ports.json");
-    run(Command::new(yosys).args(["-q", "-p", &script]), work)?;
-    let json = std::fs::read_to_string(work.join("ports.json"))?;
-    parse_ports(&json, top).map_err(|e| ToolError::Io(std::io::Error::other(e)))
-}
-
-fn parse_ports(json: &str, top: &str) -> Result<Vec<Port>, String> {
-    let v: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| format!("Yosys' JSON netlist: {e}"))?;
-    let module = v["modules"]
-        .as_object()
-        .and_then(|m| {
-            m.iter()
-                .find(|(k, _)| k.as_str() == top || k.ends_with(&format!("\\{top}")))
-        })
-        .map(|(_, m)| m)
-        .ok_or_else(|| format!("module `{top}` not in Yosys' netlist"))?;
-    let ports = module["ports"]
-        .as_object()
-        .ok_or_else(|| format!("module `{top}` has no ports"))?;
-    // serde_json keeps keys sorted; Yosys writes netnames with a `src`
-    // attribute giving the declaration line, used to keep the order.
-    let line_of = |name: &str| -> usize {
-        module["netnames"][name]["attributes"]["src"]
-            .as_str()
-            .and_then(|s| s.rsplit(':').next())
-            .and_then(|s| s.split('.').next())
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(usize::MAX)
-    };
-    let mut out = ports
-        .iter()
-        .map(|(name, p)| {
-            let dir = p["direction"].as_str().unwrap_or("");
-            let width = p["bits"].as_array().map_or(0, Vec::len);
-            match dir {
-                "input" | "output" => Ok(Port {
-                    name: name.clone(),
-                    input: dir == "input",
-                    width,
-                }),
-                other => Err(format!("port `{name}` of `{top}` is `{other}`")),
-            }
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    out.sort_by_key(|p| (line_of(&p.name), p.name.clone()));
-    Ok(out)
-}
-
-/// The wrapper's register of port `name`: `in_<name>` or `out_<name>`, so
-/// that a critical path from or to the wrapper names the port.
-pub fn port_register(p: &Port) -> String {
-    let dir = if p.input { "in" } else { "out" };
-    format!("{dir}_{}", p.name)
-}
-
-/// The wrapper module around `top` (see the module documentation): `clk`
-/// is the design's clock; every other input port is fed by its own
-/// register `in_<port>`, the registers chained into one shift register
-/// from pin `sin`; every output port goes into a register `out_<port>`,
-/// all of them XOR-folded into `sout`. Returns the text and the number of
-/// registers it adds.
-pub fn wrapper(top: &str, ports: &[Port]) -> Result<(String, usize), String> {
-    if !ports
-        .iter()
-        .any(|p| p.name == "clk" && p.input && p.width == 1)
-    {
-        return Err(format!("`{top}` has no 1-bit input `clk` to time"));
-    }
-    let ins: Vec<&Port> = ports
-        .iter()
-        .filter(|p| p.input && p.name != "clk")
-        .collect();
-    let outs: Vec<&Port> = ports.iter().filter(|p| !p.input).collect();
-    if outs.is_empty() {
-        return Err(format!("`{top}` has no outputs: nothing would be placed"));
-    }
-    let decl = |p: &Port| format!("  reg [{}:0] {};\n", p.width - 1, port_register(p));
-    let mut regs = String::new();
-    let mut shifts = String::new();
-    let mut prev = "sin".to_string();
-    for p in &ins {
-        let r = port_register(p);
-        regs.push_str(&decl(p));
-        let next = if p.width == 1 {
-            prev.clone()
-        } else {
-            format!("{{{r}[{}:0], {prev}}}", p.width - 2)
-        };
-        shifts.push_str(&format!("    {r} <= {next};\n"));
-        prev = format!("{r}[{}]", p.width - 1);
-    }
-    let mut folds = Vec::new();
-    for p in &outs {
-        regs.push_str(&format!("  wire [{}:0] q_{};\n", p.width - 1, p.name));
-        regs.push_str(&decl(p));
-        shifts.push_str(&format!("    {} <= q_{};\n", port_register(p), p.name));
-        folds.push(format!("^{}", port_register(p)));
-    }
-    let conns: Vec<String> = ports
-        .iter()
-        .map(|p| match (p.name.as_str(), p.input) {
-            ("clk", true) => ".clk(clk)".to_string(),
-            (n, true) => format!(".{n}({})", port_register(p)),
-            (n, false) => format!(".{n}(q_{n})"),
-        })
-        .collect();
-    let text = format!(
-        "// Place-and-route wrapper of {top} (sysgrad-synth): every input from its\n\
-         // own register (one shift register from pin sin), every output into a\n\
-         // register (XOR-folded onto pin sout), so that every path of {top} is\n\
-         // timed register to register.\n\
-         module {WRAPPER_TOP} (\n  input wire clk,\n  input wire sin,\n  output reg sout\n);\n\
-         {regs}\
-         \x20 always @(posedge clk) begin\n\
-         {shifts}\
-         \x20   sout <= {};\n\
-         \x20 end\n\
-         \x20 {top} u_dut (\n    {}\n  );\n\
-         endmodule\n",
-        folds.join(" ^ "),
-        conns.join(",\n    ")
-    );
-    let bits: usize = ins.iter().chain(&outs).map(|p| p.width).sum();
-    Ok((text, bits + 1))
 }
 
 /// One step of the critical path as nextpnr reports it.
@@ -538,12 +412,10 @@ pub struct Timing {
 
 /// Reads nextpnr's `--report` JSON: Fmax of the fastest-failing clock,
 /// the critical path of the design's clock and the utilization.
-pub fn parse_report(json: &str) -> Result<Timing, String> {
+pub fn parse_report(json: &str) -> Result<Timing, ReportError> {
     let v: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| format!("nextpnr's report: {e}"))?;
-    let fmax = v["fmax"]
-        .as_object()
-        .ok_or("nextpnr's report has no `fmax`: no clocked path was found")?;
+        serde_json::from_str(json).map_err(|e| ReportError::Json(e.to_string()))?;
+    let fmax = v["fmax"].as_object().ok_or(ReportError::NoFmax)?;
     let (mut achieved, mut target) = (f64::INFINITY, 0.0);
     for f in fmax.values() {
         let a = f["achieved"].as_f64().unwrap_or(f64::INFINITY);
@@ -553,7 +425,7 @@ pub fn parse_report(json: &str) -> Result<Timing, String> {
         }
     }
     if !achieved.is_finite() {
-        return Err("nextpnr's report has no achieved frequency".into());
+        return Err(ReportError::NoAchievedFrequency);
     }
     let mut utilization = BTreeMap::new();
     if let Some(u) = v["utilization"].as_object() {
@@ -705,10 +577,12 @@ impl Default for PnrOptions {
         }
     }
 }
-/// Module `top` synthesised inside the wrapper for one part: the netlist
-/// nextpnr reads, in the folder it was synthesised in.
+/// A wrapped design synthesised for one part: the netlist nextpnr reads,
+/// in the folder it was synthesised in.
 pub struct Netlist {
     part: Part,
+    /// The top module (the wrapper), which names the netlist's files.
+    top: String,
     /// The folder holding the netlist (and Yosys' log).
     dir: PathBuf,
     /// Yosys' `stat` of the netlist: cell type -> count.
@@ -717,40 +591,33 @@ pub struct Netlist {
     synth_seconds: f64,
 }
 
-/// Synthesises module `top` of `sources` inside the wrapper for `part`,
-/// in folder `work` (sources, wrapper, Yosys' log and the netlist stay
-/// there).
+/// Synthesises `design` (its wrapper the top) for `part`, in folder
+/// `work` (sources, Yosys' log and the netlist stay there).
 pub fn synthesize(
     tools: &Tools,
-    sources: &[Source],
-    top: &str,
+    design: &Wrapped,
     part: Part,
     work: &Path,
 ) -> Result<Netlist, ToolError> {
     let (yosys, _) = tools.for_family(part.family())?;
     let t0 = Instant::now();
-    let ports = ports(&yosys, sources, top, work)?;
-    let (wrap, wrapper_ffs) =
-        wrapper(top, &ports).map_err(|e| ToolError::Io(std::io::Error::other(e)))?;
-    let wrap_file = format!("{WRAPPER_TOP}.v");
-    std::fs::write(work.join(&wrap_file), &wrap)?;
+    std::fs::create_dir_all(work)?;
     let mut reads = String::new();
-    for (name, _) in sources {
+    for (name, text) in design.sources {
+        std::fs::write(work.join(name), text)?;
         reads.push_str(&format!("read_verilog {name}; "));
     }
-    let script = format!(
-        "{reads}read_verilog {wrap_file}; {}; stat",
-        part.synth_command(WRAPPER_TOP)
-    );
+    let script = format!("{reads}{}; stat", part.synth_command(design.top));
     run(
         Command::new(&yosys).args(["-q", "-p", &script, "-l", "yosys.log"]),
         work,
     )?;
     Ok(Netlist {
         part,
+        top: design.top.to_string(),
         dir: work.to_path_buf(),
         cells: parse_stat(&std::fs::read_to_string(work.join("yosys.log"))?),
-        wrapper_ffs,
+        wrapper_ffs: design.wrapper_ffs,
         synth_seconds: t0.elapsed().as_secs_f64(),
     })
 }
@@ -770,7 +637,7 @@ pub fn route(
     let freq = opts.freq_mhz.unwrap_or(part.default_freq_mhz());
     // The YoWASP (WebAssembly) nextpnr sees only its working folder, so
     // the netlist is linked (or copied) into `work` if it is elsewhere.
-    let json = format!("{WRAPPER_TOP}.json");
+    let json = format!("{}.json", netlist.top);
     let there = netlist.dir.join(&json);
     if !work.join(&json).is_file() {
         std::fs::hard_link(&there, work.join(&json))
@@ -789,7 +656,7 @@ pub fn route(
         ])
         .args(["--timing-allow-fail", "-q", "-l", "nextpnr.log"]);
     if part.family() == Family::Ice40 {
-        cmd.args(["--asc", &format!("{WRAPPER_TOP}.asc")]);
+        cmd.args(["--asc", &format!("{}.asc", netlist.top)]);
     }
     let _ = std::fs::remove_file(work.join("report.json"));
     let outcome = run(&mut cmd, work);
@@ -844,18 +711,16 @@ pub fn route(
     })
 }
 
-/// Synthesises module `top` of `sources` inside the wrapper for `part` and
-/// places and routes it with nextpnr, in folder `work` (logs, netlist,
-/// `report.json` stay there).
+/// Synthesises `design` for `part` and places and routes it with
+/// nextpnr, in folder `work` (logs, netlist, `report.json` stay there).
 pub fn place_and_route(
     tools: &Tools,
-    sources: &[Source],
-    top: &str,
+    design: &Wrapped,
     part: Part,
     opts: &PnrOptions,
     work: &Path,
 ) -> Result<PnrReport, ToolError> {
-    let netlist = synthesize(tools, sources, top, part, work)?;
+    let netlist = synthesize(tools, design, part, work)?;
     route(tools, &netlist, opts, work)
 }
 
@@ -866,14 +731,13 @@ pub fn place_and_route(
 /// that does not fit the part stops the sweep at its first report.
 pub fn sweep_seeds(
     tools: &Tools,
-    sources: &[Source],
-    top: &str,
+    design: &Wrapped,
     part: Part,
     opts: &PnrOptions,
     seeds: u64,
     work: &Path,
 ) -> Result<Vec<PnrReport>, ToolError> {
-    let netlist = synthesize(tools, sources, top, part, work)?;
+    let netlist = synthesize(tools, design, part, work)?;
     if seeds <= 1 {
         return Ok(vec![route(tools, &netlist, opts, work)?]);
     }
@@ -933,14 +797,6 @@ pub fn spread(runs: &[PnrReport]) -> Option<Spread> {
 mod tests {
     use super::*;
 
-    fn port(name: &str, input: bool, width: usize) -> Port {
-        Port {
-            name: name.into(),
-            input,
-            width,
-        }
-    }
-
     #[test]
     fn routers_go_by_nextpnrs_names() {
         for r in Router::ALL {
@@ -948,47 +804,6 @@ mod tests {
         }
         assert_eq!(Router::default().name(), "router1", "nextpnr's own default");
         assert_eq!(Router::parse("router3"), None);
-    }
-
-    #[test]
-    fn the_wrapper_feeds_every_input_and_folds_every_output() {
-        let ports = [
-            port("clk", true, 1),
-            port("rst", true, 1),
-            port("a", true, 3),
-            port("y", false, 2),
-            port("z", false, 1),
-        ];
-        let (text, ffs) = wrapper("dut", &ports).unwrap();
-        assert_eq!(ffs, 1 + 3 + 2 + 1 + 1);
-        for needle in [
-            ".rst(in_rst)",
-            ".a(in_a)",
-            ".y(q_y)",
-            ".z(q_z)",
-            "in_rst <= sin;",
-            "in_a <= {in_a[1:0], in_rst[0]};",
-            "out_y <= q_y;",
-            "sout <= ^out_y ^ ^out_z;",
-        ] {
-            assert!(text.contains(needle), "{needle} not in\n{text}");
-        }
-        assert!(wrapper("dut", &ports[1..]).unwrap_err().contains("clk"));
-        assert!(wrapper("dut", &ports[..3])
-            .unwrap_err()
-            .contains("no outputs"));
-    }
-
-    #[test]
-    fn ports_keep_their_declaration_order() {
-        let json = r#"{"modules": {"m": {
-            "ports": {"b": {"direction": "output", "bits": [2, 3]},
-                      "a": {"direction": "input", "bits": [4]}},
-            "netnames": {"b": {"attributes": {"src": "m.v:5.3-5.20"}},
-                         "a": {"attributes": {"src": "m.v:4.3-4.20"}}}}}}"#;
-        let p = parse_ports(json, "m").unwrap();
-        assert_eq!(p, vec![port("a", true, 1), port("b", false, 2)]);
-        assert!(parse_ports(json, "other").unwrap_err().contains("other"));
     }
 
     #[test]
@@ -1026,7 +841,7 @@ mod tests {
             s.contains("via u_dut.u_array.g_row[0].g_col[1].u_pe"),
             "{s}"
         );
-        assert!(parse_report("{}").unwrap_err().contains("fmax"));
+        assert!(parse_report("{}").unwrap_err().to_string().contains("fmax"));
     }
 
     fn run_at(fmax_mhz: f64, fits: bool) -> PnrReport {

@@ -7,9 +7,12 @@
 //! advancing only when the next stage has room, so `m_axis_tdata` holds
 //! still under back-pressure and the stream still moves a beat per cycle.
 
-use super::sizes::{ADDR_BITS, TILE_BITS};
-use super::{flag_wire, registers, sized_const, wire_of, BUFFERS};
+use super::buffers::{Buf, Buffers, DmaNets, BUFFERS};
+use super::counters::{CounterRegs, HostCounts};
+use super::io::{HostProbes, Requests, Status};
+use super::sizes::{sized_const, ADDR_BITS, TILE_BITS};
 use crate::ir::*;
+use crate::params::{AW, CNT_BITS, DW, INTERLEAVED};
 use sysgrad_isa::host::{
     reg, shape, status, Counter, DmaError, DmaTarget, AXIL_ADDR_BITS, AXIL_DATA_BITS, DMA_READ,
     DMA_WRITE, ID_VALUE, STREAM_BITS,
@@ -24,86 +27,226 @@ const COUNT_BITS: u32 = ADDR_BITS + 1;
 /// A DMA error code (`STATUS[23:16]`).
 const DMA_ERROR_BITS: u32 = 8;
 
-fn addr(offset: u32) -> Expr {
-    hex(AXIL_ADDR_BITS, offset.into())
+/// The ports of `sa_accel`: clock, reset, AXI4-Lite and the two
+/// AXI4-Streams.
+pub(super) struct HostPorts {
+    pub clk: Net,
+    pub rst: Net,
+    pub awaddr: Net,
+    pub awvalid: Net,
+    pub awready: Net,
+    pub wdata: Net,
+    pub wstrb: Net,
+    pub wvalid: Net,
+    pub wready: Net,
+    pub bresp: Net,
+    pub bvalid: Net,
+    pub bready: Net,
+    pub araddr: Net,
+    pub arvalid: Net,
+    pub arready: Net,
+    pub rdata: Net,
+    pub rresp: Net,
+    pub rvalid: Net,
+    pub rready: Net,
+    pub s_tdata: Net,
+    pub s_tvalid: Net,
+    pub s_tready: Net,
+    pub m_tdata: Net,
+    pub m_tvalid: Net,
+    pub m_tready: Net,
+    pub m_tlast: Net,
+    ports: Vec<Port>,
 }
 
-fn is_wr(offset: u32) -> Expr {
-    id("s_axil_awaddr").equals(addr(offset))
+impl HostPorts {
+    pub fn new() -> HostPorts {
+        let bit = Width::bit;
+        let axil = |n: &str| format!("s_axil_{n}");
+        let a = AXIL_ADDR_BITS as i64;
+        let d = AXIL_DATA_BITS as i64;
+        let s = STREAM_BITS as i64;
+        let ports = vec![
+            input("clk", bit()),
+            input("rst", bit()),
+            input(&axil("awaddr"), Width::of(a)),
+            input(&axil("awvalid"), bit()),
+            output(&axil("awready"), bit()),
+            input(&axil("wdata"), Width::of(d)),
+            input(&axil("wstrb"), Width::of(d / 8)),
+            input(&axil("wvalid"), bit()),
+            output(&axil("wready"), bit()),
+            output(&axil("bresp"), Width::of(2)),
+            output(&axil("bvalid"), bit()),
+            input(&axil("bready"), bit()),
+            input(&axil("araddr"), Width::of(a)),
+            input(&axil("arvalid"), bit()),
+            output(&axil("arready"), bit()),
+            output(&axil("rdata"), Width::of(d)),
+            output(&axil("rresp"), Width::of(2)),
+            output(&axil("rvalid"), bit()),
+            input(&axil("rready"), bit()),
+            input("s_axis_tdata", Width::of(s)),
+            input("s_axis_tvalid", bit()),
+            output("s_axis_tready", bit()),
+            output("m_axis_tdata", Width::of(s)),
+            output("m_axis_tvalid", bit()),
+            input("m_axis_tready", bit()),
+            output("m_axis_tlast", bit()),
+        ];
+        let n: Vec<Net> = ports.iter().map(|p| p.net).collect();
+        HostPorts {
+            clk: n[0],
+            rst: n[1],
+            awaddr: n[2],
+            awvalid: n[3],
+            awready: n[4],
+            wdata: n[5],
+            wstrb: n[6],
+            wvalid: n[7],
+            wready: n[8],
+            bresp: n[9],
+            bvalid: n[10],
+            bready: n[11],
+            araddr: n[12],
+            arvalid: n[13],
+            arready: n[14],
+            rdata: n[15],
+            rresp: n[16],
+            rvalid: n[17],
+            rready: n[18],
+            s_tdata: n[19],
+            s_tvalid: n[20],
+            s_tready: n[21],
+            m_tdata: n[22],
+            m_tvalid: n[23],
+            m_tready: n[24],
+            m_tlast: n[25],
+            ports,
+        }
+    }
+    /// The port list, in order.
+    pub fn ports(&self) -> Vec<Port> {
+        self.ports.clone()
+    }
 }
 
-/// `e` (`w` bits, sign bit `sign`) sign-extended to the 64-bit stream.
-fn sext64(e: Expr, sign: Expr, w: &str) -> Expr {
-    cat([repeat(int(64) - w, sign), e])
+/// What the host interface reads of the rest of `sa_accel`.
+pub(super) struct HostIo<'a> {
+    pub ports: &'a HostPorts,
+    pub status: &'a Status,
+    pub bufs: &'a Buffers,
+    /// The accumulator lanes as read (forwarded).
+    pub a_rd: Net,
+    pub counters: &'a CounterRegs,
+    /// The DMA's nets the buffers read, defined here.
+    pub dma: &'a DmaNets,
+    /// The register requests the controller reads, defined here.
+    pub requests: &'a Requests,
+    /// The array's shape as the controller compares it: `MAX_M`, `MAX_K`,
+    /// `ACC_LANES`.
+    pub max_m: Const,
+    pub max_k: Const,
+    pub acc_lanes: Const,
+    pub la: Const,
+    /// SHAPE's dense and mul_reg bits.
+    pub shape_dense: bool,
+    pub shape_mul_reg: Expr,
 }
 
-/// Whether the beat fits a signed `w`-bit word, and its saturated value.
-fn beat_value(w: &str) -> Vec<Item> {
-    let t = id("s_axis_tdata");
-    let lw = w.to_lowercase();
-    let fits = format!("fits_{lw}");
-    vec![
-        flag_wire(
-            &fits,
-            sext64(t.bits(id(w) - 1, 0), t.at(id(w) - 1), w).equals(t.clone()),
-        ),
-        wire_of(
-            &format!("dma_val_{lw}"),
-            w,
-            cond(&*fits, t.bits(id(w) - 1, 0), clamp_value(t.at(63), w)),
-        ),
-    ]
+/// What the host interface gives the counters and the formal checks.
+pub(super) struct HostOut {
+    pub clear_req: Net,
+    pub counts: HostCounts,
+    pub probes: HostProbes,
 }
 
-/// Per-target value of the selected DMA target, as a `bits`-bit mux on
-/// `sel` (3 bits) over the targets in `BUFFERS` order.
-fn by_target(sel: &str, values: [Expr; 5], default: Expr) -> Expr {
+/// Nets of the DMA the register file reads before the DMA is built.
+struct Early {
+    dma_err: Net,
+    tgt_depth: Net,
+    dma_target_sel: Net,
+}
+
+/// The register constants.
+struct Consts {
+    dw5: Const,
+    aw6: Const,
+    cnt_bits32: Const,
+    il1: Const,
+    p_dw: Const,
+    p_aw: Const,
+    depth_regs: Vec<Const>,
+}
+
+/// Per-target value of the selected DMA target, as a mux on `sel` (3
+/// bits) over the targets in `BUFFERS` order.
+fn by_target(sel: Net, values: [Expr; 5], default: Expr) -> Expr {
     let mut e = default;
     for (b, v) in BUFFERS.iter().zip(values).rev() {
-        e = cond(id(sel).equals(lit(3, b.target.code().into())), v, e);
+        e = cond(sel.equals(lit(3, b.target.code().into())), v, e);
     }
     e
 }
 
-fn constants() -> Vec<Item> {
-    let mut v = vec![Item::Comment(
-        "Host interface: registers (docs/HOST.md).".into(),
-    )];
-    v.extend(sized_const("DW5", shape::IN_BITS_FIELD.bits, id("DW")));
-    v.extend(sized_const("AW6", shape::ACC_BITS_FIELD.bits, id("AW")));
-    v.extend(sized_const("CNT_BITS32", AXIL_DATA_BITS, id("CNT_BITS")));
-    v.extend(sized_const("IL1", 1, id("INTERLEAVED")));
+fn addr(offset: u32) -> Expr {
+    hex(AXIL_ADDR_BITS, offset.into())
+}
+
+/// `e` (`w` bits, sign bit `sign`) sign-extended to the 64-bit stream.
+fn sext64(e: Expr, sign: Expr, w: P) -> Expr {
+    cat([repeat(int(64) - w, sign), e])
+}
+
+fn constants(m: &mut Scope) -> Consts {
+    m.comment("Host interface: registers (docs/HOST.md).");
+    let dw5 = sized_const(m, "DW5", shape::IN_BITS_FIELD.bits, DW.e()).1;
+    let aw6 = sized_const(m, "AW6", shape::ACC_BITS_FIELD.bits, AW.e()).1;
+    let cnt_bits32 = sized_const(m, "CNT_BITS32", AXIL_DATA_BITS, CNT_BITS.e()).1;
+    let il1 = sized_const(m, "IL1", 1, INTERLEAVED.e()).1;
     // Lanes per packed beat (config::host::lanes_per_beat), as wide as a
     // lane count.
-    v.extend(sized_const(
-        "P_DW",
-        LANE_BITS,
-        cond(id("DW").greater(64), 1, 64 / id("DW")),
-    ));
-    v.extend(sized_const(
-        "P_AW",
-        LANE_BITS,
-        cond(id("AW").greater(64), 1, 64 / id("AW")),
-    ));
-    for b in &BUFFERS {
-        v.extend(sized_const(
-            &format!("{}_DEPTH_REG", b.prefix.to_uppercase()),
-            32,
-            id(b.depth),
-        ));
+    let p_dw = sized_const(m, "P_DW", LANE_BITS, cond(DW.greater(64), 1, 64 / DW.e())).1;
+    let p_aw = sized_const(m, "P_AW", LANE_BITS, cond(AW.greater(64), 1, 64 / AW.e())).1;
+    let depth_regs = BUFFERS
+        .iter()
+        .map(|b| {
+            let name = format!("{}_DEPTH_REG", b.prefix.to_uppercase());
+            sized_const(m, &name, 32, b.depth.e()).1
+        })
+        .collect();
+    Consts {
+        dw5,
+        aw6,
+        cnt_bits32,
+        il1,
+        p_dw,
+        p_aw,
+        depth_regs,
     }
-    v
+}
+
+/// The write channel's registers the formal checks watch.
+struct Written {
+    dma_target_q: Net,
+    dma_addr_q: Net,
+    dma_count_q: Net,
+    axil_wr: Net,
+    clear_req: Net,
+    dma_req: Net,
 }
 
 /// The AXI4-Lite write channel and the writable registers.
-fn axil_write() -> Vec<Item> {
-    let wd = || id("s_axil_wdata");
-    let busy = || id("ctl_running").or("dma_on");
-    let ok = [
+fn axil_write(m: &mut Scope, io: &HostIo, consts: &Consts) -> Written {
+    let p = io.ports;
+    let is_wr = |offset: u32| p.awaddr.equals(addr(offset));
+    let wd = || p.wdata;
+    let busy = || io.status.ctl_running.or(io.dma.dma_on);
+    let ok = any_of(vec![
         is_wr(reg::CTRL).and(!(wd().at(0).and(busy()))),
         is_wr(reg::PROG_LEN)
-            .and(wd().at_most("C_DEPTH_REG"))
-            .and(!id("ctl_running")),
+            .and(wd().at_most(consts.depth_regs[0]))
+            .and(!io.status.ctl_running),
         is_wr(reg::DMA_TARGET),
         is_wr(reg::DMA_ADDR),
         is_wr(reg::DMA_COUNT),
@@ -114,76 +257,63 @@ fn axil_write() -> Vec<Item> {
                     .equals(lit(2, DMA_WRITE.into()))
                     .or(wd().bits(1, 0).equals(lit(2, DMA_READ.into()))),
             ),
-    ]
-    .into_iter()
-    .reduce(|a, b| a.or(b))
-    .expect("writable registers");
-    let store = |offset: u32, r: &str, value: Expr| Stmt::If {
-        cond: is_wr(offset),
-        then: vec![set(r, value)],
-        els: vec![],
-    };
-    let (regs, reset) = registers(&[
-        ("bvalid_q", int(1)),
-        ("bresp_q", int(2)),
-        ("prog_len", int(17)),
+    ]);
+    let prog_len = io.requests.prog_len;
+    let ([bvalid_q, bresp_q], mut reset) = m.registers([("bvalid_q", int(1)), ("bresp_q", int(2))]);
+    reset.extend(m.define_registers(&[(prog_len, int(17))]));
+    let ([dma_target_q, dma_addr_q, dma_count_q], r2) = m.registers([
         ("dma_target_q", int(32)),
         ("dma_addr_q", int(32)),
         ("dma_count_q", int(32)),
     ]);
-    let body = if_else(
-        "rst",
+    reset.extend(r2);
+    m.comment("A write takes address and data together, answered the next cycle.");
+    let axil_wr = m.flag("axil_wr", p.awvalid.and(p.wvalid).and(!bvalid_q));
+    m.assign(p.awready, axil_wr);
+    m.assign(p.wready, axil_wr);
+    m.assign(p.bvalid, bvalid_q);
+    m.assign(p.bresp, bresp_q);
+    let wr_ok = m.flag("wr_ok", p.wstrb.equals(hex(4, 0xf)).and(ok));
+    let wr_accepted = m.flag("wr_accepted", axil_wr.and(wr_ok));
+    m.define(
+        wire_for(io.requests.start_req, Width::bit())
+            .init(wr_accepted.and(is_wr(reg::CTRL)).and(wd().at(0))),
+    );
+    let clear_req = m.flag(
+        "clear_req",
+        wr_accepted.and(is_wr(reg::CTRL)).and(wd().at(1)),
+    );
+    let dma_req = m.flag("dma_req", wr_accepted.and(is_wr(reg::DMA_CTRL)));
+    let store = |offset: u32, r: Net, value: Expr| when(is_wr(offset), vec![set(r, value)]);
+    m.clocked(vec![if_else(
+        p.rst,
         reset,
         vec![if_else(
-            "axil_wr",
+            axil_wr,
             vec![
-                set("bvalid_q", lit(1, 1)),
-                set("bresp_q", cond("wr_ok", lit(2, 0), lit(2, 2))),
-                Stmt::If {
-                    cond: id("wr_ok"),
-                    then: vec![
-                        store(reg::PROG_LEN, "prog_len", wd().bits(16, 0)),
-                        store(reg::DMA_TARGET, "dma_target_q", wd()),
-                        store(reg::DMA_ADDR, "dma_addr_q", wd()),
-                        store(reg::DMA_COUNT, "dma_count_q", wd()),
+                set(bvalid_q, lit(1, 1)),
+                set(bresp_q, cond(wr_ok, lit(2, 0), lit(2, 2))),
+                when(
+                    wr_ok,
+                    vec![
+                        store(reg::PROG_LEN, prog_len, wd().bits(16, 0)),
+                        store(reg::DMA_TARGET, dma_target_q, wd().e()),
+                        store(reg::DMA_ADDR, dma_addr_q, wd().e()),
+                        store(reg::DMA_COUNT, dma_count_q, wd().e()),
                     ],
-                    els: vec![],
-                },
+                ),
             ],
-            vec![Stmt::If {
-                cond: id("s_axil_bready"),
-                then: vec![set("bvalid_q", lit(1, 0))],
-                els: vec![],
-            }],
+            vec![when(p.bready, vec![set(bvalid_q, lit(1, 0))])],
         )],
-    );
-    let mut v = regs;
-    v.extend([
-        Item::Comment("A write takes address and data together, answered the next cycle.".into()),
-        flag_wire(
-            "axil_wr",
-            id("s_axil_awvalid")
-                .and(id("s_axil_wvalid"))
-                .and(!id("bvalid_q")),
-        ),
-        assign("s_axil_awready", "axil_wr"),
-        assign("s_axil_wready", "axil_wr"),
-        assign("s_axil_bvalid", "bvalid_q"),
-        assign("s_axil_bresp", "bresp_q"),
-        flag_wire("wr_ok", id("s_axil_wstrb").equals(hex(4, 0xf)).and(ok)),
-        flag_wire("wr_accepted", id("axil_wr").and(id("wr_ok"))),
-        flag_wire(
-            "start_req",
-            id("wr_accepted").and(is_wr(reg::CTRL)).and(wd().at(0)),
-        ),
-        flag_wire(
-            "clear_req",
-            id("wr_accepted").and(is_wr(reg::CTRL)).and(wd().at(1)),
-        ),
-        flag_wire("dma_req", id("wr_accepted").and(is_wr(reg::DMA_CTRL))),
-        Item::Clocked(vec![body]),
-    ]);
-    v
+    )]);
+    Written {
+        dma_target_q,
+        dma_addr_q,
+        dma_count_q,
+        axil_wr,
+        clear_req,
+        dma_req,
+    }
 }
 
 // The STATUS concatenation in `axil_read` has the layout of
@@ -200,17 +330,15 @@ const _: () = assert!(
 
 /// `SHAPE` from the fields of `sysgrad_isa::host::shape`, high to low,
 /// zero above the top field.
-fn shape_value(dense: bool) -> Expr {
+fn shape_value(io: &HostIo, consts: &Consts) -> Expr {
     let value = |name: &str| match name {
-        "dense" => lit(1, dense.into()),
-        // A dense array has no multiplier register (and no MUL_REG).
-        "mul_reg" if dense => lit(1, 0),
-        "mul_reg" => id("MUL_REG").differs(0),
-        "interleaved" => id("IL1"),
-        "acc_bits" => id("AW6"),
-        "in_bits" => id("DW5"),
-        "cols" => id("MAX_M"),
-        "rows" => id("MAX_K"),
+        "dense" => lit(1, io.shape_dense.into()),
+        "mul_reg" => io.shape_mul_reg.clone(),
+        "interleaved" => consts.il1.e(),
+        "acc_bits" => consts.aw6.e(),
+        "in_bits" => consts.dw5.e(),
+        "cols" => io.max_m.e(),
+        "rows" => io.max_k.e(),
         other => unreachable!("SHAPE field {other} has no RTL value"),
     };
     let top = shape::MUL_REG.lo + shape::MUL_REG.bits;
@@ -223,433 +351,566 @@ fn shape_value(dense: bool) -> Expr {
 }
 
 /// The AXI4-Lite read channel: one register per offset, SLVERR elsewhere.
-fn axil_read(dense: bool) -> Vec<Item> {
-    let read = |offset: u32, value: Expr| {
+fn axil_read(m: &mut Scope, io: &HostIo, consts: &Consts, w: &Written, early: &Early) {
+    let (p, st) = (io.ports, io.status);
+    let read = |offset: u32, value: Expr, rdata_q: Net, rresp_q: Net| {
         (
             vec![addr(offset)],
-            vec![set("rdata_q", value), set("rresp_q", lit(2, 0))],
+            vec![set(rdata_q, value), set(rresp_q, lit(2, 0))],
         )
     };
-    let mut arms = vec![
-        read(reg::ID, hex(32, ID_VALUE.into())),
-        read(reg::SHAPE, shape_value(dense)),
-        read(
-            reg::STATUS,
-            cat([
-                lit(8, 0),
-                id("dma_err"),
-                id("err_code"),
-                lit(4, 0),
-                id("dma_on"),
-                id("faulted"),
-                id("halted"),
-                id("ctl_running"),
-            ]),
-        ),
-        read(reg::PC, cat([lit(15, 0), id("stop_pc")])),
-        read(reg::PROG_LEN, cat([lit(15, 0), id("prog_len")])),
-        read(reg::COUNTER_WIDTH, id("CNT_BITS32")),
-        read(reg::DMA_TARGET, id("dma_target_q")),
-        read(reg::DMA_ADDR, id("dma_addr_q")),
-        read(reg::DMA_COUNT, id("dma_count_q")),
-        read(reg::DMA_DEPTH, id("tgt_depth")),
-    ];
-    for c in Counter::ALL {
-        for half in 0..2 {
-            let value = super::counters::register_half(c, half);
-            arms.push(read(c.offset() + 4 * half, value));
-        }
-    }
-    let (regs, reset) = registers(&[
+    m.comment("A read is answered the cycle after its address.");
+    let ([rvalid_q, rdata_q, rresp_q], reset) = m.registers([
         ("rvalid_q", int(1)),
         ("rdata_q", int(32)),
         ("rresp_q", int(2)),
     ]);
-    let body = if_else(
-        "rst",
+    let r = |offset: u32, value: Expr| read(offset, value, rdata_q, rresp_q);
+    let mut arms = vec![
+        r(reg::ID, hex(32, ID_VALUE.into())),
+        r(reg::SHAPE, shape_value(io, consts)),
+        r(
+            reg::STATUS,
+            cat([
+                lit(8, 0),
+                early.dma_err.e(),
+                st.err_code.e(),
+                lit(4, 0),
+                io.dma.dma_on.e(),
+                st.faulted.e(),
+                st.halted.e(),
+                st.ctl_running.e(),
+            ]),
+        ),
+        r(reg::PC, cat([lit(15, 0), st.stop_pc.e()])),
+        r(reg::PROG_LEN, cat([lit(15, 0), io.requests.prog_len.e()])),
+        r(reg::COUNTER_WIDTH, consts.cnt_bits32.e()),
+        r(reg::DMA_TARGET, w.dma_target_q.e()),
+        r(reg::DMA_ADDR, w.dma_addr_q.e()),
+        r(reg::DMA_COUNT, w.dma_count_q.e()),
+        r(reg::DMA_DEPTH, early.tgt_depth.e()),
+    ];
+    for c in Counter::ALL {
+        for half in 0..2 {
+            arms.push(r(c.offset() + 4 * half, io.counters.half(c, half)));
+        }
+    }
+    let axil_rd = m.flag("axil_rd", p.arvalid.and(!rvalid_q));
+    m.assign(p.arready, !rvalid_q);
+    m.assign(p.rvalid, rvalid_q);
+    m.assign(p.rdata, rdata_q);
+    m.assign(p.rresp, rresp_q);
+    m.clocked(vec![if_else(
+        p.rst,
         reset,
         vec![if_else(
-            "axil_rd",
+            axil_rd,
             vec![
-                set("rvalid_q", lit(1, 1)),
+                set(rvalid_q, lit(1, 1)),
                 Stmt::Case {
-                    sel: id("s_axil_araddr"),
+                    sel: p.araddr.e(),
                     arms,
-                    default: vec![set("rdata_q", lit(32, 0)), set("rresp_q", lit(2, 2))],
+                    default: vec![set(rdata_q, lit(32, 0)), set(rresp_q, lit(2, 2))],
                 },
             ],
-            vec![Stmt::If {
-                cond: id("s_axil_rready"),
-                then: vec![set("rvalid_q", lit(1, 0))],
-                els: vec![],
-            }],
+            vec![when(p.rready, vec![set(rvalid_q, lit(1, 0))])],
         )],
-    );
-    let mut v = vec![Item::Comment(
-        "A read is answered the cycle after its address.".into(),
-    )];
-    v.extend(regs);
-    v.extend([
-        flag_wire("axil_rd", id("s_axil_arvalid").and(!id("rvalid_q"))),
-        assign("s_axil_arready", !id("rvalid_q")),
-        assign("s_axil_rvalid", "rvalid_q"),
-        assign("s_axil_rdata", "rdata_q"),
-        assign("s_axil_rresp", "rresp_q"),
-        Item::Clocked(vec![body]),
-    ]);
-    v
+    )]);
 }
 
-/// The DMA's registers, and the reset statements that clear them.
-fn dma_registers() -> (Vec<Item>, Vec<Stmt>) {
-    registers(&[
-        ("dma_on", int(1)),
-        ("dma_dir", int(1)),
-        ("dma_packed", int(1)),
-        ("dma_tgt", int(TARGET_BITS as i64)),
-        ("dma_line", int(ADDR_BITS as i64)),
-        ("dma_lane", int(LANE_BITS as i64)),
-        ("dma_left", int(COUNT_BITS as i64)),
-        ("dma_err", int(DMA_ERROR_BITS as i64)),
+/// The DMA's registers.
+struct DmaRegs {
+    dma_dir: Net,
+    dma_lane: Net,
+    dma_left: Net,
+    s1_v: Net,
+    s1_lane: Net,
+    s1_last: Net,
+    m_v: Net,
+    m_data: Net,
+    m_last: Net,
+}
+
+fn dma_registers(m: &mut Scope, io: &HostIo, early: &Early) -> (DmaRegs, Vec<Stmt>) {
+    let d = io.dma;
+    let bits = |b: u32| int(b as i64);
+    let mut reset = m.define_registers(&[(d.dma_on, int(1))]);
+    let ([dma_dir], r) = m.registers([("dma_dir", int(1))]);
+    reset.extend(r);
+    reset.extend(m.define_registers(&[
+        (d.dma_packed, int(1)),
+        (d.dma_tgt, bits(TARGET_BITS)),
+        (d.dma_line, bits(ADDR_BITS)),
+    ]));
+    let ([dma_lane, dma_left], r) = m.registers([
+        ("dma_lane", bits(LANE_BITS)),
+        ("dma_left", bits(COUNT_BITS)),
+    ]);
+    reset.extend(r);
+    reset.extend(m.define_registers(&[(early.dma_err, bits(DMA_ERROR_BITS))]));
+    let ([s1_v, s1_lane, s1_last, m_v, m_data, m_last], r) = m.registers([
         ("s1_v", int(1)),
-        ("s1_lane", int(LANE_BITS as i64)),
+        ("s1_lane", bits(LANE_BITS)),
         ("s1_last", int(1)),
         ("m_v", int(1)),
-        ("m_data", int(STREAM_BITS as i64)),
+        ("m_data", bits(STREAM_BITS)),
         ("m_last", int(1)),
-    ])
+    ]);
+    reset.extend(r);
+    (
+        DmaRegs {
+            dma_dir,
+            dma_lane,
+            dma_left,
+            s1_v,
+            s1_lane,
+            s1_last,
+            m_v,
+            m_data,
+            m_last,
+        },
+        reset,
+    )
 }
 
 /// A `DMA_CTRL` write: the target's depth and the checks that refuse it.
-fn dma_request() -> Vec<Item> {
-    let depth_reg = |b: &str| id(&format!("{}_DEPTH_REG", b.to_uppercase()));
-    vec![
-        wire_of(
-            "tgt_depth",
-            AXIL_DATA_BITS,
-            by_target(
-                "dma_target_sel",
-                BUFFERS.map(|b| depth_reg(b.prefix)),
-                lit(AXIL_DATA_BITS, 0),
+struct Request {
+    dma_bad_target: Net,
+    dma_bad_range: Net,
+    dma_busy_req: Net,
+    dma_start: Net,
+}
+
+fn dma_request(m: &mut Scope, io: &HostIo, consts: &Consts, w: &Written, early: &Early) -> Request {
+    let depths: Vec<Expr> = consts.depth_regs.iter().map(|c| c.e()).collect();
+    let depths: [Expr; 5] = depths.try_into().expect("five buffers");
+    m.define(
+        wire_for(early.tgt_depth, Width::of(AXIL_DATA_BITS)).init(by_target(
+            early.dma_target_sel,
+            depths,
+            lit(AXIL_DATA_BITS, 0),
+        )),
+    );
+    m.define(
+        wire_for(early.dma_target_sel, Width::of(TARGET_BITS))
+            .init(w.dma_target_q.bits(TARGET_BITS - 1, 0)),
+    );
+    let dma_bad_target = m.flag(
+        "dma_bad_target",
+        w.dma_target_q
+            .greater(lit(AXIL_DATA_BITS, DmaTarget::Accumulators.code().into())),
+    );
+    let dma_bad_range = m.flag(
+        "dma_bad_range",
+        w.dma_count_q
+            .equals(lit(AXIL_DATA_BITS, 0))
+            .or(
+                (cat([lit(1, 0), w.dma_addr_q.e()]) + cat([lit(1, 0), w.dma_count_q.e()]))
+                    .greater(cat([lit(1, 0), early.tgt_depth.e()])),
             ),
-        ),
-        wire_of(
-            "dma_target_sel",
-            TARGET_BITS,
-            id("dma_target_q").bits(TARGET_BITS - 1, 0),
-        ),
-        flag_wire(
-            "dma_bad_target",
-            id("dma_target_q").greater(lit(AXIL_DATA_BITS, DmaTarget::Accumulators.code().into())),
-        ),
-        flag_wire(
-            "dma_bad_range",
-            id("dma_count_q").equals(lit(AXIL_DATA_BITS, 0)).or((cat([
-                lit(1, 0),
-                id("dma_addr_q"),
-            ]) + cat([
-                lit(1, 0),
-                id("dma_count_q"),
-            ]))
-            .greater(cat([lit(1, 0), id("tgt_depth")]))),
-        ),
-        flag_wire("dma_busy_req", id("ctl_running").or("dma_on")),
-        flag_wire(
-            "dma_start",
-            id("dma_req")
-                .and(!id("dma_busy_req"))
-                .and(!id("dma_bad_target"))
-                .and(!id("dma_bad_range")),
-        ),
-    ]
+    );
+    let dma_busy_req = m.flag("dma_busy_req", io.status.ctl_running.or(io.dma.dma_on));
+    let dma_start = m.flag(
+        "dma_start",
+        w.dma_req
+            .and(!dma_busy_req)
+            .and(!dma_bad_target)
+            .and(!dma_bad_range),
+    );
+    Request {
+        dma_bad_target,
+        dma_bad_range,
+        dma_busy_req,
+        dma_start,
+    }
 }
 
 /// Lanes of the target's lines, lanes a beat moves, and whether this beat
 /// ends its line.
-fn dma_lanes() -> Vec<Item> {
+fn dma_lanes(m: &mut Scope, io: &HostIo, consts: &Consts, regs: &DmaRegs) -> (Net, Net) {
     let one = || lit(LANE_BITS, 1);
+    let tgt = io.dma.dma_tgt;
     let lanes = [
         one(),
-        id("MAX_M"),
-        id("MAX_K"),
-        id("MAX_M"),
-        id("ACC_LANES"),
+        io.max_m.e(),
+        io.max_k.e(),
+        io.max_m.e(),
+        io.acc_lanes.e(),
     ];
-    let packed = [one(), id("P_DW"), id("P_DW"), id("P_DW"), id("P_AW")];
-    let wide = |n: &str| cat([lit(1, 0), id(n)]);
-    vec![
-        wire_of("dma_lanes", LANE_BITS, by_target("dma_tgt", lanes, one())),
-        Item::Comment("Lanes a beat moves: 1, or as many as fit 64 bits when packed.".into()),
-        wire_of(
-            "dma_step",
-            LANE_BITS,
-            cond("dma_packed", by_target("dma_tgt", packed, one()), one()),
-        ),
-        flag_wire(
-            "lane_last",
-            (wide("dma_lane") + wide("dma_step")).at_least(wide("dma_lanes")),
-        ),
-    ]
+    let packed = [
+        one(),
+        consts.p_dw.e(),
+        consts.p_dw.e(),
+        consts.p_dw.e(),
+        consts.p_aw.e(),
+    ];
+    let wide = |n: Net| cat([lit(1, 0), n.e()]);
+    let dma_lanes = m.wire_of("dma_lanes", LANE_BITS, by_target(tgt, lanes, one()));
+    m.comment("Lanes a beat moves: 1, or as many as fit 64 bits when packed.");
+    let dma_step = m.wire_of(
+        "dma_step",
+        LANE_BITS,
+        cond(io.dma.dma_packed, by_target(tgt, packed, one()), one()),
+    );
+    let lane_last = m.flag(
+        "lane_last",
+        (wide(regs.dma_lane) + wide(dma_step)).at_least(wide(dma_lanes)),
+    );
+    (dma_step, lane_last)
 }
 
-/// Taking beats from `s_axis`, and each beat's value per word width.
-fn dma_write_beats() -> Vec<Item> {
-    let mut v = vec![
-        assign("s_axis_tready", id("dma_on").and(!id("dma_dir"))),
-        flag_wire("dma_wbeat", id("s_axis_tvalid").and("s_axis_tready")),
-    ];
-    v.extend(beat_value("DW"));
-    v.extend(beat_value("AW"));
-    v
+/// Whether the beat fits a signed `w`-bit word, and its saturated value
+/// (`dma_val_<w>`).
+fn beat_value(m: &mut Scope, t: Net, w: P, val: Net) -> Net {
+    let lw = w.name().to_lowercase();
+    let fits = m.flag(
+        &format!("fits_{lw}"),
+        sext64(t.bits(w - 1, 0), t.at(w - 1), w).equals(t),
+    );
+    m.define(wire_for(val, Width::of(w)).init(cond(
+        fits,
+        t.bits(w - 1, 0),
+        clamp_value(t.at(63), w),
+    )));
+    fits
 }
 
 /// The read data of each buffer shifted to the beat's first lane, and
 /// the mask of a packed beat's lanes.
-fn dma_read_lanes() -> Vec<Item> {
-    let mut v = Vec::new();
-    for (w, p) in [("DW", "P_DW"), ("AW", "P_AW")] {
-        v.push(localparam(
-            &format!("PMASK_{w}"),
+fn dma_read_lanes(
+    m: &mut Scope,
+    io: &HostIo,
+    consts: &Consts,
+    regs: &DmaRegs,
+) -> ([Const; 2], [Net; 4]) {
+    let pmask = [(DW, consts.p_dw), (AW, consts.p_aw)].map(|(w, p)| {
+        m.localparam(
+            &format!("PMASK_{}", w.name()),
             Width::of(64),
-            !(ones(64) << (id(p) * w)),
-        ));
-    }
-    for (bus, lanes, w) in [
-        ("w_rdata", "C", "DW"),
-        ("x_rdata", "R", "DW"),
-        ("g_rdata", "C", "DW"),
-        ("a_rd", "LA", "AW"),
-    ] {
-        let bits = id(lanes) * w;
-        let rx = format!("rx_{bus}");
-        v.push(wire_of(
-            &rx,
+            !(ones(64) << (p * w)),
+        )
+    });
+    let buses = [
+        (
+            io.bufs.of(DmaTarget::Weights).rdata,
+            Buf::of(DmaTarget::Weights),
+            DW,
+        ),
+        (
+            io.bufs.of(DmaTarget::Activations).rdata,
+            Buf::of(DmaTarget::Activations),
+            DW,
+        ),
+        (
+            io.bufs.of(DmaTarget::Gradients).rdata,
+            Buf::of(DmaTarget::Gradients),
+            DW,
+        ),
+        (io.a_rd, Buf::of(DmaTarget::Accumulators), AW),
+    ];
+    let rx = buses.map(|(bus, b, w)| {
+        let bits = b.lanes(io.la) * w;
+        let rx = m.wire_of(
+            &format!("rx_{}", bus.name()),
             bits.clone() + 64,
-            cat([zeros(64), id(bus)]) >> (id("s1_lane") * w),
-        ));
-        v.push(wire_of(
-            &format!("{rx}_unused"),
+            cat([zeros(64), bus.e()]) >> (regs.s1_lane * w),
+        );
+        m.wire_of(
+            &format!("rx_{}_unused", bus.name()),
             bits.clone(),
-            id(&rx).bits(bits + 63, 64),
-        ));
-    }
-    v
+            rx.bits(bits + 63, 64),
+        );
+        rx
+    });
+    (pmask, rx)
 }
 
 /// A write beat: whether it fits its word, the lanes it writes, and its
 /// lanes placed in the line when packed.
-fn dma_write_packing() -> Vec<Item> {
-    vec![
-        flag_wire(
-            "beat_fits",
-            id("dma_packed").or(by_target(
-                "dma_tgt",
-                [
-                    lit(1, 1),
-                    id("fits_dw"),
-                    id("fits_dw"),
-                    id("fits_dw"),
-                    id("fits_aw"),
-                ],
+fn dma_write_packing(
+    m: &mut Scope,
+    io: &HostIo,
+    regs: &DmaRegs,
+    fits: [Net; 2],
+    dma_step: Net,
+) -> Net {
+    let d = io.dma;
+    let la = io.la;
+    let beat_fits = m.flag(
+        "beat_fits",
+        d.dma_packed.or(by_target(
+            d.dma_tgt,
+            [
                 lit(1, 1),
-            )),
-        ),
-        wire_of(
-            "dma_wmask",
-            "LA",
-            !(ones("LA") << id("dma_step")) << id("dma_lane"),
-        ),
-        Item::Comment("Packed beats: lane dma_lane + i is bits [i*W +: W] of the beat.".into()),
-        wire_of(
-            "dma_pkw_dw",
-            id("LA") * "DW" + 64,
-            cat([zeros(id("LA") * "DW"), id("s_axis_tdata")]) << (id("dma_lane") * "DW"),
-        ),
-        wire_of(
-            "dma_pkw_aw",
-            id("LA") * "AW" + 64,
-            cat([zeros(id("LA") * "AW"), id("s_axis_tdata")]) << (id("dma_lane") * "AW"),
-        ),
-        wire_of(
-            "dma_pkw_dw_unused",
+                fits[0].e(),
+                fits[0].e(),
+                fits[0].e(),
+                fits[1].e(),
+            ],
+            lit(1, 1),
+        )),
+    );
+    m.define(wire_for(d.dma_wmask, Width::of(la)).init(!(ones(la) << dma_step) << regs.dma_lane));
+    m.comment("Packed beats: lane dma_lane + i is bits [i*W +: W] of the beat.");
+    let t = io.ports.s_tdata;
+    for (w, pkw) in [(DW, d.dma_pkw_dw), (AW, d.dma_pkw_aw)] {
+        m.define(
+            wire_for(pkw, Width::of(la * w + 64))
+                .init(cat([zeros(la * w), t.e()]) << (regs.dma_lane * w)),
+        );
+    }
+    for (w, pkw) in [(DW, d.dma_pkw_dw), (AW, d.dma_pkw_aw)] {
+        m.wire_of(
+            &format!("{}_unused", pkw.name()),
             64,
-            id("dma_pkw_dw").bits(id("LA") * "DW" + 63, id("LA") * "DW"),
-        ),
-        wire_of(
-            "dma_pkw_aw_unused",
-            64,
-            id("dma_pkw_aw").bits(id("LA") * "AW" + 63, id("LA") * "AW"),
-        ),
-    ]
+            pkw.bits(la * w + 63, la * w),
+        );
+    }
+    beat_fits
 }
 
 /// The read pipeline: the bank's registered read (`s1_*`), then the
 /// stream's output register (`m_*`), each moving only into room.
-fn dma_read_pipeline() -> Vec<Item> {
-    let sel_lane = |bus: &str, w: &str| {
-        let base = || id("s1_lane") * w;
-        sext64(id(bus).part(base(), w), id(bus).at(base() + w - 1), w)
+struct ReadPipe {
+    s1_move: Net,
+    dma_issue: Net,
+    dma_advance: Net,
+    dma_last_line: Net,
+    dma_rsel: Net,
+}
+
+fn dma_read_pipeline(
+    m: &mut Scope,
+    io: &HostIo,
+    regs: &DmaRegs,
+    pmask: [Const; 2],
+    rx: [Net; 4],
+    dma_wbeat: Net,
+) -> ReadPipe {
+    let d = io.dma;
+    let p = io.ports;
+    let sel_lane = |bus: Net, w: P| {
+        let base = || regs.s1_lane * w;
+        sext64(bus.part(base(), w), bus.at(base() + w - 1), w)
     };
     // Packed: the beat's lanes from s1_lane on, zero above them.
-    let read_lanes = |bus: &str, w: &str, single: Expr| {
-        cond(
-            "dma_packed",
-            id(&format!("rx_{bus}"))
-                .bits(63, 0)
-                .bit_and(id(&format!("PMASK_{w}"))),
-            single,
-        )
+    let read_lanes = |rx: Net, mask: Const, single: Expr| {
+        cond(d.dma_packed, rx.bits(63, 0).bit_and(mask), single)
     };
-    vec![
-        flag_wire("s1_move", id("s1_v").and((!id("m_v")).or("m_axis_tready"))),
-        flag_wire(
-            "dma_issue",
-            id("dma_on")
-                .and(id("dma_dir"))
-                .and(id("dma_left").differs(lit(COUNT_BITS, 0)))
-                .and((!id("s1_v")).or("s1_move")),
+    let s1_move = m.flag("s1_move", regs.s1_v.and((!regs.m_v).or(p.m_tready)));
+    let dma_issue = m.flag(
+        "dma_issue",
+        d.dma_on
+            .and(regs.dma_dir)
+            .and(regs.dma_left.differs(lit(COUNT_BITS, 0)))
+            .and((!regs.s1_v).or(s1_move)),
+    );
+    m.define(wire_for(d.dma_re, Width::bit()).init(dma_issue));
+    let dma_advance = m.flag("dma_advance", dma_wbeat.or(dma_issue));
+    let dma_last_line = m.flag("dma_last_line", regs.dma_left.equals(lit(COUNT_BITS, 1)));
+    let bus = |t: DmaTarget| io.bufs.of(t).rdata;
+    let [w_rx, x_rx, g_rx, a_rx] = rx;
+    let [pm_dw, pm_aw] = pmask;
+    let dma_rsel = m.wire_of(
+        "dma_rsel",
+        64,
+        by_target(
+            d.dma_tgt,
+            [
+                io.bufs.of(DmaTarget::Commands).rdata.e(),
+                read_lanes(w_rx, pm_dw, sel_lane(bus(DmaTarget::Weights), DW)),
+                read_lanes(x_rx, pm_dw, sel_lane(bus(DmaTarget::Activations), DW)),
+                read_lanes(g_rx, pm_dw, sel_lane(bus(DmaTarget::Gradients), DW)),
+                read_lanes(a_rx, pm_aw, sel_lane(io.a_rd, AW)),
+            ],
+            zeros(64),
         ),
-        flag_wire("dma_re", "dma_issue"),
-        flag_wire("dma_advance", id("dma_wbeat").or("dma_issue")),
-        flag_wire("dma_last_line", id("dma_left").equals(lit(COUNT_BITS, 1))),
-        wire_of(
-            "dma_rsel",
-            64,
-            by_target(
-                "dma_tgt",
-                [
-                    id("c_rdata"),
-                    read_lanes("w_rdata", "DW", sel_lane("w_rdata", "DW")),
-                    read_lanes("x_rdata", "DW", sel_lane("x_rdata", "DW")),
-                    read_lanes("g_rdata", "DW", sel_lane("g_rdata", "DW")),
-                    read_lanes("a_rd", "AW", sel_lane("a_rd", "AW")),
-                ],
-                zeros(64),
-            ),
-        ),
-        assign("m_axis_tvalid", "m_v"),
-        assign("m_axis_tdata", "m_data"),
-        assign("m_axis_tlast", "m_last"),
-    ]
+    );
+    m.assign(p.m_tvalid, regs.m_v);
+    m.assign(p.m_tdata, regs.m_data);
+    m.assign(p.m_tlast, regs.m_last);
+    ReadPipe {
+        s1_move,
+        dma_issue,
+        dma_advance,
+        dma_last_line,
+        dma_rsel,
+    }
+}
+
+/// The DMA's parts its clocked process reads: the registers (and their
+/// reset), the request checks, the read pipeline, the beat's lane step
+/// and whether it ends its line, and whether a write beat fits its word.
+struct Dma {
+    regs: DmaRegs,
+    reset: Vec<Stmt>,
+    req: Request,
+    rp: ReadPipe,
+    lane: (Net, Net),
+    beat_fits: Net,
 }
 
 /// The DMA's clocked process: start, run (advance lanes and lines, move
 /// the read pipeline, end), and the DMA error code.
-fn dma_sequencer(reset: Vec<Stmt>) -> Item {
+fn dma_sequencer(m: &mut Scope, io: &HostIo, dma: Dma, early: &Early, w: &Written) {
+    let d = io.dma;
+    let p = io.ports;
+    let Dma {
+        regs,
+        reset,
+        req,
+        rp,
+        lane: (dma_step, lane_last),
+        beat_fits,
+    } = dma;
+    let (regs, req, rp) = (&regs, &req, &rp);
+    let dma_wbeat = d.dma_wbeat;
     let code = |e: DmaError| lit(DMA_ERROR_BITS, e as u64);
     let run = vec![
-        Stmt::If {
-            cond: id("dma_advance"),
-            then: vec![if_else(
-                "lane_last",
+        when(
+            rp.dma_advance,
+            vec![if_else(
+                lane_last,
                 vec![
-                    set("dma_lane", lit(LANE_BITS, 0)),
-                    set("dma_line", id("dma_line") + lit(ADDR_BITS, 1)),
-                    set("dma_left", id("dma_left") - lit(COUNT_BITS, 1)),
+                    set(regs.dma_lane, lit(LANE_BITS, 0)),
+                    set(d.dma_line, d.dma_line + lit(ADDR_BITS, 1)),
+                    set(regs.dma_left, regs.dma_left - lit(COUNT_BITS, 1)),
                 ],
-                vec![set("dma_lane", id("dma_lane") + id("dma_step"))],
+                vec![set(regs.dma_lane, regs.dma_lane + dma_step)],
             )],
-            els: vec![],
-        },
-        Stmt::If {
-            cond: id("dma_wbeat")
-                .and(id("lane_last"))
-                .and(id("dma_last_line")),
-            then: vec![set("dma_on", lit(1, 0))],
-            els: vec![],
-        },
-        set("s1_v", id("dma_issue").or(id("s1_v").and(!id("s1_move")))),
-        Stmt::If {
-            cond: id("dma_issue"),
-            then: vec![
-                set("s1_lane", "dma_lane"),
-                set("s1_last", id("lane_last").and("dma_last_line")),
-            ],
-            els: vec![],
-        },
-        if_else(
-            "s1_move",
-            vec![
-                set("m_v", lit(1, 1)),
-                set("m_data", "dma_rsel"),
-                set("m_last", "s1_last"),
-            ],
-            vec![Stmt::If {
-                cond: id("m_axis_tready"),
-                then: vec![set("m_v", lit(1, 0))],
-                els: vec![],
-            }],
         ),
-        Stmt::If {
-            cond: id("m_v").and("m_axis_tready").and("m_last"),
-            then: vec![set("dma_on", lit(1, 0))],
-            els: vec![],
-        },
+        when(
+            dma_wbeat.and(lane_last).and(rp.dma_last_line),
+            vec![set(d.dma_on, lit(1, 0))],
+        ),
+        set(regs.s1_v, rp.dma_issue.or(regs.s1_v.and(!rp.s1_move))),
+        when(
+            rp.dma_issue,
+            vec![
+                set(regs.s1_lane, regs.dma_lane),
+                set(regs.s1_last, lane_last.and(rp.dma_last_line)),
+            ],
+        ),
+        if_else(
+            rp.s1_move,
+            vec![
+                set(regs.m_v, lit(1, 1)),
+                set(regs.m_data, rp.dma_rsel),
+                set(regs.m_last, regs.s1_last),
+            ],
+            vec![when(p.m_tready, vec![set(regs.m_v, lit(1, 0))])],
+        ),
+        when(
+            regs.m_v.and(p.m_tready).and(regs.m_last),
+            vec![set(d.dma_on, lit(1, 0))],
+        ),
     ];
     let errors = if_else(
-        "dma_req",
+        w.dma_req,
         vec![set(
-            "dma_err",
+            early.dma_err,
             cond(
-                "dma_busy_req",
+                req.dma_busy_req,
                 code(DmaError::Busy),
                 cond(
-                    "dma_bad_target",
+                    req.dma_bad_target,
                     code(DmaError::BadTarget),
                     cond(
-                        "dma_bad_range",
+                        req.dma_bad_range,
                         code(DmaError::Range),
                         lit(DMA_ERROR_BITS, 0),
                     ),
                 ),
             ),
         )],
-        vec![Stmt::If {
-            cond: id("dma_wbeat").and(!id("beat_fits")),
-            then: vec![set("dma_err", code(DmaError::Value))],
-            els: vec![],
-        }],
+        vec![when(
+            dma_wbeat.and(!beat_fits),
+            vec![set(early.dma_err, code(DmaError::Value))],
+        )],
     );
     let start = vec![
-        set("dma_on", lit(1, 1)),
-        set("dma_dir", id("s_axil_wdata").at(1)),
-        set("dma_packed", id("s_axil_wdata").at(2)),
-        set("dma_tgt", "dma_target_sel"),
-        set("dma_line", id("dma_addr_q").bits(ADDR_BITS - 1, 0)),
-        set("dma_lane", lit(LANE_BITS, 0)),
-        set("dma_left", id("dma_count_q").bits(COUNT_BITS - 1, 0)),
-        set("s1_v", lit(1, 0)),
-        set("m_v", lit(1, 0)),
-        set("m_last", lit(1, 0)),
+        set(d.dma_on, lit(1, 1)),
+        set(regs.dma_dir, p.wdata.at(1)),
+        set(d.dma_packed, p.wdata.at(2)),
+        set(d.dma_tgt, early.dma_target_sel),
+        set(d.dma_line, w.dma_addr_q.bits(ADDR_BITS - 1, 0)),
+        set(regs.dma_lane, lit(LANE_BITS, 0)),
+        set(regs.dma_left, w.dma_count_q.bits(COUNT_BITS - 1, 0)),
+        set(regs.s1_v, lit(1, 0)),
+        set(regs.m_v, lit(1, 0)),
+        set(regs.m_last, lit(1, 0)),
     ];
-    Item::Clocked(vec![if_else(
-        "rst",
+    m.clocked(vec![if_else(
+        p.rst,
         reset,
-        vec![if_else("dma_start", start, run), errors],
-    )])
+        vec![if_else(req.dma_start, start, run), errors],
+    )]);
 }
 
-fn dma() -> Vec<Item> {
-    let (regs, reset) = dma_registers();
-    let mut v = vec![Item::Comment(
-        "DMA: one buffer lane (or command word) per stream beat.".into(),
-    )];
-    v.extend(regs);
-    v.extend(dma_request());
-    v.extend(dma_lanes());
-    v.extend(dma_write_beats());
-    v.extend(dma_read_lanes());
-    v.extend(dma_write_packing());
-    v.extend(dma_read_pipeline());
-    v.push(dma_sequencer(reset));
-    v
+/// The DMA; returns `m_v` and `dma_dir` (the counters count them).
+fn dma(m: &mut Scope, io: &HostIo, consts: &Consts, w: &Written, early: &Early) -> (Net, Net) {
+    m.comment("DMA: one buffer lane (or command word) per stream beat.");
+    let (regs, reset) = dma_registers(m, io, early);
+    let req = dma_request(m, io, consts, w, early);
+    let lane = dma_lanes(m, io, consts, &regs);
+    let d = io.dma;
+    m.assign(io.ports.s_tready, d.dma_on.and(!regs.dma_dir));
+    m.define(wire_for(d.dma_wbeat, Width::bit()).init(io.ports.s_tvalid.and(io.ports.s_tready)));
+    let t = io.ports.s_tdata;
+    let fits = [(DW, d.dma_val_dw), (AW, d.dma_val_aw)].map(|(w, val)| beat_value(m, t, w, val));
+    let (pmask, rx) = dma_read_lanes(m, io, consts, &regs);
+    let beat_fits = dma_write_packing(m, io, &regs, fits, lane.0);
+    let rp = dma_read_pipeline(m, io, &regs, pmask, rx, d.dma_wbeat);
+    let m_v = regs.m_v;
+    let dma_dir = regs.dma_dir;
+    dma_sequencer(
+        m,
+        io,
+        Dma {
+            regs,
+            reset,
+            req,
+            rp,
+            lane,
+            beat_fits,
+        },
+        early,
+        w,
+    );
+    (m_v, dma_dir)
 }
 
-/// The host interface; `dense` is SHAPE's dense bit (`sysgrad_isa::host::shape::DENSE`).
-pub(super) fn items(dense: bool) -> Vec<Item> {
-    let mut v = constants();
-    v.extend(axil_write());
-    v.extend(axil_read(dense));
-    v.extend(dma());
-    v
+/// The host interface: the register file and the DMA.
+pub(super) fn build(m: &mut Scope, io: &HostIo) -> HostOut {
+    let early = Early {
+        dma_err: Net::named("dma_err"),
+        tgt_depth: Net::named("tgt_depth"),
+        dma_target_sel: Net::named("dma_target_sel"),
+    };
+    let consts = constants(m);
+    let w = axil_write(m, io, &consts);
+    axil_read(m, io, &consts, &w, &early);
+    let (m_v, dma_dir) = dma(m, io, &consts, &w, &early);
+    let d = io.dma;
+    HostOut {
+        clear_req: w.clear_req,
+        counts: HostCounts {
+            dma_wbeat: d.dma_wbeat,
+            m_v,
+            m_axis_tready: io.ports.m_tready,
+            dma_on: d.dma_on,
+            dma_dir,
+            s_axis_tvalid: io.ports.s_tvalid,
+            ctl_running: io.status.ctl_running,
+        },
+        probes: HostProbes {
+            prog_len: io.requests.prog_len,
+            dma_target_q: w.dma_target_q,
+            dma_addr_q: w.dma_addr_q,
+            dma_count_q: w.dma_count_q,
+            dma_err: early.dma_err,
+            dma_on: d.dma_on,
+            axil_wr: w.axil_wr,
+        },
+    }
 }

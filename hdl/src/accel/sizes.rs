@@ -38,38 +38,45 @@ pub(super) const WAIT_BITS: u32 = (2 * MAX_DIM).ilog2() + 1;
 pub(super) const ERROR_BITS: u32 = sysgrad_isa::error::CODE_BITS;
 
 /// `word[f]`: the field `f` of a command word.
-pub(super) fn slice(word: &str, f: Field) -> Expr {
-    id(word).bits(f.hi(), f.lo)
+pub(super) fn slice(word: Net, f: Field) -> Expr {
+    word.bits(f.hi(), f.lo)
 }
 
 /// `{pad'b0, e}`: `e` zero-extended by `pad` bits.
-pub(super) fn zext(pad: u32, e: Expr) -> Expr {
-    cat([zeros(pad as i64), e])
+pub(super) fn zext(pad: u32, e: impl Into<Expr>) -> Expr {
+    cat([zeros(pad as i64), e.into()])
 }
 
 /// The first `n` lanes set: `~({lanes{1'b1}} << n)`.
-pub(super) fn lane_mask(lanes: &str, n: &str) -> Expr {
-    !(ones(lanes) << id(n))
+pub(super) fn lane_mask(lanes: impl Into<Expr>, n: impl Into<Expr>) -> Expr {
+    !(ones(lanes) << n.into())
 }
 
 /// The low `abits` bits of `e` (a buffer address from a wider field).
-pub(super) fn low(abits: &str, e: &str) -> Expr {
-    id(e).bits(id(abits) - 1, 0)
+pub(super) fn low(abits: Const, e: Net) -> Expr {
+    e.bits(abits - 1, 0)
 }
 
 /// `a + b` in `abits` address bits.
-pub(super) fn sum(abits: &str, a: &str, b: &str) -> Expr {
+pub(super) fn sum(abits: Const, a: Net, b: Net) -> Expr {
     low(abits, a) + low(abits, b)
 }
 
 /// 1 in `abits` bits: `{{(abits-1){1'b0}}, 1'b1}` would need abits > 1.
-pub(super) fn one(abits: &str) -> Expr {
+pub(super) fn one(abits: Const) -> Expr {
     !(ones(abits) << 1)
 }
 
-/// The logical OR of `es`.
-pub(super) fn any_of(es: Vec<Expr>) -> Expr {
-    es.into_iter().reduce(|a, b| a.or(b)).expect("at least one")
+/// A localparam integer `name_I = value` and its `bits`-bit slice `name`,
+/// so that comparisons with sized nets have matching widths: both handles.
+pub(super) fn sized_const(m: &mut Scope, name: &str, bits: u32, value: Expr) -> (Const, Const) {
+    let int_name = m.localparam(&format!("{name}_I"), Width::bit(), value);
+    let sized = m.localparam(
+        name,
+        Width::of(bits as i64),
+        int_name.bits(bits as i64 - 1, 0),
+    );
+    (int_name, sized)
 }
 
 // The widths hold what they count: R + C for the largest array, and

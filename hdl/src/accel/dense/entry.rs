@@ -3,8 +3,7 @@
 //! issue engines take. The layout is [`FIELDS`]; everything else names the
 //! fields and lets this file find their bits.
 
-use super::super::sizes::*;
-use super::super::wire_of;
+use crate::accel::sizes::*;
 use crate::ir::*;
 use sysgrad_config::LR_SHIFT_BITS;
 
@@ -54,23 +53,51 @@ impl Kind {
 
 const _: () = assert!(Kind::ALL.len() <= 1 << Kind::BITS);
 
+/// A field of an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Field {
+    Kind,
+    W0,
+    XAddr,
+    Swap,
+    Evict,
+    EvictLr,
+    First,
+    FirstLr,
+}
+
+impl Field {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Field::Kind => "kind",
+            Field::W0 => "w0",
+            Field::XAddr => "x_addr",
+            Field::Swap => "swap",
+            Field::Evict => "evict",
+            Field::EvictLr => "evict_lr",
+            Field::First => "first",
+            Field::FirstLr => "first_lr",
+        }
+    }
+}
+
 /// The entry's fields, most significant first: the kind, the command's
 /// word 0 and BACKWARD's x address, and the decoder's marks (swap; evict
 /// with update and its lr; update first and its lr).
-pub(super) const FIELDS: [(&str, u32); 8] = [
-    ("kind", Kind::BITS),
-    ("w0", WORD),
-    ("x_addr", ADDR_BITS),
-    ("swap", 1),
-    ("evict", 1),
-    ("evict_lr", LR_SHIFT_BITS),
-    ("first", 1),
-    ("first_lr", LR_SHIFT_BITS),
+pub(super) const FIELDS: [(Field, u32); 8] = [
+    (Field::Kind, Kind::BITS),
+    (Field::W0, WORD),
+    (Field::XAddr, ADDR_BITS),
+    (Field::Swap, 1),
+    (Field::Evict, 1),
+    (Field::EvictLr, LR_SHIFT_BITS),
+    (Field::First, 1),
+    (Field::FirstLr, LR_SHIFT_BITS),
 ];
 
-/// The fields' names, in [`FIELDS`] order.
-pub(super) const FIELD_NAMES: [&str; 8] = {
-    let mut names = [""; 8];
+/// Every field, in [`FIELDS`] order.
+pub(super) const ALL_FIELDS: [Field; 8] = {
+    let mut names = [Field::Kind; 8];
     let mut i = 0;
     while i < FIELDS.len() {
         names[i] = FIELDS[i].0;
@@ -90,48 +117,68 @@ pub(super) const BITS: u32 = {
     total
 };
 
-fn width(name: &str) -> u32 {
-    FIELDS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .unwrap_or_else(|| panic!("no entry field {name}"))
-        .1
+/// The `<prefix>_<field>` wires of an unpacked entry.
+pub(super) struct Unpacked(Vec<(Field, Net)>);
+
+impl Unpacked {
+    pub fn get(&self, f: Field) -> Net {
+        self.0
+            .iter()
+            .find(|(g, _)| *g == f)
+            .unwrap_or_else(|| panic!("entry field {} not unpacked", f.name()))
+            .1
+    }
 }
 
-/// `<prefix>_<field>` wires unpacking the fields `used` of the entry `reg`.
-pub(super) fn unpack(prefix: &str, reg: &str, used: &[&str]) -> Vec<Item> {
+/// `<prefix>_<field>` wires unpacking the fields `used` of the entry
+/// `reg`; with `partly_used` each is followed by its `_unused` copy.
+pub(super) fn unpack(
+    m: &mut Scope,
+    prefix: &str,
+    reg: Net,
+    used: &[Field],
+    partly_used: bool,
+) -> Unpacked {
     let mut lsb = BITS;
-    FIELDS
-        .iter()
-        .filter_map(|(name, bits)| {
-            lsb -= bits;
-            if !used.contains(name) {
-                return None;
-            }
-            let net = format!("{prefix}_{name}");
-            let value = if *bits == 1 {
-                id(reg).at(lsb as i64)
-            } else {
-                id(reg).bits((lsb + bits - 1) as i64, lsb as i64)
-            };
-            Some(wire_of(&net, *bits as i64, value))
-        })
-        .collect()
+    let mut nets = Vec::new();
+    for (field, bits) in FIELDS {
+        lsb -= bits;
+        if !used.contains(&field) {
+            continue;
+        }
+        let value = if bits == 1 {
+            reg.at(lsb as i64)
+        } else {
+            reg.bits((lsb + bits - 1) as i64, lsb as i64)
+        };
+        let d = wire(
+            &format!("{prefix}_{}", field.name()),
+            Width::of(bits as i64),
+        )
+        .init(value);
+        let net = if partly_used {
+            m.partly_used(d)
+        } else {
+            m.add(d)
+        };
+        nets.push((field, net));
+    }
+    Unpacked(nets)
 }
 
 /// An entry of kind `kind` with the fields `set` names (others 0).
-pub(super) fn pack(kind: Kind, set: &[(&str, Expr)]) -> Expr {
-    for (name, _) in set {
-        assert!(*name != "kind" && width(name) > 0, "entry field {name}");
+pub(super) fn pack(kinds: &Enum<Kind>, kind: Kind, set: &[(Field, Expr)]) -> Expr {
+    for (f, _) in set {
+        assert!(*f != Field::Kind, "an entry's kind is its own argument");
     }
     let parts: Vec<Expr> = FIELDS
         .iter()
-        .map(|(name, bits)| {
-            if *name == "kind" {
-                return id(kind.name());
+        .map(|(field, bits)| {
+            if *field == Field::Kind {
+                return kinds.of(kind).e();
             }
             set.iter()
-                .find(|(n, _)| n == name)
+                .find(|(n, _)| n == field)
                 .map_or_else(|| lit(*bits, 0), |(_, e)| e.clone())
         })
         .collect();
@@ -139,11 +186,6 @@ pub(super) fn pack(kind: Kind, set: &[(&str, Expr)]) -> Expr {
 }
 
 /// `K_*`: the kind codes (each kind's place in [`Kind::ALL`]).
-pub(super) fn constants() -> Vec<Item> {
-    super::enum_constants(&Kind::ALL.map(Kind::name), Kind::BITS)
-}
-
-/// `<prefix>_kind == k`.
-pub(super) fn kind_is(prefix: &str, k: Kind) -> Expr {
-    id(&format!("{prefix}_kind")).equals(k.name())
+pub(super) fn constants(m: &mut Scope) -> Enum<Kind> {
+    Enum::declare(m, &Kind::ALL, Kind::name, Kind::BITS)
 }

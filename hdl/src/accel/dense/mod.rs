@@ -12,60 +12,56 @@ mod engines;
 mod entry;
 mod outputs;
 
-use super::control::{command_constants, mode_constants};
+use crate::accel::commands::command_constants;
+use crate::accel::io::{Built, Controller, ControllerIo, Status};
+use crate::accel::results::AccRead;
+use crate::array::core::mode_constants;
 use crate::ir::*;
 use sysgrad_isa::Mode;
 
-pub(in crate::accel) use counts::increment;
+/// The dense controller.
+pub(crate) struct DenseController;
 
-/// Localparams `names[i] = i` in `bits` bits: the codes of a state.
-fn enum_constants(names: &[&str], bits: u32) -> Vec<Item> {
-    assert!(names.len() <= 1 << bits, "{names:?} in {bits} bits");
-    names
-        .iter()
-        .enumerate()
-        .map(|(code, name)| localparam(name, Width::of(bits as i64), lit(bits, code as u64)))
-        .collect()
-}
-
-/// `items`, each net followed by a `<net>_unused` copy: nets that hold a
-/// whole command field (16-bit line addresses, the 64-bit word) of which
-/// the buffers or the engines use only some bits. Verilator's default
-/// `--unused-regexp` exempts `*_unused`, so the rest of the design stays
-/// checked without a waiver.
-pub(super) fn partly_used(items: Vec<Item>) -> Vec<Item> {
-    let mut v = Vec::new();
-    for item in items {
-        let sink = match &item {
-            Item::Net(n) => Some(
-                wire(&format!("{}_unused", n.name), n.width.clone())
-                    .init(id(&n.name))
-                    .item(),
-            ),
-            _ => None,
-        };
-        v.push(item);
-        v.extend(sink);
+impl Controller for DenseController {
+    fn shape_bits(&self) -> (bool, Expr) {
+        // A dense array has no multiplier register (and no MUL_REG).
+        (true, lit(1, 0))
     }
-    v
-}
 
-pub(super) fn items() -> Vec<Item> {
-    let mut v = vec![Item::Comment(
-        "Dense controller: modes, opcodes, error codes, entry kinds and engine states.".into(),
-    )];
-    // The array's modes (IDLE, UPDATE, DRAIN, STREAM) and the waves' ops.
-    v.extend(mode_constants(
-        &[Mode::DENSE.as_slice(), Mode::WAVE_OPS.as_slice()].concat(),
-    ));
-    // The dense PE has no multiplier register (ArrayConfig refuses one).
-    v.extend(command_constants(
-        sysgrad_isa::timing::RESULT_LATENCY.without_product_stages(),
-    ));
-    v.extend(entry::constants());
-    v.extend(engines::constants());
-    v.extend(decoder::items());
-    v.extend(engines::items());
-    v.extend(outputs::items());
-    v
+    fn build(&self, m: &mut Scope, io: &ControllerIo) -> Built {
+        m.comment("Dense controller: modes, opcodes, error codes, entry kinds and engine states.");
+        // The array's modes (IDLE, UPDATE, DRAIN, STREAM) and the waves' ops.
+        let modes = mode_constants(
+            m,
+            &[Mode::DENSE.as_slice(), Mode::WAVE_OPS.as_slice()].concat(),
+        );
+        // The dense PE has no multiplier register (ArrayConfig refuses one).
+        let cmd = command_constants(
+            m,
+            sysgrad_isa::timing::RESULT_LATENCY.without_product_stages(),
+            io.la,
+        );
+        let kinds = entry::constants(m);
+        let states = engines::constants(m);
+        let dec = decoder::build(m, io, &cmd, &kinds);
+        let eng = engines::build(m, io, &dec, &kinds, &states, &modes, &cmd);
+        let acc = AccRead::named();
+        let out = outputs::build(m, io, &eng, &states, &modes, &cmd, &acc);
+        let status = Status {
+            ctl_running: dec.ctl_running,
+            err_code: dec.err_code,
+            stop_pc: dec.stop_pc,
+            faulted: dec.faulted,
+            halted: dec.halted,
+        };
+        let shape = [cmd.max_m, cmd.max_k, cmd.acc_lanes];
+        let counted = counts::Counted::of(&dec, &eng, &out, &modes, &cmd);
+        Built {
+            status,
+            acc,
+            shape,
+            counts: Box::new(move |c| counted.increment(c)),
+            probes: Err("the formal properties cover the `none` controller; the dense controller has none yet"),
+        }
+    }
 }

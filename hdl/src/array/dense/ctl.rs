@@ -4,17 +4,15 @@
 //! module texts do not depend on R.
 
 use crate::ir::*;
+use crate::params::RB;
 use sysgrad_isa::wave::WaveField;
-
-/// The parameter naming the width of a load row.
-pub const RB: &str = "RB";
 
 /// `RB + k`, or just one of them where the other is 0.
 fn rb_plus(rb: bool, k: u32) -> Expr {
     match (rb, k) {
         (false, k) => int(k.into()),
-        (true, 0) => id(RB),
-        (true, k) => id(RB) + int(k.into()),
+        (true, 0) => RB.e(),
+        (true, k) => RB + int(k.into()),
     }
 }
 
@@ -70,14 +68,14 @@ mod tests {
 
     #[test]
     fn fields_are_selected_from_the_bottom_up() {
-        let c = id("c_in");
+        let c = Net::named("c_in").e();
         assert_eq!(word_bits().to_string(), "RB + 12");
         assert_eq!(field(&c, WaveField::LoadRow).to_string(), "c_in[0 +: RB]");
         assert_eq!(field(&c, WaveField::Load).to_string(), "c_in[RB]");
         assert_eq!(field(&c, WaveField::Lr).to_string(), "c_in[RB+1 +: 6]");
         assert_eq!(field(&c, WaveField::Op).to_string(), "c_in[RB+9 +: 3]");
         assert_eq!(
-            pack(|f| id(f.port())).to_string(),
+            pack(|f| Net::named(f.port()).e()).to_string(),
             "{wave_op, wave_swap, wave_update, lr_shift, wave_load, wave_load_row}"
         );
     }

@@ -1,0 +1,440 @@
+//! The `none` controller's sequencer: fetches command words, checks a
+//! command completely in its last decode cycle (`docs/COMMANDS.md`,
+//! Errors), then sequences its execute cycles, driving the array's inputs
+//! exactly as the emulator's `Driver` does.
+//!
+//! This file holds the sequencer: fetch, checks, the execute counter and
+//! the *next-cycle* view (`read_ahead`, `nx_t`, `nx_pass`) from which the
+//! datapath issues every registered buffer read one cycle ahead; the
+//! command memory is read at `pc + 1` in each decode cycle.
+
+use crate::accel::commands::*;
+use crate::accel::io::ControllerIo;
+use crate::accel::sizes::*;
+use crate::array::core::{mode_constants, Modes};
+use crate::ir::*;
+use crate::params::{C, R};
+use sysgrad_isa::command::opcode;
+use sysgrad_isa::host::DmaTarget;
+use sysgrad_isa::mode::MODE_BITS;
+use sysgrad_isa::timing::{self, Cycles};
+use sysgrad_isa::{BackwardMode, Mode};
+
+/// The sequencer's states: stopped, decoding word 0 or word 1 of a
+/// command, executing it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Stop,
+    Dec,
+    Dec2,
+    Exec,
+}
+
+impl State {
+    const ALL: [State; 4] = [State::Stop, State::Dec, State::Dec2, State::Exec];
+    const BITS: u32 = 2;
+    fn name(self) -> &'static str {
+        match self {
+            State::Stop => "S_STOP",
+            State::Dec => "S_DEC",
+            State::Dec2 => "S_DEC2",
+            State::Exec => "S_EXEC",
+        }
+    }
+}
+
+/// The controller's constants.
+pub(super) struct Consts {
+    states: Enum<State>,
+    pub modes: Modes,
+    pub cmd: CommandConsts,
+    load_len: Const,
+    pub last_row: Const,
+    pub last_col: Const,
+    pass_extra: Const,
+    drain_len: Const,
+    update_len: Const,
+}
+
+/// The sequencer's registers.
+pub(super) struct Regs {
+    pub ctl_state: Net,
+    pub pc: Net,
+    pub cmd_q: Net,
+    pub cmd2_q: Net,
+    pub ex_t: Net,
+    pub ex_end: Net,
+    pub ex_pass: Net,
+    pub halted: Net,
+    pub faulted: Net,
+    pub err_code: Net,
+    pub stop_pc: Net,
+    pub res_valid: Net,
+    pub res_dirty: Net,
+    pub res_addr: Net,
+    pub res_m: Net,
+    pub res_k: Net,
+    pub res_mk: Net,
+    reset: Vec<Stmt>,
+}
+
+/// The sequencer, as the datapath and the counters read it.
+pub(super) struct Seq {
+    pub consts: Consts,
+    pub regs: Regs,
+    pub ctl_running: Net,
+    pub in_dec: Net,
+    pub in_dec2: Net,
+    pub in_exec: Net,
+    pub fields: Fields,
+    pub checks: Checks,
+    pub outcome: Outcome,
+    pub exec_begin: Net,
+    pub ex_len: Net,
+    pub seq_more: Net,
+    pub ex_done: Net,
+    pub read_ahead: Net,
+    pub nx_t: Net,
+    pub pass_mode: Net,
+    pub nx_pass_mode: Net,
+}
+
+impl Seq {
+    pub fn is(&self, op: u8) -> Net {
+        self.fields.is(op)
+    }
+    pub fn mode(&self, m: Mode) -> Const {
+        self.consts.modes.of(m)
+    }
+}
+
+/// The execute length of a command with the cost `c` and stream length
+/// `len` (`STEP_BITS` wide): the named fixed part, plus `len` if the cost
+/// grows with N.
+fn length(c: Cycles, fixed: Option<Const>, len: Expr) -> Expr {
+    let named = || fixed.expect("a localparam for a fixed part");
+    match (c.n_coef, fixed_part(c)) {
+        (0, _) => named().e(),
+        (1, Expr::Int(0)) => len,
+        (1, _) => len + named(),
+        (k, _) => unreachable!("no command costs {k} cycles per column"),
+    }
+}
+
+fn constants(m: &mut Scope, la: Const) -> Consts {
+    m.comment("Controller states, opcodes, modes, error codes.");
+    let states = Enum::declare(m, &State::ALL, State::name, State::BITS);
+    let modes = mode_constants(m, &Mode::ALL);
+    let cmd = command_constants(m, timing::RESULT_LATENCY, la);
+    Consts {
+        states,
+        modes,
+        cmd,
+        load_len: cycles_const(m, "LOAD_LEN", STEP_BITS, timing::LOAD).1,
+        last_row: sized_const(m, "LAST_ROW", STEP_BITS, R - 1).1,
+        last_col: sized_const(m, "LAST_COL", STEP_BITS, C - 1).1,
+        pass_extra: cycles_const(m, "PASS_EXTRA", STEP_BITS, timing::PASS).1,
+        drain_len: cycles_const(m, "DRAIN_LEN", STEP_BITS, timing::DRAIN).1,
+        update_len: cycles_const(m, "UPDATE_LEN", STEP_BITS, timing::UPDATE).1,
+    }
+}
+
+/// The sequencer's registers and the resident weight tile.
+fn state_registers(m: &mut Scope) -> Regs {
+    let bits = |b: u32| int(b as i64);
+    let (
+        [ctl_state, pc, cmd_q, cmd2_q, ex_t, ex_end, ex_pass, halted, faulted, err_code, stop_pc, res_valid, res_dirty, res_addr, res_m, res_k, res_mk],
+        reset,
+    ) = m.registers([
+        ("ctl_state", bits(State::BITS)),
+        ("pc", bits(PC_BITS)),
+        ("cmd_q", bits(WORD)),
+        ("cmd2_q", bits(WORD)),
+        ("ex_t", bits(STEP_BITS)),
+        ("ex_end", bits(STEP_BITS)),
+        ("ex_pass", int(1)),
+        ("halted", int(1)),
+        ("faulted", int(1)),
+        ("err_code", bits(ERROR_BITS)),
+        ("stop_pc", bits(PC_BITS)),
+        ("res_valid", int(1)),
+        ("res_dirty", int(1)),
+        ("res_addr", bits(ADDR_BITS)),
+        ("res_m", bits(TILE_BITS)),
+        ("res_k", bits(TILE_BITS)),
+        ("res_mk", bits(TILE_AREA_BITS)),
+    ]);
+    Regs {
+        ctl_state,
+        pc,
+        cmd_q,
+        cmd2_q,
+        ex_t,
+        ex_end,
+        ex_pass,
+        halted,
+        faulted,
+        err_code,
+        stop_pc,
+        res_valid,
+        res_dirty,
+        res_addr,
+        res_m,
+        res_k,
+        res_mk,
+        reset,
+    }
+}
+
+/// The execute length of the decoded command (`docs/COMMANDS.md`, Cycles).
+fn execute_length(f: &Fields, c: &Consts) -> Expr {
+    let len = || zext(1, f.f_len);
+    let is = |op: u8| f.is(op);
+    cond(
+        is(opcode::LOAD_W).or(is(opcode::FLUSH_W)),
+        length(timing::LOAD, Some(c.load_len), len()),
+        cond(
+            is(opcode::FORWARD).or(is(opcode::BACKWARD)),
+            length(timing::PASS, Some(c.pass_extra), len()),
+            cond(
+                is(opcode::DRAIN),
+                length(timing::DRAIN, Some(c.drain_len), len()),
+                cond(
+                    is(opcode::UPDATE),
+                    length(timing::UPDATE, Some(c.update_len), len()),
+                    length(timing::REQUANT, None, len()),
+                ),
+            ),
+        ),
+    )
+}
+
+/// Constants, state, the command's fields and checks, and the
+/// sequencing nets: everything of the sequencer but its clocked process.
+pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
+    let consts = constants(m, io.la);
+    let state = |s: State| consts.states.of(s);
+    m.comment("Sequencer state and the resident weight tile.");
+    let regs = state_registers(m);
+    let ctl_running = m.flag("ctl_running", regs.ctl_state.differs(state(State::Stop)));
+    let in_dec = m.flag("in_dec", regs.ctl_state.equals(state(State::Dec)));
+    let in_dec2 = m.flag("in_dec2", regs.ctl_state.equals(state(State::Dec2)));
+    let in_exec = m.flag("in_exec", regs.ctl_state.equals(state(State::Exec)));
+    let src = WordSource {
+        in_dec,
+        in_dec2,
+        c_rdata: io.bufs.of(DmaTarget::Commands).rdata,
+        cmd_q: regs.cmd_q,
+        cmd2_q: regs.cmd2_q,
+    };
+    let fields = fields(m, &src, &consts.cmd);
+    let resident = Resident {
+        valid: regs.res_valid,
+        dirty: regs.res_dirty,
+        addr: regs.res_addr,
+        m: regs.res_m,
+        k: regs.res_k,
+    };
+    let checks = checks(
+        m,
+        &CheckIn {
+            fields: &fields,
+            consts: &consts.cmd,
+            resident: &resident,
+            pc: regs.pc,
+            prog_len: io.requests.prog_len,
+            in_dec,
+            in_dec2,
+        },
+    );
+    let step = |k: u64| lit(STEP_BITS, k);
+    m.comment("Sequencing: decode ends, execute length, the next cycle's view.");
+    let outcome = decode_outcome(m, in_dec, in_dec2, &fields, &checks);
+    let is = |op: u8| fields.is(op);
+    let exec_begin = m.flag(
+        "exec_begin",
+        outcome.dec_go.and(!is(opcode::SYNC)).and(!is(opcode::HALT)),
+    );
+    let ex_len = m.wire_of("ex_len", STEP_BITS, execute_length(&fields, &consts));
+    // The last step, against a register set as execution begins: the
+    // length is a function of the command, and computing it from the
+    // command word every cycle put the decoder in front of every
+    // buffer read enable (the accelerator's critical path).
+    let ex_last = m.flag("ex_last", in_exec.and(regs.ex_t.equals(regs.ex_end)));
+    let seq_more = m.flag(
+        "seq_more",
+        ex_last
+            .and(is(opcode::BACKWARD))
+            .and(fields.mode_is(BackwardMode::Sequential))
+            .and(!regs.ex_pass),
+    );
+    let ex_done = m.flag("ex_done", ex_last.and(!seq_more));
+    // Buffer reads are issued one cycle ahead, from the next cycle's
+    // view below. A read has no effect, so the first line of a stream
+    // is read in every decode cycle without waiting for the checks
+    // (a command that faults, or reads nothing, ignores what it
+    // returns): the checks reach no read enable, and were the
+    // accelerator's critical path when they did.
+    let read_ahead = m.flag(
+        "read_ahead",
+        any_of(vec![in_dec.e(), in_dec2.e(), in_exec.and(!ex_done)]),
+    );
+    let nx_t = m.wire_of(
+        "nx_t",
+        STEP_BITS,
+        cond(in_exec.and(!ex_last), regs.ex_t + step(1), step(0)),
+    );
+    let nx_pass = m.flag("nx_pass", in_exec.and(regs.ex_pass.or(ex_last)));
+    let pass_mode = m.wire_of(
+        "pass_mode",
+        MODE_BITS,
+        pass_mode_of(&consts.modes, fields.f_mode, regs.ex_pass),
+    );
+    let nx_pass_mode = m.wire_of(
+        "nx_pass_mode",
+        MODE_BITS,
+        pass_mode_of(&consts.modes, fields.f_mode, nx_pass),
+    );
+    Seq {
+        consts,
+        regs,
+        ctl_running,
+        in_dec,
+        in_dec2,
+        in_exec,
+        fields,
+        checks,
+        outcome,
+        exec_begin,
+        ex_len,
+        seq_more,
+        ex_done,
+        read_ahead,
+        nx_t,
+        pass_mode,
+        nx_pass_mode,
+    }
+}
+
+/// What a decode cycle does: latch the word, then stop (fault, HALT),
+/// step over a SYNC, start executing, or go on to the second word.
+fn decode_step(s: &Seq) -> Stmt {
+    let r = &s.regs;
+    let state = |st: State| s.consts.states.of(st);
+    let pc_plus = |k: u64| r.pc + lit(PC_BITS, k);
+    let stop = |flag: Net, extra: Vec<Stmt>| {
+        let mut v = vec![set(r.ctl_state, state(State::Stop)), set(flag, lit(1, 1))];
+        v.extend(extra);
+        v.push(set(r.stop_pc, r.pc));
+        v
+    };
+    if_else(
+        s.outcome.dec_fault,
+        stop(r.faulted, vec![set(r.err_code, s.checks.dec_err)]),
+        vec![if_else(
+            s.outcome.dec_go,
+            vec![if_else(
+                s.is(opcode::HALT),
+                stop(r.halted, vec![]),
+                vec![if_else(
+                    s.is(opcode::SYNC),
+                    vec![set(r.pc, pc_plus(1))],
+                    vec![
+                        set(r.ctl_state, state(State::Exec)),
+                        set(r.ex_t, lit(STEP_BITS, 0)),
+                        set(r.ex_end, s.ex_len - lit(STEP_BITS, 1)),
+                        set(r.ex_pass, lit(1, 0)),
+                    ],
+                )],
+            )],
+            vec![if_else(
+                s.in_dec,
+                vec![set(r.ctl_state, state(State::Dec2))],
+                vec![execute_step(s)],
+            )],
+        )],
+    )
+}
+
+/// What an execute cycle does: the next pass of a SEQUENTIAL BACKWARD, the
+/// next command's decode, or the next step.
+fn execute_step(s: &Seq) -> Stmt {
+    let r = &s.regs;
+    let s_dec = s.consts.states.of(State::Dec);
+    let step = |k: u64| lit(STEP_BITS, k);
+    // BACKWARD is the only two-word command (`sysgrad_isa`'s tests).
+    let backward_words = sysgrad_isa::command::format(opcode::BACKWARD)
+        .expect("a format")
+        .words() as u64;
+    if_else(
+        s.seq_more,
+        vec![set(r.ex_t, step(0)), set(r.ex_pass, lit(1, 1))],
+        vec![if_else(
+            s.ex_done,
+            vec![
+                set(r.ctl_state, s_dec),
+                set(
+                    r.pc,
+                    r.pc + cond(
+                        s.is(opcode::BACKWARD),
+                        lit(PC_BITS, backward_words),
+                        lit(PC_BITS, 1),
+                    ),
+                ),
+            ],
+            vec![set(r.ex_t, r.ex_t + step(1))],
+        )],
+    )
+}
+
+/// The resident tile after a command that changes it.
+fn resident_update(s: &Seq) -> Stmt {
+    let (r, f) = (&s.regs, &s.fields);
+    let tile_area =
+        zext(TILE_AREA_BITS - TILE_BITS, f.f_m) * zext(TILE_AREA_BITS - TILE_BITS, f.f_k);
+    when(
+        s.ex_done,
+        vec![
+            when(
+                s.is(opcode::LOAD_W),
+                vec![
+                    set(r.res_valid, lit(1, 1)),
+                    set(r.res_dirty, lit(1, 0)),
+                    set(r.res_addr, f.f_addr_a),
+                    set(r.res_m, f.f_m),
+                    set(r.res_k, f.f_k),
+                    set(r.res_mk, tile_area),
+                ],
+            ),
+            when(
+                s.is(opcode::FLUSH_W),
+                vec![set(r.res_valid, lit(1, 0)), set(r.res_dirty, lit(1, 0))],
+            ),
+            when(s.is(opcode::UPDATE), vec![set(r.res_dirty, lit(1, 1))]),
+        ],
+    )
+}
+
+/// The sequencer's clocked process.
+pub(super) fn fsm(m: &mut Scope, io: &ControllerIo, s: &Seq) {
+    let r = &s.regs;
+    let s_dec = s.consts.states.of(State::Dec);
+    let c_rdata = io.bufs.of(DmaTarget::Commands).rdata;
+    let running = vec![
+        when(s.in_dec, vec![set(r.cmd_q, c_rdata)]),
+        when(s.in_dec2, vec![set(r.cmd2_q, c_rdata)]),
+        decode_step(s),
+    ];
+    let stopped = vec![when(
+        io.requests.start_req,
+        vec![
+            set(r.ctl_state, s_dec),
+            set(r.pc, lit(PC_BITS, 0)),
+            set(r.halted, lit(1, 0)),
+            set(r.faulted, lit(1, 0)),
+            set(r.err_code, lit(ERROR_BITS, 0)),
+        ],
+    )];
+    let live = vec![if_else(s.ctl_running, running, stopped), resident_update(s)];
+    m.clocked(vec![if_else(io.rst, r.reset.clone(), live)]);
+}

@@ -1,0 +1,182 @@
+//! The number format's seam: every arithmetic unit the PEs and the
+//! accelerator emit (the saturating accumulate, the multipliers, the SGD
+//! update, deferred saturation's clamps and exact sums, REQUANT) goes
+//! through one trait, [`Arithmetic`]. The PEs build the dataflow around
+//! the units (which register takes which product in which mode); the
+//! format decides what a product, a sum and an update are.
+//!
+//! Today there is one format, [`fixed::Fixed`] (two's-complement fixed point,
+//! `docs/ARCHITECTURE.md`, Number format). A floating-point format (bf16
+//! or FP8 data with fp32 accumulators, say) is a second implementation:
+//!
+//! 1. a type `Float` implementing [`Arithmetic`] in a file of its own
+//!    beside `fixed.rs` (the two never import each other; what they share
+//!    goes into this file);
+//! 2. its units declare the same outputs the PEs read ([`Products`],
+//!    [`SgdNets`], [`Deferred`]), with its own rounding and overflow rules
+//!    (an accumulate that rounds to fp32 instead of saturating, a
+//!    REQUANT that converts fp32 to the data format);
+//! 3. `crate::design::variant` chooses it for a configuration whose
+//!    `[format]` names it;
+//!    nothing in the PEs, the arrays or the controllers changes, and the
+//!    emulator gets the same format as its own implementation, so the
+//!    co-simulation compares the two.
+
+pub(crate) mod fixed;
+
+use crate::ir::*;
+
+/// What the multipliers compute with: the weight, the data inputs and
+/// the conditions that choose the operands (FWD, dX or dW work in this
+/// cycle). The `none` PE decodes them from the global mode, the dense PE
+/// from the wave it takes.
+pub(crate) struct MulOperands {
+    /// What chooses the one multiplier's operands, for its comment.
+    pub chooser: &'static str,
+    pub weight: Expr,
+    /// The x input (`x_in`) and the dy input (`d_in`).
+    pub x: Net,
+    pub d: Net,
+    pub fwd: Expr,
+    pub dx: Expr,
+    pub dw: Expr,
+}
+
+/// The products in the accumulators' format: for the dX/forward sum
+/// (`p_dx`) and the dW accumulation (`p_dw`).
+pub(crate) struct Products {
+    pub p_dx: Net,
+    pub p_dw: Net,
+}
+
+/// What an SGD unit subtracts from `w` instead of its own step: a signed
+/// value and its width (at least DW+2 bits, so that the difference is
+/// exact).
+pub(crate) struct Subtrahend {
+    pub value: Expr,
+    pub width: Expr,
+}
+
+/// One SGD unit: `w - round_shift(dw, FRAC + lr)`, its nets named
+/// `<prefix>...`.
+pub(crate) struct Sgd<'a> {
+    pub prefix: &'a str,
+    pub w: Expr,
+    pub dw: Expr,
+    pub lr: Expr,
+    pub comment: &'a str,
+    /// Subtract this instead of the unit's own step (the second cycle of
+    /// a split update).
+    pub subtrahend: Option<Subtrahend>,
+    /// Saturate the difference to the data width (`w_next`); without,
+    /// stop at the exact difference (`w_diff`), which a
+    /// deferred-saturation `w` keeps.
+    pub saturate: bool,
+}
+
+/// The nets an SGD unit declares that its PE reads.
+pub(crate) struct SgdNets {
+    /// The rounded step.
+    pub dw_step: Net,
+    /// The exact difference.
+    pub w_diff: Net,
+    /// The difference saturated to the data width, if asked for.
+    pub w_next: Option<Net>,
+}
+
+/// The constants the first SGD unit of a module declares and the others
+/// share.
+pub(crate) struct SgdShared {
+    pub(crate) frac7: Const,
+    pub(crate) aw7: Const,
+    pub(crate) lr_k: Const,
+    pub(crate) one: Net,
+}
+
+/// The PE nets deferred saturation reads and writes.
+pub(crate) struct DeferredIn {
+    /// The accumulator registers `psv`, `psh`, `dw` and the weight `w`.
+    pub psv: Net,
+    pub psh: Net,
+    pub dw: Net,
+    pub w: Net,
+    /// The neighbour inputs.
+    pub w_in: Net,
+    pub psv_in: Net,
+    pub psh_in: Net,
+    pub dw_in: Net,
+    /// What the adders take (products or product registers).
+    pub add_sum: Net,
+    pub add_dw: Net,
+}
+
+/// Deferred saturation's nets: each wide register as its readers take it
+/// (`<r>_sat`), and the exact values the registers load. The PE reads
+/// `w_sat` before the unit is built (its multipliers come first), so the
+/// handles exist before their declarations ([`Deferred::named`]).
+pub(crate) struct Deferred {
+    pub psv_sat: Net,
+    pub psh_sat: Net,
+    pub dw_sat: Net,
+    pub w_sat: Net,
+    /// `w_in` widened to the register.
+    pub w_north: Net,
+    pub psv_sum: Net,
+    pub psh_sum: Net,
+    pub dw_sum: Net,
+    /// `dw_in` widened to the register (DRAIN).
+    pub dw_west: Net,
+}
+
+impl Deferred {
+    pub fn named() -> Deferred {
+        Deferred {
+            psv_sat: Net::named("psv_sat"),
+            psh_sat: Net::named("psh_sat"),
+            dw_sat: Net::named("dw_sat"),
+            w_sat: Net::named("w_sat"),
+            w_north: Net::named("w_north"),
+            psv_sum: Net::named("psv_sum"),
+            psh_sum: Net::named("psh_sum"),
+            dw_sum: Net::named("dw_sum"),
+            dw_west: Net::named("dw_west"),
+        }
+    }
+}
+
+/// The arithmetic of one number format (see the module documentation).
+pub(crate) trait Arithmetic {
+    /// Declares the accumulate function (`a + b` in the accumulator
+    /// format) in `m` and returns it for its calls.
+    fn accumulate(&self, m: &mut Scope) -> Function;
+    /// The multipliers of a PE.
+    fn multipliers(&self, m: &mut Scope, ops: MulOperands) -> Products;
+    /// One SGD unit; the first of a module (`shared` empty) declares the
+    /// constants the others share.
+    fn sgd_unit(&self, m: &mut Scope, unit: Sgd, shared: &mut Option<SgdShared>) -> SgdNets;
+    /// The SGD step `dw_step` narrowed to the width an update's second
+    /// cycle subtracts (`step_q`): a larger step saturates the weight
+    /// alike.
+    fn step_clamp(&self, m: &mut Scope, dw_step: Net) -> Net;
+    /// `step_q` widened to an accumulator (the product register that
+    /// carries it to the update's second cycle).
+    fn step_to_accumulator(&self, step_q: Net) -> Expr;
+    /// The subtrahend of an update's second cycle from the product
+    /// register `prod_dw` that carried `step_q`: its step bits with one
+    /// more sign bit.
+    fn carried_subtrahend(&self, prod_dw: Net) -> Expr;
+    /// The subtrahend of a one-cycle update of a deferred-saturation PE:
+    /// `step_q` with one more sign bit.
+    fn narrow_subtrahend(&self, step_q: Net) -> Expr;
+    /// The subtrahend of a one-cycle update: the full step `dw_step`.
+    fn full_subtrahend(&self, dw_step: Net) -> Expr;
+    /// The product `p` a valid dW stream adds, else nothing.
+    fn product_or_zero(&self, valid: Net, p: Net) -> Expr;
+    /// Deferred saturation (`array.deferred_saturation`): registers hold
+    /// exact values, clamped where read.
+    fn deferred(&self, m: &mut Scope, regs: DeferredIn, out: &Deferred);
+    /// The widths of a deferred-saturation PE's accumulators and weight.
+    fn deferred_widths(&self) -> (Expr, Expr);
+    /// `sa_requant`: one lane of REQUANT, accumulator to data.
+    fn requant(&self) -> Module;
+}
