@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates every measured figure in README.md and workloads/README.md:
+# Regenerates every measured figure of the Markdown pages (README.md,
+# docs/**, every page with a figure block: docs/TESTING.md, "Figures"):
 # each sits between `<!-- figure KIND: COMMAND -->` and `<!-- /figure -->`
 # and is replaced by the output of COMMAND (see `sysgrad figures --help`).
 #
@@ -24,4 +25,4 @@ case "${1:-}" in
   *) echo "usage: scripts/figures.sh [--no-slow]" >&2; exit 2 ;;
 esac
 cargo build --release
-target/release/sysgrad figures --write --kinds "$kinds" README.md workloads/README.md
+target/release/sysgrad figures --write --kinds "$kinds"
