@@ -276,7 +276,10 @@ fn shown_output<'a>(figure: &Figure, output: &'a str) -> Result<Vec<&'a str>, St
     let lines: Vec<&str> = output.lines().map(str::trim_end).collect();
     let Some((first, last)) = figure.lines else {
         let start = lines.iter().position(|l| !l.is_empty()).unwrap_or(0);
-        let end = lines.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);
+        let end = lines
+            .iter()
+            .rposition(|l| !l.is_empty())
+            .map_or(0, |i| i + 1);
         return Ok(lines[start..end.max(start)].to_vec());
     };
     let text: Vec<&str> = lines.into_iter().filter(|l| !l.is_empty()).collect();
@@ -439,10 +442,14 @@ pub fn default_files(root: &Path) -> Result<Vec<PathBuf>, String> {
         let entries = std::fs::read_dir(&folder)
             .map_err(|e| format!("reading the folder {}: {e}", folder.display()))?;
         for entry in entries {
-            let path = entry.map_err(|e| format!("{}: {e}", folder.display()))?.path();
+            let path = entry
+                .map_err(|e| format!("{}: {e}", folder.display()))?
+                .path();
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
             if path.is_dir() {
-                if !name.starts_with('.') && !(folder == root && SKIPPED_FOLDERS.contains(&name)) {
+                let skipped =
+                    name.starts_with('.') || (folder == root && SKIPPED_FOLDERS.contains(&name));
+                if !skipped {
                     folders.push(path);
                 }
             } else if name.ends_with(".md") {
@@ -669,7 +676,10 @@ mod tests {
         assert_eq!(&DOC[blocks[0].body.clone()], "    echo one\n\nold\n\n");
         assert!(blocks[1].figure.code);
         assert_eq!(blocks[1].figure.kind, Kind::Timed);
-        assert_eq!((blocks[0].figure.lines, &blocks[0].figure.needs), (None, &vec![]));
+        assert_eq!(
+            (blocks[0].figure.lines, &blocks[0].figure.needs),
+            (None, &vec![])
+        );
     }
 
     #[test]
@@ -680,8 +690,21 @@ mod tests {
         assert_eq!(f.lines, Some((2, 3)));
         assert_eq!(f.needs, ["verilator", "g++"]);
         assert_eq!(f.command, "a b");
-        assert_eq!(parse_marker("<!-- figure slow lines=4: a -->").unwrap().lines, Some((4, 4)));
-        for bad in ["lines=0", "lines=3-2", "lines=x", "lines=", "needs=", "needs=a,,b", "often"] {
+        assert_eq!(
+            parse_marker("<!-- figure slow lines=4: a -->")
+                .unwrap()
+                .lines,
+            Some((4, 4))
+        );
+        for bad in [
+            "lines=0",
+            "lines=3-2",
+            "lines=x",
+            "lines=",
+            "needs=",
+            "needs=a,,b",
+            "often",
+        ] {
             let e = parse_marker(&format!("<!-- figure checked {bad}: a -->")).unwrap_err();
             assert!(e.contains(bad.split('=').next().unwrap()), "{bad}: {e}");
         }
@@ -696,7 +719,10 @@ mod tests {
         assert_eq!(render(&f, out).unwrap(), "    a\n\n    third\n\n");
         let f = parse_marker("<!-- figure checked lines=4-5: a -->").unwrap();
         let e = render(&f, out).unwrap_err();
-        assert!(e.contains("lines 4-5") && e.contains("has 4 non-empty lines"), "{e}");
+        assert!(
+            e.contains("lines 4-5") && e.contains("has 4 non-empty lines"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! shipped configuration, its header also as C++; its command encoders
 //! give the words the command table of docs/COMMANDS.md spells out (bit
 //! positions written here by hand); and linked against the Verilated
-//! `sa_accel` it runs the README's FC training step, a faulting program
+//! `sa_accel` it runs the FC training step of docs/results/accelerator.md, a faulting program
 //! and one training step of a small MLP, every word read back and every
 //! counter equal to the emulator's.
 
@@ -164,7 +164,7 @@ fn header_and_driver_compile_warning_free_and_encode_as_documented() {
 }
 
 /// The header's shape and offsets are what the RTL reads (the harness's
-/// sa_open checks ID and SHAPE); the FC step of the README and a program
+/// sa_open checks ID and SHAPE); the FC step of docs/results/accelerator.md and a program
 /// that faults, through the driver's calls only.
 #[test]
 #[ignore = "needs verilator, gcc"]

@@ -22,7 +22,9 @@ fn markdown_files() -> Vec<PathBuf> {
             let path = entry.unwrap().path();
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
             if path.is_dir() {
-                if !name.starts_with('.') && !(folder == root && SKIPPED_FOLDERS.contains(&name)) {
+                let skipped =
+                    name.starts_with('.') || (folder == root && SKIPPED_FOLDERS.contains(&name));
+                if !skipped {
                     folders.push(path);
                 }
             } else if name.ends_with(".md") {
@@ -239,7 +241,10 @@ fn every_relative_link_of_every_markdown_page_resolves() {
         links += link_targets(&prose(&text)).len();
         problems.extend(broken_links(f, &text));
     }
-    assert!(links > 50, "only {links} links found: is the parser broken?");
+    assert!(
+        links > 50,
+        "only {links} links found: is the parser broken?"
+    );
     assert!(
         problems.is_empty(),
         "{} broken links in the Markdown pages:\n{}",
@@ -276,6 +281,9 @@ fn a_broken_link_is_found_and_code_is_not_read() {
                 `[code](nowhere.md)`\n";
     let problems = broken_links(page, text);
     assert_eq!(problems.len(), 2, "{problems:#?}");
-    assert!(problems[0].contains("missing.md does not exist"), "{problems:#?}");
+    assert!(
+        problems[0].contains("missing.md does not exist"),
+        "{problems:#?}"
+    );
     assert!(problems[1].contains("#no-such-heading"), "{problems:#?}");
 }
