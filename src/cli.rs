@@ -48,7 +48,7 @@ pub enum Cmd {
     /// --train, accuracy against synchronous training.
     Pipeline(pipeline::PipelineArgs),
     /// Regenerate (--write) or check (--check) the measured figures of the
-    /// READMEs from the commands written next to them.
+    /// Markdown pages from the commands written next to them.
     Figures(figures::FiguresArgs),
     /// Run the RTL and the emulator on the same random training step and
     /// compare them every cycle.

@@ -27,7 +27,7 @@ every subcommand that takes it:
 | `-c, --config FILE` | the array or accelerator configuration (`.toml` or `.json`, see `configs/`); the built-in 16x16 where the subcommand has a default. `synth` takes it several times (one report row each), `pipeline` once for every array or once per array. |
 | `-o, --out DIR` | the output (or working) folder: everything a subcommand writes goes under it, nothing under a fixed path. |
 | `--pipelining P[,P]` | run or build the configuration with these pipelinings (`none`, `dense`) instead of its own. A configuration that cannot have one (a dense array has no multiplier register and no deferred saturation) is refused, naming the field. |
-| `--timings` | run times on stdout; they go to stderr otherwise, so that stdout is the same in every run (the figure blocks of the READMEs quote it). |
+| `--timings` | run times on stdout; they go to stderr otherwise, so that stdout is the same in every run (the figure blocks of the docs quote it). |
 | `--backward B[,B]` | backward schedules (`interleaved`, `sequential`). |
 | `--epochs`, `--max-train N`, `--max-test N`, `--quiet` | how much of a training run, and no progress bar. |
 | `--gap PERCENT` | how often the host stalls the streams in runs on the RTL (0..=95). |

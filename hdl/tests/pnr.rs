@@ -3,7 +3,7 @@
 //! iCE40 with Debian's Yosys and nextpnr-ice40, its Fmax checked against
 //! `icetime`, the IceStorm static timing analyser, reading the bitstream
 //! nextpnr wrote; ECP5 with the YoWASP tools of `scripts/setup-fpga.sh`.
-//! The full-size runs are `sysgrad synth --pnr` in the README (slow
+//! The full-size runs are `sysgrad synth --pnr` in docs/results/fpga.md (slow
 //! figure blocks). A missing tool fails the test naming what installs it.
 
 #[allow(dead_code)] // `write` serves the simulating tests

@@ -531,7 +531,7 @@ fn does_not_fit(log: &str) -> Option<String> {
 }
 
 /// nextpnr's routers: `router1` is its default and ran every figure in
-/// the README. `router2` is nextpnr's router for large, congested
+/// docs/results/fpga.md. `router2` is nextpnr's router for large, congested
 /// designs; on the ECP5 arrays with 16-bit data and 40-bit accumulators
 /// (6x6 and 8x8) neither had converged after an hour. Debian's
 /// nextpnr-ice40 0.4 with `router2` did not finish even one PE on the

@@ -7,7 +7,7 @@
 //! both through [`crate::arith::Arithmetic`].
 //!
 //! A further pipelining is a third module here implementing [`Array`],
-//! chosen in [`crate::variant`]; the register names the co-simulation
+//! chosen in [`crate::design::variant`]; the register names the co-simulation
 //! compares ([`crate::names`]) are read from the modules it builds.
 
 pub(crate) mod core;
