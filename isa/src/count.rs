@@ -50,8 +50,15 @@ impl std::error::Error for Overflow {}
 
 /// A `u64` count, or the knowledge that it exceeded `u64` somewhere in its
 /// computation. Arithmetic is checked; once over, it stays over.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Count(Option<u64>);
+
+impl Default for Count {
+    /// Zero (not over).
+    fn default() -> Count {
+        Count::ZERO
+    }
+}
 
 impl Count {
     pub const ZERO: Count = Count(Some(0));
@@ -207,5 +214,6 @@ mod tests {
         assert_eq!(c.get("x"), Ok(22));
         assert_eq!(c.div_ceil(4).get("x"), Ok(6));
         assert_eq!(c.div(4).get("x"), Ok(5));
+        assert_eq!(Count::default(), Count::ZERO);
     }
 }

@@ -39,7 +39,7 @@ fn conv_form_with_trailing_commas() {
     );
     assert_eq!(t.layers[1].line, 4, "blank lines are skipped but counted");
     assert!(!c1.is_fully_connected() && t.layers[2].is_fully_connected());
-    assert_eq!(t.layers[2].batched(8).n, 8);
+    assert_eq!(t.layers[2].batched(8).unwrap().n, 8);
 }
 
 #[test]

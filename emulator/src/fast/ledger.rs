@@ -328,6 +328,24 @@ enum Field {
     AccWrites,
 }
 
+impl Field {
+    fn name(self) -> &'static str {
+        match self {
+            Field::Cycles => "cycles",
+            Field::Macs => "MACs",
+            Field::WReads => "weight reads",
+            Field::XReads => "X reads",
+            Field::DyReads => "dY reads",
+            Field::WWrites => "weight writes",
+            Field::YWrites => "Y writes",
+            Field::DxWrites => "dX writes",
+            Field::DwWrites => "dW writes",
+            Field::AccReads => "partial-sum reads",
+            Field::AccWrites => "partial-sum writes",
+        }
+    }
+}
+
 /// Per-phase counters as checked [`Count`]s, read out once at the end.
 #[derive(Default)]
 struct Tally(Vec<(Phase, Field, Count)>);
@@ -354,7 +372,11 @@ impl Tally {
                 Field::AccReads => &mut c.acc_reads,
                 Field::AccWrites => &mut c.acc_writes,
             };
-            *slot = (v + *slot).get(format!("the {} {field:?} of a layer", phase.name()))?;
+            *slot = (v + *slot).get(format!(
+                "the {} {} of the layer",
+                phase.name(),
+                field.name()
+            ))?;
         }
         st.checked_totals()?;
         Ok(st)

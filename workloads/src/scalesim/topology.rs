@@ -23,6 +23,7 @@
 use crate::error::{Result, WorkloadError};
 use serde::Serialize;
 use std::path::Path;
+use sysgrad_emulator::count::Overflow;
 
 /// A layer as the product `Y = W X` the array runs: W is M x K, X is K x N
 /// (the sysgrad orientation: M outputs per column, K reduction, N columns).
@@ -131,11 +132,15 @@ impl TopoLayer {
     }
 
     /// The product for a batch of `batch` samples (N grows).
-    pub fn batched(&self, batch: usize) -> Gemm {
-        Gemm {
-            n: self.gemm.n * batch,
-            ..self.gemm
-        }
+    /// The product for `batch` samples (N times the batch), checked.
+    pub fn batched(&self, batch: usize) -> std::result::Result<Gemm, Overflow> {
+        let n = self.gemm.n.checked_mul(batch).ok_or_else(|| {
+            Overflow::new(format!(
+                "the stream columns N = {} x batch {batch}",
+                self.gemm.n
+            ))
+        })?;
+        Ok(Gemm { n, ..self.gemm })
     }
 }
 
