@@ -474,3 +474,37 @@ fn configs_we_write_load_in_scalesim3() {
     let built = scalesim::ScaleConfig::for_array("x", 8, 4);
     assert_loads_in_scalesim3(&built.to_cfg(), "for_array");
 }
+
+/// Issue 28: a convolution row whose K or N does not fit in 64 bits is
+/// refused at its line, naming the product (it used to wrap).
+#[test]
+fn convolutions_whose_products_pass_64_bits_are_refused() {
+    let head = "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n";
+    let e = topo_err(&format!(
+        "{head}ok, 8, 8, 3, 3, 1, 1, 1,\nbig, 1099511627776, 1099511627776, 1, 1, 1, 1, 1,\n"
+    ));
+    assert!(
+        e.contains("line 3")
+            && e.contains(
+                "N = OFMAP Height x OFMAP Width = 1099511627776 x 1099511627776 exceeds 2^64 - 1"
+            ),
+        "{e}"
+    );
+    let e = topo_err(&format!(
+        "{head}wide, 4, 4, 4, 4, 18446744073709551615, 1, 1,\n"
+    ));
+    assert!(
+        e.contains("line 2") && e.contains("K = Filter Height x Filter Width x Channels"),
+        "{e}"
+    );
+    // The largest map: its output size is computed without overflow.
+    let t = parse_topology(
+        &format!("{head}edge, 18446744073709551615, 1, 1, 1, 1, 1, 18446744073709551615,\n"),
+        Path::new("t.csv"),
+    )
+    .unwrap();
+    assert_eq!(
+        t.layers[0].gemm.n, 2,
+        "ceil((2^64 - 2 + s) / s) with s = 2^64 - 1"
+    );
+}
