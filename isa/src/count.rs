@@ -24,7 +24,7 @@
 
 use std::fmt;
 use std::iter::Sum;
-use std::ops::{Add, AddAssign, Mul, Sub};
+use std::ops::{Add, AddAssign, Div, Mul, Sub};
 
 /// A figure that exceeds `u64` (or, for a difference, falls below zero),
 /// with what it counts.
@@ -97,9 +97,12 @@ impl Count {
     pub fn div_ceil(self, d: u64) -> Count {
         Count(self.0.map(|a| a.div_ceil(d)))
     }
+}
 
-    /// `self / d` rounded down (`d` > 0).
-    pub fn div(self, d: u64) -> Count {
+/// `self / d` rounded down (`d` > 0).
+impl Div<u64> for Count {
+    type Output = Count;
+    fn div(self, d: u64) -> Count {
         Count(self.0.map(|a| a / d))
     }
 }
@@ -194,7 +197,8 @@ mod tests {
     fn overflow_is_sticky_and_named() {
         let c = Count::from(u64::MAX) + 1u64;
         assert!(c.is_over());
-        assert!((c * 0u64).is_over(), "over times zero stays over");
+        let zero = Count::ZERO;
+        assert!((c * zero).is_over(), "over times zero stays over");
         assert!((c - 5u64).is_over());
         assert_eq!(c.max(Count::from(3u64)), Count::OVER);
         assert_eq!(c.min(Count::from(3u64)), Count::from(3u64));
@@ -213,7 +217,7 @@ mod tests {
         let c = Count::from(7u64) * 3u64 + 2u64 - 1u64;
         assert_eq!(c.get("x"), Ok(22));
         assert_eq!(c.div_ceil(4).get("x"), Ok(6));
-        assert_eq!(c.div(4).get("x"), Ok(5));
+        assert_eq!((c / 4).get("x"), Ok(5));
         assert_eq!(Count::default(), Count::ZERO);
     }
 }

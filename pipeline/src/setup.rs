@@ -136,7 +136,7 @@ impl Setup {
         // below if any is over (checked once, after the stages are built).
         let mbs = self.micro_batch_size as u64;
         let words = |w: Count| w.value().unwrap_or(u64::MAX);
-        let per_unit = |w: u64| words((Count::from(w) * mbs).div(self.plan.chunks as u64));
+        let per_unit = |w: u64| words(Count::from(w) * mbs / self.plan.chunks as u64);
         let first_input = |s: usize| self.work.layers[part.stages[s].start].input_words;
         let p = part.stages.len();
         let (mut loads, sizes): (Vec<StageLoad>, Vec<StageSizes>) = (0..p)

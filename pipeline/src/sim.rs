@@ -211,8 +211,8 @@ pub fn check_horizon(
             (cycles, macs) = (cycles + t.cycles, macs + t.macs);
         }
         for w in [l.send_words, l.return_words, l.dw_words, l.dw_return_words] {
-            cycles = cycles + link.occupancy(w) + link.latency;
-            words = words + w;
+            cycles += Count::from(link.occupancy(w)) + link.latency;
+            words += w;
         }
     }
     let input = || {

@@ -151,8 +151,7 @@ impl TileTraffic {
 
 /// Half of a buffer of `kb` KiB, in words of `bits`.
 fn half_words(kb: usize, bits: u32) -> u64 {
-    (Count::from(kb) * 1024u64 * 8u64)
-        .div(u64::from(bits) * 2)
+    ((Count::from(kb) * 1024u64 * 8u64) / (u64::from(bits) * 2))
         .value()
         .unwrap_or(u64::MAX)
         .max(1)
@@ -270,7 +269,7 @@ pub fn run(
     let (mut read_free, mut prev_end, mut prev_start) = (zero, zero, zero);
     let mut writes_end = [zero; 2];
     for (i, t) in traffic(cfg, g, pass, mem).enumerate() {
-        let cycles = compute.div(count) + u64::from((i as u64) < compute_cycles % count);
+        let cycles = (compute / count) + u64::from((i as u64) < compute_cycles % count);
         let words = t.words();
         let fetch_start = read_free.max(prev_start);
         let lat = if words == zero { 0 } else { latency };
@@ -306,7 +305,7 @@ pub fn run(
             break;
         }
     }
-    Ok(OffChipRun {
+    OffChipRun {
         prefetch_cycles: prefetch.get("the prefetch cycles")?,
         compute_cycles,
         stall_cycles: stalls.get("the stall cycles")?,
@@ -328,7 +327,7 @@ pub fn run(
             .get("the first off-chip write cycle")?,
         write_stop: write_stop.get("the last off-chip write cycle")?,
     }
-    .checked()?)
+    .checked()
 }
 
 #[cfg(test)]
