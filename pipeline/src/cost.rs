@@ -70,6 +70,18 @@ impl std::ops::Add for TaskCosts {
 }
 
 impl TaskCosts {
+    /// Every task cost, each once: what bounds any sum a stage, a task or
+    /// a schedule forms from them.
+    pub fn all(&self) -> [Cost; 5] {
+        [
+            self.forward,
+            self.dx,
+            self.dw,
+            self.backward_interleaved,
+            self.backward_sequential,
+        ]
+    }
+
     /// The fused backward task in `schedule`.
     pub fn backward(&self, schedule: Backward) -> Cost {
         match schedule {
@@ -233,16 +245,8 @@ pub fn table(
 /// together: the largest sum any stage, task or schedule forms from them.
 pub fn total(row: &[TaskCosts]) -> (Count, Count) {
     let mut sum = (Count::ZERO, Count::ZERO);
-    for c in row {
-        for t in [
-            c.forward,
-            c.dx,
-            c.dw,
-            c.backward_interleaved,
-            c.backward_sequential,
-        ] {
-            sum = (sum.0 + t.cycles, sum.1 + t.macs);
-        }
+    for t in row.iter().flat_map(TaskCosts::all) {
+        sum = (sum.0 + t.cycles, sum.1 + t.macs);
     }
     sum
 }

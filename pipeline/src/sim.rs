@@ -200,14 +200,7 @@ pub fn check_horizon(
     let units = group_sizes.iter().copied().map(Count::from).sum::<Count>() * plan.chunks;
     let (mut cycles, mut macs, mut words) = (Count::ZERO, Count::ZERO, Count::ZERO);
     for l in loads {
-        let c = &l.costs;
-        for t in [
-            c.forward,
-            c.dx,
-            c.dw,
-            c.backward_interleaved,
-            c.backward_sequential,
-        ] {
+        for t in l.costs.all() {
             (cycles, macs) = (cycles + t.cycles, macs + t.macs);
         }
         for w in [l.send_words, l.return_words, l.dw_words, l.dw_return_words] {
