@@ -139,7 +139,7 @@ fn source(a: &PipelineArgs) -> Result<Source> {
     let topo = scalesim::load_topology(topo)?;
     let sc = scalesim::load_config(cfg)?;
     Ok(Source {
-        work: Work::of_topology(&topo, a.time_steps),
+        work: Work::of_topology(&topo, a.time_steps)?,
         array: scalesim::array_for(&sc)?,
         model: None,
     })

@@ -46,6 +46,9 @@ pub enum DriveError {
     LrShift(u32),
     #[error("a stream needs at least one column (N >= 1)")]
     EmptyStream,
+    /// A figure counted from sizes alone does not fit in `u64`.
+    #[error(transparent)]
+    Overflow(#[from] sysgrad_isa::count::Overflow),
 }
 
 /// Everything that crossed the array's ports, cycle by cycle; what the

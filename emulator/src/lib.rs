@@ -29,4 +29,7 @@ pub mod stats;
 pub use array::{Array, CycleInput, CycleOutput, Wave};
 pub use driver::{DriveError, Driver, Recording};
 pub use stats::{Counters, Phase, Stats};
+/// Checked figures (`sysgrad_isa::count`), for the crates above that
+/// count from sizes alone.
+pub use sysgrad_isa::count;
 pub use sysgrad_isa::{Mode, ModeCode};

@@ -1,7 +1,14 @@
 //! Cycle, MAC and memory-access counters, kept per phase of training.
+//!
+//! A run on data adds to them with plain `+=` (its operands are in memory,
+//! so no counter can reach 2^64: see `sysgrad_isa::count`); counters from
+//! sizes alone (the shape ledger, SCALE-Sim topologies, pipeline costs)
+//! are added with [`Stats::checked_add`], which also keeps every total
+//! (`total`, `reads`, `writes`, `accesses`) within `u64`.
 
 use serde::Serialize;
 use std::ops::AddAssign;
+use sysgrad_isa::count::{Count, Overflow};
 
 /// What the array is doing; every cycle is charged to exactly one phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -84,19 +91,56 @@ impl Counters {
     }
 }
 
+impl Counters {
+    /// Every counter, named, in declaration order.
+    fn fields_mut(&mut self) -> [(&'static str, &mut u64); 11] {
+        [
+            ("cycles", &mut self.cycles),
+            ("MACs", &mut self.macs),
+            ("weight reads", &mut self.w_reads),
+            ("X reads", &mut self.x_reads),
+            ("dY reads", &mut self.dy_reads),
+            ("weight writes", &mut self.w_writes),
+            ("Y writes", &mut self.y_writes),
+            ("dX writes", &mut self.dx_writes),
+            ("dW writes", &mut self.dw_writes),
+            ("partial-sum reads", &mut self.acc_reads),
+            ("partial-sum writes", &mut self.acc_writes),
+        ]
+    }
+
+    /// `self + o`, every counter checked, and the reads, writes and
+    /// accesses of the sum within `u64` too.
+    pub fn checked_add(&self, o: &Counters) -> Result<Counters, Overflow> {
+        let mut sum = *self;
+        let mut o = *o;
+        for ((what, a), (_, b)) in sum.fields_mut().into_iter().zip(o.fields_mut()) {
+            *a = (Count::from(*a) + *b).get(format!("the {what}"))?;
+        }
+        sum.checked_totals()?;
+        Ok(sum)
+    }
+
+    /// Checks that the reads, writes and accesses fit in `u64`.
+    pub fn checked_totals(&self) -> Result<(), Overflow> {
+        let reads = Count::from(self.w_reads) + self.x_reads + self.dy_reads + self.acc_reads;
+        let writes = Count::from(self.w_writes)
+            + self.y_writes
+            + self.dx_writes
+            + self.dw_writes
+            + self.acc_writes;
+        reads.get("the buffer reads")?;
+        writes.get("the buffer writes")?;
+        (reads + writes).get("the buffer accesses")?;
+        Ok(())
+    }
+}
+
 impl AddAssign for Counters {
-    fn add_assign(&mut self, o: Counters) {
-        self.cycles += o.cycles;
-        self.macs += o.macs;
-        self.w_reads += o.w_reads;
-        self.x_reads += o.x_reads;
-        self.dy_reads += o.dy_reads;
-        self.w_writes += o.w_writes;
-        self.y_writes += o.y_writes;
-        self.dx_writes += o.dx_writes;
-        self.dw_writes += o.dw_writes;
-        self.acc_reads += o.acc_reads;
-        self.acc_writes += o.acc_writes;
+    fn add_assign(&mut self, mut o: Counters) {
+        for ((_, a), (_, b)) in self.fields_mut().into_iter().zip(o.fields_mut()) {
+            *a += *b;
+        }
     }
 }
 
@@ -120,6 +164,28 @@ impl Stats {
         }
         t
     }
+    /// `self += o`, checked: every counter of every phase, of the total
+    /// and of the backward phases together, and their reads and writes,
+    /// stay within `u64`; on overflow `self` is unchanged.
+    pub fn checked_add(&mut self, o: &Stats) -> Result<(), Overflow> {
+        let mut sum = self.clone();
+        for (a, b) in sum.per_phase.iter_mut().zip(o.per_phase.iter()) {
+            *a = a.checked_add(b)?;
+        }
+        sum.checked_totals()?;
+        *self = sum;
+        Ok(())
+    }
+
+    /// Checks that [`Stats::total`] and [`Stats::backward`], with their
+    /// reads, writes and accesses, fit in `u64`.
+    pub fn checked_totals(&self) -> Result<(), Overflow> {
+        self.per_phase
+            .iter()
+            .try_fold(Counters::default(), |t, c| t.checked_add(c))?;
+        Ok(())
+    }
+
     /// The backward phases together (dX, dW, interleaved, drain, update).
     pub fn backward(&self) -> Counters {
         let mut t = Counters::default();

@@ -10,12 +10,15 @@
 //!   argument layout, backward modes and REQUANT destinations.
 //! * [`error`]: the controller's error codes, in priority order.
 //! * [`timing`]: how many cycles each array operation takes.
+//! * [`count`]: figures that cannot wrap ([`count::Count`], checked,
+//!   its overflow reported as [`count::Overflow`]).
 //! * [`host`]: the accelerator's AXI4-Lite register map, DMA codes,
 //!   status bits and hardware counters.
 //!
 //! `docs/ARCHITECTURE.md`, `docs/COMMANDS.md` and `docs/HOST.md` explain them.
 
 pub mod command;
+pub mod count;
 pub mod error;
 pub mod host;
 pub mod mode;
@@ -23,6 +26,7 @@ pub mod timing;
 pub mod wave;
 
 pub use command::{BackwardMode, DataBuffer, Field, Format};
+pub use count::{Count, Overflow};
 pub use error::ErrorCode;
 pub use mode::{Mode, ModeCode};
 pub use wave::WaveField;

@@ -6,6 +6,7 @@
 //! clocks, by the fast mode's ledger as it counts, and by the generator as
 //! a Verilog expression over the parameters `R`, `C` and `MUL_REG`.
 
+use crate::count::Count;
 use sysgrad_config::ArrayConfig;
 
 /// `n_coef * N + row_coef * R + col_coef * C + mul_reg_coef * Q + constant`
@@ -20,20 +21,36 @@ pub struct Cycles {
 }
 
 impl Cycles {
-    /// The count on `cfg`'s array for a stream of `n` columns.
+    /// The count on `cfg`'s array for a stream of `n` columns held in
+    /// memory, for a run that clocks it: exact for every `n` up to
+    /// `isize::MAX` (the longest slice) on every array `ArrayConfig`
+    /// accepts, since `n + R + C + Q` stays below 2^64. A figure computed
+    /// from sizes alone uses [`Cycles::count`].
     pub fn eval(self, cfg: &ArrayConfig, n: usize) -> u64 {
         self.eval_dims(cfg.rows(), cfg.cols(), cfg.product_stages(), n)
     }
 
-    /// The count for an array of `rows` x `cols` with `stages` product
-    /// stages and a stream of `n` columns.
+    /// [`Cycles::eval`] for an array of `rows` x `cols` with `stages`
+    /// product stages (saturating at `u64::MAX`, which the sizes it is
+    /// documented for never reach).
     pub fn eval_dims(self, rows: usize, cols: usize, stages: usize, n: usize) -> u64 {
-        let v = self.n_coef * n as i64
-            + self.row_coef * rows as i64
-            + self.col_coef * cols as i64
-            + self.mul_reg_coef * stages as i64
-            + self.constant;
-        u64::try_from(v).expect("cycle counts are not negative for valid sizes")
+        self.count(rows, cols, stages, n as u64)
+            .value()
+            .unwrap_or(u64::MAX)
+    }
+
+    /// The count for an array of `rows` x `cols` with `stages` product
+    /// stages and a stream of `n` columns, checked: over if it exceeds
+    /// `u64` (or is negative, which no array of one row or more gives).
+    pub fn count(self, rows: usize, cols: usize, stages: usize, n: u64) -> Count {
+        // Five products of an i64 and a u64 sum to well within i128.
+        let term = |coef: i64, v: u64| i128::from(coef) * i128::from(v);
+        let v = term(self.n_coef, n)
+            + term(self.row_coef, rows as u64)
+            + term(self.col_coef, cols as u64)
+            + term(self.mul_reg_coef, stages as u64)
+            + i128::from(self.constant);
+        u64::try_from(v).map_or(Count::OVER, Count::from)
     }
 
     /// The count on an array without product stages (a dense array, whose
@@ -129,5 +146,17 @@ mod tests {
             assert_eq!(DRAIN.eval_dims(3, 5, stages, 9), 5);
             assert_eq!(UPDATE.eval_dims(3, 5, stages, 9), 1 + stages as u64);
         }
+    }
+
+    /// The panic of issue 28 (`n as i64` negative for a stream of 2^63
+    /// columns or more): an overflow is reported, not a negative count.
+    #[test]
+    fn huge_streams_overflow_instead_of_panicking() {
+        assert_eq!(PASS.count(16, 16, 0, u64::MAX), Count::OVER);
+        assert_eq!(PASS.count(16, 16, 0, 1 << 63).value(), Some((1 << 63) + 31));
+        assert_eq!(PASS.eval_dims(16, 16, 0, usize::MAX), u64::MAX);
+        assert_eq!(REQUANT.count(1, 1, 0, u64::MAX).value(), Some(u64::MAX));
+        assert_eq!(RESULT_LATENCY.count(0, 0, 0, 0).value(), Some(0));
+        assert_eq!(PASS.count(0, 0, 0, 0), Count::OVER, "negative");
     }
 }

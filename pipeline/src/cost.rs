@@ -5,17 +5,21 @@
 //! `sysgrad_emulator::gemm` on a `Driver` gives the counters, so the
 //! figures follow whatever cycle model the emulator implements.
 
-use crate::error::Result;
+use crate::error::{PipelineError, Result};
 use crate::work::LayerWork;
 use ndarray::Array2;
 use rayon::prelude::*;
 use serde::Serialize;
 use sysgrad_config::{ArrayConfig, Backward};
+use sysgrad_emulator::count::Count;
 use sysgrad_emulator::fast::{self, EngineKind};
 use sysgrad_emulator::gemm::{self, DwSink};
-use sysgrad_emulator::{Driver, Phase, Stats};
+use sysgrad_emulator::{DriveError, Driver, Phase, Stats};
 
-/// Cycles and useful MACs of one task.
+/// Cycles and useful MACs of one task. Sums of task costs (a stage's
+/// layers, a task's forward and backward) use plain `+`: [`table`] checks
+/// that every cost of all layers together fits in `u64`, so no sum of a
+/// subset of them can wrap.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Cost {
     pub cycles: u64,
@@ -66,6 +70,18 @@ impl std::ops::Add for TaskCosts {
 }
 
 impl TaskCosts {
+    /// Every task cost, each once: what bounds any sum a stage, a task or
+    /// a schedule forms from them.
+    pub fn all(&self) -> [Cost; 5] {
+        [
+            self.forward,
+            self.dx,
+            self.dw,
+            self.backward_interleaved,
+            self.backward_sequential,
+        ]
+    }
+
     /// The fused backward task in `schedule`.
     pub fn backward(&self, schedule: Backward) -> Cost {
         match schedule {
@@ -169,7 +185,21 @@ pub fn layer_costs(
     columns: usize,
     engine: EngineKind,
 ) -> Result<TaskCosts> {
-    let (f, bi, bs) = count(cfg, (layer.m, layer.k, columns), engine)?;
+    let (f, bi, bs) = match count(cfg, (layer.m, layer.k, columns), engine) {
+        Err(PipelineError::Array(DriveError::Overflow(overflow))) => {
+            return Err(PipelineError::Overflow {
+                input: format!(
+                    "layer {} (M {} x K {}, {columns} stream columns per task) on {}",
+                    layer.name,
+                    layer.m,
+                    layer.k,
+                    cfg.tag()
+                ),
+                overflow,
+            })
+        }
+        counted => counted?,
+    };
     let (dx, dw) = split(&bs);
     Ok(TaskCosts {
         forward: of(&f),
@@ -182,20 +212,24 @@ pub fn layer_costs(
 
 /// Every layer's task costs on every array, counted in parallel:
 /// `table[array][layer]` for tasks of `columns(layer)` stream columns.
+/// Checked: each cost, and the sum of every cost of every layer on an
+/// array, fit in `u64`.
 pub fn table(
     arrays: &[ArrayConfig],
     layers: &[LayerWork],
-    columns: impl Fn(&LayerWork) -> usize + Sync,
+    columns: impl Fn(&LayerWork) -> Result<usize> + Sync,
     engine: EngineKind,
 ) -> Result<Vec<Vec<TaskCosts>>> {
     let distinct = distinct_arrays(arrays);
     let per_config: Vec<Vec<TaskCosts>> = distinct
         .par_iter()
         .map(|cfg| {
-            layers
+            let row = layers
                 .par_iter()
-                .map(|l| layer_costs(cfg, l, columns(l), engine))
-                .collect::<Result<Vec<_>>>()
+                .map(|l| layer_costs(cfg, l, columns(l)?, engine))
+                .collect::<Result<Vec<_>>>()?;
+            check_sums(cfg, &row)?;
+            Ok(row)
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(arrays
@@ -205,6 +239,27 @@ pub fn table(
             per_config[i].clone()
         })
         .collect())
+}
+
+/// Every cycle and MAC of every task of `row` (one array's layers)
+/// together: the largest sum any stage, task or schedule forms from them.
+pub fn total(row: &[TaskCosts]) -> (Count, Count) {
+    let mut sum = (Count::ZERO, Count::ZERO);
+    for t in row.iter().flat_map(TaskCosts::all) {
+        sum = (sum.0 + t.cycles, sum.1 + t.macs);
+    }
+    sum
+}
+
+fn check_sums(cfg: &ArrayConfig, row: &[TaskCosts]) -> Result<()> {
+    let (cycles, macs) = total(row);
+    let overflow = |overflow| PipelineError::Overflow {
+        input: format!("the layers' tasks together on {}", cfg.tag()),
+        overflow,
+    };
+    cycles.get("the cycles").map_err(overflow)?;
+    macs.get("the MACs").map_err(overflow)?;
+    Ok(())
 }
 
 /// Arrays with the same configuration cost the same: count each once.

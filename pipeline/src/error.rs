@@ -36,6 +36,13 @@ pub enum PipelineError {
     },
     #[error("writing {path}: {message}")]
     Output { path: String, message: String },
+    /// A figure counted from the inputs' sizes does not fit in `u64`;
+    /// `input` names the inputs (a layer, the micro-batch size, the link).
+    #[error("{input}: {overflow}")]
+    Overflow {
+        input: String,
+        overflow: sysgrad_emulator::count::Overflow,
+    },
 }
 
 impl PipelineError {

@@ -11,6 +11,7 @@ use crate::sim::{self, StageLoad, Timeline};
 use crate::system::System;
 use crate::work::Work;
 use serde::Serialize;
+use sysgrad_emulator::count::{Count, Overflow};
 use sysgrad_emulator::fast::EngineKind;
 
 /// How the layers are split over the arrays.
@@ -49,8 +50,17 @@ pub struct Measured {
 
 impl Setup {
     /// Stream columns of one task of `layer_columns` columns per sample.
-    fn unit_columns(&self, per_sample: usize) -> usize {
-        self.micro_batch_size * per_sample / self.plan.chunks
+    fn unit_columns(&self, per_sample: usize) -> Result<usize> {
+        let columns = self
+            .micro_batch_size
+            .checked_mul(per_sample)
+            .ok_or_else(|| PipelineError::Overflow {
+                input: format!("micro-batch size {}", self.micro_batch_size),
+                overflow: Overflow::new(format!(
+                    "the stream columns of a task ({per_sample} per sample)"
+                )),
+            })?;
+        Ok(columns / self.plan.chunks)
     }
 
     fn check(&self) -> Result<()> {
@@ -121,8 +131,12 @@ impl Setup {
         &self,
         table: &[Vec<TaskCosts>],
         part: &Partition,
-    ) -> (Vec<StageLoad>, Vec<StageSizes>) {
-        let per_unit = |words: u64| words * self.micro_batch_size as u64 / self.plan.chunks as u64;
+    ) -> Result<(Vec<StageLoad>, Vec<StageSizes>)> {
+        // Words per unit and per micro-batch, saturated here and refused
+        // below if any is over (checked once, after the stages are built).
+        let mbs = self.micro_batch_size as u64;
+        let words = |w: Count| w.value().unwrap_or(u64::MAX);
+        let per_unit = |w: u64| words(Count::from(w) * mbs / self.plan.chunks as u64);
         let first_input = |s: usize| self.work.layers[part.stages[s].start].input_words;
         let p = part.stages.len();
         let (mut loads, sizes): (Vec<StageLoad>, Vec<StageSizes>) = (0..p)
@@ -138,17 +152,22 @@ impl Setup {
                     },
                     return_words: if s > 0 { per_unit(first_input(s)) } else { 0 },
                     dw_array: s,
-                    dw_words: layers
-                        .iter()
-                        .map(|l| per_unit(l.input_words + (l.m * l.n_per_sample) as u64))
-                        .sum(),
-                    dw_return_words: layers.iter().map(|l| l.weight_words()).sum(),
+                    dw_words: words(
+                        layers
+                            .iter()
+                            .map(|l| {
+                                per_unit(words(Count::from(l.m) * l.n_per_sample + l.input_words))
+                            })
+                            .sum(),
+                    ),
+                    dw_return_words: words(layers.iter().map(|l| l.weight_words()).sum()),
                 };
                 let cfg = &self.system.arrays[s];
                 let sizes = StageSizes {
-                    weight_words: layers.iter().map(|l| l.weight_words()).sum(),
-                    activation_words: layers.iter().map(|l| l.input_words).sum::<u64>()
-                        * self.micro_batch_size as u64,
+                    weight_words: words(layers.iter().map(|l| l.weight_words()).sum()),
+                    activation_words: words(
+                        layers.iter().map(|l| l.input_words).sum::<Count>() * mbs,
+                    ),
                     pes: (cfg.rows() * cfg.cols()) as u64,
                 };
                 (load, sizes)
@@ -157,7 +176,21 @@ impl Setup {
         if self.spreads_dw() {
             offload_dw(table, part, &mut loads);
         }
-        (loads, sizes)
+        let saturated = |w: u64| w == u64::MAX;
+        if loads.iter().any(|l| {
+            [l.send_words, l.return_words, l.dw_words, l.dw_return_words]
+                .into_iter()
+                .any(saturated)
+        }) || sizes
+            .iter()
+            .any(|s| saturated(s.weight_words) || saturated(s.activation_words))
+        {
+            return Err(PipelineError::Overflow {
+                input: format!("micro-batch size {}", self.micro_batch_size),
+                overflow: Overflow::new("the words a stage sends or holds"),
+            });
+        }
+        Ok((loads, sizes))
     }
 
     /// Mini-batches to simulate for steady-state figures: three for a
@@ -190,15 +223,16 @@ impl Setup {
         self.check()?;
         let table = self.cost_table()?;
         let partition = self.partition(&table)?;
-        let (mut loads, sizes) = self.loads(&table, &partition);
+        let (mut loads, sizes) = self.loads(&table, &partition)?;
         let groups = self.figure_groups();
+        check_memory(&sizes, &groups, self.micro_batch_size)?;
         let mut timeline = sim::simulate(&self.plan, &loads, self.system.link, &groups)?;
         if self.spreads_dw() {
             let own = Setup {
                 dw_offload: false,
                 ..self.clone()
             };
-            let (own_loads, _) = own.loads(&table, &partition);
+            let (own_loads, _) = own.loads(&table, &partition)?;
             let t = sim::simulate(&self.plan, &own_loads, self.system.link, &groups)?;
             if metrics::iteration_cycles(&t) <= metrics::iteration_cycles(&timeline) {
                 (loads, timeline) = (own_loads, t);
@@ -219,6 +253,28 @@ impl Setup {
             figures,
         })
     }
+}
+
+/// The figures multiply a stage's weight and activation words by the
+/// weight copies and micro-batches in flight, both at most the
+/// micro-batches simulated plus two: refuse sizes whose product could
+/// pass `u64`.
+fn check_memory(sizes: &[StageSizes], groups: &[usize], micro_batch_size: usize) -> Result<()> {
+    let most = groups.iter().copied().map(Count::from).sum::<Count>() + 2u64;
+    for s in sizes {
+        for (w, what) in [
+            (s.weight_words, "the weight words of a stage's copies"),
+            (s.activation_words, "the activation words a stage holds"),
+        ] {
+            (most * w)
+                .get(what)
+                .map_err(|overflow| PipelineError::Overflow {
+                    input: format!("micro-batch size {micro_batch_size}"),
+                    overflow,
+                })?;
+        }
+    }
+    Ok(())
 }
 
 /// The task costs of stage `s`'s layers `r` on array `a`.

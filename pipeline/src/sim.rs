@@ -13,6 +13,7 @@ use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 use std::ops::Range;
+use sysgrad_emulator::count::Count;
 
 /// What one stage runs per unit of work (a micro-batch, or one time chunk
 /// of it) and what it sends.
@@ -168,6 +169,7 @@ pub fn simulate(
     link: Link,
     group_sizes: &[usize],
 ) -> Result<Timeline> {
+    check_horizon(plan, loads, link, group_sizes)?;
     let mut sim = Sim::new(plan, loads, link, group_sizes);
     sim.run()?;
     Ok(Timeline {
@@ -178,6 +180,54 @@ pub fn simulate(
         groups: sim.groups,
         peak_in_flight: sim.peak,
     })
+}
+
+/// Refuses a run whose cycles, MACs or words could pass `u64`, before it
+/// starts, so that the timeline's plain `u64` arithmetic cannot wrap. At
+/// every cycle before the last some task runs or some message is on a
+/// link or in its latency (a list scheduler never idles with work ready),
+/// so no cycle of the timeline exceeds the sum, over every unit and
+/// stage, of all its tasks' cycles and of all its messages' occupancy
+/// plus latency; the MACs and words of the figures are bounded the same
+/// way. The bound is loose by a small factor at most, so a run refused
+/// here is one within that factor of 2^64 cycles.
+pub fn check_horizon(
+    plan: &Plan,
+    loads: &[StageLoad],
+    link: Link,
+    group_sizes: &[usize],
+) -> Result<()> {
+    let units = group_sizes.iter().copied().map(Count::from).sum::<Count>() * plan.chunks;
+    let (mut cycles, mut macs, mut words) = (Count::ZERO, Count::ZERO, Count::ZERO);
+    for l in loads {
+        for t in l.costs.all() {
+            (cycles, macs) = (cycles + t.cycles, macs + t.macs);
+        }
+        for w in [l.send_words, l.return_words, l.dw_words, l.dw_return_words] {
+            cycles += Count::from(link.occupancy(w)) + link.latency;
+            words += w;
+        }
+    }
+    let input = || {
+        format!(
+            "{} units of work (micro-batches x time chunks, {} mini-batches) with link latency {}",
+            units.value().map_or("over 2^64".into(), |u| u.to_string()),
+            group_sizes.len(),
+            link.latency
+        )
+    };
+    let check = |c: Count, what: &str| {
+        (c * units)
+            .get(what)
+            .map_err(|overflow| PipelineError::Overflow {
+                input: input(),
+                overflow,
+            })
+    };
+    check(cycles, "the cycles of the timeline")?;
+    check(macs, "the MACs of the timeline")?;
+    check(words, "the words sent over the links")?;
+    Ok(())
 }
 
 impl<'a> Sim<'a> {

@@ -3,7 +3,9 @@
 //! memories see. Host-side layers (ReLU, pooling, LIF, flatten) ride with
 //! the compute layer before them and cost no array cycles.
 
+use crate::error::{PipelineError, Result};
 use serde::Serialize;
+use sysgrad_emulator::count::Count;
 use sysgrad_workloads::model::{LayerSpec, Model};
 use sysgrad_workloads::scalesim::Topology;
 
@@ -24,8 +26,10 @@ pub struct LayerWork {
 }
 
 impl LayerWork {
+    /// M x K, or `u64::MAX` if that does not fit (which
+    /// `Setup::loads` refuses).
     pub fn weight_words(&self) -> u64 {
-        (self.m * self.k) as u64
+        (Count::from(self.m) * self.k).value().unwrap_or(u64::MAX)
     }
 }
 
@@ -41,7 +45,9 @@ pub struct Work {
 }
 
 impl Work {
-    /// The dense and convolution layers of a checked model.
+    /// The dense and convolution layers of a checked model (its sizes,
+    /// time steps and units within the model file's limits, so every
+    /// product here is far below 2^64).
     pub fn of_model(model: &Model) -> Work {
         let t = model.spec.input.time_steps;
         let mut layers = Vec::new();
@@ -74,30 +80,38 @@ impl Work {
     }
 
     /// The layers of a SCALE-Sim topology, each sample run `time_steps`
-    /// times (a spiking version of the network for `time_steps` > 1).
-    pub fn of_topology(topo: &Topology, time_steps: usize) -> Work {
+    /// times (a spiking version of the network for `time_steps` > 1); an
+    /// overflow of a layer's columns or input words names the layer.
+    pub fn of_topology(topo: &Topology, time_steps: usize) -> Result<Work> {
         let layers = topo
             .layers
             .iter()
             .map(|l| {
                 let input = match l.conv {
-                    Some(c) => c.ifmap_h * c.ifmap_w * c.channels,
-                    None => l.gemm.k * l.gemm.n,
+                    Some(c) => Count::from(c.ifmap_h) * c.ifmap_w * c.channels,
+                    None => Count::from(l.gemm.k) * l.gemm.n,
                 };
-                LayerWork {
+                let overflow = |overflow| PipelineError::Overflow {
+                    input: format!("layer {} at {time_steps} time steps", l.name),
+                    overflow,
+                };
+                let n = (Count::from(l.gemm.n) * time_steps).get("the stream columns per sample");
+                Ok(LayerWork {
                     name: l.name.clone(),
                     m: l.gemm.m,
                     k: l.gemm.k,
-                    n_per_sample: l.gemm.n * time_steps,
-                    input_words: (input * time_steps) as u64,
-                }
+                    n_per_sample: n.map_err(overflow)? as usize,
+                    input_words: (input * time_steps)
+                        .get("the input words per sample")
+                        .map_err(overflow)?,
+                })
             })
-            .collect();
-        Work {
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Work {
             name: topo.name.clone(),
             layers,
             time_steps,
             model_index: Vec::new(),
-        }
+        })
     }
 }

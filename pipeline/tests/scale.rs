@@ -82,7 +82,7 @@ fn sixty_four_arrays_of_resnet101() {
     let topo = scalesim::load_topology(&root.join("resnet101.csv")).unwrap();
     let sc = scalesim::load_config(&root.join("sysgrad_16x16.cfg")).unwrap();
     let array = scalesim::array_for(&sc).unwrap();
-    let work = Work::of_topology(&topo, 1);
+    let work = Work::of_topology(&topo, 1).unwrap();
     assert_eq!(work.layers.len(), 105);
     let system = System::uniform(array, 64, Link::new(16, 8).unwrap(), 200.0).unwrap();
     let s = Setup {

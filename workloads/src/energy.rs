@@ -186,12 +186,15 @@ impl EnergyModel {
         let t = &self.table;
         let (d, a) = (self.in_bits, self.acc_bits);
         let b = &self.buffers;
+        // Bit counts in f64, like the energies: cycles x PEs x width can
+        // pass 2^64 for counters that fit (the figures are energies, not
+        // counts; below 2^53 bits the products are exact either way).
         let shifted_bits = match phase {
-            Phase::Load => c.cycles * self.pes * d as u64,
-            Phase::Drain => c.cycles * self.pes * a as u64,
-            _ => 0,
+            Phase::Load => c.cycles as f64 * self.pes as f64 * f64::from(d),
+            Phase::Drain => c.cycles as f64 * self.pes as f64 * f64::from(a),
+            _ => 0.0,
         };
-        let reg_bits = c.macs * (d + a) as u64 + shifted_bits;
+        let reg_bits = c.macs as f64 * f64::from(d + a) + shifted_bits;
         let word = |bits: u32, kb: f64, n: u64| n as f64 * t.sram_word(bits, kb);
         let buffer_pj = word(d, b.weights_kb, c.w_reads + c.w_writes)
             + word(d, b.activations_kb, c.x_reads)
@@ -204,7 +207,7 @@ impl EnergyModel {
         Energy {
             multiply_pj: c.macs as f64 * t.multiply(d),
             accumulate_pj: c.macs as f64 * t.add(a),
-            register_pj: reg_bits as f64 * t.register_bit_pj,
+            register_pj: reg_bits * t.register_bit_pj,
             buffer_pj,
             off_chip_pj: 0.0,
         }

@@ -63,6 +63,13 @@ pub enum WorkloadError {
     },
     #[error("writing {path}: {message}")]
     Output { path: PathBuf, message: String },
+    /// A figure counted from the input's sizes does not fit in `u64`;
+    /// `input` names the input (a layer with its sizes, the batch).
+    #[error("{input}: {overflow}")]
+    Overflow {
+        input: String,
+        overflow: sysgrad_emulator::count::Overflow,
+    },
 }
 
 impl WorkloadError {

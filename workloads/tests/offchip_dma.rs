@@ -86,7 +86,7 @@ fn model(cfg: &ArrayConfig, g: Gemm, kb: usize) -> (OffChipRun, OffChipRun) {
     let mut mem = ScaleConfig::for_array("t", cfg.rows(), cfg.cols()).memory;
     mem.interface_bandwidth = BandwidthMode::Calc;
     (mem.ifmap_sram_kb, mem.filter_sram_kb, mem.ofmap_sram_kb) = (kb, kb, kb);
-    let run = |pass| offchip::run(cfg, g, pass, &mem, 1000);
+    let run = |pass| offchip::run(cfg, g, pass, &mem, 1000).unwrap();
     (run(Pass::Forward), run(Pass::Backward))
 }
 

@@ -39,7 +39,7 @@ fn conv_form_with_trailing_commas() {
     );
     assert_eq!(t.layers[1].line, 4, "blank lines are skipped but counted");
     assert!(!c1.is_fully_connected() && t.layers[2].is_fully_connected());
-    assert_eq!(t.layers[2].batched(8).n, 8);
+    assert_eq!(t.layers[2].batched(8).unwrap().n, 8);
 }
 
 #[test]
@@ -176,6 +176,41 @@ fn scale_sim_config() {
     );
 }
 
+/// Issue 28: a repeated section or key silently took the last value;
+/// SCALE-Sim's configparser refuses the file (DuplicateSectionError,
+/// DuplicateOptionError), and so does this reader, naming both lines.
+#[test]
+fn repeated_sections_and_keys_are_refused() {
+    let e = cfg_err(&format!("{CFG}[architecture_presets]\nArrayHeight: 8\n"));
+    assert!(
+        e.starts_with("c.cfg: line 20: section [architecture_presets] already appeared at line 4"),
+        "{e}"
+    );
+    let e = cfg_err("[architecture_presets]\nArrayHeight: 8\nArrayWidth: 8\narrayheight = 16\n");
+    assert!(
+        e.starts_with(
+            "c.cfg: line 4: [architecture_presets] `arrayheight` is already set at line 2"
+        ),
+        "{e}"
+    );
+    // The same key in two sections is two keys.
+    let c = parse_config(
+        &format!("{CFG}[sysgrad]\nBandwidth: 3\n"),
+        Path::new("c.cfg"),
+    );
+    assert!(c.is_ok(), "{c:?}");
+    for text in [
+        "[General]\nrun_name = a\n[general]\nrun_name = b\n",
+        "[general]\nrun_name = a\n\n[general]\n",
+    ] {
+        let e = cfg_err(text);
+        assert!(
+            e.contains("section [general] already appeared at line 1"),
+            "{e}"
+        );
+    }
+}
+
 #[test]
 fn malformed_configs_name_line_and_field() {
     let e = cfg_err("[architecture_presets]\nArrayWidth: 8\nDataflow: ws\n");
@@ -231,7 +266,7 @@ fn malformed_configs_name_line_and_field() {
             "ellpack_block",
         ),
         ("[layout]\nIfmapSRAMBankNum: 0\n", "IfmapSRAMBankNum"),
-        ("[architecture_presets]\nBandwidth: 10,x\n", "comma list"),
+        ("Bandwidth: 10,x\n", "comma list"),
     ] {
         let e = cfg_err(&format!(
             "[architecture_presets]\nArrayHeight: 8\nArrayWidth: 8\nDataflow: ws\n{line}"
@@ -438,4 +473,38 @@ fn configs_we_write_load_in_scalesim3() {
     }
     let built = scalesim::ScaleConfig::for_array("x", 8, 4);
     assert_loads_in_scalesim3(&built.to_cfg(), "for_array");
+}
+
+/// Issue 28: a convolution row whose K or N does not fit in 64 bits is
+/// refused at its line, naming the product (it used to wrap).
+#[test]
+fn convolutions_whose_products_pass_64_bits_are_refused() {
+    let head = "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n";
+    let e = topo_err(&format!(
+        "{head}ok, 8, 8, 3, 3, 1, 1, 1,\nbig, 1099511627776, 1099511627776, 1, 1, 1, 1, 1,\n"
+    ));
+    assert!(
+        e.contains("line 3")
+            && e.contains(
+                "N = OFMAP Height x OFMAP Width = 1099511627776 x 1099511627776 exceeds 2^64 - 1"
+            ),
+        "{e}"
+    );
+    let e = topo_err(&format!(
+        "{head}wide, 4, 4, 4, 4, 18446744073709551615, 1, 1,\n"
+    ));
+    assert!(
+        e.contains("line 2") && e.contains("K = Filter Height x Filter Width x Channels"),
+        "{e}"
+    );
+    // The largest map: its output size is computed without overflow.
+    let t = parse_topology(
+        &format!("{head}edge, 18446744073709551615, 1, 1, 1, 1, 1, 18446744073709551615,\n"),
+        Path::new("t.csv"),
+    )
+    .unwrap();
+    assert_eq!(
+        t.layers[0].gemm.n, 2,
+        "ceil((2^64 - 2 + s) / s) with s = 2^64 - 1"
+    );
 }

@@ -4,11 +4,12 @@
 //! `tests/fast_vs_cycle.rs` checks every phase against the clocked run.
 
 use super::ledger;
-use super::operands::{Layer, Operands, Shapes};
+use super::operands::{Layer, Operands};
 use crate::driver::DriveError;
 use crate::gemm::DwSink;
 use crate::stats::{Phase, Stats};
 use sysgrad_config::{ArrayConfig, Backward};
+use sysgrad_isa::count::{Count, Overflow};
 use sysgrad_isa::timing;
 
 /// The counters of `layer` (M x K x N) on a dense array (inner sizes and
@@ -58,40 +59,58 @@ fn passes(layer: Layer) -> &'static [Phase] {
     }
 }
 
-/// The cycles of `tiles` tiles of `n` columns on an `r` x `c` dense array.
-pub fn cycles(r: usize, c: usize, tiles: usize, n: usize, layer: Layer) -> Cycles {
-    let lat = timing::RESULT_LATENCY.eval_dims(r, c, 0, 0);
-    let (r, c, t, n) = (r as u64, c as u64, tiles as u64, n as u64);
+/// The cycles of `tiles` tiles of `n` columns on an `r` x `c` dense array
+/// (`tiles` >= 1), checked.
+pub fn cycles(
+    r: usize,
+    c: usize,
+    tiles: usize,
+    n: usize,
+    layer: Layer,
+) -> Result<Cycles, Overflow> {
+    let lat = timing::RESULT_LATENCY.count(r, c, 0, 0);
+    let (r, c, t, n) = (r as u64, c as u64, Count::from(tiles), Count::from(n));
     let phases = passes(layer);
-    let w = n * phases.len() as u64;
+    let w = n * phases.len();
     // Each tile's slots start at the swap of the one before: a tile takes
     // max(R, W) waves, and W < R leaves R - W cycles of slots alone.
-    let step = r.max(w);
-    let gap = r.saturating_sub(w);
+    let step = w.max(r.into());
+    let gap = match w.value() {
+        Some(w) => Count::from(r.saturating_sub(w)),
+        None => Count::ZERO,
+    };
     let (total, load, drain) = match layer {
-        Layer::Forward => (r + (t - 1) * step + w + lat + 1, r + (t - 1) * gap, 0),
+        Layer::Forward => (
+            step * (t - 1u64) + r + w + lat + 1u64,
+            gap * (t - 1u64) + r,
+            Count::ZERO,
+        ),
         Layer::Backward(_, DwSink::Update { .. }) => {
             // A tile of zeros swaps the last one out (max(W, R) after its
             // swap), R more zero slots send it out of the array.
-            let last_swap = r + (t - 1) * step;
+            let last_swap = step * (t - 1u64) + r;
             let zero_swap = last_swap + step;
-            (zero_swap + r + lat + 1, r + t * gap + r, 0)
+            (zero_swap + r + lat + 1u64, gap * t + r + r, Count::ZERO)
         }
         Layer::Backward(_, DwSink::Drain) => {
             // Loads come after each DRAIN: slots, waves, the wait until
             // everything is out, C DRAIN cycles.
-            let per_tile = r + w + lat + c;
-            (t * per_tile + 1, t * r, t * c)
+            let per_tile = w + r + lat + c;
+            (t * per_tile + 1u64, t * r, t * c)
         }
     };
-    let mut per_phase: Vec<(Phase, u64)> = phases.iter().map(|&p| (p, t * n)).collect();
+    let what = |p: Phase| format!("the {} cycles of a dense layer", p.name());
+    let mut per_phase = Vec::new();
+    for &p in phases {
+        per_phase.push((p, (t * n).get(what(p))?));
+    }
     let busy = load + drain + t * w;
     per_phase.extend([
-        (Phase::Load, load),
-        (Phase::Drain, drain),
-        (Phase::Idle, total - busy),
+        (Phase::Load, load.get(what(Phase::Load))?),
+        (Phase::Drain, drain.get(what(Phase::Drain))?),
+        (Phase::Idle, (total - busy).get(what(Phase::Idle))?),
     ]);
-    Cycles { per_phase }
+    Ok(Cycles { per_phase })
 }
 
 /// A dense layer: the words and MACs of the `none` walk (they do not depend
@@ -106,15 +125,16 @@ fn dense_layer(
         return Err(DriveError::EmptyStream);
     }
     let mut words = Stats::default();
-    ledger::count(&mut words, cfg, (m, k, n), layer, &Shapes)?;
+    ledger::shapes(&mut words, cfg, (m, k, n), layer)?;
     let tiles = m.div_ceil(cfg.cols()) * k.div_ceil(cfg.rows());
     if tiles == 0 {
         return Ok(());
     }
-    let cycles = cycles(cfg.rows(), cfg.cols(), tiles, n, layer);
+    let cycles = cycles(cfg.rows(), cfg.cols(), tiles, n, layer)?;
     for p in Phase::ALL {
         words.phase_mut(p).cycles = cycles.get(p);
     }
-    *stats += &words;
+    words.checked_totals()?;
+    stats.checked_add(&words)?;
     Ok(())
 }

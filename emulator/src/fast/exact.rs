@@ -25,6 +25,20 @@ fn count(
     }
 }
 
+/// [`count`] without data: the shape ledger's closed form on a `none`
+/// array (checked, at once however large the layer).
+fn count_shapes(
+    stats: &mut Stats,
+    cfg: &ArrayConfig,
+    mkn: (usize, usize, usize),
+    layer: Layer,
+) -> Result<(), DriveError> {
+    match cfg.pipelining() {
+        Pipelining::None => ledger::shapes(stats, cfg, mkn, layer),
+        Pipelining::Dense => dense::count(stats, cfg, mkn, layer, &Shapes),
+    }
+}
+
 /// `Y = W X` (W: M x K, X: K x N) as raw accumulators, M x N: what
 /// [`crate::gemm::forward`] returns, with the same counters added to `stats`.
 pub fn forward(
@@ -99,13 +113,14 @@ pub fn backward(
     })
 }
 
-/// The counters of [`forward`] on an M x K x N layer, without data.
+/// The counters of [`forward`] on an M x K x N layer, without data:
+/// checked ([`DriveError::Overflow`] when one exceeds `u64`).
 pub fn count_forward(
     stats: &mut Stats,
     cfg: &ArrayConfig,
     (m, k, n): (usize, usize, usize),
 ) -> Result<(), DriveError> {
-    count(stats, cfg, (m, k, n), Layer::Forward, &Shapes)
+    count_shapes(stats, cfg, (m, k, n), Layer::Forward)
 }
 
 /// The counters of [`backward`] on an M x K x N layer, without data.
@@ -117,11 +132,5 @@ pub fn count_backward(
     sink: DwSink,
 ) -> Result<(), DriveError> {
     gemm::check_lr_shift(cfg, sink)?;
-    count(
-        stats,
-        cfg,
-        (m, k, n),
-        Layer::Backward(schedule, sink),
-        &Shapes,
-    )
+    count_shapes(stats, cfg, (m, k, n), Layer::Backward(schedule, sink))
 }

@@ -99,6 +99,12 @@ pub struct ScaleConfig {
 /// (section, key) -> (value, line)
 type Entries = BTreeMap<(String, String), (String, usize)>;
 
+/// The entries of an INI file as SCALE-Sim's reader (Python's
+/// `configparser`, strict) takes them: keys case-insensitive, a section
+/// or a key within a section given twice refused, naming both lines.
+/// Section names are compared case-insensitively too, since they are
+/// read that way here (configparser would keep `[General]` and
+/// `[general]` apart, and then miss one of them).
 fn parse_ini(text: &str, path: &Path) -> Result<Entries> {
     let err = |line: usize, message: String| WorkloadError::Parse {
         path: path.to_path_buf(),
@@ -106,6 +112,7 @@ fn parse_ini(text: &str, path: &Path) -> Result<Entries> {
     };
     let mut section: Option<String> = None;
     let mut out = Entries::new();
+    let mut sections = BTreeMap::<String, usize>::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let l = raw.trim();
@@ -116,7 +123,17 @@ fn parse_ini(text: &str, path: &Path) -> Result<Entries> {
             let name = rest
                 .strip_suffix(']')
                 .ok_or_else(|| err(line, format!("`{l}`: a section header needs a closing `]`")))?;
-            section = Some(name.trim().to_ascii_lowercase());
+            let name = name.trim().to_ascii_lowercase();
+            if let Some(first) = sections.insert(name.clone(), line) {
+                return Err(err(
+                    line,
+                    format!(
+                        "section [{name}] already appeared at line {first} \
+                         (SCALE-Sim's configparser refuses a repeated section)"
+                    ),
+                ));
+            }
+            section = Some(name);
             continue;
         }
         let at = l.find([':', '=']).ok_or_else(|| {
@@ -133,6 +150,15 @@ fn parse_ini(text: &str, path: &Path) -> Result<Entries> {
             return Err(err(
                 line,
                 format!("`{l}` has no key before `{}`", &l[at..at + 1]),
+            ));
+        }
+        if let Some((_, first)) = out.get(&(sec.clone(), key.clone())) {
+            return Err(err(
+                line,
+                format!(
+                    "[{sec}] `{key}` is already set at line {first} \
+                     (SCALE-Sim's configparser refuses a repeated key)"
+                ),
             ));
         }
         out.insert((sec, key), (l[at + 1..].trim().to_string(), line));

@@ -9,9 +9,10 @@
 use super::report::{layer_reports, ComputeRow};
 use super::{run_topology_with, Exactness, ScaleConfig, Topology};
 use crate::energy::EnergyTable;
-use crate::error::Result;
+use crate::error::{Result, WorkloadError};
 use std::fmt::Write;
 use sysgrad_config::Backward;
+use sysgrad_emulator::count;
 use sysgrad_emulator::gemm::DwSink;
 
 /// What a sequential array is sized to match in the interleaved R x C one.
@@ -139,12 +140,21 @@ pub fn measure(setup: &Setup, contenders: &[Contender]) -> Result<Vec<Measured>>
                     Backward::Sequential => l.training_sequential,
                 })
                 .collect();
+            let sum = |what: &str, f: &dyn Fn(&ComputeRow) -> u64| {
+                count::sum(rows.iter().map(f), what).map_err(|source| WorkloadError::Overflow {
+                    input: format!(
+                        "topology {} at batch {} on {}x{}",
+                        setup.topology.name, setup.batch, c.rows, c.cols
+                    ),
+                    overflow: source,
+                })
+            };
             Ok(Measured {
                 contender: *c,
-                cycles: rows.iter().map(|r| r.total_cycles).sum(),
-                stall_cycles: rows.iter().map(|r| r.stall_cycles).sum(),
-                on_chip_words: rows.iter().map(|r| r.reads + r.writes).sum(),
-                off_chip_words: rows.iter().map(|r| r.offchip.words()).sum(),
+                cycles: sum("the training cycles", &|r| r.total_cycles)?,
+                stall_cycles: sum("the stall cycles", &|r| r.stall_cycles)?,
+                on_chip_words: sum("the on-chip words", &|r| r.reads + r.writes)?,
+                off_chip_words: sum("the off-chip words", &|r| r.offchip.words())?,
                 energy_pj: rows.iter().map(|r| r.energy.total_pj()).sum(),
             })
         })

@@ -18,7 +18,9 @@ pub use topology::{load_topology, parse_topology, Gemm, TopoForm, TopoLayer, Top
 use crate::energy::{BufferSizes, EnergyModel, EnergyTable};
 use crate::error::{Result, WorkloadError};
 use sysgrad_config::{ArrayConfig, Backward, NumberFormat};
+use sysgrad_emulator::count::Overflow;
 use sysgrad_emulator::gemm::DwSink;
+use sysgrad_emulator::{DriveError, Stats};
 
 /// The sysgrad array a SCALE-Sim config describes. Counters do not depend
 /// on the number format, so the default Q7.8 / 40-bit one is used.
@@ -53,12 +55,15 @@ pub fn array_for(sc: &ScaleConfig) -> Result<ArrayConfig> {
     Ok(cfg.expect("only the array size can be out of range here"))
 }
 
-/// Each pass of a layer through the off-chip model.
+/// Each pass of a layer through the off-chip model, and the training
+/// passes (forward, then backward) each schedule runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LayerOffChip {
     pub forward: OffChipRun,
     pub backward_interleaved: OffChipRun,
     pub backward_sequential: OffChipRun,
+    pub training_interleaved: OffChipRun,
+    pub training_sequential: OffChipRun,
 }
 
 #[derive(Debug, Clone)]
@@ -67,6 +72,9 @@ pub struct LayerRun {
     /// The product with the batch folded into N.
     pub gemm: Gemm,
     pub cost: LayerCost,
+    /// Forward plus each backward, counters checked to fit `u64`.
+    pub training_interleaved: Stats,
+    pub training_sequential: Stats,
     pub offchip: LayerOffChip,
 }
 
@@ -81,15 +89,72 @@ pub fn buffer_sizes(sc: &ScaleConfig) -> BufferSizes {
     }
 }
 
-fn layer_offchip(cfg: &ArrayConfig, sc: &ScaleConfig, g: Gemm, c: &LayerCost) -> LayerOffChip {
-    let run = |pass, s: &sysgrad_emulator::Stats| {
-        offchip::run(cfg, g, pass, &sc.memory, s.total().cycles)
+fn layer_offchip(
+    cfg: &ArrayConfig,
+    sc: &ScaleConfig,
+    g: Gemm,
+    c: &LayerCost,
+) -> std::result::Result<LayerOffChip, Overflow> {
+    let run = |pass, s: &Stats| offchip::run(cfg, g, pass, &sc.memory, s.total().cycles);
+    let forward = run(offchip::Pass::Forward, &c.forward)?;
+    let backward_interleaved = run(offchip::Pass::Backward, &c.backward_interleaved)?;
+    let backward_sequential = run(offchip::Pass::Backward, &c.backward_sequential)?;
+    Ok(LayerOffChip {
+        forward,
+        backward_interleaved,
+        backward_sequential,
+        training_interleaved: forward.then(&backward_interleaved)?,
+        training_sequential: forward.then(&backward_sequential)?,
+    })
+}
+
+/// `a + b`, checked.
+fn plus(a: &Stats, b: &Stats) -> std::result::Result<Stats, Overflow> {
+    let mut s = a.clone();
+    s.checked_add(b)?;
+    Ok(s)
+}
+
+/// Counts one layer of a topology: every figure checked, an overflow
+/// named with the layer, its sizes and the batch.
+fn layer_run(
+    cfg: &ArrayConfig,
+    sc: &ScaleConfig,
+    l: &TopoLayer,
+    batch: usize,
+    sink: DwSink,
+    how: Exactness,
+) -> Result<LayerRun> {
+    let g = l.gemm;
+    let input = || {
+        format!(
+            "layer {} (M {} x K {} x N {} per sample) at batch {batch}",
+            l.name, g.m, g.k, g.n
+        )
     };
-    LayerOffChip {
-        forward: run(offchip::Pass::Forward, &c.forward),
-        backward_interleaved: run(offchip::Pass::Backward, &c.backward_interleaved),
-        backward_sequential: run(offchip::Pass::Backward, &c.backward_sequential),
-    }
+    let named = |source: Overflow| WorkloadError::Overflow {
+        input: input(),
+        overflow: source,
+    };
+    let gemm = l.batched(batch).map_err(named)?;
+    let cost = match count::layer_cost(cfg, gemm, sink, how) {
+        Err(WorkloadError::Array {
+            source: DriveError::Overflow(o),
+            ..
+        }) => return Err(named(o)),
+        c => c?,
+    };
+    let training = |b: &Stats, what: &str| {
+        plus(&cost.forward, b).map_err(|o| Overflow::new(format!("{} ({what} training)", o.what)))
+    };
+    Ok(LayerRun {
+        layer: l.clone(),
+        gemm,
+        training_interleaved: training(&cost.backward_interleaved, "interleaved").map_err(named)?,
+        training_sequential: training(&cost.backward_sequential, "sequential").map_err(named)?,
+        offchip: layer_offchip(cfg, sc, gemm, &cost).map_err(named)?,
+        cost,
+    })
 }
 
 #[derive(Debug, Clone)]
@@ -131,18 +196,9 @@ pub fn run_topology_with(
     let layers = topo
         .layers
         .iter()
-        .map(|l| {
-            let gemm = l.batched(batch);
-            let cost = count::layer_cost(&cfg, gemm, sink, how)?;
-            Ok(LayerRun {
-                layer: l.clone(),
-                gemm,
-                offchip: layer_offchip(&cfg, sc, gemm, &cost),
-                cost,
-            })
-        })
+        .map(|l| layer_run(&cfg, sc, l, batch, sink, how))
         .collect::<Result<Vec<_>>>()?;
-    Ok(TopologyRun {
+    let run = TopologyRun {
         topology: topo.clone(),
         config: sc.clone(),
         cfg,
@@ -150,5 +206,14 @@ pub fn run_topology_with(
         sink,
         energy: EnergyModel::new(table, &cfg, buffer_sizes(sc)),
         layers,
-    })
+    };
+    // The reports sum figures over the layers: check those sums here, so
+    // that a run that counts is a run that reports.
+    report::reduction(report::layer_reports(&run).iter()).map_err(|source| {
+        WorkloadError::Overflow {
+            input: format!("topology {} at batch {batch}, all layers", topo.name),
+            overflow: source,
+        }
+    })?;
+    Ok(run)
 }

@@ -35,6 +35,7 @@ use super::config::{BandwidthMode, MemoryConfig};
 use super::topology::Gemm;
 use serde::Serialize;
 use sysgrad_config::ArrayConfig;
+use sysgrad_emulator::count::{Count, Overflow};
 use sysgrad_emulator::gemm::tiles;
 
 /// Which pass of a layer.
@@ -70,31 +71,59 @@ pub struct OffChipRun {
 }
 
 impl OffChipRun {
+    /// The reads of a run (each field within `u64`, their sum checked by
+    /// [`run`] and [`OffChipRun::then`]).
     pub fn reads(&self) -> u64 {
         self.w_reads + self.x_reads + self.dy_reads + self.acc_reads
     }
     pub fn words(&self) -> u64 {
         self.reads() + self.writes
     }
-    /// Two passes one after the other (forward, then backward).
-    pub fn then(&self, next: &OffChipRun) -> OffChipRun {
-        let shift = self.total_cycles_incl_prefetch;
+
+    /// Checks that [`OffChipRun::reads`] and [`OffChipRun::words`] fit.
+    fn checked(self) -> Result<OffChipRun, Overflow> {
+        let reads = Count::from(self.w_reads) + self.x_reads + self.dy_reads + self.acc_reads;
+        (reads + self.writes).get("the off-chip words")?;
+        Ok(self)
+    }
+
+    /// Two passes one after the other (forward, then backward), checked.
+    pub fn then(&self, next: &OffChipRun) -> Result<OffChipRun, Overflow> {
+        let shift = Count::from(self.total_cycles_incl_prefetch);
+        let add = |a: u64, b: u64, what: &str| (Count::from(a) + b).get(what);
+        let at = |b: u64, what: &str| (shift + b).get(what);
         OffChipRun {
-            prefetch_cycles: self.prefetch_cycles + next.prefetch_cycles,
-            compute_cycles: self.compute_cycles + next.compute_cycles,
-            stall_cycles: self.stall_cycles + next.stall_cycles,
-            total_cycles: self.total_cycles + next.total_cycles,
-            total_cycles_incl_prefetch: shift + next.total_cycles_incl_prefetch,
-            w_reads: self.w_reads + next.w_reads,
-            x_reads: self.x_reads + next.x_reads,
-            dy_reads: self.dy_reads + next.dy_reads,
-            acc_reads: self.acc_reads + next.acc_reads,
-            writes: self.writes + next.writes,
+            prefetch_cycles: add(
+                self.prefetch_cycles,
+                next.prefetch_cycles,
+                "the prefetch cycles",
+            )?,
+            compute_cycles: add(
+                self.compute_cycles,
+                next.compute_cycles,
+                "the compute cycles",
+            )?,
+            stall_cycles: add(self.stall_cycles, next.stall_cycles, "the stall cycles")?,
+            total_cycles: add(self.total_cycles, next.total_cycles, "the total cycles")?,
+            total_cycles_incl_prefetch: at(
+                next.total_cycles_incl_prefetch,
+                "the total cycles incl. prefetch",
+            )?,
+            w_reads: add(self.w_reads, next.w_reads, "the off-chip weight reads")?,
+            x_reads: add(self.x_reads, next.x_reads, "the off-chip X reads")?,
+            dy_reads: add(self.dy_reads, next.dy_reads, "the off-chip dY reads")?,
+            acc_reads: add(
+                self.acc_reads,
+                next.acc_reads,
+                "the off-chip partial-sum reads",
+            )?,
+            writes: add(self.writes, next.writes, "the off-chip writes")?,
             read_start: self.read_start,
-            read_stop: shift + next.read_stop,
+            read_stop: at(next.read_stop, "the last off-chip read cycle")?,
             write_start: self.write_start,
-            write_stop: shift + next.write_stop,
+            write_stop: at(next.write_stop, "the last off-chip write cycle")?,
         }
+        .checked()
     }
 }
 
@@ -102,61 +131,91 @@ impl OffChipRun {
 #[derive(Debug, Clone, Copy, Default)]
 struct TileTraffic {
     /// (words, half-buffer words) of each operand fetched.
-    fetch: [(u64, u64); 4],
-    writes: u64,
+    fetch: [(Count, u64); 4],
+    writes: Count,
 }
 
 impl TileTraffic {
-    fn words(&self) -> u64 {
+    fn words(&self) -> Count {
         self.fetch.iter().map(|f| f.0).sum()
     }
     /// Words that must be on chip before the tile starts: each operand up
     /// to its half-buffer.
-    fn before_start(&self) -> u64 {
-        self.fetch.iter().map(|(w, half)| (*w).min(*half)).sum()
+    fn before_start(&self) -> Count {
+        self.fetch
+            .iter()
+            .map(|(w, half)| w.min(Count::from(*half)))
+            .sum()
     }
 }
 
 /// Half of a buffer of `kb` KiB, in words of `bits`.
 fn half_words(kb: usize, bits: u32) -> u64 {
-    (kb as u64 * 1024 * 8 / bits as u64 / 2).max(1)
+    ((Count::from(kb) * 1024u64 * 8u64) / (u64::from(bits) * 2))
+        .value()
+        .unwrap_or(u64::MAX)
+        .max(1)
 }
 
-/// The off-chip traffic of every tile of a pass, in `gemm`'s tile order.
-fn traffic(cfg: &ArrayConfig, g: Gemm, pass: Pass, mem: &MemoryConfig) -> Vec<TileTraffic> {
+/// Whether `words` fit in `half` (an overflowed count never does).
+fn fits(words: Count, half: u64) -> bool {
+    words.value().is_some_and(|w| w <= half)
+}
+
+/// The off-chip traffic of every tile of a pass, in `gemm`'s tile order
+/// (produced as the model walks them: a layer of many tiles takes time,
+/// not memory).
+fn traffic<'a>(
+    cfg: &'a ArrayConfig,
+    g: Gemm,
+    pass: Pass,
+    mem: &'a MemoryConfig,
+) -> impl Iterator<Item = TileTraffic> + 'a {
     let bits = cfg.format().in_bits;
     let (w_half, x_half, out_half) = (
         half_words(mem.filter_sram_kb, bits),
         half_words(mem.ifmap_sram_kb, bits),
         half_words(mem.ofmap_sram_kb, bits),
     );
-    let (m, k, n) = (g.m as u64, g.k as u64, g.n as u64);
-    let x_resident = k * n <= x_half;
-    let dx_resident = k * n <= out_half;
-    let mtiles: Vec<_> = tiles(g.m, cfg.cols()).collect();
-    let ktiles: Vec<_> = tiles(g.k, cfg.rows()).collect();
-    let mut out = Vec::new();
-    for (mi, &(_, mt)) in mtiles.iter().enumerate() {
-        for (ki, &(_, kt)) in ktiles.iter().enumerate() {
-            let (mt, kt) = (mt as u64, kt as u64);
+    let (k, n) = (Count::from(g.k), Count::from(g.n));
+    let x_resident = fits(k * n, x_half);
+    let dx_resident = fits(k * n, out_half);
+    let (tm, tk) = (g.m.div_ceil(cfg.cols()), g.k.div_ceil(cfg.rows()));
+    tiles(g.m, cfg.cols())
+        .enumerate()
+        .flat_map(move |(mi, (_, mt))| {
+            tiles(g.k, cfg.rows())
+                .enumerate()
+                .map(move |(ki, (_, kt))| (mi, mt, ki, kt))
+        })
+        .map(move |(mi, mt, ki, kt)| {
+            let (mt, kt) = (Count::from(mt), Count::from(kt));
             let (first_m, first_k) = (mi == 0, ki == 0);
-            let last_k = ki + 1 == ktiles.len();
-            let last = last_k && mi + 1 == mtiles.len();
-            let x = if x_resident && !first_m { 0 } else { kt * n };
+            let last_k = ki + 1 == tk;
+            let last = last_k && mi + 1 == tm;
+            let x = if x_resident && !first_m {
+                Count::ZERO
+            } else {
+                kt * n
+            };
             let mut t = TileTraffic::default();
             t.fetch[0] = (mt * kt, w_half);
             t.fetch[1] = (x, x_half);
             match pass {
                 Pass::Forward => {
-                    let spill = mt * n > out_half;
+                    let spill = !fits(mt * n, out_half);
                     if spill && !first_k {
                         t.fetch[3] = (mt * n, out_half);
                     }
-                    t.writes = if spill || last_k { mt * n } else { 0 };
+                    t.writes = if spill || last_k { mt * n } else { Count::ZERO };
                 }
                 Pass::Backward => {
-                    let dy_resident = mt * n <= out_half;
-                    let dy = if dy_resident && !first_k { 0 } else { mt * n };
+                    let dy_resident = fits(mt * n, out_half);
+                    let dy = if dy_resident && !first_k {
+                        Count::ZERO
+                    } else {
+                        mt * n
+                    };
                     t.fetch[2] = (dy, out_half);
                     if !dx_resident && !first_m {
                         t.fetch[3] = (kt * n, out_half);
@@ -164,93 +223,111 @@ fn traffic(cfg: &ArrayConfig, g: Gemm, pass: Pass, mem: &MemoryConfig) -> Vec<Ti
                     let dx = match (dx_resident, last) {
                         (false, _) => kt * n,
                         (true, true) => k * n,
-                        (true, false) => 0,
+                        (true, false) => Count::ZERO,
                     };
                     t.writes = mt * kt + dx;
                 }
             }
-            out.push(t);
-        }
-    }
-    debug_assert!(m > 0 || out.is_empty());
-    out
+            t
+        })
 }
 
 /// `words` at `bandwidth` words per cycle (`None`: as fast as needed).
-fn transfer(words: u64, bandwidth: Option<u64>) -> u64 {
-    bandwidth.map_or(0, |b| words.div_ceil(b))
+fn transfer(words: Count, bandwidth: Option<u64>) -> Count {
+    bandwidth.map_or(Count::ZERO, |b| words.div_ceil(b))
 }
 
 /// Runs a pass of `compute_cycles` (the ledger's) through the model.
+/// Every cycle and word is checked: a latency, a bandwidth or a layer that
+/// takes a figure past `u64` is an [`Overflow`] naming the figure, never
+/// a wrapped count (a latency of 2^64 - 1 used to wrap to fewer cycles
+/// than a latency of 0).
 pub fn run(
     cfg: &ArrayConfig,
     g: Gemm,
     pass: Pass,
     mem: &MemoryConfig,
     compute_cycles: u64,
-) -> OffChipRun {
-    let tt = traffic(cfg, g, pass, mem);
+) -> Result<OffChipRun, Overflow> {
     let (bandwidth, latency) = match mem.interface_bandwidth {
         BandwidthMode::Calc => (None, 0),
         BandwidthMode::User => (
-            Some(*mem.bandwidth.first().unwrap_or(&1) as u64),
+            Some((*mem.bandwidth.first().unwrap_or(&1) as u64).max(1)),
             mem.off_chip_latency,
         ),
     };
-    let count = tt.len().max(1) as u64;
-    let mut r = OffChipRun {
-        compute_cycles,
-        read_start: u64::MAX,
-        write_start: u64::MAX,
-        ..Default::default()
-    };
+    let count = (g.m.div_ceil(cfg.cols()) as u64 * g.k.div_ceil(cfg.rows()) as u64).max(1);
+    let compute = Count::from(compute_cycles);
+    let zero = Count::ZERO;
+    let (mut prefetch, mut stalls) = (zero, zero);
+    let (mut read_start, mut read_stop) = (None::<Count>, zero);
+    let (mut write_start, mut write_stop) = (None::<Count>, zero);
+    let mut reads = [zero; 4];
+    let mut writes = zero;
     // End of the read channel, of the previous tile, its start, and the
     // ends of the last two writes.
-    let (mut read_free, mut prev_end, mut prev_start) = (0u64, 0u64, 0u64);
-    let mut writes_end = [0u64; 2];
-    for (i, t) in tt.iter().enumerate() {
-        let cycles = compute_cycles / count + u64::from((i as u64) < compute_cycles % count);
+    let (mut read_free, mut prev_end, mut prev_start) = (zero, zero, zero);
+    let mut writes_end = [zero; 2];
+    for (i, t) in traffic(cfg, g, pass, mem).enumerate() {
+        let cycles = (compute / count) + u64::from((i as u64) < compute_cycles % count);
         let words = t.words();
         let fetch_start = read_free.max(prev_start);
-        let lat = if words > 0 { latency } else { 0 };
+        let lat = if words == zero { 0 } else { latency };
         let before = fetch_start + lat + transfer(t.before_start(), bandwidth);
         let arrived = before + transfer(words - t.before_start(), bandwidth);
-        if words > 0 {
-            r.read_start = r.read_start.min(fetch_start);
-            r.read_stop = r.read_stop.max(arrived);
+        if words != zero {
+            read_start = Some(read_start.map_or(fetch_start, |s| s.min(fetch_start)));
+            read_stop = read_stop.max(arrived);
         }
         read_free = arrived;
         let start = before.max(prev_end).max(writes_end[0]);
         let end = (start + cycles).max(arrived);
         if i == 0 {
-            r.prefetch_cycles = start;
+            prefetch = start;
         } else {
-            r.stall_cycles += start - prev_end;
+            stalls += start - prev_end;
         }
-        r.stall_cycles += end - start - cycles;
-        let write_start = end.max(writes_end[1]);
-        let write_end = write_start + transfer(t.writes, bandwidth);
-        if t.writes > 0 {
-            r.write_start = r.write_start.min(write_start);
-            r.write_stop = r.write_stop.max(write_end);
+        stalls += end - start - cycles;
+        let write_begin = end.max(writes_end[1]);
+        let write_end = write_begin + transfer(t.writes, bandwidth);
+        if t.writes != zero {
+            write_start = Some(write_start.map_or(write_begin, |s| s.min(write_begin)));
+            write_stop = write_stop.max(write_end);
         }
         writes_end = [writes_end[1], write_end];
         (prev_start, prev_end) = (start, end);
-        r.w_reads += t.fetch[0].0;
-        r.x_reads += t.fetch[1].0;
-        r.dy_reads += t.fetch[2].0;
-        r.acc_reads += t.fetch[3].0;
-        r.writes += t.writes;
+        for (sum, f) in reads.iter_mut().zip(t.fetch) {
+            *sum += f.0;
+        }
+        writes += t.writes;
+        if prev_end.is_over() || read_free.is_over() || write_end.is_over() {
+            // Every later figure would be over too: stop walking.
+            break;
+        }
     }
-    r.total_cycles = prev_end - r.prefetch_cycles;
-    r.total_cycles_incl_prefetch = prev_end.max(writes_end[1]);
-    if r.read_start == u64::MAX {
-        r.read_start = 0;
+    OffChipRun {
+        prefetch_cycles: prefetch.get("the prefetch cycles")?,
+        compute_cycles,
+        stall_cycles: stalls.get("the stall cycles")?,
+        total_cycles: (prev_end - prefetch).get("the total cycles")?,
+        total_cycles_incl_prefetch: prev_end
+            .max(writes_end[1])
+            .get("the total cycles incl. prefetch")?,
+        w_reads: reads[0].get("the off-chip weight reads")?,
+        x_reads: reads[1].get("the off-chip X reads")?,
+        dy_reads: reads[2].get("the off-chip dY reads")?,
+        acc_reads: reads[3].get("the off-chip partial-sum reads")?,
+        writes: writes.get("the off-chip writes")?,
+        read_start: read_start
+            .unwrap_or(zero)
+            .get("the first off-chip read cycle")?,
+        read_stop: read_stop.get("the last off-chip read cycle")?,
+        write_start: write_start
+            .unwrap_or(zero)
+            .get("the first off-chip write cycle")?,
+        write_stop: write_stop.get("the last off-chip write cycle")?,
     }
-    if r.write_start == u64::MAX {
-        r.write_start = 0;
-    }
-    r
+    .checked()
 }
 
 #[cfg(test)]
@@ -283,7 +360,7 @@ mod tests {
     fn one_tile_by_hand() {
         let g = Gemm { m: 4, k: 4, n: 10 };
         // W 16 + X 40 = 56 words at 8 per cycle after 5 cycles: start at 12.
-        let r = run(&cfg(4, 4), g, Pass::Forward, &mem(8, 5, 64), 30);
+        let r = run(&cfg(4, 4), g, Pass::Forward, &mem(8, 5, 64), 30).unwrap();
         assert_eq!(
             (r.prefetch_cycles, r.stall_cycles, r.total_cycles),
             (12, 0, 30)
@@ -298,18 +375,18 @@ mod tests {
     #[test]
     fn a_slow_interface_stalls() {
         let g = Gemm { m: 4, k: 8, n: 10 };
-        let r = run(&cfg(4, 4), g, Pass::Forward, &mem(8, 5, 64), 8);
+        let r = run(&cfg(4, 4), g, Pass::Forward, &mem(8, 5, 64), 8).unwrap();
         // tile 0: fetched 0..12, runs 12..16; tile 1: fetched from 12 (when
         // tile 0 starts) to 24, runs 24..28: 8 stall cycles.
         assert_eq!(
             (r.prefetch_cycles, r.stall_cycles, r.total_cycles),
             (12, 8, 16)
         );
-        let fast = run(&cfg(4, 4), g, Pass::Forward, &mem(1000, 0, 64), 8);
+        let fast = run(&cfg(4, 4), g, Pass::Forward, &mem(1000, 0, 64), 8).unwrap();
         assert_eq!(fast.stall_cycles, 0);
         let mut calc = mem(8, 5, 64);
         calc.interface_bandwidth = BandwidthMode::Calc;
-        let c = run(&cfg(4, 4), g, Pass::Forward, &calc, 8);
+        let c = run(&cfg(4, 4), g, Pass::Forward, &calc, 8).unwrap();
         assert_eq!(
             (c.stall_cycles, c.total_cycles, c.words()),
             (0, 8, r.words())
@@ -322,10 +399,10 @@ mod tests {
     fn resident_operands_are_fetched_once() {
         let g = Gemm { m: 8, k: 4, n: 100 };
         // 1 KiB of 8-bit words: half is 512 >= 400 words of X.
-        let small = run(&cfg(4, 4), g, Pass::Forward, &mem(8, 0, 1), 100);
+        let small = run(&cfg(4, 4), g, Pass::Forward, &mem(8, 0, 1), 100).unwrap();
         assert_eq!(small.x_reads, 400);
         let g = Gemm { m: 8, k: 4, n: 200 };
-        let big = run(&cfg(4, 4), g, Pass::Forward, &mem(8, 0, 1), 100);
+        let big = run(&cfg(4, 4), g, Pass::Forward, &mem(8, 0, 1), 100).unwrap();
         assert_eq!(big.x_reads, 1600);
     }
 }

@@ -35,7 +35,7 @@
 
 use super::count::LayerCost;
 use super::offchip::OffChipRun;
-use super::{Gemm, TopologyRun};
+use super::{Gemm, LayerRun, TopologyRun};
 use crate::energy::{Energy, EnergyModel};
 use crate::error::{Result, WorkloadError};
 use crate::report::csv;
@@ -44,6 +44,7 @@ use serde::Serialize;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use sysgrad_config::ArrayConfig;
+use sysgrad_emulator::count::{Count, Overflow};
 use sysgrad_emulator::gemm::tiles;
 use sysgrad_emulator::Stats;
 
@@ -167,27 +168,15 @@ pub struct LayerReport {
     pub energy_by_phase: Vec<(String, String, Energy)>,
 }
 
-fn plus(a: &Stats, b: &Stats) -> Stats {
-    let mut s = a.clone();
-    s += b;
-    s
-}
-
 /// Energy by phase of the forward pass and of both training passes.
-fn phase_energy(energy: &EnergyModel, c: &LayerCost) -> Vec<(String, String, Energy)> {
+fn phase_energy(energy: &EnergyModel, l: &LayerRun) -> Vec<(String, String, Energy)> {
     let mut out = Vec::new();
     for (pass, stats) in [
-        ("forward", c.forward.clone()),
-        (
-            "training_interleaved",
-            plus(&c.forward, &c.backward_interleaved),
-        ),
-        (
-            "training_sequential",
-            plus(&c.forward, &c.backward_sequential),
-        ),
+        ("forward", &l.cost.forward),
+        ("training_interleaved", &l.training_interleaved),
+        ("training_sequential", &l.training_sequential),
     ] {
-        for (phase, e) in energy.stats(&stats).0 {
+        for (phase, e) in energy.stats(stats).0 {
             out.push((pass.to_string(), phase.name().to_string(), e));
         }
     }
@@ -228,14 +217,14 @@ pub fn layer_reports(run: &TopologyRun) -> Vec<LayerReport> {
                 sparsity: l.layer.sparsity.to_string(),
                 forward: row(&c.forward, o.forward, tiles, &[1]),
                 training_interleaved: row(
-                    &plus(&c.forward, &c.backward_interleaved),
-                    o.forward.then(&o.backward_interleaved),
+                    &l.training_interleaved,
+                    o.training_interleaved,
                     2 * tiles,
                     &[1, 2],
                 ),
                 training_sequential: row(
-                    &plus(&c.forward, &c.backward_sequential),
-                    o.forward.then(&o.backward_sequential),
+                    &l.training_sequential,
+                    o.training_sequential,
                     2 * tiles,
                     &[1, 1, 1],
                 ),
@@ -251,7 +240,7 @@ pub fn layer_reports(run: &TopologyRun) -> Vec<LayerReport> {
                     tiles,
                     &[1, 1],
                 ),
-                energy_by_phase: phase_energy(en, c),
+                energy_by_phase: phase_energy(en, l),
             }
         })
         .collect()
@@ -292,12 +281,25 @@ fn ratio(a: u64, b: u64) -> f64 {
     }
 }
 
-pub fn reduction<'a>(layers: impl Iterator<Item = &'a LayerReport>) -> Option<Reduction> {
+/// The figures of `layers` together; an overflow of a sum over them names
+/// the sum (every figure of one layer is checked when it is counted).
+pub fn reduction<'a>(
+    layers: impl Iterator<Item = &'a LayerReport>,
+) -> Result<Option<Reduction>, Overflow> {
     let ls: Vec<&LayerReport> = layers.collect();
     if ls.is_empty() {
-        return None;
+        return Ok(None);
     }
-    let sum = |f: &dyn Fn(&LayerReport) -> u64| ls.iter().map(|l| f(l)).sum::<u64>();
+    let mut over = None;
+    let mut sum = |f: &dyn Fn(&LayerReport) -> u64| {
+        let total: Count = ls.iter().map(|l| f(l)).sum();
+        total.value().unwrap_or_else(|| {
+            over = Some(Overflow::new(
+                "the cycles, stall cycles or buffer accesses of all layers together",
+            ));
+            0
+        })
+    };
     let (ti, ts) = (
         sum(&|l| l.training_interleaved.total_cycles),
         sum(&|l| l.training_sequential.total_cycles),
@@ -343,13 +345,20 @@ pub fn reduction<'a>(layers: impl Iterator<Item = &'a LayerReport>) -> Option<Re
         energy(&|l| l.training_interleaved.energy.on_chip_pj()),
         energy(&|l| l.training_sequential.energy.on_chip_pj()),
     );
+    let stalls = (
+        sum(&|l| l.training_interleaved.stall_cycles),
+        sum(&|l| l.training_sequential.stall_cycles),
+    );
+    if let Some(o) = over {
+        return Err(o);
+    }
     let fratio = |a: f64, b: f64| if b == 0.0 { 0.0 } else { a / b };
-    Some(Reduction {
+    Ok(Some(Reduction {
         training_energy_ratio: fratio(es, ei),
         training_energy_reduction: 1.0 - fratio(ei, es),
         training_on_chip_energy_reduction: 1.0 - fratio(oi, os),
-        training_stall_cycles_interleaved: sum(&|l| l.training_interleaved.stall_cycles),
-        training_stall_cycles_sequential: sum(&|l| l.training_sequential.stall_cycles),
+        training_stall_cycles_interleaved: stalls.0,
+        training_stall_cycles_sequential: stalls.1,
         layers: ls.len(),
         training_cycles_interleaved: ti,
         training_cycles_sequential: ts,
@@ -362,7 +371,7 @@ pub fn reduction<'a>(layers: impl Iterator<Item = &'a LayerReport>) -> Option<Re
         max_layer_cycle_ratio: hi,
         min_layer_backward_cycle_ratio: blo,
         max_layer_backward_cycle_ratio: bhi,
-    })
+    }))
 }
 
 /// SCALE-Sim 3.0's COMPUTE_REPORT layout (", " separated, trailing comma).
@@ -750,6 +759,11 @@ fn err(path: &Path) -> impl Fn(std::io::Error) -> WorkloadError + '_ {
 pub fn write_topology_report(run: &TopologyRun, out: &Path) -> Result<TopologySummary> {
     std::fs::create_dir_all(out).map_err(err(out))?;
     let layers = layer_reports(run);
+    // `run_topology` checked these sums already.
+    let overflow = |source| WorkloadError::Overflow {
+        input: format!("topology {} at batch {}", run.topology.name, run.batch),
+        overflow: source,
+    };
     let mut s = TopologySummary {
         topology: run.topology.name.clone(),
         run_name: run.config.run_name.clone(),
@@ -762,8 +776,9 @@ pub fn write_topology_report(run: &TopologyRun, out: &Path) -> Result<TopologySu
                 format!("update (lr_shift {lr_shift})")
             }
         },
-        fully_connected: reduction(layers.iter().filter(|l| l.fully_connected)),
-        whole_network: reduction(layers.iter()),
+        fully_connected: reduction(layers.iter().filter(|l| l.fully_connected))
+            .map_err(overflow)?,
+        whole_network: reduction(layers.iter()).map_err(overflow)?,
         layers,
         files: Vec::new(),
     };

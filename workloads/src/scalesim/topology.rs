@@ -23,6 +23,7 @@
 use crate::error::{Result, WorkloadError};
 use serde::Serialize;
 use std::path::Path;
+use sysgrad_emulator::count::{Count, Overflow};
 
 /// A layer as the product `Y = W X` the array runs: W is M x K, X is K x N
 /// (the sysgrad orientation: M outputs per column, K reduction, N columns).
@@ -52,11 +53,13 @@ pub struct ConvParams {
 }
 
 impl ConvParams {
-    /// SCALE-Sim's `ceil((ifmap - filter + stride) / stride)`.
+    /// SCALE-Sim's `ceil((ifmap - filter + stride) / stride)`, i.e.
+    /// `ceil((ifmap - filter) / stride) + 1`, which cannot overflow
+    /// (filters are checked no larger than the map).
     pub fn ofmap(&self) -> (usize, usize) {
         (
-            (self.ifmap_h - self.filter_h + self.stride_h).div_ceil(self.stride_h),
-            (self.ifmap_w - self.filter_w + self.stride_w).div_ceil(self.stride_w),
+            (self.ifmap_h - self.filter_h).div_ceil(self.stride_h) + 1,
+            (self.ifmap_w - self.filter_w).div_ceil(self.stride_w) + 1,
         )
     }
 }
@@ -131,11 +134,15 @@ impl TopoLayer {
     }
 
     /// The product for a batch of `batch` samples (N grows).
-    pub fn batched(&self, batch: usize) -> Gemm {
-        Gemm {
-            n: self.gemm.n * batch,
-            ..self.gemm
-        }
+    /// The product for `batch` samples (N times the batch), checked.
+    pub fn batched(&self, batch: usize) -> std::result::Result<Gemm, Overflow> {
+        let n = self.gemm.n.checked_mul(batch).ok_or_else(|| {
+            Overflow::new(format!(
+                "the stream columns N = {} x batch {batch}",
+                self.gemm.n
+            ))
+        })?;
+        Ok(Gemm { n, ..self.gemm })
     }
 }
 
@@ -316,36 +323,57 @@ fn conv_params(nums: &[usize]) -> std::result::Result<ConvParams, String> {
     Ok(c)
 }
 
-/// The product of a convolution: `M = filters`, `K = Fh Fw C`, `N = Ho Wo`.
-fn conv_gemm(c: &ConvParams) -> Gemm {
+/// The product of a convolution: `M = filters`, `K = Fh Fw C`, `N = Ho Wo`,
+/// refused when K or N does not fit in 64 bits.
+fn conv_gemm(c: &ConvParams) -> std::result::Result<Gemm, String> {
     let (oh, ow) = c.ofmap();
-    Gemm {
+    let fits = |v: Count, what: String| {
+        v.value()
+            .map(|v| v as usize)
+            .ok_or_else(|| format!("{what} exceeds 2^64 - 1"))
+    };
+    Ok(Gemm {
         m: c.filters,
-        k: c.filter_h * c.filter_w * c.channels,
-        n: oh * ow,
-    }
+        k: fits(
+            Count::from(c.filter_h) * c.filter_w * c.channels,
+            format!(
+                "K = Filter Height x Filter Width x Channels = {} x {} x {}",
+                c.filter_h, c.filter_w, c.channels
+            ),
+        )?,
+        n: fits(
+            Count::from(oh) * ow,
+            format!("N = OFMAP Height x OFMAP Width = {oh} x {ow}"),
+        )?,
+    })
 }
 
 /// The layers of a convolution row: one, or one per channel when the name
 /// marks it depthwise (SCALE-Sim's `'DP' in name`).
-fn conv_layers(name: String, line: usize, c: ConvParams, sparsity: Sparsity) -> Vec<TopoLayer> {
+fn conv_layers(
+    name: String,
+    line: usize,
+    c: ConvParams,
+    sparsity: Sparsity,
+) -> std::result::Result<Vec<TopoLayer>, String> {
     if !name.contains(DEPTHWISE_MARKER) {
-        return vec![TopoLayer {
-            gemm: conv_gemm(&c),
+        return Ok(vec![TopoLayer {
+            gemm: conv_gemm(&c)?,
             name,
             line,
             conv: Some(c),
             sparsity,
             depthwise: None,
-        }];
+        }]);
     }
     let one = ConvParams { channels: 1, ..c };
-    (0..c.channels)
+    let gemm = conv_gemm(&one)?;
+    Ok((0..c.channels)
         .map(|channel| TopoLayer {
             name: format!("{name}Channel_{channel}"),
             line,
             conv: Some(one),
-            gemm: conv_gemm(&one),
+            gemm,
             sparsity,
             depthwise: Some(Depthwise {
                 layer: name.clone(),
@@ -353,7 +381,7 @@ fn conv_layers(name: String, line: usize, c: ConvParams, sparsity: Sparsity) -> 
                 channels: c.channels,
             }),
         })
-        .collect()
+        .collect())
 }
 
 /// A GEMM-form layer (`M, N, K` = output rows, outputs, reduction).
@@ -389,7 +417,7 @@ fn parse_row(
     let name = f[0].to_string();
     match form {
         TopoForm::Gemm => Ok(vec![gemm_layer(name, line, &nums, sparsity)]),
-        TopoForm::Conv => Ok(conv_layers(name, line, conv_params(&nums)?, sparsity)),
+        TopoForm::Conv => conv_layers(name, line, conv_params(&nums)?, sparsity),
     }
 }
 
