@@ -3,7 +3,8 @@
 //! counters side by side.
 
 use crate::args::{
-    one_config, pipelining_or_twins, write_atomically, Configs, LayerArgs, Out, PipeliningChoice,
+    one_config, pipelining_or_twins, write_atomically, Budget, Configs, LayerArgs, Out,
+    PipeliningChoice,
 };
 use anyhow::{Context, Result};
 use ndarray::Array2;
@@ -30,6 +31,8 @@ pub struct EmulateArgs {
     vcd: bool,
     #[command(flatten)]
     pipelining: PipeliningChoice,
+    #[command(flatten)]
+    budget: Budget,
 }
 
 /// Writes a recording as stimulus, port trace and (with snapshots) VCD.
@@ -164,6 +167,23 @@ struct Run {
     stats: stats::Stats,
 }
 
+/// What `runs` steps of the layer need, with the recorded step when
+/// writing a trace (its ports are held until written; the VCD is streamed).
+fn estimate(
+    a: &EmulateArgs,
+    cfg: &ArrayConfig,
+    runs: usize,
+    mkn: (usize, usize, usize),
+) -> sysgrad_config::budget::Estimate {
+    use sysgrad_emulator::budget;
+    let steps = runs + usize::from(a.out.out.is_some());
+    let e = budget::cycle_steps(cfg, mkn, steps);
+    match a.out.out {
+        Some(_) => e.and(&budget::recording(cfg, mkn)),
+        None => e,
+    }
+}
+
 pub fn run(a: &EmulateArgs) -> Result<()> {
     let cfg = a.config.one_or_default()?;
     let (m, k, n) = a.layer.dims()?;
@@ -185,6 +205,13 @@ pub fn run(a: &EmulateArgs) -> Result<()> {
     } else {
         &[Backward::Sequential]
     };
+    let arrays = a.pipelining.configs_or_twins(cfg)?;
+    a.budget.admit(&estimate(
+        a,
+        &cfg,
+        arrays.len() * schedules.len(),
+        (m, k, n),
+    ))?;
     let mut rng = Rng::new(seed);
     let bits = cfg.format().in_bits;
     let (w, x, dy) = (
@@ -193,7 +220,7 @@ pub fn run(a: &EmulateArgs) -> Result<()> {
         rng.matrix(m, n, bits),
     );
     let mut runs = Vec::new();
-    for array in a.pipelining.configs_or_twins(cfg)? {
+    for array in arrays {
         for &schedule in schedules {
             let stats = step(Driver::new(array), schedule, &w, &x, &dy, lr_shift)?.stats;
             runs.push(Run {
