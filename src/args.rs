@@ -379,3 +379,54 @@ mod budget_tests {
         assert!(b.admit(&Estimate::new("x", f64::NAN, 1.0)).is_err());
     }
 }
+
+/// A file written as it is produced, still atomically: into a temporary
+/// file beside `path` (same folder, so the rename is atomic), renamed onto
+/// `path` by [`Staged::commit`]; dropped before that, the temporary file is
+/// removed.
+pub struct Staged {
+    tmp: PathBuf,
+    path: PathBuf,
+    committed: bool,
+}
+
+impl Staged {
+    /// The staging file of `path` and a buffered writer into it.
+    pub fn create(path: &Path) -> Result<(Staged, std::io::BufWriter<std::fs::File>)> {
+        let tmp = sysgrad_config::files::temp_path_for(path);
+        let file = std::fs::File::create(&tmp)
+            .with_context(|| format!("creating {} (for {})", tmp.display(), path.display()))?;
+        let staged = Staged {
+            tmp,
+            path: path.to_path_buf(),
+            committed: false,
+        };
+        Ok((staged, std::io::BufWriter::new(file)))
+    }
+
+    /// `out` (the writer [`Staged::create`] gave) flushed and renamed onto
+    /// the path.
+    pub fn commit(mut self, out: std::io::BufWriter<std::fs::File>) -> Result<()> {
+        let writing = || format!("writing {}", self.path.display());
+        out.into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|f| f.sync_all())
+            .with_context(writing)?;
+        sysgrad_config::files::commit_temp(&self.tmp, &self.path).with_context(writing)?;
+        self.committed = true;
+        Ok(())
+    }
+
+    /// The path it will be renamed onto.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}

@@ -30,6 +30,6 @@ pub mod issue;
 pub mod stats;
 
 pub use array::{Array, CycleInput, CycleOutput, Wave};
-pub use driver::{DriveError, Driver, Recording};
+pub use driver::{DriveError, Driver, Recording, Watcher};
 pub use stats::{Counters, Phase, Stats};
 pub use sysgrad_isa::{Mode, ModeCode};
