@@ -348,38 +348,6 @@ fn positive(digits: &str, scale: f64, example: &str) -> std::result::Result<f64,
     }
 }
 
-#[cfg(test)]
-mod budget_tests {
-    use super::*;
-
-    #[test]
-    fn sizes_and_durations_read_as_written() {
-        assert_eq!(bytes("8G"), Ok(8e9));
-        assert_eq!(bytes("512MB"), Ok(512e6));
-        assert_eq!(bytes("100000"), Ok(1e5));
-        assert_eq!(bytes("1.5T"), Ok(1.5e12));
-        assert!(bytes("8Q").unwrap_err().contains("unknown unit"));
-        assert!(bytes("-1G").is_err() && bytes("0").is_err() && bytes("G").is_err());
-        assert_eq!(seconds("1h"), Ok(3600.0));
-        assert_eq!(seconds("30min"), Ok(1800.0));
-        assert_eq!(seconds("90s"), Ok(90.0));
-        assert_eq!(seconds("2d"), Ok(172800.0));
-        assert!(seconds("1y").unwrap_err().contains("unknown unit"));
-        assert!(seconds("inf").is_err() && seconds("NaN").is_err());
-    }
-
-    #[test]
-    fn a_run_within_the_budget_is_admitted_and_one_over_it_is_told_how_to_raise_it() {
-        let b = Budget::default();
-        assert!(b.admit(&Estimate::new("x", 8e9, 3600.0)).is_ok());
-        let e = b.admit(&Estimate::new("x", 8.1e9, 1.0)).unwrap_err();
-        assert!(e.to_string().contains("8.1 GB") && e.to_string().contains("--max-memory"));
-        let e = b.admit(&Estimate::new("x", 1.0, 3601.0)).unwrap_err();
-        assert!(e.to_string().contains("--max-time"), "{e}");
-        assert!(b.admit(&Estimate::new("x", f64::NAN, 1.0)).is_err());
-    }
-}
-
 /// A file written as it is produced, still atomically: into a temporary
 /// file beside `path` (same folder, so the rename is atomic), renamed onto
 /// `path` by [`Staged::commit`]; dropped before that, the temporary file is
@@ -428,5 +396,37 @@ impl Drop for Staged {
         if !self.committed {
             let _ = std::fs::remove_file(&self.tmp);
         }
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_durations_read_as_written() {
+        assert_eq!(bytes("8G"), Ok(8e9));
+        assert_eq!(bytes("512MB"), Ok(512e6));
+        assert_eq!(bytes("100000"), Ok(1e5));
+        assert_eq!(bytes("1.5T"), Ok(1.5e12));
+        assert!(bytes("8Q").unwrap_err().contains("unknown unit"));
+        assert!(bytes("-1G").is_err() && bytes("0").is_err() && bytes("G").is_err());
+        assert_eq!(seconds("1h"), Ok(3600.0));
+        assert_eq!(seconds("30min"), Ok(1800.0));
+        assert_eq!(seconds("90s"), Ok(90.0));
+        assert_eq!(seconds("2d"), Ok(172800.0));
+        assert!(seconds("1y").unwrap_err().contains("unknown unit"));
+        assert!(seconds("inf").is_err() && seconds("NaN").is_err());
+    }
+
+    #[test]
+    fn a_run_within_the_budget_is_admitted_and_one_over_it_is_told_how_to_raise_it() {
+        let b = Budget::default();
+        assert!(b.admit(&Estimate::new("x", 8e9, 3600.0)).is_ok());
+        let e = b.admit(&Estimate::new("x", 8.1e9, 1.0)).unwrap_err();
+        assert!(e.to_string().contains("8.1 GB") && e.to_string().contains("--max-memory"));
+        let e = b.admit(&Estimate::new("x", 1.0, 3601.0)).unwrap_err();
+        assert!(e.to_string().contains("--max-time"), "{e}");
+        assert!(b.admit(&Estimate::new("x", f64::NAN, 1.0)).is_err());
     }
 }
