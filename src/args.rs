@@ -251,11 +251,11 @@ pub fn create_dir(dir: &Path) -> Result<()> {
 pub struct Budget {
     /// Memory a run may need, estimated before it starts; a run estimated
     /// above it is refused. K, M, G, T are powers of 1000.
-    #[arg(long, value_name = "SIZE", default_value = "8G", value_parser = bytes, env = "SYSGRAD_MAX_MEMORY")]
+    #[arg(long, value_name = "SIZE", default_value = "8G", value_parser = bytes, env = "SYSGRAD_MAX_MEMORY", hide_env_values = true)]
     pub max_memory: f64,
     /// Time a run may need, estimated before it starts (s, min, h, d); a
     /// run estimated above it is refused.
-    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = seconds, env = "SYSGRAD_MAX_TIME")]
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = seconds, env = "SYSGRAD_MAX_TIME", hide_env_values = true)]
     pub max_time: f64,
 }
 
