@@ -3,10 +3,13 @@
 //! counters side by side.
 
 use crate::args::{
-    one_config, pipelining_or_twins, write_atomically, Configs, LayerArgs, Out, PipeliningChoice,
+    one_config, pipelining_or_twins, write_atomically, Budget, Configs, LayerArgs, Out,
+    PipeliningChoice, Staged,
 };
 use anyhow::{Context, Result};
 use ndarray::Array2;
+use std::path::Path;
+use std::sync::Arc;
 use sysgrad_config::{ArrayConfig, Backward, Pipelining};
 use sysgrad_emulator::gemm::{self, DwSink};
 use sysgrad_emulator::{stats, Driver};
@@ -30,26 +33,53 @@ pub struct EmulateArgs {
     vcd: bool,
     #[command(flatten)]
     pipelining: PipeliningChoice,
+    #[command(flatten)]
+    budget: Budget,
 }
 
-/// Writes a recording as stimulus, port trace and (with snapshots) VCD.
+/// The step's trace: every cycle's ports recorded, and with `vcd` every
+/// register written to `emulator.vcd` in `dir` as the step runs (staged,
+/// renamed into place once stimulus and ports are written).
 fn write_trace(
-    cfg: &sysgrad_config::ArrayConfig,
-    rec: sysgrad_emulator::Recording,
-    dir: &std::path::Path,
+    cfg: &ArrayConfig,
+    (w, x, dy, lr_shift): (&Array2<i64>, &Array2<i64>, &Array2<i64>, u32),
+    dir: &Path,
+    vcd: bool,
 ) -> Result<()> {
-    use sysgrad_testbench::{registers, stimulus};
+    use sysgrad_testbench::registers::{SnapshotWriter, Streamed};
+    use sysgrad_testbench::stimulus;
     crate::args::create_dir(dir)?;
-    let mut files = vec![
+    let mut drv = Driver::recording(*cfg, false);
+    let mut streamed = None;
+    if vcd {
+        let path = dir.join("emulator.vcd");
+        let (staged, out) = Staged::create(&path)?;
+        let writer =
+            SnapshotWriter::new(out, cfg).with_context(|| format!("writing {}", path.display()))?;
+        let shared = Streamed::new(writer);
+        drv = drv.watched(SnapshotWriter::watcher(shared.clone()));
+        streamed = Some((staged, shared));
+    }
+    let mut drv = step(drv, cfg.backward(), w, x, dy, lr_shift)?;
+    drop(drv.unwatch());
+    let rec = drv.recording.take().context("a recording driver records")?;
+    for (name, text) in [
         ("stimulus.txt", stimulus::render(cfg, &rec.inputs)),
         ("ports.txt", stimulus::render_ports(cfg, &rec.outputs)),
-    ];
-    if let Some(snaps) = &rec.snapshots {
-        files.push(("emulator.vcd", registers::write_snapshots(snaps)));
-    }
-    for (name, text) in files {
+    ] {
         let path = dir.join(name);
         write_atomically(&path, text.as_bytes())?;
+        println!("wrote {}", path.display());
+    }
+    if let Some((staged, shared)) = streamed {
+        let writing = || format!("writing {}", staged.path().display());
+        let streamed = Arc::into_inner(shared)
+            .context("the driver let go of the VCD")?
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        let out = streamed.finish().with_context(writing)?;
+        let path = staged.path().to_path_buf();
+        staged.commit(out)?;
         println!("wrote {}", path.display());
     }
     Ok(())
@@ -164,6 +194,23 @@ struct Run {
     stats: stats::Stats,
 }
 
+/// What `runs` steps of the layer need, with the recorded step when
+/// writing a trace (its ports are held until written; the VCD is streamed).
+fn estimate(
+    a: &EmulateArgs,
+    cfg: &ArrayConfig,
+    runs: usize,
+    mkn: (usize, usize, usize),
+) -> sysgrad_config::budget::Estimate {
+    use sysgrad_emulator::budget;
+    let steps = runs + usize::from(a.out.out.is_some());
+    let e = budget::cycle_steps(cfg, mkn, steps);
+    match a.out.out {
+        Some(_) => e.and(&budget::recording(cfg, mkn)),
+        None => e,
+    }
+}
+
 pub fn run(a: &EmulateArgs) -> Result<()> {
     let cfg = a.config.one_or_default()?;
     let (m, k, n) = a.layer.dims()?;
@@ -185,6 +232,13 @@ pub fn run(a: &EmulateArgs) -> Result<()> {
     } else {
         &[Backward::Sequential]
     };
+    let arrays = a.pipelining.configs_or_twins(cfg)?;
+    a.budget.admit(&estimate(
+        a,
+        &cfg,
+        arrays.len() * schedules.len(),
+        (m, k, n),
+    ))?;
     let mut rng = Rng::new(seed);
     let bits = cfg.format().in_bits;
     let (w, x, dy) = (
@@ -193,7 +247,7 @@ pub fn run(a: &EmulateArgs) -> Result<()> {
         rng.matrix(m, n, bits),
     );
     let mut runs = Vec::new();
-    for array in a.pipelining.configs_or_twins(cfg)? {
+    for array in arrays {
         for &schedule in schedules {
             let stats = step(Driver::new(array), schedule, &w, &x, &dy, lr_shift)?.stats;
             runs.push(Run {
@@ -204,10 +258,7 @@ pub fn run(a: &EmulateArgs) -> Result<()> {
         }
     }
     if let Some(dir) = &a.out.out {
-        let recording = Driver::recording(cfg, a.vcd);
-        let mut drv = step(recording, cfg.backward(), &w, &x, &dy, lr_shift)?;
-        let rec = drv.recording.take().context("a recording driver records")?;
-        write_trace(&cfg, rec, dir)?;
+        write_trace(&cfg, (&w, &x, &dy, lr_shift), dir, a.vcd)?;
     }
     let unpipelined = cfg.with_pipelining(Pipelining::None)?;
     println!(
@@ -230,4 +281,52 @@ pub fn run(a: &EmulateArgs) -> Result<()> {
     print_comparisons(&runs);
     print_bounds(&cfg, &runs);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sysgrad_testbench::registers::write_snapshots;
+
+    /// The VCD written as the step runs is, byte for byte, the one built
+    /// in memory from a recording's snapshots; no temporary file is left.
+    #[test]
+    fn the_streamed_vcd_is_the_in_memory_one_byte_for_byte() {
+        let dense = ArrayConfig::default_16x16();
+        let small = crate::args::load(Path::new("configs/small_4x4.toml")).unwrap();
+        for cfg in [
+            dense,
+            small,
+            small.with_pipelining(Pipelining::Dense).unwrap(),
+        ] {
+            let mut rng = Rng::new(7);
+            let bits = cfg.format().in_bits;
+            let (m, k, n) = (9, 6, 5);
+            let (w, x, dy) = (
+                rng.matrix(m, k, bits),
+                rng.matrix(k, n, bits),
+                rng.matrix(m, n, bits),
+            );
+            let dir = tempfile::tempdir().unwrap();
+            write_trace(&cfg, (&w, &x, &dy, 6), dir.path(), true).unwrap();
+            let streamed = std::fs::read(dir.path().join("emulator.vcd")).unwrap();
+            let recorded = step(Driver::recording(cfg, true), cfg.backward(), &w, &x, &dy, 6)
+                .unwrap()
+                .recording
+                .and_then(|r| r.snapshots)
+                .unwrap();
+            assert!(recorded.len() > 10);
+            assert!(
+                streamed == write_snapshots(&recorded).into_bytes(),
+                "{}",
+                cfg.tag()
+            );
+            let mut files: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            files.sort();
+            assert_eq!(files, ["emulator.vcd", "ports.txt", "stimulus.txt"]);
+        }
+    }
 }

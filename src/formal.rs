@@ -2,7 +2,7 @@
 //! of `sysgrad_hdl::formal` on the generated `sa_accel` of a
 //! configuration: the depth reached, the outcome and the run time.
 
-use crate::args::{one_config, Configs, Out, Timings};
+use crate::args::{one_config, Budget, Configs, Out, Timings};
 use anyhow::{bail, Context, Result};
 use std::process::Command;
 
@@ -24,6 +24,8 @@ pub struct FormalArgs {
     out: Out,
     #[command(flatten)]
     timings: Timings,
+    #[command(flatten)]
+    budget: Budget,
 }
 
 /// The first line of `tool --version` (or `-V`).
@@ -48,6 +50,15 @@ pub fn run(a: &FormalArgs) -> Result<()> {
         .first()
         .context("-c/--config: give the configuration")?;
     let cfg = crate::args::load(path)?;
+    a.budget
+        .admit(&sysgrad_synth::formal::estimate(a.depth))
+        .with_context(|| {
+            format!(
+                "--depth {}: the deepest check within --max-time is about {}",
+                a.depth,
+                sysgrad_synth::formal::max_depth(a.budget.max_time)
+            )
+        })?;
     let out = a.out.or(DEFAULT_OUT);
     let (files, props) = sysgrad_hdl::formal::formal_design(&cfg, str::to_string)?;
     let sources: Vec<(&str, &str)> = files

@@ -8,6 +8,8 @@
 
 mod accel;
 mod args;
+#[cfg(test)]
+mod budget_tests;
 mod choices;
 mod cli;
 mod cli_doc;

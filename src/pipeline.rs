@@ -6,7 +6,7 @@
 //! schedule's order in fixed point, next to synchronous training. The
 //! tables are `sysgrad_pipeline::report`'s.
 
-use crate::args::{once, Configs, Out, TrainingLimits, Workload};
+use crate::args::{once, Budget, Configs, Out, TrainingLimits, Workload};
 use crate::choices::{
     array_counts, partition, ArrayCounts, ArrayEngine, ScheduleChoice, WeightsChoice,
 };
@@ -103,6 +103,8 @@ pub struct PipelineArgs {
     ema_shift: u32,
     #[command(flatten)]
     out: Out,
+    #[command(flatten)]
+    budget: Budget,
 }
 
 /// What the layers are and which arrays run them by default.
@@ -225,6 +227,19 @@ fn run_name(s: &Setup) -> String {
 pub fn run(a: &PipelineArgs) -> Result<()> {
     let src = source(a)?;
     let setups = setups(a, &src)?;
+    // Every run's figures are held until the reports are written.
+    let need = setups
+        .iter()
+        .fold(sysgrad_config::budget::Estimate::none(""), |e, s| {
+            let one = sysgrad_pipeline::budget::setup(s);
+            let what = if setups.len() == 1 {
+                one.what.clone()
+            } else {
+                format!("{} runs, the first {}", setups.len(), one.what)
+            };
+            e.and(&one).named(what)
+        });
+    a.budget.admit(&need)?;
     let progress = bar(setups.len(), a.limits.quiet, "runs");
     let measured: Vec<Measured> = setups
         .par_iter()

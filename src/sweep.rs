@@ -2,7 +2,7 @@
 //! schedules) over a list of layers, in the fast exact mode, in parallel;
 //! writes `sweep.csv` and `sweep.svg`.
 
-use crate::args::{create_dir, one_config, write_atomically, Configs, Out, Timings};
+use crate::args::{create_dir, one_config, write_atomically, Budget, Configs, Out, Timings};
 use crate::choices::{array_size, layer};
 use anyhow::Result;
 use sysgrad_config::Backward;
@@ -48,6 +48,8 @@ pub struct SweepArgs {
     out: Out,
     #[command(flatten)]
     timings: Timings,
+    #[command(flatten)]
+    budget: Budget,
 }
 
 pub fn run(a: &SweepArgs) -> Result<()> {
@@ -63,6 +65,8 @@ pub fn run(a: &SweepArgs) -> Result<()> {
         },
         data: SweepData::Counters,
     };
+    a.budget
+        .admit(&sysgrad_explore::budget::sweep(&a.layers, &grid)?)?;
     let start = std::time::Instant::now();
     let rows = sysgrad_explore::sweep(&a.layers, &grid)?;
     let time = format!(

@@ -5,6 +5,7 @@
 //! arithmetic from [`fixed`], so the two cannot drift apart. The contract is
 //! written out in `docs/ARCHITECTURE.md`.
 
+pub mod budget;
 #[cfg(feature = "clap")]
 mod cli;
 pub mod files;

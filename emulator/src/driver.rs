@@ -63,11 +63,17 @@ pub struct Recording {
     pub snapshots: Option<Vec<Array>>,
 }
 
+/// Called with the registers before every clock edge: what a recording's
+/// snapshots hold, handed over as they are taken instead of kept (a VCD
+/// written as the run goes holds one cycle, not the run).
+pub type Watcher = Box<dyn FnMut(&Array) + Send>;
+
 /// Owns the array model, its counters and an optional recording.
 pub struct Driver {
     pub array: Array,
     pub stats: Stats,
     pub recording: Option<Recording>,
+    watcher: Option<Watcher>,
     cycle: u64,
     /// M x K of the weight tile in the PEs (for counting useful MACs).
     loaded: (usize, usize),
@@ -79,6 +85,7 @@ impl Driver {
             array: Array::new(cfg),
             stats: Stats::default(),
             recording: None,
+            watcher: None,
             cycle: 0,
             loaded: (0, 0),
         }
@@ -93,6 +100,18 @@ impl Driver {
             ..Recording::default()
         });
         d
+    }
+
+    /// This driver, handing the registers to `watch` before every edge.
+    pub fn watched(mut self, watch: Watcher) -> Self {
+        self.watcher = Some(watch);
+        self
+    }
+
+    /// Stops handing the registers over; the watcher, to be dropped (and
+    /// whatever it shares released).
+    pub fn unwatch(&mut self) -> Option<Watcher> {
+        self.watcher.take()
     }
 
     pub fn cfg(&self) -> ArrayConfig {
@@ -115,6 +134,9 @@ impl Driver {
     /// read the ports they need straight from the registers before calling
     /// this, so nothing is allocated per cycle unless recording.
     fn tick(&mut self, inp: &CycleInput, phase: Phase) {
+        if let Some(watch) = &mut self.watcher {
+            watch(&self.array);
+        }
         if let Some(rec) = &mut self.recording {
             if let Some(s) = &mut rec.snapshots {
                 s.push(self.array.clone());

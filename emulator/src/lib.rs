@@ -8,6 +8,8 @@
 //! * [`gemm`]: layer-sized products tiled onto the array.
 //! * [`issue`]: the issue rules of a dense array, shared by `gemm` and the
 //!   accelerator's dense controller.
+//! * [`budget`]: the memory and time a layer needs, estimated from its
+//!   sizes before anything is allocated.
 //! * [`fast`]: the same results and counters computed per tile without
 //!   stepping cycles, behind the [`fast::Engine`] trait shared with the
 //!   cycle-accurate path.
@@ -20,6 +22,7 @@
 //! reference written from `docs/ARCHITECTURE.md` alone (`tests/oracle.rs`).
 
 pub mod array;
+pub mod budget;
 pub mod driver;
 pub mod fast;
 pub mod gemm;
@@ -27,7 +30,7 @@ pub mod issue;
 pub mod stats;
 
 pub use array::{Array, CycleInput, CycleOutput, Wave};
-pub use driver::{DriveError, Driver, Recording};
+pub use driver::{DriveError, Driver, Recording, Watcher};
 pub use stats::{Counters, Phase, Stats};
 /// Checked figures (`sysgrad_isa::count`), for the crates above that
 /// count from sizes alone.

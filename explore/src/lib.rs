@@ -5,6 +5,7 @@
 //! sweep reports what the hardware would take, at GEMM speed or better.
 //! [`write_csv`] writes the rows, [`plot::write_svg`] a utilisation plot.
 
+pub mod budget;
 pub mod plot;
 
 use rayon::prelude::*;

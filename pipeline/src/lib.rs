@@ -14,10 +14,12 @@
 //! * [`system`], [`partition`]: arrays and links; balanced or given partitions.
 //! * [`plan`]: the schedules and their rules; [`sim`]: the event-driven
 //!   timeline; [`metrics`]: the figures; [`gantt`]: the SVG chart.
+//! * [`budget`]: the memory and time of one run, estimated before it starts.
 //! * [`setup`]: all of the above for one run; [`report`]: its files.
 //! * [`numerics`]: training the model in fixed point in the timeline's
 //!   order, so stale weights and delayed gradients change the result.
 
+pub mod budget;
 pub mod cost;
 pub mod error;
 pub mod gantt;

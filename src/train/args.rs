@@ -4,7 +4,8 @@
 //! which do not import each other.
 
 use crate::args::{
-    one_config, Configs, HostStalls, Out, PipeliningChoice, Timings, TrainingLimits, Workload,
+    one_config, Budget, Configs, HostStalls, Out, PipeliningChoice, Timings, TrainingLimits,
+    Workload,
 };
 use crate::choices::{DwSinkChoice, Engine};
 use anyhow::{bail, Context, Result};
@@ -89,6 +90,8 @@ pub struct TrainArgs {
     /// array (minutes; Yosys works in a subfolder of -o).
     #[arg(long, requires = "iso_area", value_name = "FILE")]
     pub iso_luts: Option<PathBuf>,
+    #[command(flatten)]
+    pub budget: Budget,
 }
 
 /// A model to train, as loaded and with the pipelining it runs with.

@@ -89,11 +89,13 @@ fn run_topologies(a: &TrainArgs) -> Result<()> {
 
 fn run_model(a: &TrainArgs, run: &args::TrainJob, several: bool) -> Result<(ModelRun, f64)> {
     let m = &run.model;
-    warn_saturation(m);
     let samples = data::load(&m.data_path)?;
     let t = m.spec.training;
     let split = data::split(&samples, t.test_fraction, t.seed)?;
     let opts = a.train_options(m)?;
+    let need = sysgrad_workloads::budget::training(m, &opts, split.train.len(), split.test.len());
+    a.budget.admit(&need)?;
+    warn_saturation(m);
     let start = Instant::now();
     let trained = train::train(m, &split, &opts).with_context(|| m.spec.name.clone())?;
     let summary = report::write_training_report(&trained, &a.out_dir(&run.name, several))?;
@@ -151,6 +153,17 @@ fn run_iso_area(a: &TrainArgs) -> Result<()> {
             let inputs = topology_inputs(a, topology, config)?;
             let sc = &inputs.config;
             let contenders = iso_area::contenders(sc.array_height, sc.array_width, lut_ratio);
+            let one = sysgrad_workloads::budget::topology(
+                &inputs.topology,
+                &scalesim::array_for(sc)?,
+                inputs.batch,
+                inputs.how,
+            );
+            let runs = contenders.len() as f64;
+            a.budget.admit(&sysgrad_config::budget::Estimate {
+                seconds: one.seconds * runs,
+                ..one
+            })?;
             let measured = iso_area::measure(&inputs, &contenders)?;
             println!("{}", iso_area::markdown(&inputs.topology.name, &measured));
         }
@@ -198,6 +211,13 @@ fn run_topology(
     several: bool,
 ) -> Result<(TopologySummary, f64)> {
     let s = topology_inputs(a, path, cfg_path)?;
+    let cfg = scalesim::array_for(&s.config)?;
+    a.budget.admit(&sysgrad_workloads::budget::topology(
+        &s.topology,
+        &cfg,
+        s.batch,
+        s.how,
+    ))?;
     let start = Instant::now();
     let run = scalesim::run_topology_with(&s.topology, &s.config, s.batch, s.sink, s.how, s.table)?;
     let name = format!("{}_{}", s.topology.name, run.cfg.tag());

@@ -34,6 +34,28 @@ pub struct BmcFailure {
     pub vcd: String,
 }
 
+/// Seconds yosys-smtbmc takes to depth 12 on the smallest accelerator
+/// (`configs/formal/accel_1x1.toml`; the README's `sysgrad formal` figure).
+pub const SECONDS_AT_DEPTH_12: f64 = 88.0;
+
+/// The time a check to `depth` takes, at least: each step unrolls the
+/// design once more and the solver works on everything unrolled so far,
+/// so the time grows with the square of the depth (from the smallest
+/// accelerator's; a larger one takes longer).
+pub fn estimate(depth: u32) -> sysgrad_config::budget::Estimate {
+    let d = f64::from(depth) / 12.0;
+    sysgrad_config::budget::Estimate::new(
+        format!("a bounded check to depth {depth}"),
+        0.0,
+        SECONDS_AT_DEPTH_12 * d * d,
+    )
+}
+
+/// The deepest check [`estimate`] puts within `seconds`.
+pub fn max_depth(seconds: f64) -> u32 {
+    (12.0 * (seconds / SECONDS_AT_DEPTH_12).sqrt()).clamp(1.0, f64::from(u32::MAX)) as u32
+}
+
 /// Checks module `top` of `sources` with the assertions of `props` (also
 /// Verilog; SystemVerilog if its name ends in `.sv`) for `depth` cycles,
 /// in folder `work`.

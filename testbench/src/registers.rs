@@ -1,7 +1,7 @@
 //! Register-level comparison: every register of the emulator's [`Array`]
 //! against the same register in a Verilator VCD, cycle by cycle, and the
 //! output ports as the VCD shows them; and the emulator's registers
-//! written as a VCD ([`write_snapshots`]). The names are the RTL's
+//! written as a VCD as they are produced ([`SnapshotWriter`]). The names are the RTL's
 //! hierarchical names below `sa_top` (from `sysgrad_hdl`'s name
 //! functions); on a dense array they include both weights and the weight
 //! stream of every PE, each PE's wave control, the control, w skew and w
@@ -14,9 +14,11 @@ use crate::flops::RtlRegister;
 use crate::stimulus::{from_bits, to_bits};
 use crate::vcd::{SampleError, VcdWriter, Waveform};
 use std::collections::{BTreeMap, HashMap};
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex};
 use sysgrad_config::ArrayConfig;
 use sysgrad_emulator::array::{DenseArray, Fixed};
-use sysgrad_emulator::{Array, CycleOutput, Wave};
+use sysgrad_emulator::{Array, CycleOutput, Watcher, Wave};
 use sysgrad_hdl::{Bank, DelayBank, DenseBank};
 use sysgrad_isa::wave::{control_bits, WaveField};
 
@@ -116,7 +118,7 @@ impl CoverageError {
 }
 
 /// How to read one register's value from the model.
-type Reader = Box<dyn Fn(&Array) -> i64>;
+type Reader = Box<dyn Fn(&Array) -> i64 + Send>;
 
 /// One register: its RTL name below `sa_top`, its width and how to read it
 /// from the model.
@@ -132,7 +134,12 @@ struct Reg {
 /// registers. A name the generator lists but the emulator has no register
 /// for is left out, so that [`check_coverage`] reports it.
 fn registers(a: &Array) -> Vec<Reg> {
-    let cfg = a.cfg();
+    registers_of(&a.cfg())
+}
+
+/// [`registers`] of an array of `cfg`.
+fn registers_of(cfg: &ArrayConfig) -> Vec<Reg> {
+    let cfg = *cfg;
     let mut regs = pe_regs(&cfg);
     regs.extend(delay_regs(&cfg));
     regs.extend(dense_delay_regs(&cfg));
@@ -216,7 +223,7 @@ fn pe_regs(cfg: &ArrayConfig) -> Vec<Reg> {
 }
 
 /// `lanes` of a bank as registers named by [`sysgrad_hdl::delay_reg_name`].
-fn bank_regs<B: Bank + 'static>(
+fn bank_regs<B: Bank + Send + 'static>(
     bank: B,
     lanes: &[usize],
     width: u32,
@@ -401,20 +408,97 @@ fn vcd_time(t: usize) -> u64 {
     10 * t as u64
 }
 
+/// The emulator's registers written as a VCD as they are produced, one
+/// snapshot (one cycle) at a time, with the RTL's hierarchy, so the model
+/// can be looked at in a waveform viewer beside the RTL. Cycle t is at
+/// time 10t, like the Verilator harness's pre-edge sample. Hand it to a
+/// `Driver` ([`SnapshotWriter::watcher`]) and memory does not grow with
+/// the run.
+pub struct SnapshotWriter<W: Write> {
+    regs: Vec<Reg>,
+    vcd: VcdWriter<W>,
+    cycle: usize,
+}
+
+impl<W: Write> SnapshotWriter<W> {
+    /// The VCD of `cfg`'s array into `out`: its declarations, no cycle yet.
+    pub fn new(out: W, cfg: &ArrayConfig) -> io::Result<SnapshotWriter<W>> {
+        let regs = registers_of(cfg);
+        let vcd = VcdWriter::new(
+            out,
+            "sa_top",
+            regs.iter().map(|r| (r.name.as_str(), r.width)),
+        )?;
+        Ok(SnapshotWriter {
+            regs,
+            vcd,
+            cycle: 0,
+        })
+    }
+
+    /// The registers of the next cycle (before its edge).
+    pub fn snapshot(&mut self, a: &Array) -> io::Result<()> {
+        let time = vcd_time(self.cycle);
+        self.cycle += 1;
+        self.vcd.sample(time, self.regs.iter().map(|r| (r.read)(a)))
+    }
+
+    /// The writer, every cycle written to it.
+    pub fn finish(self) -> io::Result<W> {
+        self.vcd.finish()
+    }
+}
+
+impl<W: Write + Send + 'static> SnapshotWriter<W> {
+    /// A `Driver` watcher writing every cycle into this writer, shared
+    /// with the caller, who takes it back once the driver is done
+    /// ([`Driver::unwatch`](sysgrad_emulator::Driver::unwatch) or dropped):
+    /// the first write error stops the writing and is kept for it.
+    pub fn watcher(shared: Arc<Mutex<Streamed<W>>>) -> Watcher {
+        Box::new(move |a: &Array| {
+            let mut s = shared.lock().unwrap_or_else(|e| e.into_inner());
+            if s.error.is_none() {
+                s.error = s.writer.snapshot(a).err();
+            }
+        })
+    }
+}
+
+/// A [`SnapshotWriter`] being fed by a `Driver`, and the first write error.
+pub struct Streamed<W: Write> {
+    pub writer: SnapshotWriter<W>,
+    pub error: Option<io::Error>,
+}
+
+impl<W: Write> Streamed<W> {
+    pub fn new(writer: SnapshotWriter<W>) -> Arc<Mutex<Streamed<W>>> {
+        Arc::new(Mutex::new(Streamed {
+            writer,
+            error: None,
+        }))
+    }
+
+    /// The writer with every cycle, or the first error.
+    pub fn finish(self) -> io::Result<W> {
+        match self.error {
+            Some(e) => Err(e),
+            None => self.writer.finish(),
+        }
+    }
+}
+
 /// Writes the emulator's register snapshots (one per cycle, as recorded by
-/// a `Driver` with snapshots) as a VCD with the RTL's hierarchy, so the
-/// model can be looked at in a waveform viewer beside the RTL. Cycle t is
-/// at time 10t, like the Verilator harness's pre-edge sample.
+/// a `Driver` with snapshots) as a VCD, in memory (see [`SnapshotWriter`]
+/// for one written as it is produced).
 pub fn write_snapshots(snapshots: &[Array]) -> String {
     let Some(first) = snapshots.first() else {
         return String::new();
     };
-    let regs = registers(first);
-    let mut vcd = VcdWriter::new("sa_top", regs.iter().map(|r| (r.name.as_str(), r.width)));
-    for (t, snap) in snapshots.iter().enumerate() {
-        vcd.sample(vcd_time(t), regs.iter().map(|r| (r.read)(snap)));
+    let mut w = SnapshotWriter::new(Vec::new(), &first.cfg()).expect("writing to memory");
+    for snap in snapshots {
+        w.snapshot(snap).expect("writing to memory");
     }
-    vcd.finish()
+    String::from_utf8(w.finish().expect("writing to memory")).expect("a VCD is ASCII")
 }
 
 /// Compares every register in every cycle; returns the number of samples.

@@ -4,7 +4,8 @@
 //! It knows nothing of what the variables are.
 
 use std::collections::HashMap;
-use std::fmt::Write;
+use std::fmt::Write as _;
+use std::io::{self, Write};
 use std::num::ParseIntError;
 
 /// The value history of every variable, by hierarchical name.
@@ -297,12 +298,16 @@ impl Waveform {
     }
 }
 
-/// A VCD written time step by time step: [`VcdWriter::new`] declares the
-/// variables, [`VcdWriter::sample`] adds the values of one time (only
-/// those that changed are written), [`VcdWriter::finish`] gives the text.
-pub struct VcdWriter {
-    text: String,
+/// A VCD written time step by time step into `W` as it is produced (a
+/// file holds nothing of it in memory; `Vec<u8>` collects it):
+/// [`VcdWriter::new`] declares the variables, [`VcdWriter::sample`] adds
+/// the values of one time (only those that changed are written),
+/// [`VcdWriter::finish`] hands the writer back.
+pub struct VcdWriter<W: Write> {
+    out: W,
     widths: Vec<u32>,
+    /// The identifier code of each variable.
+    codes: Vec<String>,
     last: Vec<Option<i64>>,
 }
 
@@ -319,55 +324,73 @@ fn id_code(mut n: usize) -> String {
     }
 }
 
-impl VcdWriter {
-    /// A VCD with module `top` holding `vars`: (name, width), the name
-    /// below `top` with its scopes separated by dots (e.g.
-    /// `g_row[0].g_col[1].u_pe.w`). A scope is opened once for a run of
-    /// variables that share it, so list each scope's variables together.
-    pub fn new<'a>(top: &str, vars: impl IntoIterator<Item = (&'a str, u32)>) -> VcdWriter {
-        let mut text = format!("$timescale 1ns $end\n$scope module {top} $end\n");
-        let mut widths = Vec::new();
-        let mut open: Vec<&str> = Vec::new();
-        for (n, (name, width)) in vars.into_iter().enumerate() {
-            let parts: Vec<&str> = name.split('.').collect();
-            let (scopes, leaf) = parts.split_at(parts.len() - 1);
-            let common = open.iter().zip(scopes).take_while(|(a, b)| a == b).count();
-            for _ in common..open.len() {
-                text.push_str("$upscope $end\n");
-            }
-            open.truncate(common);
-            for s in &scopes[common..] {
-                writeln!(text, "$scope module {s} $end").unwrap();
-                open.push(s);
-            }
-            writeln!(text, "$var reg {width} {} {} $end", id_code(n), leaf[0]).unwrap();
-            widths.push(width);
-        }
-        for _ in 0..open.len() {
+/// The declarations of `vars` in module `top` (see [`VcdWriter::new`]).
+fn header<'a>(top: &str, vars: impl IntoIterator<Item = (&'a str, u32)>) -> (String, Vec<u32>) {
+    let mut text = format!("$timescale 1ns $end\n$scope module {top} $end\n");
+    let mut widths = Vec::new();
+    let mut open: Vec<&str> = Vec::new();
+    for (n, (name, width)) in vars.into_iter().enumerate() {
+        let parts: Vec<&str> = name.split('.').collect();
+        let (scopes, leaf) = parts.split_at(parts.len() - 1);
+        let common = open.iter().zip(scopes).take_while(|(a, b)| a == b).count();
+        for _ in common..open.len() {
             text.push_str("$upscope $end\n");
         }
-        text.push_str("$upscope $end\n$enddefinitions $end\n");
-        let last = vec![None; widths.len()];
-        VcdWriter { text, widths, last }
+        open.truncate(common);
+        for s in &scopes[common..] {
+            writeln!(text, "$scope module {s} $end").unwrap();
+            open.push(s);
+        }
+        writeln!(text, "$var reg {width} {} {} $end", id_code(n), leaf[0]).unwrap();
+        widths.push(width);
+    }
+    for _ in 0..open.len() {
+        text.push_str("$upscope $end\n");
+    }
+    text.push_str("$upscope $end\n$enddefinitions $end\n");
+    (text, widths)
+}
+
+impl<W: Write> VcdWriter<W> {
+    /// A VCD into `out` with module `top` holding `vars`: (name, width),
+    /// the name below `top` with its scopes separated by dots (e.g.
+    /// `g_row[0].g_col[1].u_pe.w`). A scope is opened once for a run of
+    /// variables that share it, so list each scope's variables together.
+    pub fn new<'a>(
+        mut out: W,
+        top: &str,
+        vars: impl IntoIterator<Item = (&'a str, u32)>,
+    ) -> io::Result<VcdWriter<W>> {
+        let (text, widths) = header(top, vars);
+        out.write_all(text.as_bytes())?;
+        Ok(VcdWriter {
+            out,
+            codes: (0..widths.len()).map(id_code).collect(),
+            last: vec![None; widths.len()],
+            widths,
+        })
     }
 
     /// The values of every variable at `time`, in the order of
     /// [`VcdWriter::new`]'s variables.
-    pub fn sample(&mut self, time: u64, values: impl IntoIterator<Item = i64>) {
-        writeln!(self.text, "#{time}").unwrap();
+    pub fn sample(&mut self, time: u64, values: impl IntoIterator<Item = i64>) -> io::Result<()> {
+        writeln!(self.out, "#{time}")?;
         for (n, v) in values.into_iter().enumerate() {
             if self.last[n] != Some(v) {
                 let width = self.widths[n];
                 let bits = crate::stimulus::to_bits(v, width);
-                let code = id_code(n);
-                writeln!(self.text, "b{bits:0w$b} {code}", w = width as usize).unwrap();
+                let code = &self.codes[n];
+                writeln!(self.out, "b{bits:0w$b} {code}", w = width as usize)?;
                 self.last[n] = Some(v);
             }
         }
+        Ok(())
     }
 
-    pub fn finish(self) -> String {
-        self.text
+    /// The writer, everything written to it.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
     }
 }
 

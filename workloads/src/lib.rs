@@ -11,6 +11,7 @@
 //! * [`scalesim`]: SCALE-Sim topologies and configs, COMPUTE_REPORT-style output.
 
 pub mod arith;
+pub mod budget;
 pub mod compile;
 pub mod data;
 pub mod energy;
