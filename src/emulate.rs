@@ -39,7 +39,7 @@ fn write_trace(
     dir: &std::path::Path,
 ) -> Result<()> {
     use sysgrad_testbench::{registers, stimulus};
-    crate::args::create_dir(dir)?;
+    let out = crate::run_dir::start(dir)?;
     let mut files = vec![
         ("stimulus.txt", stimulus::render(cfg, &rec.inputs)),
         ("ports.txt", stimulus::render_ports(cfg, &rec.outputs)),
@@ -52,7 +52,7 @@ fn write_trace(
         write_atomically(&path, text.as_bytes())?;
         println!("wrote {}", path.display());
     }
-    Ok(())
+    crate::run_dir::finish(&out)
 }
 
 /// Forward + backward + update of one layer with `schedule` on `drv`.

@@ -15,6 +15,19 @@ use std::sync::{Mutex, MutexGuard};
 /// each one either listed and on disk, or not at all.
 static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
+/// Every file this process has renamed into place ([`commit_temp`]): what
+/// an output folder's manifest lists ([`crate::outdir`]).
+static COMMITTED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// The files this process has written atomically under `dir`, in order.
+pub fn committed_under(dir: &Path) -> Vec<PathBuf> {
+    let list = COMMITTED.lock().unwrap_or_else(|e| e.into_inner());
+    list.iter()
+        .filter(|p| p.starts_with(dir))
+        .cloned()
+        .collect()
+}
+
 fn live() -> MutexGuard<'static, Vec<PathBuf>> {
     // A panic elsewhere while holding the lock leaves the list intact.
     LIVE.lock().unwrap_or_else(|e| e.into_inner())
@@ -100,6 +113,10 @@ pub fn commit_temp(tmp: &Path, path: &Path) -> io::Result<()> {
         let _ = std::fs::remove_file(tmp);
     });
     forget(&mut guard, tmp);
+    if renamed.is_ok() {
+        let mut list = COMMITTED.lock().unwrap_or_else(|e| e.into_inner());
+        list.push(path.to_path_buf());
+    }
     renamed
 }
 

@@ -156,6 +156,22 @@ impl OutputDir {
         }
     }
 
+    /// Writes the manifest of the files this process wrote atomically into
+    /// this folder (or its subfolders) since it started, last; returns its
+    /// path.
+    pub fn finish_written(
+        &self,
+        command: Vec<String>,
+        version: &str,
+    ) -> Result<PathBuf, OutputError> {
+        let manifest = self.dir.join(MANIFEST);
+        let files: Vec<PathBuf> = crate::files::committed_under(&self.dir)
+            .into_iter()
+            .filter(|f| *f != manifest && f.exists())
+            .collect();
+        self.finish(&files, command, version)
+    }
+
     /// Writes the manifest of the run that wrote `files` (paths in this
     /// folder, as the run named them), last; returns its path.
     pub fn finish(
@@ -241,6 +257,20 @@ mod tests {
         write(&["a.csv", "b.csv"]);
         std::fs::write(dir.join("mine.txt"), "user").unwrap();
         write(&["a.csv", "c.csv"]);
+        let out = OutputDir::prepare(&dir).unwrap();
+        crate::files::write_atomically(&dir.join("c.csv"), "x").unwrap();
+        out.finish_written(vec![], "0").unwrap();
+        let listed: Vec<String> = out
+            .manifest()
+            .unwrap()
+            .unwrap()
+            .files
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        // Every file this process wrote there and that is still there.
+        assert_eq!(listed, ["c.csv"]);
+        write(&["a.csv", "c.csv"]);
         assert_eq!(names(&dir), ["MANIFEST.json", "a.csv", "c.csv", "mine.txt"]);
         let m = OutputDir::prepare(&dir).unwrap();
         // prepare removed the listed files and the manifest.
@@ -317,7 +347,7 @@ mod tests {
         std::fs::write(dir.join("keep.tmp"), "").unwrap();
         let swept = sweep_temporaries(&dir).unwrap();
         if Path::new("/proc").is_dir() {
-            assert_eq!(swept, [dead.clone()]);
+            assert_eq!(swept, std::slice::from_ref(&dead));
             assert!(!dead.exists());
         }
         assert!(mine.exists() && dir.join("keep.tmp").exists());
