@@ -15,6 +15,8 @@ mod cosim;
 mod emulate;
 mod figures;
 mod formal;
+#[cfg(test)]
+mod fuzz_cli;
 mod gen;
 mod pipeline;
 mod run_dir;

@@ -12,7 +12,9 @@ pub mod fixed;
 mod load;
 pub mod outdir;
 
-pub use load::{cut_long_lines, in_file, line_of_field, load_config, location, ConfigError};
+pub use load::{
+    cut_long_lines, in_file, line_of_field, load_config, location, parse_config, ConfigError,
+};
 
 use serde::{Deserialize, Serialize};
 
