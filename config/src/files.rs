@@ -77,23 +77,23 @@ pub fn unique_suffix() -> String {
 /// ([`remove_temporaries_and_exit`]); [`commit_temp`] or [`discard_temp`]
 /// ends it.
 pub fn temp_path_for(path: &Path) -> PathBuf {
+    let tmp = temp_name(path);
+    live().push(tmp.clone());
+    tmp
+}
+
+fn temp_name(path: &Path) -> PathBuf {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", unique_suffix()));
-    live().push(tmp.clone());
-    tmp
+    path.with_file_name(format!(".{name}.{}.tmp", unique_suffix()))
 }
 
 /// Creates the temporary file for `path` ([`temp_path_for`]), registered
 /// and created at once so that a signal never misses it.
 pub fn create_temp(path: &Path) -> io::Result<(PathBuf, std::fs::File)> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", unique_suffix()));
+    let tmp = temp_name(path);
     let mut guard = live();
     let file = std::fs::File::create(&tmp)?;
     guard.push(tmp.clone());
