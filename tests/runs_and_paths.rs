@@ -140,16 +140,23 @@ fn runs_are_whole() {
 #[test]
 fn signals_leave_no_temporaries() {
     for (signal, code) in [("TERM", 143), ("INT", 130)] {
-        let dir = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
         let mut child = Command::new(env!("CARGO_BIN_EXE_sysgrad"))
             .args([
                 "train", "--model", MLP, "--quiet", "--epochs", "10000", "-o",
             ])
-            .arg(dir.path())
+            .arg(&dir)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(1500));
+        // The handler is installed before the output folder is made: wait
+        // for the folder (a loaded machine may take a while to start).
+        let start = std::time::Instant::now();
+        while !dir.exists() && start.elapsed().as_secs() < 120 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
         let killed = Command::new("kill")
             .args([format!("-{signal}"), child.id().to_string()])
             .status()
@@ -157,11 +164,9 @@ fn signals_leave_no_temporaries() {
         assert!(killed.success());
         let status = child.wait().unwrap();
         assert_eq!(status.code(), Some(code), "SIG{signal}: {status:?}");
-        if dir.path().exists() {
-            let left = names(dir.path());
-            assert!(left.iter().all(|n| !n.ends_with(".tmp")), "{left:?}");
-            assert!(!left.contains(&"MANIFEST.json".to_string()), "{left:?}");
-        }
+        let left = names(&dir);
+        assert!(left.iter().all(|n| !n.ends_with(".tmp")), "{left:?}");
+        assert!(!left.contains(&"MANIFEST.json".to_string()), "{left:?}");
     }
 }
 
