@@ -361,9 +361,8 @@ pub struct Staged {
 impl Staged {
     /// The staging file of `path` and a buffered writer into it.
     pub fn create(path: &Path) -> Result<(Staged, std::io::BufWriter<std::fs::File>)> {
-        let tmp = sysgrad_config::files::temp_path_for(path);
-        let file = std::fs::File::create(&tmp)
-            .with_context(|| format!("creating {} (for {})", tmp.display(), path.display()))?;
+        let (tmp, file) = sysgrad_config::files::create_temp(path)
+            .with_context(|| format!("creating a temporary file beside {}", path.display()))?;
         let staged = Staged {
             tmp,
             path: path.to_path_buf(),
@@ -394,7 +393,7 @@ impl Staged {
 impl Drop for Staged {
     fn drop(&mut self) {
         if !self.committed {
-            let _ = std::fs::remove_file(&self.tmp);
+            sysgrad_config::files::discard_temp(&self.tmp);
         }
     }
 }

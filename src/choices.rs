@@ -208,6 +208,13 @@ fn range_or_number(s: &str) -> Result<Vec<usize>, String> {
             if lo > hi {
                 return Err(bad());
             }
+            // Each value is a run: a range wider than a system can be
+            // (`1-18446744073709551615` asked for 2^64 runs) is refused
+            // before it is listed.
+            let max = sysgrad_pipeline::system::MAX_ARRAYS;
+            if hi > max {
+                return Err(format!("{s:?}: a range ends at most at {max} arrays"));
+            }
             Ok((lo..=hi).collect())
         }
         None => Ok(vec![number(s)?]),

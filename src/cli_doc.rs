@@ -25,7 +25,7 @@ every subcommand that takes it:
 | flag | meaning |
 |---|---|
 | `-c, --config FILE` | the array or accelerator configuration (`.toml` or `.json`, see `configs/`); the built-in 16x16 where the subcommand has a default. `synth` takes it several times (one report row each), `pipeline` once for every array or once per array. |
-| `-o, --out DIR` | the output (or working) folder: everything a subcommand writes goes under it, nothing under a fixed path. |
+| `-o, --out DIR` | the output (or working) folder: everything a subcommand writes goes under it, nothing under a fixed path. An output folder gets `MANIFEST.json` last (the files and their sizes, the command line, the version, `completed: true`); a run into a folder with an older run's manifest first removes the files it lists (replacing that run whole; other files stay), and removes the temporary files of killed runs (docs/HARDENING.md). |
 | `--pipelining P[,P]` | run or build the configuration with these pipelinings (`none`, `dense`) instead of its own. A configuration that cannot have one (a dense array has no multiplier register and no deferred saturation) is refused, naming the field. |
 | `--timings` | run times on stdout; they go to stderr otherwise, so that stdout is the same in every run (the figure blocks of the docs quote it). |
 | `--backward B[,B]` | backward schedules (`interleaved`, `sequential`). |
@@ -38,7 +38,9 @@ comma-separated (`--parts up5k,ecp5-85f`).
 
 Exit codes: 0 done; 1 the run failed (`error: ...` on stderr, with each
 cause); 2 a usage error (clap's message on stderr: unknown flag, missing
-or malformed value).
+or malformed value); 130 and 143 interrupted by SIGINT and SIGTERM, the
+run's temporary files removed. A value longer than 400 characters is cut
+in messages.
 
 Old spellings still parse, as hidden aliases: `train --accel-config`
 (now `-c/--config`), `pipeline --array-config` (now `-c/--config`),

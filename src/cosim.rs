@@ -22,7 +22,7 @@ pub struct CosimArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Number of consecutive seeds to run.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     runs: u64,
     /// Simulator.
     #[arg(long, value_enum, default_value_t = Sim::Verilator)]
@@ -38,8 +38,11 @@ pub struct CosimArgs {
 pub fn run(a: &CosimArgs) -> Result<()> {
     let sim = Simulator::from(a.sim);
     let work = a.out.or(DEFAULT_OUT);
+    // A working folder (builds, traces): started so that its errors name
+    // it, no manifest.
+    crate::run_dir::start(&work)?;
     for cfg in a.pipelining.configs(a.config.one_or_default()?)? {
-        for s in a.seed..a.seed + a.runs {
+        for s in a.seed..a.seed.saturating_add(a.runs) {
             let start = Instant::now();
             let (rec, what) = scenario::training_step(&cfg, s, sim == Simulator::Verilator);
             let report = sysgrad_testbench::run(&cfg, &rec, sim, &work.join(cfg.tag()))

@@ -48,7 +48,7 @@ fn write_trace(
 ) -> Result<()> {
     use sysgrad_testbench::registers::{SnapshotWriter, Streamed};
     use sysgrad_testbench::stimulus;
-    crate::args::create_dir(dir)?;
+    let run = crate::run_dir::start(dir)?;
     let mut drv = Driver::recording(*cfg, false);
     let mut streamed = None;
     if vcd {
@@ -82,7 +82,7 @@ fn write_trace(
         staged.commit(out)?;
         println!("wrote {}", path.display());
     }
-    Ok(())
+    crate::run_dir::finish(&run)
 }
 
 /// Forward + backward + update of one layer with `schedule` on `drv`.

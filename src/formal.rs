@@ -60,6 +60,9 @@ pub fn run(a: &FormalArgs) -> Result<()> {
             )
         })?;
     let out = a.out.or(DEFAULT_OUT);
+    // A working folder (logs, counterexample): started so that its errors
+    // name it, no manifest.
+    crate::run_dir::start(&out)?;
     let (files, props) = sysgrad_hdl::formal::formal_design(&cfg, str::to_string)?;
     let sources: Vec<(&str, &str)> = files
         .iter()

@@ -21,10 +21,11 @@ pub struct GenArgs {
 pub fn run(a: &GenArgs) -> Result<()> {
     let cfg = a.config.one_or_default()?;
     let out = a.out.or(DEFAULT_OUT);
+    let dir = crate::run_dir::start(&out)?;
     let files =
         sysgrad_hdl::write_all(&cfg, &out).with_context(|| format!("writing {}", out.display()))?;
     for f in files {
         println!("wrote {}", f.display());
     }
-    Ok(())
+    crate::run_dir::finish(&dir)
 }

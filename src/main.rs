@@ -17,8 +17,11 @@ mod cosim;
 mod emulate;
 mod figures;
 mod formal;
+#[cfg(test)]
+mod fuzz_cli;
 mod gen;
 mod pipeline;
+mod run_dir;
 mod sim_speed_args;
 mod sweep;
 mod synth;
@@ -49,15 +52,32 @@ fn run(cmd: Cmd) -> anyhow::Result<()> {
 }
 
 /// Exit codes (docs/CLI.md): 0 done, 1 a run failed (the reason on
-/// stderr), 2 a usage error (clap's message on stderr).
+/// stderr), 2 a usage error (clap's message on stderr), 130 and 143
+/// interrupted by SIGINT and SIGTERM (the run's temporary files removed).
 fn main() -> ExitCode {
-    match run(Cli::parse().cmd) {
+    run_dir::cleanup_on_signals();
+    let cli = Cli::try_parse().unwrap_or_else(|e| usage_error(e));
+    match run(cli.cmd) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!(
+                "error: {}",
+                sysgrad_config::cut_long_lines(&format!("{e:#}"))
+            );
             ExitCode::FAILURE
         }
     }
+}
+
+/// Clap's message and exit, a value too long to echo (a 10 MB number) cut.
+fn usage_error(e: clap::Error) -> ! {
+    let text = e.to_string();
+    let cut = sysgrad_config::cut_long_lines(&text);
+    if !e.use_stderr() || cut == text {
+        e.exit()
+    }
+    eprint!("{cut}");
+    std::process::exit(e.exit_code())
 }
 
 #[cfg(test)]

@@ -25,6 +25,8 @@ use sysgrad_workloads::{data, model, scalesim};
 
 /// Where `pipeline` writes without `-o`: a folder per model or topology.
 const DEFAULT_OUT: &str = "target/pipeline";
+/// Arrays without `--arrays`, when the network has that many compute layers.
+const DEFAULT_ARRAYS: usize = 4;
 
 #[derive(clap::Args)]
 #[command(
@@ -41,8 +43,9 @@ pub struct PipelineArgs {
     #[command(flatten)]
     workload: Workload,
     /// Arrays: a number (4), a list (2,4,8) or a range (2-9); every value
-    /// is a separate run.
-    #[arg(long, value_delimiter = ',', value_parser = array_counts, default_value = "4", value_name = "N")]
+    /// is a separate run [default: 4, or one per compute layer if the
+    /// network has fewer].
+    #[arg(long, value_delimiter = ',', value_parser = array_counts, value_name = "N")]
     arrays: Vec<ArrayCounts>,
     /// Schedules, comma-separated, or `all`. With several, the table gives
     /// each one's speed-up over the first.
@@ -173,8 +176,15 @@ fn setups(a: &PipelineArgs, src: &Source) -> Result<Vec<Setup>> {
     let default_m = if src.model.is_some() { 4 } else { 8 };
     let m = a.microbatches.unwrap_or(default_m);
     let schedules: Vec<Schedule> = a.schedule.iter().flat_map(|s| s.schedules()).collect();
+    // A stage needs a compute layer: the default of 4 arrays cannot run
+    // the shipped MLP (2 layers) or CNN (3), so it is capped at the layers.
+    let default_p = [DEFAULT_ARRAYS.min(src.work.layers.len()).max(1)];
+    let counts: Vec<usize> = match a.arrays.is_empty() {
+        true => default_p.to_vec(),
+        false => a.arrays.iter().flat_map(|c| c.0.iter().copied()).collect(),
+    };
     let mut out = Vec::new();
-    for &p in a.arrays.iter().flat_map(|c| &c.0) {
+    for p in counts {
         let system = System::new(arrays(a, src.array, p)?, link, a.clock_mhz)
             .with_context(|| format!("--arrays {p}"))?;
         for &schedule in &schedules {
@@ -240,6 +250,8 @@ pub fn run(a: &PipelineArgs) -> Result<()> {
             e.and(&one).named(what)
         });
     a.budget.admit(&need)?;
+    let out = a.out.or(Path::new(DEFAULT_OUT).join(&src.work.name));
+    let dir = crate::run_dir::start(&out)?;
     let progress = bar(setups.len(), a.limits.quiet, "runs");
     let measured: Vec<Measured> = setups
         .par_iter()
@@ -250,7 +262,6 @@ pub fn run(a: &PipelineArgs) -> Result<()> {
         })
         .collect::<Result<_>>()?;
     progress.finish_and_clear();
-    let out = a.out.or(Path::new(DEFAULT_OUT).join(&src.work.name));
     let mut files = Vec::new();
     for m in &measured {
         files.extend(report::write(&out, m, &src.work.name)?);
@@ -266,7 +277,7 @@ pub fn run(a: &PipelineArgs) -> Result<()> {
         train(a, model, &setups, &measured)?;
     }
     println!("\nwrote {} files to {}", files.len(), out.display());
-    Ok(())
+    crate::run_dir::finish(&dir)
 }
 
 fn train(

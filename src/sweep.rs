@@ -2,7 +2,7 @@
 //! schedules) over a list of layers, in the fast exact mode, in parallel;
 //! writes `sweep.csv` and `sweep.svg`.
 
-use crate::args::{create_dir, one_config, write_atomically, Budget, Configs, Out, Timings};
+use crate::args::{one_config, write_atomically, Budget, Configs, Out, Timings};
 use crate::choices::{array_size, layer};
 use anyhow::Result;
 use sysgrad_config::Backward;
@@ -79,12 +79,12 @@ pub fn run(a: &SweepArgs) -> Result<()> {
     let mut svg = Vec::new();
     sysgrad_explore::plot::write_svg(&rows, &mut svg)?;
     let out = a.out.or(DEFAULT_OUT);
-    create_dir(&out)?;
+    let dir = crate::run_dir::start(&out)?;
     for (name, bytes) in [("sweep.csv", &csv), ("sweep.svg", &svg)] {
         let path = out.join(name);
         write_atomically(&path, bytes)?;
         println!("wrote {} ({} points)", path.display(), rows.len());
     }
     a.timings.print(&time);
-    Ok(())
+    crate::run_dir::finish(&dir)
 }

@@ -145,6 +145,7 @@ pub fn run(a: &SynthArgs) -> Result<()> {
     }
     let start = std::time::Instant::now();
     let out = a.out.or(DEFAULT_OUT);
+    let dir = crate::run_dir::start(&out)?;
     let top = top_module(a);
     let mut runs = Vec::new();
     for base in a.configs.all_or_default()? {
@@ -166,7 +167,7 @@ pub fn run(a: &SynthArgs) -> Result<()> {
     let minutes = start.elapsed().as_secs_f64() / 60.0;
     a.timings
         .print(&format!("\n{} runs in {minutes:.1} min", runs.len()));
-    Ok(())
+    crate::run_dir::finish(&dir)
 }
 
 /// The tools' versions per family (and a router other than nextpnr's
@@ -256,6 +257,7 @@ fn place_all(
 fn run_pnr(a: &SynthArgs) -> Result<()> {
     let start = std::time::Instant::now();
     let out = a.out.or(DEFAULT_OUT);
+    let dir = crate::run_dir::start(&out)?;
     let top = top_module(a);
     let configs = pnr_configs(a)?;
     let tools = pnr::Tools::new(&a.venv);
@@ -280,5 +282,5 @@ fn run_pnr(a: &SynthArgs) -> Result<()> {
             runs.len()
         ),
     });
-    Ok(())
+    crate::run_dir::finish(&dir)
 }

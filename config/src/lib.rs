@@ -11,8 +11,11 @@ mod cli;
 pub mod files;
 pub mod fixed;
 mod load;
+pub mod outdir;
 
-pub use load::{load_config, ConfigError};
+pub use load::{
+    cut_long_lines, in_file, line_of_field, load_config, location, parse_config, ConfigError,
+};
 
 use serde::{Deserialize, Serialize};
 

@@ -20,6 +20,119 @@ pub enum ConfigError {
         value: String,
         allowed: String,
     },
+    /// A range error of a file, with where it is: the file and, when the
+    /// field can be found in the text, its line. (`error`, not `source`:
+    /// its message is part of this one, so it must not print twice.)
+    #[error("{}: {error}", location(path, *line))]
+    InFile {
+        path: PathBuf,
+        line: Option<usize>,
+        error: Box<ConfigError>,
+    },
+}
+
+/// `path` or `path: line N`.
+pub fn location(path: &Path, line: Option<usize>) -> String {
+    match line {
+        Some(l) => format!("{}: line {l}", path.display()),
+        None => path.display().to_string(),
+    }
+}
+
+/// The longest line of a message, in characters: a value longer than this
+/// (a 10 MB number) is cut, so an error stays readable and bounded.
+pub const MAX_MESSAGE_LINE: usize = 400;
+
+/// `message` with every line longer than [`MAX_MESSAGE_LINE`] characters
+/// cut, saying how much was left out.
+pub fn cut_long_lines(message: &str) -> String {
+    message
+        .split('\n')
+        .map(|line| match line.char_indices().nth(MAX_MESSAGE_LINE) {
+            None => line.to_string(),
+            Some((at, _)) => format!(
+                "{}... ({} more characters)",
+                &line[..at],
+                line[at..].chars().count()
+            ),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The 1-based line of `field` (as range errors name it: `array.rows`,
+/// `layers[2].units`, `name`) in a TOML or JSON text, when it can be found:
+/// the line that sets its last key, in its table where the text has table
+/// headers (`[array]`, the third `[[layers]]`), else the first line that
+/// sets the key. A best effort for messages, never a parser.
+pub fn line_of_field(text: &str, field: &str) -> Option<usize> {
+    let (table, key) = match field.rsplit_once('.') {
+        Some((t, k)) => (Some(t), k),
+        None => (None, field),
+    };
+    let key = key.split('[').next().unwrap_or(key);
+    // `layers[2]` is the third `[[layers]]` header.
+    let (table_name, index) = match table.and_then(|t| t.strip_suffix(']')) {
+        Some(t) => match t.rsplit_once('[') {
+            Some((name, i)) => (Some(name), i.parse::<usize>().ok()),
+            None => (table, None),
+        },
+        None => (table, None),
+    };
+    let sets_key = |line: &str| {
+        let l = line.trim_start();
+        let l = l.strip_prefix('"').map_or(l, |l| l);
+        l.strip_prefix(key).is_some_and(|rest| {
+            let rest = rest.strip_prefix('"').unwrap_or(rest).trim_start();
+            rest.starts_with('=') || rest.starts_with(':')
+        })
+    };
+    let mut current: Option<&str> = None;
+    let mut seen = std::collections::HashMap::<&str, usize>::new();
+    let mut first = None;
+    for (n, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if let Some(h) = t.strip_prefix("[[").and_then(|h| h.split("]]").next()) {
+            let h = h.trim();
+            *seen.entry(h).or_default() += 1;
+            current = Some(h);
+            continue;
+        }
+        if let Some(h) = t.strip_prefix('[').and_then(|h| h.split(']').next()) {
+            if !h.is_empty() && !h.contains(',') && !h.contains('"') {
+                current = Some(h.trim());
+                continue;
+            }
+        }
+        if !sets_key(line) {
+            continue;
+        }
+        first.get_or_insert(n + 1);
+        let in_table = match (table_name, current) {
+            (None, None) => true,
+            (Some(want), Some(cur)) => {
+                want == cur && index.is_none_or(|i| seen.get(cur).copied() == Some(i + 1))
+            }
+            _ => false,
+        };
+        if in_table {
+            return Some(n + 1);
+        }
+    }
+    first
+}
+
+/// A validation error of the text of `path`, with its file and line.
+pub fn in_file(error: ConfigError, text: &str, path: &Path) -> ConfigError {
+    let line = match &error {
+        ConfigError::OutOfRange { field, .. } => line_of_field(text, field),
+        _ => None,
+    };
+    ConfigError::InFile {
+        path: path.to_path_buf(),
+        line,
+        error: Box::new(error),
+    }
 }
 
 /// Parses a configuration from text; `json` selects the format.
@@ -29,15 +142,15 @@ pub fn parse_config(text: &str, json: bool, path: &Path) -> Result<ArrayConfig, 
     let raw: RawConfig = if json {
         serde_json::from_str(text).map_err(|e| ConfigError::Parse {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message: cut_long_lines(&e.to_string()),
         })?
     } else {
         toml::from_str(text).map_err(|e| ConfigError::Parse {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message: cut_long_lines(&e.to_string()),
         })?
     };
-    raw.try_into()
+    raw.try_into().map_err(|e| in_file(e, text, path))
 }
 
 /// Loads and validates a `.toml` or `.json` configuration file.
@@ -85,6 +198,62 @@ mod tests {
     fn unknown_field_is_rejected() {
         let text = ArrayConfig::default_16x16().to_toml() + "\nbogus = 1\n";
         assert!(parse_config(&text, false, Path::new("x.toml")).is_err());
+    }
+
+    /// A range error names the file, the line and the field.
+    #[test]
+    fn range_errors_name_file_line_and_field() {
+        let text = ArrayConfig::default_16x16()
+            .to_toml()
+            .replace("rows = 16", "rows = 0");
+        let line = 1 + text.lines().position(|l| l == "rows = 0").unwrap();
+        let e = parse_config(&text, false, Path::new("a.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!(
+                "a.toml: line {line}: array.rows = 0 is out of range"
+            )),
+            "{e}"
+        );
+        let json = serde_json::to_string_pretty(&ArrayConfig::default_16x16())
+            .unwrap()
+            .replace("\"rows\": 16", "\"rows\": 0");
+        let line = 1 + json
+            .lines()
+            .position(|l| l.contains("\"rows\": 0"))
+            .unwrap();
+        let e = parse_config(&json, true, Path::new("a.json"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!("a.json: line {line}: array.rows")),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn fields_are_found_in_their_tables() {
+        let text =
+            "name = \"x\"\n[array]\nrows = 4\n[[layers]]\nunits = 1\n[[layers]]\nunits = 2\n";
+        assert_eq!(line_of_field(text, "array.rows"), Some(3));
+        assert_eq!(line_of_field(text, "layers[1].units"), Some(7));
+        assert_eq!(line_of_field(text, "layers[0].units"), Some(5));
+        assert_eq!(line_of_field(text, "name"), Some(1));
+        assert_eq!(line_of_field(text, "array.cols"), None);
+    }
+
+    /// A 10 MB number is not echoed whole.
+    #[test]
+    fn long_values_are_cut_in_messages() {
+        let long = "9".repeat(10_000_000);
+        let text = format!("[array]\nrows = {long}\n");
+        let e = parse_config(&text, false, Path::new("x.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.len() < 4 * MAX_MESSAGE_LINE, "{} characters", e.len());
+        assert!(e.contains("more characters"), "{e}");
+        assert_eq!(cut_long_lines("short\nlines"), "short\nlines");
     }
 }
 

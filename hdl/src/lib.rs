@@ -98,16 +98,32 @@ pub fn host_driver(cfg: &ArrayConfig) -> Vec<VerilogFile> {
 
 /// Writes the files of `cfg` (the Verilog and the C host driver) into `dir`, each atomically (temporary file,
 /// then rename), so an interrupted run never leaves a half-written file.
+/// Every target is checked first (a folder where a file goes is refused
+/// before any file is written), and every error names its path.
 pub fn write_all(cfg: &ArrayConfig, dir: &Path) -> io::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)?;
+    let named = |what: &str, path: &Path, e: io::Error| {
+        io::Error::new(e.kind(), format!("{what} {}: {e}", path.display()))
+    };
+    std::fs::create_dir_all(dir).map_err(|e| named("creating", dir, e))?;
+    let mut files: Vec<(PathBuf, String)> = generate(cfg)
+        .into_iter()
+        .chain(host_driver(cfg))
+        .map(|f| (dir.join(&f.name), f.text))
+        .collect();
+    files.push((dir.join("config.toml"), cfg.to_toml()));
+    for (path, _) in &files {
+        if path.exists() && !path.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("{} is not a file (nothing written)", path.display()),
+            ));
+        }
+    }
     let mut written = Vec::new();
-    for f in generate(cfg).into_iter().chain(host_driver(cfg)) {
-        let path = dir.join(&f.name);
-        sysgrad_config::files::write_atomically(&path, &f.text)?;
+    for (path, text) in files {
+        sysgrad_config::files::write_atomically(&path, &text)
+            .map_err(|e| named("writing", &path, e))?;
         written.push(path);
     }
-    let cfg_path = dir.join("config.toml");
-    sysgrad_config::files::write_atomically(&cfg_path, cfg.to_toml())?;
-    written.push(cfg_path);
     Ok(written)
 }

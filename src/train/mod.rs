@@ -89,6 +89,7 @@ fn run_topologies(a: &TrainArgs) -> Result<()> {
 
 fn run_model(a: &TrainArgs, run: &args::TrainJob, several: bool) -> Result<(ModelRun, f64)> {
     let m = &run.model;
+    let dir = a.out_dir(&run.name, several);
     let samples = data::load(&m.data_path)?;
     let t = m.spec.training;
     let split = data::split(&samples, t.test_fraction, t.seed)?;
@@ -96,9 +97,11 @@ fn run_model(a: &TrainArgs, run: &args::TrainJob, several: bool) -> Result<(Mode
     let need = sysgrad_workloads::budget::training(m, &opts, split.train.len(), split.test.len());
     a.budget.admit(&need)?;
     warn_saturation(m);
+    let out = crate::run_dir::start(&dir)?;
     let start = Instant::now();
     let trained = train::train(m, &split, &opts).with_context(|| m.spec.name.clone())?;
-    let summary = report::write_training_report(&trained, &a.out_dir(&run.name, several))?;
+    let summary = report::write_training_report(&trained, &dir)?;
+    crate::run_dir::finish(&out)?;
     Ok((
         ModelRun {
             summary,
@@ -221,7 +224,10 @@ fn run_topology(
     let start = Instant::now();
     let run = scalesim::run_topology_with(&s.topology, &s.config, s.batch, s.sink, s.how, s.table)?;
     let name = format!("{}_{}", s.topology.name, run.cfg.tag());
-    let s = scalesim::report::write_topology_report(&run, &a.out_dir(&name, several))?;
+    let dir = a.out_dir(&name, several);
+    let out = crate::run_dir::start(&dir)?;
+    let s = scalesim::report::write_topology_report(&run, &dir)?;
+    crate::run_dir::finish(&out)?;
     Ok((s, start.elapsed().as_secs_f64()))
 }
 

@@ -48,12 +48,43 @@ impl BuildOptions {
     }
 }
 
-/// Where co-simulation builds and runs live: `$SYSGRAD_COSIM_DIR`, or
-/// `target/cosim` of the workspace.
+/// The environment variable that sets where co-simulation builds live.
+pub const COSIM_DIR_VAR: &str = "SYSGRAD_COSIM_DIR";
+
+/// Where co-simulation builds and runs live: `$SYSGRAD_COSIM_DIR`; else
+/// `cosim/` in the cargo target folder the running program was built in
+/// (`target/release/sysgrad` and the tests in `target/release/deps` both
+/// give the current checkout's `target/cosim`), found at run time, not
+/// fixed when the program was compiled; else (a program copied out of
+/// its target folder) `sysgrad-cosim` in the system's temporary folder.
 pub fn cache_root() -> PathBuf {
-    std::env::var_os("SYSGRAD_COSIM_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/cosim"))
+    if let Some(dir) = std::env::var_os(COSIM_DIR_VAR).filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| target_dir_of(&exe))
+        .map(|t| t.join("cosim"))
+        .unwrap_or_else(|| std::env::temp_dir().join("sysgrad-cosim"))
+}
+
+/// The cargo target folder holding `exe` (`<target>/<profile>/exe` or
+/// `<target>/<profile>/deps/exe`): the profile folder is the one cargo
+/// keeps its `.fingerprint` in.
+pub fn target_dir_of(exe: &Path) -> Option<PathBuf> {
+    let mut dir = exe.parent()?;
+    if matches!(
+        dir.file_name().and_then(|n| n.to_str()),
+        Some("deps" | "examples")
+    ) {
+        dir = dir.parent()?;
+    }
+    let profile = dir;
+    profile
+        .join(".fingerprint")
+        .is_dir()
+        .then(|| profile.parent().map(Path::to_path_buf))
+        .flatten()
 }
 
 /// A built Verilator simulator of one configuration.
@@ -244,5 +275,24 @@ impl VerilatorModel {
                 status: "no sim_seconds line".into(),
                 stderr: err.to_string(),
             })
+    }
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+
+    /// Issue 28: the cache is found from the running program, not from the
+    /// path the crate was compiled at.
+    #[test]
+    fn the_cache_is_in_the_running_programs_target_folder() {
+        let exe = std::env::current_exe().unwrap();
+        let target = target_dir_of(&exe).expect("tests run from a cargo target folder");
+        assert!(exe.starts_with(&target), "{}", target.display());
+        let copied = std::env::temp_dir().join("sysgrad");
+        assert_eq!(target_dir_of(&copied), None);
+        if std::env::var_os(COSIM_DIR_VAR).is_none() {
+            assert_eq!(cache_root(), target.join("cosim"));
+        }
     }
 }

@@ -34,7 +34,7 @@ pub fn default_data_path() -> PathBuf {
 pub fn parse_model(text: &str, json: bool, path: &Path) -> Result<Model> {
     let parse_err = |message: String| WorkloadError::Parse {
         path: path.to_path_buf(),
-        message,
+        message: sysgrad_config::cut_long_lines(&message),
     };
     let raw: ModelSpec<layer_table::LayerTable> = if json {
         serde_json::from_str(text).map_err(|e| parse_err(e.to_string()))?
@@ -45,7 +45,32 @@ pub fn parse_model(text: &str, json: bool, path: &Path) -> Result<Model> {
         LayerSpec::try_from(t)
             .map_err(|m| WorkloadError::model(format!("{}: layers[{i}]", path.display()), m))
     })?;
-    from_spec(spec, path.parent())
+    from_spec(spec, path.parent()).map_err(|e| in_file(e, text, path))
+}
+
+/// A check's error on the text of `path`, with the file and, when the
+/// field can be found, its line (`path: line N: field = value is out of
+/// range ...`).
+fn in_file(e: WorkloadError, text: &str, path: &Path) -> WorkloadError {
+    let field = match &e {
+        WorkloadError::OutOfRange { field, .. } | WorkloadError::Model { field, .. } => field,
+        _ => return e,
+    };
+    // `layers[2] (dense).units` is `units` of the third `[[layers]]`.
+    let plain = field.replace(" (", ".(");
+    let plain: String = plain
+        .split('.')
+        .filter(|p| !p.starts_with('('))
+        .collect::<Vec<_>>()
+        .join(".");
+    let line = sysgrad_config::line_of_field(text, &plain);
+    WorkloadError::Parse {
+        path: path.to_path_buf(),
+        message: sysgrad_config::cut_long_lines(&match line {
+            Some(l) => format!("line {l}: {e}"),
+            None => e.to_string(),
+        }),
+    }
 }
 
 /// Checks a model built in code; a relative `data.path` is taken from `base`.
@@ -79,4 +104,91 @@ pub fn load_model(path: &Path) -> Result<Model> {
     };
     let text = std::fs::read_to_string(path).map_err(|e| WorkloadError::io(path, e))?;
     parse_model(&text, json, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MLP: &str = include_str!("../../models/mlp.toml");
+    const SNN: &str = include_str!("../../models/snn.toml");
+
+    fn error(text: &str) -> String {
+        parse_model(text, false, Path::new("m.toml"))
+            .unwrap_err()
+            .to_string()
+    }
+
+    /// Issue 28: a model name that is a path would put the reports outside
+    /// the output folder; it is refused naming the field.
+    #[test]
+    fn a_name_is_a_name_not_a_path() {
+        for bad in [
+            "../../../../tmp/x",
+            "/tmp/x",
+            "a/b",
+            "..",
+            ".hidden",
+            "a\\\\b",
+            "",
+        ] {
+            let e = error(&MLP.replace("name = \"mlp\"", &format!("name = \"{bad}\"")));
+            assert!(
+                e.starts_with("m.toml: line 2: name = ") && e.contains("not a path"),
+                "{bad}: {e}"
+            );
+        }
+        for good in ["mlp-2", "mlp_v1.5", "MLP"] {
+            assert!(parse_model(
+                &MLP.replace("name = \"mlp\"", &format!("name = \"{good}\"")),
+                false,
+                Path::new("m.toml")
+            )
+            .is_ok());
+        }
+    }
+
+    /// Issue 28: range errors name the file, the line and the field.
+    #[test]
+    fn range_errors_name_file_line_and_field() {
+        let e = error(&MLP.replace("units = 64", "units = 5000"));
+        let line = 1 + MLP.lines().position(|l| l == "units = 64").unwrap();
+        assert!(
+            e.starts_with(&format!(
+                "m.toml: line {line}: layers[1] (dense).units = 5000"
+            )),
+            "{e}"
+        );
+        let e = error(&MLP.replace("epochs = 20", "epochs = 0"));
+        let line = 1 + MLP.lines().position(|l| l == "epochs = 20").unwrap();
+        assert!(
+            e.starts_with(&format!("m.toml: line {line}: training.epochs = 0")),
+            "{e}"
+        );
+        let e = error(&MLP.replace("rows = 16", "rows = 0"));
+        assert!(e.starts_with("m.toml: line 5: array.rows = 0"), "{e}");
+    }
+
+    /// Issue 28: an SNN with one time step was accepted though the docs
+    /// say T > 1.
+    #[test]
+    fn a_spiking_model_needs_more_than_one_time_step() {
+        assert!(parse_model(SNN, false, Path::new("snn.toml")).is_ok());
+        let e = error(&SNN.replace("time_steps = 16", "time_steps = 1"));
+        assert!(
+            e.contains("input.time_steps = 1") && e.contains("2..=256 for a spiking model"),
+            "{e}"
+        );
+    }
+
+    /// Issue 28: a 10 MB number is not echoed whole.
+    #[test]
+    fn long_values_are_cut() {
+        let e = error(&MLP.replace("units = 64", &format!("units = {}", "9".repeat(1 << 20))));
+        assert!(
+            e.len() < 2000 && e.contains("more characters"),
+            "{}",
+            e.len()
+        );
+    }
 }

@@ -76,9 +76,7 @@ pub fn array_config(spec: &ModelSpec) -> Result<ArrayConfig> {
 /// Checks every field and returns the input shape of each layer followed by
 /// the output shape of the last one.
 pub fn validate(spec: &ModelSpec) -> Result<Vec<Shape>> {
-    if spec.name.trim().is_empty() {
-        return Err(WorkloadError::model("name", "must not be empty"));
-    }
+    check_name(&spec.name)?;
     let cfg = array_config(spec)?;
     check_range("input.time_steps", spec.input.time_steps, 1, MAX_TIME_STEPS)?;
     if spec.layers.is_empty() {
@@ -108,9 +106,54 @@ pub fn validate(spec: &ModelSpec) -> Result<Vec<Shape>> {
             ),
         ));
     }
+    check_time_steps(spec)?;
     validate_optimizer(&spec.optimizer, &cfg)?;
     validate_training(&spec.training)?;
     Ok(shapes)
+}
+
+/// The longest model name: it names an output folder and report files.
+pub const MAX_NAME: usize = 64;
+
+/// A model's name is a name, not a path: it becomes a folder of
+/// `target/train` and `target/pipeline`, so `../x`, `/tmp/x` or `a/b`
+/// would write outside them. Letters, digits, `-`, `_` and `.`, not
+/// starting with `.` (no hidden folders, no `..`).
+pub fn check_name(name: &str) -> Result<()> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    let ok = !name.is_empty()
+        && name.len() <= MAX_NAME
+        && !name.starts_with('.')
+        && name.chars().all(allowed);
+    if ok {
+        return Ok(());
+    }
+    Err(WorkloadError::out_of_range(
+        "name",
+        format!("{name:?}"),
+        format!(
+            "1..={MAX_NAME} letters, digits, '-', '_' or '.', not starting with '.': \
+             a name, not a path (it names the output folder)"
+        ),
+    ))
+}
+
+/// A spiking model (one with `lif` layers) runs over T > 1 time steps: with
+/// one step a LIF neuron never carries its membrane to a next step, and
+/// SpikePipe's time chunks are a single chunk (docs say T > 1).
+fn check_time_steps(spec: &ModelSpec) -> Result<()> {
+    let spiking = spec
+        .layers
+        .iter()
+        .any(|l| matches!(l, LayerSpec::Lif { .. }));
+    if spiking && spec.input.time_steps < 2 {
+        return Err(WorkloadError::out_of_range(
+            "input.time_steps",
+            spec.input.time_steps,
+            format!("2..={MAX_TIME_STEPS} for a spiking model (lif layers)"),
+        ));
+    }
+    Ok(())
 }
 
 fn layer_output(i: usize, layer: &LayerSpec, s: Shape, cfg: &ArrayConfig) -> Result<Shape> {

@@ -37,7 +37,7 @@ pub fn write<S: AsRef<str>>(path: &Path, header: &[&str], rows: &[Vec<S>]) -> Re
 /// Writes through a temporary file and a rename, so an interrupted run
 /// never leaves a half-written report.
 pub fn write_text(path: &Path, text: &str) -> Result<()> {
-    sysgrad_config::files::write_atomically(path, text).map_err(|e| WorkloadError::io(path, e))
+    sysgrad_config::files::write_atomically(path, text).map_err(|e| WorkloadError::output(path, e))
 }
 
 pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {

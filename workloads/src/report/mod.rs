@@ -315,12 +315,12 @@ fn plot(
 ) -> Result<()> {
     let tmp = sysgrad_config::files::temp_path_for(path);
     draw(&tmp).map_err(|e| WorkloadError::output(path, e))?;
-    sysgrad_config::files::commit_temp(&tmp, path).map_err(|e| WorkloadError::io(path, e))
+    sysgrad_config::files::commit_temp(&tmp, path).map_err(|e| WorkloadError::output(path, e))
 }
 
 /// Writes every report file into `out` (created if needed).
 pub fn write_training_report(run: &TrainRun, out: &Path) -> Result<TrainingSummary> {
-    std::fs::create_dir_all(out).map_err(|e| WorkloadError::io(out, e))?;
+    std::fs::create_dir_all(out).map_err(|e| WorkloadError::output(out, e))?;
     let mut s = summarize(run);
     let pes = run.model.cfg.rows() * run.model.cfg.cols();
     let mut files = Vec::new();
