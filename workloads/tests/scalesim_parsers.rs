@@ -354,6 +354,23 @@ fn depthwise_layers_run_one_channel_at_a_time() {
     assert_eq!(t.layers[9].gemm.k, 8);
 }
 
+/// A depthwise row becomes a layer per channel while the file is read, so
+/// its channel count is bounded there, naming the line and the bound,
+/// before anything is allocated (2^40 channels used to abort on memory).
+#[test]
+fn a_depthwise_row_of_too_many_channels_is_refused_at_its_line() {
+    let max = scalesim::topology::MAX_DEPTHWISE_CHANNELS;
+    let header = "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n";
+    let row = |c: usize| format!("{header}DP_a, 4, 4, 3, 3, {c}, 1, 1,\n");
+    let t = parse_topology(&row(max), Path::new("dp.csv")).unwrap();
+    assert_eq!(t.layers.len(), max);
+    for c in [max + 1, 1 << 40] {
+        let e = parse_topology(&row(c), Path::new("dp.csv")).unwrap_err().to_string();
+        assert!(e.contains("dp.csv") && e.contains("line 2"), "{e}");
+        assert!(e.contains(&format!("at most {max}")), "{e}");
+    }
+}
+
 /// Keys SCALE-Sim 3.0's `scale_config.read_conf_file` reads without a
 /// default (from `scalesim/scale_config.py`), by section.
 const V3_REQUIRED: [(&str, &[&str]); 5] = [

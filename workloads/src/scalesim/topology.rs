@@ -178,6 +178,12 @@ const STRIDE_WIDTH_FIELD: &str = "Stride Width";
 
 /// The marker SCALE-Sim looks for in a layer name to run it depthwise.
 pub const DEPTHWISE_MARKER: &str = "DP";
+/// The most channels a depthwise row may have. A `DP` row becomes one layer
+/// per channel while the file is read, before any budget can be asked, so
+/// its size is bounded here: 2^16 is 16 times the widest depthwise layer of
+/// the published networks (MobileNet's 1,024; EfficientNet-B7's 3,840) and
+/// about 10 MB of layers, well inside the default memory budget.
+pub const MAX_DEPTHWISE_CHANNELS: usize = 1 << 16;
 
 /// Comma-separated fields, trimmed, without the trailing empty one(s).
 fn fields(line: &str) -> Vec<&str> {
@@ -365,6 +371,13 @@ fn conv_layers(
             sparsity,
             depthwise: None,
         }]);
+    }
+    if c.channels > MAX_DEPTHWISE_CHANNELS {
+        return Err(format!(
+            "Channels = {} in a depthwise ({DEPTHWISE_MARKER}) row: at most {MAX_DEPTHWISE_CHANNELS} \
+             (a depthwise row is one layer per channel)",
+            c.channels
+        ));
     }
     let one = ConvParams { channels: 1, ..c };
     let gemm = conv_gemm(&one)?;
