@@ -365,7 +365,9 @@ fn a_depthwise_row_of_too_many_channels_is_refused_at_its_line() {
     let t = parse_topology(&row(max), Path::new("dp.csv")).unwrap();
     assert_eq!(t.layers.len(), max);
     for c in [max + 1, 1 << 40] {
-        let e = parse_topology(&row(c), Path::new("dp.csv")).unwrap_err().to_string();
+        let e = parse_topology(&row(c), Path::new("dp.csv"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("dp.csv") && e.contains("line 2"), "{e}");
         assert!(e.contains(&format!("at most {max}")), "{e}");
     }
