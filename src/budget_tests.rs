@@ -98,14 +98,13 @@ fn topologies_too_large_to_count_are_refused() {
     let out = dir.path().join("out");
     let out = out.to_str().unwrap();
     let head = "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n";
-    // A depthwise row of 1,000,000 channels: a million layers (100,000
-    // channels took 2.3 GB of memory).
-    let dw = write(
-        dir.path(),
-        "dw.csv",
-        &format!("{head}DP1, 16, 16, 3, 3, 1000000, 1, 1,\n"),
-    );
-    let e = over_memory(&[
+    // A depthwise row of 1,000,000 channels (a million layers; 100,000
+    // channels took 2.3 GB of memory) is refused where the file is read,
+    // past the channel bound; below it, the row's layers count against the
+    // memory budget.
+    let row = |c: usize| format!("{head}DP1, 16, 16, 3, 3, {c}, 1, 1,\n");
+    let dw = write(dir.path(), "dw.csv", &row(1_000_000));
+    let e = refusal(&[
         "train",
         "--topology",
         &dw,
@@ -114,7 +113,20 @@ fn topologies_too_large_to_count_are_refused() {
         "-o",
         out,
     ]);
-    assert!(e.contains("1000000 layers"), "{e}");
+    assert!(e.contains("line 2") && e.contains("at most 65536"), "{e}");
+    let dw = write(dir.path(), "dw_max.csv", &row(65_536));
+    let e = over_memory(&[
+        "train",
+        "--topology",
+        &dw,
+        "--scalesim-config",
+        CFG,
+        "--max-memory",
+        "10M",
+        "-o",
+        out,
+    ]);
+    assert!(e.contains("65536 layers"), "{e}");
     // A GEMM row of 10^8 cubed printed nothing for minutes.
     let fc = write(
         dir.path(),

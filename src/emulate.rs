@@ -326,7 +326,11 @@ mod tests {
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
                 .collect();
             files.sort();
-            assert_eq!(files, ["emulator.vcd", "ports.txt", "stimulus.txt"]);
+            // The run's manifest, written last, and no temporary file.
+            assert_eq!(
+                files,
+                ["MANIFEST.json", "emulator.vcd", "ports.txt", "stimulus.txt"]
+            );
         }
     }
 }
