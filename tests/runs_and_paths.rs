@@ -157,8 +157,10 @@ fn signals_leave_no_temporaries() {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
         std::thread::sleep(std::time::Duration::from_millis(300));
-        let killed = Command::new("kill")
-            .args([format!("-{signal}"), child.id().to_string()])
+        // The shell's built-in `kill`: no program beyond bash, which the
+        // tool-free run (scripts/test-without-tools.sh) keeps on PATH.
+        let killed = Command::new("bash")
+            .args(["-c", &format!("kill -{signal} {}", child.id())])
             .status()
             .unwrap();
         assert!(killed.success());

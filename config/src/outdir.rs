@@ -92,11 +92,23 @@ pub fn sweep_temporaries(dir: &Path) -> Result<Vec<PathBuf>, OutputError> {
         };
         let path = entry.path();
         if !running(pid) && path.is_file() {
-            std::fs::remove_file(&path).map_err(|e| OutputError::io("removing", &path, e))?;
+            remove_if_present(&path)?;
             swept.push(path);
         }
     }
     Ok(swept)
+}
+
+/// Removes `path`; a file already gone is not an error, since another run
+/// into the same folder may have removed it first (two runs into one folder
+/// at once must both finish).
+fn remove_if_present(path: &Path) -> Result<(), OutputError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(OutputError::io("removing", path, e))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// A manifest's relative path, if it is one: no `..`, no root, no prefix.
@@ -123,18 +135,11 @@ impl OutputDir {
             dir: dir.to_path_buf(),
         };
         if let Some(old) = out.manifest()? {
-            let path = dir.join(MANIFEST);
-            std::fs::remove_file(&path).map_err(|e| OutputError::io("removing", &path, e))?;
+            remove_if_present(&dir.join(MANIFEST))?;
             for f in &old.files {
                 // A manifest edited to name `../x` removes nothing outside.
-                let Some(path) = inside(dir, &f.path) else {
-                    continue;
-                };
-                match std::fs::remove_file(&path) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        return Err(OutputError::io("removing", &path, e))
-                    }
-                    _ => {}
+                if let Some(path) = inside(dir, &f.path) {
+                    remove_if_present(&path)?;
                 }
             }
         }
