@@ -44,9 +44,6 @@ use std::time::Instant;
 
 const CLOSE: &str = "<!-- /figure -->";
 const OPEN: &str = "<!-- figure ";
-/// Folders the default file list never looks into (build output, the
-/// generated Verilog); hidden folders are skipped too.
-const SKIPPED_FOLDERS: [&str; 2] = ["target", "rtl_out"];
 /// Commands at most this long are shown on one line.
 const SHOWN_WIDTH: usize = 84;
 /// What a stale or failing check tells the reader to do.
@@ -432,37 +429,19 @@ fn keep_needing_tools(docs: &mut [Doc], needs_tools: bool) {
     }
 }
 
-/// Every Markdown file under `root` (outside `target/`, `rtl_out/` and
-/// hidden folders) that holds a figure block, sorted, as paths under
-/// `root`: the pages `sysgrad figures` reads when given no file.
+/// Every Markdown page under `root` that holds a figure block, sorted, as
+/// paths under `root`: the pages `sysgrad figures` reads when given no file.
 pub fn default_files(root: &Path) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
-    let mut folders = vec![root.to_path_buf()];
-    while let Some(folder) = folders.pop() {
-        let entries = std::fs::read_dir(&folder)
-            .map_err(|e| format!("reading the folder {}: {e}", folder.display()))?;
-        for entry in entries {
-            let path = entry
-                .map_err(|e| format!("{}: {e}", folder.display()))?
-                .path();
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if path.is_dir() {
-                let skipped =
-                    name.starts_with('.') || (folder == root && SKIPPED_FOLDERS.contains(&name));
-                if !skipped {
-                    folders.push(path);
-                }
-            } else if name.ends_with(".md") {
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| format!("reading {}: {e}", path.display()))?;
-                let blocks = parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-                if !blocks.is_empty() {
-                    files.push(path.strip_prefix(root).unwrap_or(&path).to_path_buf());
-                }
-            }
+    for file in crate::markdown_files::markdown_files(root)? {
+        let path = root.join(&file);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let blocks = parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        if !blocks.is_empty() {
+            files.push(file);
         }
     }
-    files.sort();
     Ok(files)
 }
 

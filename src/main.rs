@@ -20,6 +20,7 @@ mod formal;
 #[cfg(test)]
 mod fuzz_cli;
 mod gen;
+mod markdown_files;
 mod pipeline;
 mod run_dir;
 mod sim_speed_args;

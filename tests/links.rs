@@ -10,30 +10,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-const SKIPPED_FOLDERS: [&str; 2] = ["target", "rtl_out"];
+#[path = "../src/markdown_files.rs"]
+mod markdown_files;
 
 /// Every Markdown file under the root, as paths relative to it.
 fn markdown_files() -> Vec<PathBuf> {
-    let root = Path::new(ROOT);
-    let mut files = Vec::new();
-    let mut folders = vec![root.to_path_buf()];
-    while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(&folder).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if path.is_dir() {
-                let skipped =
-                    name.starts_with('.') || (folder == root && SKIPPED_FOLDERS.contains(&name));
-                if !skipped {
-                    folders.push(path);
-                }
-            } else if name.ends_with(".md") {
-                files.push(path.strip_prefix(root).unwrap().to_path_buf());
-            }
-        }
-    }
-    files.sort();
-    files
+    markdown_files::markdown_files(Path::new(ROOT)).unwrap()
 }
 
 /// The page's prose: fenced and indented code blocks blanked, inline code

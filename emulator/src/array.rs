@@ -159,7 +159,8 @@ mod tests {
     use sysgrad_isa::{Mode, ModeCode};
     use sysgrad_rng::Rng;
 
-    fn config() -> ArrayConfig {
+    /// A small non-square array; also the `none` mesh's tests' array.
+    pub(super) fn config() -> ArrayConfig {
         let fmt = NumberFormat {
             in_bits: 8,
             acc_bits: 16,

@@ -289,18 +289,10 @@ impl<N: PeArith> NoneArray<N> {
 #[cfg(test)]
 mod tests {
     use super::super::fixed::Fixed;
+    use super::super::tests::config;
     use super::*;
-    use sysgrad_config::{fixed, Backward, NumberFormat};
+    use sysgrad_config::fixed;
     use sysgrad_rng::Rng;
-
-    fn config() -> ArrayConfig {
-        let fmt = NumberFormat {
-            in_bits: 8,
-            acc_bits: 16,
-            frac_bits: 3,
-        };
-        ArrayConfig::new(5, 3, Backward::Interleaved, fmt).unwrap()
-    }
 
     /// One clock edge: a reset edge is [`Mesh::reset`].
     fn edge<N: PeArith>(a: &mut NoneArray<N>, inp: &CycleInput) {
