@@ -19,6 +19,9 @@ for cmd in cargo rustc rustdoc rustup cc ld sh bash env echo false true; do
     exit 1
   fi
 done
-# Nor the ECP5 tools of scripts/setup-fpga.sh's virtualenv.
+# Nor the ECP5 tools of scripts/setup-fpga.sh's virtualenv, the ONNX
+# checkers of scripts/setup-onnx.sh's, or Debian's Fashion-MNIST files.
 export SYSGRAD_FPGA_VENV="$bin/no-fpga-venv"
+export SYSGRAD_ONNX_VENV="$bin/no-onnx-venv"
+export SYSGRAD_FASHION_MNIST="$bin/no-fashion-mnist"
 PATH="$bin" cargo test --workspace --release "$@"
