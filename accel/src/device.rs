@@ -215,7 +215,7 @@ pub enum DeviceError {
     },
     #[error("a program of {words} words does not fit the command memory ({depth} words, buffers.commands)")]
     ProgramSize { words: usize, depth: usize },
-    #[error("the controller stopped: {0}")]
+    #[error("the controller stopped")]
     Fault(#[from] Fault),
 }
 

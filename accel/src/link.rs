@@ -41,15 +41,32 @@ impl Default for HostLink {
     }
 }
 
-/// A host link that cannot move anything.
+/// The widest host link: 4,096 bits a cycle (64 beats of the stream).
+pub const MAX_LINK_BITS: u32 = 4096;
+/// The longest host-link latency: 2^20 cycles (10 ms at 100 MHz, a
+/// thousand times a PCIe round trip). It bounds what one operation costs
+/// (a DMA: 6 latencies plus its beats), so that the host counters, which
+/// grow by one operation at a time, would need over 10^12 emulated
+/// operations (years of emulation) to reach 2^64; an unbounded `u32`
+/// latency would reach it in under 10^9.
+pub const MAX_LINK_LATENCY: u32 = 1 << 20;
+
+/// A host link that cannot move anything, or one slower than any link.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("host link: bits_per_cycle = {0} is out of range (allowed: 1..=4096)")]
-pub struct LinkError(pub u32);
+pub enum LinkError {
+    #[error("--link-bits {0} is out of range (allowed: 1..={MAX_LINK_BITS} bits per cycle)")]
+    Bits(u32),
+    #[error("--link-latency {0} is out of range (allowed: 0..={MAX_LINK_LATENCY} cycles)")]
+    Latency(u32),
+}
 
 impl HostLink {
     pub fn new(bits_per_cycle: u32, latency: u32) -> Result<Self, LinkError> {
-        if !(1..=4096).contains(&bits_per_cycle) {
-            return Err(LinkError(bits_per_cycle));
+        if !(1..=MAX_LINK_BITS).contains(&bits_per_cycle) {
+            return Err(LinkError::Bits(bits_per_cycle));
+        }
+        if latency > MAX_LINK_LATENCY {
+            return Err(LinkError::Latency(latency));
         }
         Ok(HostLink {
             bits_per_cycle,
@@ -115,6 +132,11 @@ mod tests {
         assert!(HostLink::new(0, 0)
             .unwrap_err()
             .to_string()
-            .contains("1..=4096"));
+            .contains("--link-bits 0 is out of range (allowed: 1..=4096"));
+        assert!(HostLink::new(64, u32::MAX)
+            .unwrap_err()
+            .to_string()
+            .contains("(allowed: 0..=1048576 cycles)"));
+        assert!(HostLink::new(64, MAX_LINK_LATENCY).is_ok());
     }
 }

@@ -64,9 +64,9 @@ pub struct SweepRow {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SweepError {
-    #[error("grid point {point}: {source}")]
+    #[error("grid point {point}")]
     Config { point: String, source: ConfigError },
-    #[error("{tag}, layer {layer}: {source}")]
+    #[error("{tag}, layer {layer}")]
     Drive {
         tag: String,
         layer: String,

@@ -112,6 +112,12 @@ fn points_start_from_the_base_configuration() {
         sizes: vec![(0, 4)],
         ..g
     };
-    let e = sysgrad_explore::configs(&bad).unwrap_err().to_string();
-    assert!(e.contains("0x4") && e.contains("array.rows"), "{e}");
+    // The point in the message, the configuration's refusal as its source
+    // (printed once, after it, by the command line).
+    let e = sysgrad_explore::configs(&bad).unwrap_err();
+    let cause = std::error::Error::source(&e).unwrap().to_string();
+    assert!(
+        e.to_string().contains("0x4") && cause.contains("array.rows"),
+        "{e}: {cause}"
+    );
 }

@@ -15,7 +15,7 @@ pub enum PipelineError {
     /// A model file, topology, data set or training failure.
     #[error(transparent)]
     Workload(#[from] WorkloadError),
-    #[error("array model: {0}")]
+    #[error("array model")]
     Array(#[from] sysgrad_emulator::DriveError),
     /// The schedule left tasks that can never start (a bug in a policy).
     #[error("schedule {schedule}: deadlock at cycle {cycle}: {detail}")]

@@ -51,11 +51,11 @@ pub struct TrainArgs {
     #[command(flatten)]
     pub config: Configs,
     /// With --engine accel|rtl: bits the host link carries per cycle.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_parser = clap::builder::RangedU64ValueParser::<u32>::new().range(1..=u64::from(sysgrad_accel::link::MAX_LINK_BITS)))]
     pub link_bits: u32,
     /// With --engine accel|rtl: host-link latency in cycles, paid by every
-    /// transfer and register access.
-    #[arg(long, default_value_t = 0)]
+    /// transfer and register access (at most 2^20: docs/LIMITS.md).
+    #[arg(long, default_value_t = 0, value_parser = clap::builder::RangedU64ValueParser::<u32>::new().range(..=u64::from(sysgrad_accel::link::MAX_LINK_LATENCY)))]
     pub link_latency: u32,
     /// With --engine rtl: training steps to run on the RTL.
     #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
@@ -179,7 +179,7 @@ impl TrainArgs {
             Some(c) => c,
             None => m.cfg,
         };
-        let link = HostLink::new(self.link_bits, self.link_latency).context("--link-bits")?;
+        let link = HostLink::new(self.link_bits, self.link_latency)?;
         Ok(AccelOptions {
             cfg,
             link,

@@ -40,15 +40,15 @@ pub enum CosimError {
     Tool(#[from] ToolError),
     #[error("unreadable simulator output: {0}")]
     Trace(String),
-    #[error("unreadable simulator output: {0}")]
+    #[error("unreadable simulator output")]
     Vcd(#[from] vcd::VcdError),
     #[error("unreadable simulator output: {0}")]
     Registers(registers::Missing),
-    #[error("the register comparison does not match the RTL's registers: {0}")]
+    #[error("the register comparison does not match the RTL's registers")]
     Coverage(#[from] registers::CoverageError),
     #[error("RTL and emulator differ: {0}")]
     Mismatch(Mismatch),
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
 }
 

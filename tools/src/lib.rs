@@ -21,7 +21,7 @@ pub enum ToolError {
         status: String,
         stderr: String,
     },
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
 }
 

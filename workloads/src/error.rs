@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Io {
         path: PathBuf,
         source: std::io::Error,
@@ -32,7 +32,7 @@ pub enum WorkloadError {
     },
     /// The emulated array refused an operand (should not happen for a
     /// validated model: every value is requantized before it is streamed).
-    #[error("layer {layer} ({what}): array error: {source}")]
+    #[error("layer {layer} ({what}): array error")]
     Array {
         layer: usize,
         what: &'static str,

@@ -39,7 +39,7 @@ const BEATS_PER_LINE: usize = 256;
 pub enum AccelError {
     #[error(transparent)]
     Tool(#[from] ToolError),
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
     #[error("the Verilog files have no `{top}.v` (files: {files})")]
     NoTop { top: &'static str, files: String },
