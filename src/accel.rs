@@ -4,11 +4,12 @@
 //! counters of `docs/HOST.md` side by side.
 
 use crate::args::{
-    one_config, pipelining_or_twins, write_atomically, Configs, HostStalls, LayerArgs,
+    one_config, pipelining_or_twins, write_atomically, Budget, Configs, HostStalls, LayerArgs,
     PipeliningChoice,
 };
 use anyhow::{anyhow, bail, Context, Result};
 use sysgrad_accel::{compile_layer, encode_program, Accelerator, BufferId, FcLayer};
+use sysgrad_config::budget::Estimate;
 use sysgrad_config::{ArrayConfig, Backward, Pipelining};
 use sysgrad_emulator::gemm::DwSink;
 use sysgrad_isa::host::Counter;
@@ -51,6 +52,8 @@ pub struct AccelArgs {
     /// the table of every counter.
     #[arg(long)]
     summary: bool,
+    #[command(flatten)]
+    budget: Budget,
 }
 
 /// One step's program on one controller with one schedule.
@@ -219,6 +222,8 @@ pub fn run(a: &AccelArgs) -> Result<()> {
         for schedule in [Backward::Interleaved, Backward::Sequential] {
             let dims = a.layer.dims()?;
             let mut step = prepare(cfg, dims, schedule, a.layer.lr_shift, seed)?;
+            a.budget
+                .admit(&run_estimate(&cfg, &step.program, a.rtl || a.c_driver))?;
             step.acc
                 .run(&step.program)
                 .map_err(|f| anyhow!("the compiled program faulted: {f}"))?;
@@ -400,6 +405,19 @@ pub struct ProgramArgs {
     rtl: bool,
     #[command(flatten)]
     stalls: HostStalls,
+    #[command(flatten)]
+    budget: Budget,
+}
+
+/// What running `program` needs: the emulated accelerator, and with
+/// `rtl` the Verilator build of `sa_accel` running it too.
+fn run_estimate(cfg: &ArrayConfig, program: &[u64], rtl: bool) -> Estimate {
+    let emulated = sysgrad_accel::budget::program(cfg, program);
+    if !rtl {
+        return emulated;
+    }
+    let cycles = sysgrad_accel::budget::program_cycles(cfg, program);
+    emulated.then(&sysgrad_testbench::budget::verilator(cfg, cycles))
 }
 
 /// `sysgrad program`: assemble a program text and run it on the
@@ -417,6 +435,7 @@ pub fn run_program(a: &ProgramArgs) -> Result<()> {
             cfg.buffers().commands
         );
     }
+    a.budget.admit(&run_estimate(&cfg, &program, a.rtl))?;
     let mut acc = Accelerator::new(cfg);
     let mut setup = Setup::default();
     let mut rng = Rng::new(a.seed);

@@ -229,3 +229,80 @@ fn a_formal_depth_beyond_the_budget_is_refused_with_the_deepest_within() {
         "{e}"
     );
 }
+
+/// Issue 28's remainder: the co-simulation, the accelerator's programs
+/// and the RTL training replay are estimated too.
+#[test]
+fn cosim_of_the_largest_array_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = std::fs::read_to_string("configs/default.toml")
+        .unwrap()
+        .replace("rows = 16", "rows = 256")
+        .replace("cols = 16", "cols = 256");
+    let cfg = write(dir.path(), "big.toml", &big);
+    let work = dir.path().join("work");
+    let e = over_memory(&["cosim", "-c", &cfg, "-o", work.to_str().unwrap()]);
+    assert!(e.contains("sa_256x256"), "{e}");
+    // Refused before the working folder was made.
+    assert!(!work.exists());
+    let e = over_time(&[
+        "cosim",
+        "-c",
+        "configs/small_4x4.toml",
+        "--runs",
+        "100000000",
+        "-o",
+        work.to_str().unwrap(),
+    ]);
+    assert!(e.contains("100000000 co-simulation run(s)"), "{e}");
+}
+
+#[test]
+fn a_program_of_long_passes_on_a_large_array_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = std::fs::read_to_string("configs/default.toml")
+        .unwrap()
+        .replace("rows = 16", "rows = 256")
+        .replace("cols = 16", "cols = 256")
+        + "\n[buffers]\nactivations = 65536\naccumulators = 65536\n";
+    let cfg = write(dir.path(), "big.toml", &big);
+    let text = "FORWARD x=0 y=0 n=65535 acc=0\n".repeat(1000) + "HALT\n";
+    let program = write(dir.path(), "long.s", &text);
+    let e = over_time(&["program", "-c", &cfg, "--program", &program]);
+    assert!(e.contains("the program of 1001 words"), "{e}");
+}
+
+#[test]
+fn an_rtl_training_replay_is_estimated_with_its_recording() {
+    let e = over_memory(&[
+        "train",
+        "--model",
+        "workloads/models/cnn.toml",
+        "--engine",
+        "rtl",
+        "--steps",
+        "40",
+        "--max-memory",
+        "100M",
+    ]);
+    assert!(e.contains("40 recorded training step(s) of cnn"), "{e}");
+}
+
+#[test]
+fn pipeline_training_is_estimated() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = over_time(&[
+        "pipeline",
+        "--model",
+        "workloads/models/mlp.toml",
+        "--train",
+        "--epochs",
+        "10000",
+        "--max-time",
+        "30s",
+        "--quiet",
+        "-o",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(e.contains("training mlp in the order of"), "{e}");
+}

@@ -1,7 +1,7 @@
 //! `sysgrad cosim`: the RTL and the emulator on the same random training
 //! step, compared every cycle.
 
-use crate::args::{one_config, Configs, Out, PipeliningChoice, Timings};
+use crate::args::{one_config, Budget, Configs, Out, PipeliningChoice, Timings};
 use crate::choices::Sim;
 use anyhow::{Context, Result};
 use std::time::Instant;
@@ -33,15 +33,22 @@ pub struct CosimArgs {
     pipelining: PipeliningChoice,
     #[command(flatten)]
     timings: Timings,
+    #[command(flatten)]
+    budget: Budget,
 }
 
 pub fn run(a: &CosimArgs) -> Result<()> {
     let sim = Simulator::from(a.sim);
     let work = a.out.or(DEFAULT_OUT);
+    let configs = a.pipelining.configs(a.config.one_or_default()?)?;
+    for cfg in &configs {
+        a.budget
+            .admit(&sysgrad_testbench::budget::cosim(cfg, a.runs, sim))?;
+    }
     // A working folder (builds, traces): started so that its errors name
     // it, no manifest.
     crate::run_dir::start(&work)?;
-    for cfg in a.pipelining.configs(a.config.one_or_default()?)? {
+    for cfg in configs {
         for s in a.seed..a.seed.saturating_add(a.runs) {
             let start = Instant::now();
             let (rec, what) = scenario::training_step(&cfg, s, sim == Simulator::Verilator);

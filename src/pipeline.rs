@@ -280,6 +280,30 @@ pub fn run(a: &PipelineArgs) -> Result<()> {
     crate::run_dir::finish(&dir)
 }
 
+/// Training `model` in the order of each of `runs` schedules, each with
+/// its synchronous reference: a fast exact training run apiece, twice.
+fn training_estimate(
+    a: &PipelineArgs,
+    model: &model::Model,
+    split: &data::Split,
+    runs: usize,
+) -> sysgrad_config::budget::Estimate {
+    let opts = sysgrad_workloads::train::TrainOptions {
+        epochs: a.limits.epochs,
+        max_train: a.limits.max_train,
+        max_test: a.limits.max_test,
+        engine: EngineKind::Fast,
+        ..Default::default()
+    };
+    let one =
+        sysgrad_workloads::budget::training(model, &opts, split.train.len(), split.test.len());
+    let seconds = 2.0 * runs as f64 * one.seconds;
+    sysgrad_config::budget::Estimate { seconds, ..one }.named(format!(
+        "training {} in the order of {runs} schedule(s), each beside synchronous training",
+        model.spec.name
+    ))
+}
+
 fn train(
     a: &PipelineArgs,
     model: &model::Model,
@@ -289,6 +313,8 @@ fn train(
     let samples = data::load(&model.data_path)?;
     let t = model.spec.training;
     let split = data::split(&samples, t.test_fraction, t.seed)?;
+    a.budget
+        .admit(&training_estimate(a, model, &split, setups.len()))?;
     let opts = TrainOptions {
         epochs: a.limits.epochs,
         max_train: a.limits.max_train,

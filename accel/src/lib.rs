@@ -21,6 +21,7 @@
 //! * [`counters`]: the hardware counters of `docs/HOST.md`, as the emulator computes them.
 
 pub mod asm;
+pub mod budget;
 pub mod buffer;
 mod checks;
 pub mod command;

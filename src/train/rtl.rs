@@ -29,6 +29,9 @@ fn run_model(a: &TrainArgs, job: &TrainJob) -> Result<String> {
     let split = data::split(&samples, t.test_fraction, t.seed)?;
     let mut opts = a.accel_options(m)?;
     opts.record_trace = true;
+    let (emulated, cycles) = sysgrad_workloads::budget::accel_steps(m, a.steps);
+    let replay = sysgrad_testbench::budget::verilator(&opts.cfg, cycles);
+    a.budget.admit(&emulated.and(&replay))?;
     eprintln!(
         "{name}: {} training steps on the emulated accelerator ...",
         a.steps

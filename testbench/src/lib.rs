@@ -11,6 +11,7 @@
 //! emulator's, so that no register of the RTL can go unchecked.
 
 pub mod accel;
+pub mod budget;
 pub mod compare;
 pub mod flops;
 pub mod icarus;

@@ -53,6 +53,33 @@ pub fn topology(topo: &Topology, cfg: &ArrayConfig, batch: usize, how: Exactness
     e
 }
 
+/// The first `steps` training steps of `m` on the emulated accelerator
+/// with its port trace recorded for a replay on the RTL (`train --engine
+/// rtl`): each step clocked twice (the accelerator and the array engine
+/// it is checked against) and every cycle's ports held. Returns the
+/// estimate and the run cycles, which the RTL replay clocks again.
+pub fn accel_steps(m: &Model, steps: usize) -> (Estimate, f64) {
+    let batch = m.spec.training.batch_size;
+    let (mut bytes, mut seconds, mut cycles) = (0.0, 0.0, 0.0);
+    for g in gemm_shapes(m, batch).iter().flatten() {
+        let mkn = (g.m, g.k, g.n);
+        seconds += 2.0 * budget::cycle_steps(&m.cfg, mkn, 1).seconds;
+        bytes += budget::recording(&m.cfg, mkn).bytes;
+        cycles += budget::step_cycles(&m.cfg, mkn);
+    }
+    let e = Estimate::new(
+        format!(
+            "{steps} recorded training step(s) of {} on the {}x{} accelerator",
+            m.spec.name,
+            m.cfg.rows(),
+            m.cfg.cols()
+        ),
+        f(steps) * bytes,
+        f(steps) * seconds,
+    );
+    (e, f(steps) * cycles)
+}
+
 /// Training `m` on `train` samples (testing on `test`) with `opts`: the
 /// weights, gradients and activations held, and every step's products on
 /// the array model `opts.engine` (and on the accelerator, with one).
