@@ -6,9 +6,11 @@
 //! The rates were measured on this project's 2-core machine while other
 //! jobs shared it (load average about 7), so an idle machine runs within
 //! them: `sysgrad cosim -c configs/mid_8x8.toml` built in 64 s (280 MB),
-//! `-c configs/default.toml` (16x16) in 280 s (440 MB); two cached runs of
-//! the 16x16 scenario (about 1,000 cycles, 974,592 register samples a run
-//! of 423 cycles) took 1.5 s.
+//! `-c configs/default.toml` (16x16) in 280 s (440 MB),
+//! `-c configs/large/large_32x32.toml` in 1,958 s (930 MB); two cached
+//! runs of the 16x16 scenario took 1.5 s and of the 32x32 one 9.4 s (165
+//! MB; nine registers a PE are sampled every cycle: 4,184,064 samples in
+//! a run of 454 cycles).
 
 use crate::Simulator;
 use sysgrad_config::budget::{f, Estimate};
@@ -17,7 +19,7 @@ use sysgrad_emulator::budget::step_cycles;
 
 /// Seconds of a Verilator build: a fixed part and a part per PE.
 const BUILD_SECONDS_BASE: f64 = 30.0;
-const BUILD_SECONDS_PER_PE: f64 = 1.1;
+const BUILD_SECONDS_PER_PE: f64 = 2.0;
 /// Peak memory of a Verilator build (the C++ compiler's), likewise.
 const BUILD_BYTES_BASE: f64 = 2e8;
 const BUILD_BYTES_PER_PE: f64 = 1e6;
@@ -30,9 +32,10 @@ const PE_CYCLES_PER_SECOND: f64 = 5e6;
 /// cycles/s on the 16x16 array (`sim-speed`, docs/results/speed.md),
 /// halved for a shared machine.
 const ICARUS_PE_CYCLES_PER_SECOND: f64 = 2e4;
-/// Memory per PE and cycle of the register comparison: about nine
-/// registers a PE, held by the emulator's snapshots and read from the VCD.
-const SNAPSHOT_BYTES_PER_PE_CYCLE: f64 = 200.0;
+/// Memory per PE and cycle of the register comparison: nine registers a
+/// PE, held by the emulator's snapshots and read from the VCD (the 32x32
+/// runs above peaked at about 350 bytes per PE-cycle).
+const SNAPSHOT_BYTES_PER_PE_CYCLE: f64 = 400.0;
 
 fn pes(cfg: &ArrayConfig) -> f64 {
     f(cfg.rows()) * f(cfg.cols())
