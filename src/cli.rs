@@ -2,7 +2,7 @@
 //! (each subcommand's module defines its own). `main.rs` runs it;
 //! `cli_doc.rs` documents it.
 
-use crate::{accel, cosim, emulate, figures, formal, gen, pipeline, sweep, synth, train};
+use crate::{accel, cosim, emulate, figures, formal, gen, merge, pipeline, sweep, synth, train};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -47,6 +47,9 @@ pub enum Cmd {
     /// utilisation, memory and link traffic per array, Gantt charts; with
     /// --train, accuracy against synchronous training.
     Pipeline(pipeline::PipelineArgs),
+    /// Join the shard files of a sharded run (`--shard I/N` of sweep,
+    /// pipeline or soak) into exactly the files the unsharded run writes.
+    Merge(merge::MergeArgs),
     /// Regenerate (--write) or check (--check) the measured figures of the
     /// Markdown pages from the commands written next to them.
     Figures(figures::FiguresArgs),
