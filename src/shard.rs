@@ -226,6 +226,46 @@ pub struct FilesResult {
     pub files: Vec<(String, String)>,
 }
 
+/// Writes the shard file of runs whose results are files: `write_run` writes
+/// one run's files into a folder, as the unsharded run writes them into
+/// its output folder, and returns their paths; each run's files are stored
+/// with their names and text ([`FilesResult`]).
+pub fn write_runs<T, M>(
+    out: &Path,
+    command: &str,
+    sel: &Selected<T>,
+    shard: Shard,
+    runs: &[M],
+    write_run: impl Fn(&Path, &M) -> Result<Vec<PathBuf>>,
+) -> Result<PathBuf> {
+    // A hidden scratch folder of this process, beside the shard file.
+    let scratch = out.join(format!(
+        ".{}.{}.files",
+        shard.file_name(command),
+        std::process::id()
+    ));
+    let stored = runs
+        .iter()
+        .map(|run| {
+            let _ = std::fs::remove_dir_all(&scratch);
+            let mut files = Vec::new();
+            for path in write_run(&scratch, run)? {
+                let name = path
+                    .strip_prefix(&scratch)
+                    .with_context(|| format!("{} is outside the run's folder", path.display()))?
+                    .to_string_lossy()
+                    .into_owned();
+                let text = std::fs::read_to_string(&path)
+                    .with_context(|| format!("reading {}", path.display()))?;
+                files.push((name, text));
+            }
+            Ok(serde_json::to_value(FilesResult { files })?)
+        })
+        .collect::<Result<Vec<_>>>();
+    let _ = std::fs::remove_dir_all(&scratch);
+    write(out, command, sel, shard, stored?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -128,6 +128,34 @@ fn a_sharded_sweep_merges_into_the_unsharded_files() {
 }
 
 #[test]
+fn a_sharded_pipeline_study_merges_into_the_unsharded_files() {
+    // Every schedule of the MLP on 1 and 2 arrays, both backwards.
+    let mlp = &[
+        "pipeline",
+        "--model",
+        "workloads/models/mlp.toml",
+        "--arrays",
+        "1,2",
+        "--schedule",
+        "all",
+    ];
+    check_sharded("pipeline-mlp", mlp, 3);
+    // 3 x 3 x 2 = 18 runs of a convolutional topology.
+    let topology = &[
+        "pipeline",
+        "--topology",
+        "workloads/topologies/vgg_small.csv",
+        "--scalesim-config",
+        "workloads/topologies/sysgrad_16x16.cfg",
+        "--arrays",
+        "2-4",
+        "--schedule",
+        "1f1b,gpipe,zb",
+    ];
+    check_sharded("pipeline-vgg", topology, 4);
+}
+
+#[test]
 fn more_shards_than_points_still_merge() {
     let few = &[
         "sweep",
