@@ -2,7 +2,9 @@
 //! (each subcommand's module defines its own). `main.rs` runs it;
 //! `cli_doc.rs` documents it.
 
-use crate::{accel, cosim, emulate, figures, formal, gen, merge, pipeline, sweep, synth, train};
+use crate::{
+    accel, cosim, emulate, figures, formal, gen, merge, pipeline, soak, sweep, synth, train,
+};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -56,6 +58,10 @@ pub enum Cmd {
     /// Run the RTL and the emulator on the same random training step and
     /// compare them every cycle.
     Cosim(cosim::CosimArgs),
+    /// Randomised co-simulation soak over a list of seeds: each seed's
+    /// random configuration and training step, RTL (Verilator) against the
+    /// emulator every cycle, a failure shrunk; one row per seed in soak.csv.
+    Soak(soak::SoakArgs),
     /// Print docs/CLI.md (every subcommand's help, generated from these
     /// definitions) on stdout.
     #[command(hide = true)]

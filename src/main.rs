@@ -26,6 +26,7 @@ mod pipeline;
 mod run_dir;
 mod shard;
 mod sim_speed_args;
+mod soak;
 mod sweep;
 mod synth;
 mod train;
@@ -48,6 +49,7 @@ fn run(cmd: Cmd) -> anyhow::Result<()> {
         Cmd::Merge(a) => merge::run(&a),
         Cmd::Figures(a) => figures::run(&a),
         Cmd::Cosim(a) => cosim::run(&a),
+        Cmd::Soak(a) => soak::run(&a),
         Cmd::HelpMarkdown => {
             print!("{}", cli_doc::markdown());
             Ok(())

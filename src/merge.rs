@@ -36,7 +36,7 @@ pub fn run(a: &MergeArgs) -> Result<()> {
     match command.as_str() {
         "sweep" => crate::sweep::merge(&out, results),
         "pipeline" => merge_files(&out, results),
-        // "soak" => crate::soak::merge(&out, results),
+        "soak" => crate::soak::merge(&out, results),
         other => bail!("shards of `sysgrad {other}`, which merge does not know"),
     }
 }

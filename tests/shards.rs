@@ -27,11 +27,13 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// Every file of `dir` by name, with its bytes.
+/// Every file of `dir` by name, with its bytes (not its subfolders: a
+/// soak's builds).
 fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
         .map(|p| {
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
             (name, std::fs::read(&p).unwrap())
@@ -153,6 +155,14 @@ fn a_sharded_pipeline_study_merges_into_the_unsharded_files() {
         "1f1b,gpipe,zb",
     ];
     check_sharded("pipeline-vgg", topology, 4);
+}
+
+/// The soak's seeds as shards: the same soak.csv (the simulators' builds
+/// are cached by configuration, so the shards rebuild nothing).
+#[test]
+#[ignore = "needs verilator, yosys"]
+fn a_sharded_soak_merges_into_the_unsharded_file() {
+    check_sharded("soak", &["soak", "--runs", "3", "--max-dim", "3"], 2);
 }
 
 #[test]
