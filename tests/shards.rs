@@ -239,3 +239,24 @@ fn a_bad_shard_is_a_usage_error() {
         assert!(stderr.contains(expect), "{stderr}");
     }
 }
+
+/// A one-node Slurm started on this machine (scripts/slurm/local-cluster.sh:
+/// its own munge key, slurm.conf, ports; torn down after), a sweep run as
+/// a job array of 4 shards through `sbatch`, merged and compared byte for
+/// byte with the unsharded sweep by the script. Needs root (slurmd and
+/// munged run as root).
+#[test]
+#[ignore = "needs slurm-wlm, munge"]
+fn a_sweep_sharded_through_a_one_node_slurm_merges_into_the_unsharded_files() {
+    let out = Command::new("scripts/slurm/local-cluster.sh")
+        .arg("4")
+        .env("SYSGRAD", env!("CARGO_BIN_EXE_sysgrad"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let stdout = ok(out, "scripts/slurm/local-cluster.sh");
+    assert!(
+        stdout.contains("the 4 shards run through sbatch merge into the unsharded sweep's files"),
+        "{stdout}"
+    );
+}
