@@ -2,7 +2,9 @@
 //! (each subcommand's module defines its own). `main.rs` runs it;
 //! `cli_doc.rs` documents it.
 
-use crate::{accel, cosim, emulate, figures, formal, gen, pipeline, sweep, synth, train};
+use crate::{
+    accel, cosim, emulate, figures, formal, gen, merge, pipeline, soak, sweep, synth, train,
+};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -47,12 +49,19 @@ pub enum Cmd {
     /// utilisation, memory and link traffic per array, Gantt charts; with
     /// --train, accuracy against synchronous training.
     Pipeline(pipeline::PipelineArgs),
+    /// Join the shard files of a sharded run (`--shard I/N` of sweep,
+    /// pipeline or soak) into exactly the files the unsharded run writes.
+    Merge(merge::MergeArgs),
     /// Regenerate (--write) or check (--check) the measured figures of the
     /// Markdown pages from the commands written next to them.
     Figures(figures::FiguresArgs),
     /// Run the RTL and the emulator on the same random training step and
     /// compare them every cycle.
     Cosim(cosim::CosimArgs),
+    /// Randomised co-simulation soak over a list of seeds: each seed's
+    /// random configuration and training step, RTL (Verilator) against the
+    /// emulator every cycle, a failure shrunk; one row per seed in soak.csv.
+    Soak(soak::SoakArgs),
     /// Print docs/CLI.md (every subcommand's help, generated from these
     /// definitions) on stdout.
     #[command(hide = true)]

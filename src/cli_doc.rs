@@ -31,6 +31,7 @@ every subcommand that takes it:
 | `--backward B[,B]` | backward schedules (`interleaved`, `sequential`). |
 | `--epochs`, `--max-train N`, `--max-test N`, `--quiet` | how much of a training run, and no progress bar. |
 | `--gap PERCENT` | how often the host stalls the streams in runs on the RTL (0..=95). |
+| `--shard I/N` | `sweep`, `pipeline`, `soak`: run shard I of N of the job list (the jobs whose index is I modulo N) and write one file, `<command>.shard-I-of-N.json`, with no manifest; `sysgrad merge` joins the N files into what the unsharded run writes (docs/CLUSTER.md). |
 
 Every enumeration is a typed value: a wrong one is refused before
 anything runs, and the help lists the allowed values. Lists are

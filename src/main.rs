@@ -21,9 +21,12 @@ mod formal;
 mod fuzz_cli;
 mod gen;
 mod markdown_files;
+mod merge;
 mod pipeline;
 mod run_dir;
+mod shard;
 mod sim_speed_args;
+mod soak;
 mod sweep;
 mod synth;
 mod train;
@@ -43,8 +46,10 @@ fn run(cmd: Cmd) -> anyhow::Result<()> {
         Cmd::Formal(a) => formal::run(&a),
         Cmd::Train(a) => train::run(&a),
         Cmd::Pipeline(a) => pipeline::run(&a),
+        Cmd::Merge(a) => merge::run(&a),
         Cmd::Figures(a) => figures::run(&a),
         Cmd::Cosim(a) => cosim::run(&a),
+        Cmd::Soak(a) => soak::run(&a),
         Cmd::HelpMarkdown => {
             print!("{}", cli_doc::markdown());
             Ok(())

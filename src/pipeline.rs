@@ -108,6 +108,8 @@ pub struct PipelineArgs {
     out: Out,
     #[command(flatten)]
     budget: Budget,
+    #[command(flatten)]
+    shard: crate::shard::ShardChoice,
 }
 
 /// What the layers are and which arrays run them by default.
@@ -236,7 +238,9 @@ fn run_name(s: &Setup) -> String {
 
 pub fn run(a: &PipelineArgs) -> Result<()> {
     let src = source(a)?;
-    let setups = setups(a, &src)?;
+    // `--shard I/N`: this process's share of the runs (all without it).
+    let sel = crate::shard::select(a.shard.shard, setups(a, &src)?, |s| format!("{s:?}"));
+    let setups: Vec<Setup> = sel.jobs().cloned().collect();
     // Every run's figures are held until the reports are written.
     let need = setups
         .iter()
@@ -251,7 +255,11 @@ pub fn run(a: &PipelineArgs) -> Result<()> {
         });
     a.budget.admit(&need)?;
     let out = a.out.or(Path::new(DEFAULT_OUT).join(&src.work.name));
-    let dir = crate::run_dir::start(&out)?;
+    // Shards share a folder: they neither sweep it nor write a manifest.
+    let dir = match sel.shard {
+        None => Some(crate::run_dir::start(&out)?),
+        Some(_) => None,
+    };
     let progress = bar(setups.len(), a.limits.quiet, "runs");
     let measured: Vec<Measured> = setups
         .par_iter()
@@ -262,6 +270,14 @@ pub fn run(a: &PipelineArgs) -> Result<()> {
         })
         .collect::<Result<_>>()?;
     progress.finish_and_clear();
+    if let Some(shard) = sel.shard {
+        let write = |dir: &Path, m: &Measured| Ok(report::write(dir, m, &src.work.name)?);
+        crate::shard::write_runs(&out, "pipeline", &sel, shard, &measured, write)?;
+        if let Some(model) = &src.model.as_ref().filter(|_| a.train) {
+            train(a, model, &setups, &measured)?;
+        }
+        return Ok(());
+    }
     let mut files = Vec::new();
     for m in &measured {
         files.extend(report::write(&out, m, &src.work.name)?);
@@ -277,7 +293,7 @@ pub fn run(a: &PipelineArgs) -> Result<()> {
         train(a, model, &setups, &measured)?;
     }
     println!("\nwrote {} files to {}", files.len(), out.display());
-    crate::run_dir::finish(&dir)
+    crate::run_dir::finish(&dir.context("an unsharded run's folder")?)
 }
 
 /// Training `model` in the order of each of `runs` schedules, each with

@@ -26,7 +26,7 @@ pub fn finish(out: &OutputDir) -> Result<()> {
 
 /// This process's command line, the program named `sysgrad` (not the path
 /// it was started by, which differs from machine to machine).
-fn command_line() -> Vec<String> {
+pub fn command_line() -> Vec<String> {
     std::iter::once("sysgrad".to_string())
         .chain(
             std::env::args_os()

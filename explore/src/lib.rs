@@ -7,6 +7,7 @@
 
 pub mod budget;
 pub mod plot;
+pub mod record;
 
 use rayon::prelude::*;
 use std::io::{self, Write};
@@ -107,17 +108,38 @@ pub fn configs(grid: &Grid) -> Result<Vec<ArrayConfig>, SweepError> {
     Ok(out)
 }
 
+/// One point of a sweep: a configuration and the index of a layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Point {
+    pub cfg: ArrayConfig,
+    pub layer: usize,
+}
+
+/// The sweep's job list, defined once: every layer on every configuration,
+/// configuration-major, in [`configs`] then layer order (the order of the
+/// CSV's rows). A sharded sweep runs a subset of it.
+pub fn points(layers: &[Layer], grid: &Grid) -> Result<Vec<Point>, SweepError> {
+    Ok(configs(grid)?
+        .into_iter()
+        .flat_map(|cfg| (0..layers.len()).map(move |layer| Point { cfg, layer }))
+        .collect())
+}
+
 /// Runs every layer on every configuration of `grid` (in parallel) and
 /// returns the rows configuration-major, in [`configs`] then layer order.
 pub fn sweep(layers: &[Layer], grid: &Grid) -> Result<Vec<SweepRow>, SweepError> {
-    let cfgs = configs(grid)?;
-    let points: Vec<(ArrayConfig, usize)> = cfgs
-        .iter()
-        .flat_map(|cfg| (0..layers.len()).map(move |l| (*cfg, l)))
-        .collect();
+    sweep_points(&points(layers, grid)?, layers, grid)
+}
+
+/// Runs the given points of a sweep (in parallel); the rows in their order.
+pub fn sweep_points(
+    points: &[Point],
+    layers: &[Layer],
+    grid: &Grid,
+) -> Result<Vec<SweepRow>, SweepError> {
     points
-        .into_par_iter()
-        .map(|(cfg, l)| {
+        .par_iter()
+        .map(|&Point { cfg, layer: l }| {
             run_point(&cfg, l, &layers[l], grid).map_err(|source| SweepError::Drive {
                 tag: cfg.tag(),
                 layer: layers[l].name.clone(),

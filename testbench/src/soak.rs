@@ -112,6 +112,52 @@ pub fn shrink(
     }
 }
 
+/// How one case of a soak ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// RTL and emulator agreed on every port for this many cycles.
+    Passed { cycles: usize },
+    /// They disagreed; the case shrunk.
+    Failed(Box<Failure>),
+}
+
+/// One case of a soak: seed `seed`'s random configuration (sizes up to
+/// `max_dim`) and layer, co-simulated with Verilator in `work`; a failure
+/// is shrunk. `log` receives a line when the case passes, and when it
+/// fails (before shrinking, which can take long).
+pub fn case(
+    seed: u64,
+    max_dim: usize,
+    work: &std::path::Path,
+    log: &mut impl FnMut(&str),
+) -> (ArrayConfig, Spec, Outcome) {
+    let cfg = random_config(seed, max_dim);
+    let spec = Spec::from_seed(&cfg, seed);
+    let (rec, _) = scenario::run_spec(&cfg, &spec, true);
+    let outcome = match crate::run(&cfg, &rec, Simulator::Verilator, work) {
+        Ok(report) => {
+            log(&format!("seed {seed}: {} {spec} ok", cfg.tag()));
+            Outcome::Passed {
+                cycles: report.cycles,
+            }
+        }
+        Err(e) => {
+            let e = e.to_string();
+            log(&format!(
+                "seed {seed}: {} {spec} FAILED: {e}; shrinking",
+                cfg.tag()
+            ));
+            let (small, error) = shrink(spec, e, |s| fails(&cfg, s, Simulator::Verilator, work));
+            Outcome::Failed(Box::new(Failure {
+                cfg,
+                spec: small,
+                error,
+            }))
+        }
+    };
+    (cfg, spec, outcome)
+}
+
 /// Runs random cases for `budget`; returns how many passed, or the first
 /// failure (shrunk). `log` receives one line per case.
 pub fn soak(
@@ -125,21 +171,9 @@ pub fn soak(
     let mut seed = first_seed;
     let mut passed = 0;
     while start.elapsed() < budget {
-        let cfg = random_config(seed, max_dim);
-        let spec = Spec::from_seed(&cfg, seed);
-        match fails(&cfg, &spec, Simulator::Verilator, work) {
-            None => {
-                passed += 1;
-                log(&format!("seed {seed}: {} {spec} ok", cfg.tag()));
-            }
-            Some(e) => {
-                log(&format!(
-                    "seed {seed}: {} {spec} FAILED: {e}; shrinking",
-                    cfg.tag()
-                ));
-                let (spec, error) = shrink(spec, e, |s| fails(&cfg, s, Simulator::Verilator, work));
-                return Err(Box::new(Failure { cfg, spec, error }));
-            }
+        match case(seed, max_dim, work, &mut log).2 {
+            Outcome::Passed { .. } => passed += 1,
+            Outcome::Failed(f) => return Err(f),
         }
         seed += 1;
     }
