@@ -18,6 +18,7 @@ pub mod energy;
 pub mod error;
 pub mod model;
 pub mod net;
+pub mod onnx;
 pub mod report;
 pub mod scalesim;
 pub mod train;
