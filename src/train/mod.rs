@@ -24,7 +24,7 @@ pub fn run(a: &TrainArgs) -> Result<()> {
     if a.engine == Engine::Rtl {
         return rtl::run(a);
     }
-    if !a.workload.model.is_empty() {
+    if !a.workload.model.is_empty() || !a.onnx.is_empty() {
         run_models(a)
     } else if a.iso_area {
         run_iso_area(a)
@@ -102,6 +102,11 @@ fn run_model(a: &TrainArgs, run: &args::TrainJob, several: bool) -> Result<(Mode
     let trained = train::train(m, &split, &opts).with_context(|| m.spec.name.clone())?;
     let summary = report::write_training_report(&trained, &dir)?;
     crate::run_dir::finish(&out)?;
+    if let Some(path) = &a.onnx_out {
+        let weights = sysgrad_workloads::onnx::network_weights(&trained.fixed);
+        sysgrad_workloads::onnx::write(path, m, &weights)?;
+        eprintln!("wrote {}", path.display());
+    }
     Ok((
         ModelRun {
             summary,
