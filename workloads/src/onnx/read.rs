@@ -243,12 +243,7 @@ impl<'a> Reader<'a> {
             [_, k] if k == sample.size() => {
                 // The samples arrive as C x H x W; a flat input is their
                 // flattening (the same feature order as Flatten).
-                r.push(
-                    LayerSpec::Flatten,
-                    None,
-                    None,
-                    format!("input `{name}` (flat)"),
-                );
+                r.flatten(format!("input `{name}` (flat)"));
             }
             _ => {
                 return Err(format!(
