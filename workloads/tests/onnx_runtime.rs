@@ -289,3 +289,41 @@ fn trained_models_exported_run_in_onnxruntime() {
         check_trained(&format!("{name} (imported)"), &m);
     }
 }
+
+/// The shipped examples (scripts/export-examples.sh): onnxruntime's test
+/// accuracy beside sysgrad's fixed-point accuracy of the same model
+/// imported (its weights are on the data grid, so the import is the
+/// trained network itself).
+#[test]
+#[ignore = "needs onnxruntime (scripts/setup-onnx.sh)"]
+fn shipped_examples_in_onnxruntime() {
+    let models = root().join("workloads/models");
+    for name in ["mlp", "cnn"] {
+        let path = models.join(format!("{name}.onnx"));
+        let settings = load_model(&models.join(format!("{name}.toml"))).unwrap();
+        let m = default_model(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(m.spec.layers, settings.spec.layers, "{name}");
+        let split = common::split(&settings);
+        let n = split.test.len();
+        let (samples, x) = test_inputs(&settings, n);
+        let (mut fixed, _) = train::build_on(&m, sysgrad_emulator::fast::EngineKind::Fast);
+        let out = fixed.forward(fixed.input(&x), false).unwrap();
+        let ours = logits(&fixed, &out);
+        let theirs = onnxruntime(&path, &input_shape(&m, n), &nchw(&x));
+        let right = |class: &dyn Fn(usize) -> usize| {
+            (0..n)
+                .filter(|&b| class(b) == samples[b].label as usize)
+                .count() as f64
+                / n as f64
+        };
+        let ours_acc = right(&|b| argmax(ours.row(b).iter().copied()));
+        let ort_acc = right(&|b| argmax(theirs[b * 10..(b + 1) * 10].iter().map(|&v| v as f64)));
+        println!(
+            "workloads/models/{name}.onnx on the {n} test samples: sysgrad fixed point {:.2}%, \
+             onnxruntime {:.2}%",
+            100.0 * ours_acc,
+            100.0 * ort_acc
+        );
+        assert!((ours_acc - ort_acc).abs() <= 2.0 / n as f64, "{name}");
+    }
+}
