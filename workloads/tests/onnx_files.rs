@@ -324,3 +324,51 @@ fn print_table() {
         print!("{}", table::markdown());
     }
 }
+
+/// sysgrad's own limits still apply to an imported model; the message
+/// names the node the layer came from.
+#[test]
+fn sysgrad_limits_name_the_node() {
+    let mut p = cnn_proto();
+    // Twelve classes where the data set has ten.
+    for t in &mut p.graph.as_mut().unwrap().initializer {
+        match t.name.as_deref() {
+            Some("dense7.weight") => t.dims[0] = 12,
+            Some("dense7.bias") => t.dims[0] = 12,
+            _ => continue,
+        }
+        let n: i64 = t.dims.iter().product();
+        t.raw_data = Some(vec![0; 4 * n as usize]);
+    }
+    let path = tmp("twelve.onnx");
+    std::fs::write(&path, p.encode_to_vec()).unwrap();
+    let e = sysgrad_workloads::onnx::default_model(&path)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with(&format!(
+            "{}: node `dense7` (Gemm): layers[7]: the last layer must produce 10 values",
+            path.display()
+        )),
+        "{e}"
+    );
+}
+
+/// Tied weights would train as two copies: refused.
+#[test]
+fn tied_weights_are_refused() {
+    let text = std::fs::read_to_string(models_dir().join("mlp.toml")).unwrap();
+    let deeper = text.replace(
+        "[[layers]]\ntype = \"relu\"\n",
+        "[[layers]]\ntype = \"relu\"\n\n[[layers]]\ntype = \"dense\"\nunits = 64\n\n[[layers]]\ntype = \"relu\"\n",
+    );
+    let m = sysgrad_workloads::model::parse_model(&deeper, false, Path::new("deep.toml")).unwrap();
+    assert_eq!(m.spec.layers.len(), 6);
+    let mut p = to_onnx(&m, &initial_weights(&m)).unwrap();
+    nodes(&mut p)[3].input[1] = "dense1.weight".into();
+    let e = refused(&p);
+    assert!(
+        e.contains("node `dense3` (Gemm): B `dense1.weight` is used by an earlier layer too (tied weights are not supported)"),
+        "{e}"
+    );
+}

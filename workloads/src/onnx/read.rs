@@ -165,6 +165,15 @@ fn node_label(n: &NodeProto) -> String {
     )
 }
 
+/// Where a weighted layer's values come from.
+struct Source {
+    weight: String,
+    transposed: bool,
+    bias: Option<(String, Vec<f32>)>,
+    /// The node (index in the graph) that would take a missing bias.
+    node: usize,
+}
+
 struct Reader<'a> {
     inits: HashMap<&'a str, &'a TensorProto>,
     /// Outputs of `Constant` nodes.
@@ -367,6 +376,23 @@ impl<'a> Reader<'a> {
 
     /// An initializer (or `Constant`) read as f32, with its dims.
     fn floats(&self, name: &str, what: &str) -> Res<(Vec<usize>, Vec<f32>)> {
+        // Weights are initializers (export replaces them there), and each
+        // belongs to one layer (tied weights would train as two).
+        if !self.inits.contains_key(name) {
+            return Err(format!(
+                "{what} `{name}` is not an initializer (sysgrad takes the weights from the file)"
+            ));
+        }
+        if self
+            .params
+            .iter()
+            .flatten()
+            .any(|p| p.weight == name || matches!(&p.bias, Bias::Initializer(b) if b == name))
+        {
+            return Err(format!(
+                "{what} `{name}` is used by an earlier layer too (tied weights are not supported)"
+            ));
+        }
         let t = self.tensor(name, what)?;
         let ty = t.data_type.unwrap_or(0);
         if ty != DataType::Float as i32 {
@@ -436,27 +462,27 @@ impl<'a> Reader<'a> {
         Ok(Some((name.clone(), data)))
     }
 
+    /// Pushes a dense or convolution layer whose `m x k` weights are
+    /// `w_at(row, column)`.
     fn push_weighted(
         &mut self,
         layer: LayerSpec,
         (m, k): (usize, usize),
         w_at: impl Fn(usize, usize) -> f32,
-        weight: (&str, bool),
-        bias: Option<(String, Vec<f32>)>,
-        node: usize,
+        src: Source,
         label: String,
     ) {
-        let w = Array2::from_shape_fn((m, k + 1), |(o, j)| match (j < k, &bias) {
+        let w = Array2::from_shape_fn((m, k + 1), |(o, j)| match (j < k, &src.bias) {
             (true, _) => w_at(o, j),
             (false, Some((_, b))) => b[o],
             (false, None) => 0.0,
         });
         let params = Params {
-            weight: weight.0.to_string(),
-            transposed: weight.1,
-            bias: match bias {
+            weight: src.weight,
+            transposed: src.transposed,
+            bias: match src.bias {
                 Some((name, _)) => Bias::Initializer(name),
-                None => Bias::Missing { node },
+                None => Bias::Missing { node: src.node },
             },
         };
         self.push(layer, Some(w), Some(params), label);
@@ -500,9 +526,12 @@ impl<'a> Reader<'a> {
             LayerSpec::Dense { units: m },
             (m, k),
             at,
-            (&b_name, !trans_b),
-            bias,
-            i,
+            Source {
+                weight: b_name.clone(),
+                transposed: !trans_b,
+                bias,
+                node: i,
+            },
             label,
         );
         Ok(())
@@ -529,6 +558,7 @@ impl<'a> Reader<'a> {
         let bias_name = add.input.iter().find(|x| **x != out).cloned();
         let bias = self
             .bias(bias_name.as_ref(), m)
+            .and_then(|b| b.ok_or_else(|| "adds no initializer".to_string()))
             .map_err(|e| format!("{}: {e}", node_label(add)))?;
         self.shape = flat(m);
         let at = |o: usize, j: usize| data[j * m + o];
@@ -536,9 +566,13 @@ impl<'a> Reader<'a> {
             LayerSpec::Dense { units: m },
             (m, k),
             at,
-            (&b_name, true),
-            bias,
-            usize::MAX,
+            Source {
+                weight: b_name.clone(),
+                transposed: true,
+                // The importer requires the Add: a MatMul always has a bias.
+                bias: Some(bias),
+                node: usize::MAX,
+            },
             format!("{label} + {}", node_label(add)),
         );
         Ok(())
@@ -608,9 +642,12 @@ impl<'a> Reader<'a> {
             },
             (co, k),
             |o, j| data[o * k + j],
-            (&w_name, false),
-            bias,
-            i,
+            Source {
+                weight: w_name.clone(),
+                transposed: false,
+                bias,
+                node: i,
+            },
             label,
         );
         Ok(())
@@ -673,6 +710,12 @@ impl<'a> Reader<'a> {
         }
         let s_name = n.input.get(1).cloned().unwrap_or_default();
         let t = self.tensor(&s_name, "shape")?;
+        if t.data_type != Some(DataType::Int64 as i32) {
+            return Err(format!(
+                "shape `{s_name}` is {}, not INT64",
+                type_name(t.data_type.unwrap_or(0))
+            ));
+        }
         let shape: Vec<i64> = match &t.raw_data {
             Some(raw) if !raw.is_empty() => raw
                 .chunks_exact(8)
