@@ -97,6 +97,11 @@ fn run_model(a: &TrainArgs, run: &args::TrainJob, several: bool) -> Result<(Mode
     let need = sysgrad_workloads::budget::training(m, &opts, split.train.len(), split.test.len());
     a.budget.admit(&need)?;
     warn_saturation(m);
+    if a.onnx_out.is_some() {
+        // Refuse a model ONNX cannot hold before training it.
+        let init = sysgrad_workloads::net::initial_weights(m);
+        sysgrad_workloads::onnx::to_onnx(m, &init).context("--onnx-out")?;
+    }
     let out = crate::run_dir::start(&dir)?;
     let start = Instant::now();
     let trained = train::train(m, &split, &opts).with_context(|| m.spec.name.clone())?;
