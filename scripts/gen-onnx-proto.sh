@@ -20,4 +20,6 @@ cargo run --quiet --release \
     cat "$out.tmp"
 } >"$out"
 rm -f "$out.tmp"
+# As `cargo fmt` leaves it, so that regenerating changes nothing.
+rustfmt --edition 2021 "$out"
 echo "wrote $out"
