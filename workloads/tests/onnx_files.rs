@@ -372,3 +372,28 @@ fn tied_weights_are_refused() {
         "{e}"
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+    /// A damaged file is an error or a model, never a panic.
+    #[test]
+    fn damaged_files_never_panic(
+        flips in proptest::collection::vec((0usize..1 << 20, proptest::prelude::any::<u8>()), 1..8)
+    ) {
+        let mut bytes = cnn_proto().encode_to_vec();
+        for (at, v) in flips {
+            let i = at % bytes.len();
+            bytes[i] = v;
+        }
+        if let Ok(p) = ModelProto::decode(&bytes[..]) {
+            if let Ok(imp) = read::import_proto(p, Path::new("x.onnx"), DIGITS.input) {
+                let w: Vec<Option<Array2<f64>>> = imp
+                    .weights
+                    .iter()
+                    .map(|w| w.as_ref().map(|w| w.mapv(f64::from)))
+                    .collect();
+                sysgrad_workloads::onnx::write::with_weights(&imp, &w);
+            }
+        }
+    }
+}

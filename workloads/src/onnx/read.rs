@@ -402,7 +402,10 @@ impl<'a> Reader<'a> {
             ));
         }
         let dims: Vec<usize> = t.dims.iter().map(|&d| d.max(0) as usize).collect();
-        let count: usize = dims.iter().product();
+        let count = dims
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .ok_or_else(|| format!("{what} `{name}` has dims {dims:?}, too many values"))?;
         let data: Vec<f32> = match &t.raw_data {
             Some(raw) if !raw.is_empty() => raw
                 .chunks_exact(4)
