@@ -19,7 +19,7 @@ pub const DEFAULT_OUT: &str = "target/train";
 
 #[derive(clap::Args)]
 #[command(
-    mut_arg("model", |a| a.help("Model file (.toml or .json), e.g. workloads/models/mlp.toml. Give it several times to train each model and print one summary row per model")),
+    mut_arg("model", |a| a.required_unless_present_any(["topology", "onnx"]).help("Model file (.toml or .json), e.g. workloads/models/mlp.toml. Give it several times to train each model and print one summary row per model")),
     mut_arg("topology", |a| a.help("SCALE-Sim topology CSV (convolution or `Layer, M, N, K,` form): count forward and training cycles per layer instead of training. Several topologies or configs: every pair runs, one summary row each")),
     mut_arg("out", |a| a.help("Output folder [default: target/train/<model or topology name>]; with several runs, the parent of one folder per run")),
     mut_arg("config", |a| one_config(a).alias("accel-config").help("With --engine accel|rtl: the accelerator's configuration (its [buffers] and pipelining; array and format must be the model's) [default: the model's array with default buffers]")),
@@ -36,6 +36,16 @@ pub struct TrainArgs {
     pub energy_table: Option<PathBuf>,
     #[command(flatten)]
     pub out: Out,
+    /// ONNX model (as torch.onnx.export writes it, opset 13 or later) to
+    /// train with the settings of workloads/models/mlp.toml; a model file
+    /// with `onnx = "FILE"` chooses others (docs/ONNX.md).
+    #[arg(long, value_name = "FILE", conflicts_with = "topology")]
+    pub onnx: Vec<PathBuf>,
+    /// After training, write the trained fixed-point weights (as the real
+    /// values they stand for) as an ONNX model: the imported graph with
+    /// new initializers, or a graph built from the model file's layers.
+    #[arg(long, value_name = "FILE", conflicts_with = "topology")]
+    pub onnx_out: Option<PathBuf>,
     #[command(flatten)]
     pub limits: TrainingLimits,
     /// Epochs whose backward passes also run on a sequential array (the
@@ -110,15 +120,30 @@ impl TrainArgs {
                  (--pipelining changes the model's array)"
             );
         }
+        if self.onnx_out.is_some() {
+            let runs = (self.workload.model.len() + self.onnx.len())
+                * self.pipelining.pipelining.len().max(1);
+            if runs > 1 {
+                bail!("--onnx-out names one file: give one model (it has {runs} runs)");
+            }
+            if self.engine == crate::choices::Engine::Rtl {
+                bail!("--onnx-out writes the weights of a training run: use --engine cycle, fast or accel");
+            }
+        }
         Ok(())
     }
 
-    /// Every `--model`, with `--data` and each `--pipelining`, in order.
+    /// Every `--model`, then every `--onnx`, with `--data` and each
+    /// `--pipelining`, in order.
     pub fn models(&self) -> Result<Vec<TrainJob>> {
         let several = self.pipelining.pipelining.len() > 1;
         let mut runs = Vec::new();
-        for path in &self.workload.model {
-            let mut m = model::load_model(path)?;
+        let files = self.workload.model.iter().map(|p| (p, false));
+        for (path, onnx) in files.chain(self.onnx.iter().map(|p| (p, true))) {
+            let mut m = match onnx {
+                true => sysgrad_workloads::onnx::default_model(path)?,
+                false => model::load_model(path)?,
+            };
             if let Some(d) = &self.data {
                 m.data_path = d.clone();
             }

@@ -24,7 +24,7 @@ pub fn run(a: &TrainArgs) -> Result<()> {
     if a.engine == Engine::Rtl {
         return rtl::run(a);
     }
-    if !a.workload.model.is_empty() {
+    if !a.workload.model.is_empty() || !a.onnx.is_empty() {
         run_models(a)
     } else if a.iso_area {
         run_iso_area(a)
@@ -97,11 +97,21 @@ fn run_model(a: &TrainArgs, run: &args::TrainJob, several: bool) -> Result<(Mode
     let need = sysgrad_workloads::budget::training(m, &opts, split.train.len(), split.test.len());
     a.budget.admit(&need)?;
     warn_saturation(m);
+    if a.onnx_out.is_some() {
+        // Refuse a model ONNX cannot hold before training it.
+        let init = sysgrad_workloads::net::initial_weights(m);
+        sysgrad_workloads::onnx::to_onnx(m, &init).context("--onnx-out")?;
+    }
     let out = crate::run_dir::start(&dir)?;
     let start = Instant::now();
     let trained = train::train(m, &split, &opts).with_context(|| m.spec.name.clone())?;
     let summary = report::write_training_report(&trained, &dir)?;
     crate::run_dir::finish(&out)?;
+    if let Some(path) = &a.onnx_out {
+        let weights = sysgrad_workloads::onnx::network_weights(&trained.fixed);
+        sysgrad_workloads::onnx::write(path, m, &weights)?;
+        eprintln!("wrote {}", path.display());
+    }
     Ok((
         ModelRun {
             summary,

@@ -6,6 +6,7 @@
 //!   emulated accelerator), and f32.
 //! * [`compile`]: the network compiler for the accelerator.
 //! * [`net`]: the layers, written once over [`arith::Arith`].
+//! * [`onnx`]: models in and out through ONNX (docs/ONNX.md).
 //! * [`train`]: both networks trained side by side on the same batches.
 //! * [`report`]: per-layer counters, CSV/JSON and SVG plots.
 //! * [`scalesim`]: SCALE-Sim topologies and configs, COMPUTE_REPORT-style output.
@@ -18,6 +19,7 @@ pub mod energy;
 pub mod error;
 pub mod model;
 pub mod net;
+pub mod onnx;
 pub mod report;
 pub mod scalesim;
 pub mod train;

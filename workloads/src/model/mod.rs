@@ -22,6 +22,8 @@ pub struct Model {
     pub shapes: Vec<Shape>,
     /// Where the digits data set is read from.
     pub data_path: PathBuf,
+    /// The ONNX graph the layers and initial weights came from (`onnx`).
+    pub onnx: Option<std::sync::Arc<crate::onnx::Imported>>,
 }
 
 /// The digits copy shipped with the crate.
@@ -73,13 +75,27 @@ fn in_file(e: WorkloadError, text: &str, path: &Path) -> WorkloadError {
     }
 }
 
-/// Checks a model built in code; a relative `data.path` is taken from `base`.
-pub fn from_spec(spec: ModelSpec, base: Option<&Path>) -> Result<Model> {
-    let shapes = validate::validate(&spec)?;
+/// Checks a model built in code; a relative `data.path` (and `onnx`) is
+/// taken from `base`.
+pub fn from_spec(mut spec: ModelSpec, base: Option<&Path>) -> Result<Model> {
+    let resolve = |p: &PathBuf| match p.is_relative() {
+        true => base.unwrap_or(Path::new(".")).join(p),
+        false => p.clone(),
+    };
+    let onnx = match spec.onnx.as_ref().map(resolve) {
+        Some(p) => {
+            let imported = crate::onnx::import_into(&mut spec, &p)?;
+            Some(std::sync::Arc::new(imported))
+        }
+        None => None,
+    };
+    let shapes = match &onnx {
+        Some(imp) => validate::validate(&spec).map_err(|e| crate::onnx::at_node(e, imp))?,
+        None => validate::validate(&spec)?,
+    };
     let cfg = validate::array_config(&spec)?;
     let data_path = match &spec.data.path {
-        Some(p) if p.is_relative() => base.unwrap_or(Path::new(".")).join(p),
-        Some(p) => p.clone(),
+        Some(p) => resolve(p),
         None => default_data_path(),
     };
     Ok(Model {
@@ -87,6 +103,7 @@ pub fn from_spec(spec: ModelSpec, base: Option<&Path>) -> Result<Model> {
         cfg,
         shapes,
         data_path,
+        onnx,
     })
 }
 

@@ -17,7 +17,14 @@ pub struct ModelSpec<L = LayerSpec> {
     pub format: NumberFormat,
     #[serde(default)]
     pub input: InputSpec,
+    /// Omitted with `onnx`, whose graph gives the layers.
+    #[serde(default)]
     pub layers: Vec<L>,
+    /// An ONNX file (relative to the model file) whose graph gives the
+    /// layers and whose initializers give the initial weights (see
+    /// docs/ONNX.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub onnx: Option<PathBuf>,
     pub optimizer: OptimizerSpec,
     pub training: TrainingSpec,
     #[serde(default)]
@@ -116,6 +123,7 @@ impl<L> ModelSpec<L> {
             format: self.format,
             input: self.input,
             layers,
+            onnx: self.onnx,
             optimizer: self.optimizer,
             training: self.training,
             data: self.data,

@@ -126,10 +126,18 @@ impl<V: Copy + PartialEq + PartialOrd + Default + std::fmt::Debug + Send + Sync 
 /// Initial weights (W | bias column) of every layer that has them, drawn
 /// He-uniform from the model's seed and rounded to the data format's grid,
 /// so that the fixed-point and float networks start from the same values.
+/// A model imported from ONNX starts from its initializers, rounded to the
+/// same grid.
 pub fn initial_weights(model: &Model) -> Vec<Option<Array2<f64>>> {
     let mut rng = Rng::derive(model.spec.training.seed, "init");
     let f = model.cfg.format();
     let grid = |v: f64| fixed::to_f64(fixed::from_f64(v, f.frac_bits, f.in_bits), f.frac_bits);
+    if let Some(imported) = &model.onnx {
+        return crate::onnx::exact_weights(imported)
+            .into_iter()
+            .map(|w| w.map(|w| w.mapv(grid)))
+            .collect();
+    }
     model
         .spec
         .layers

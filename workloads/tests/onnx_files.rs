@@ -1,0 +1,399 @@
+//! ONNX in and out without any tool: a model written and read again is the
+//! same graph with the same weights, and every refusal names the file, the
+//! node, its op type and what is supported. (The check against onnxruntime
+//! is `onnx_runtime.rs`.)
+
+use ndarray::Array2;
+use prost::Message;
+use std::path::{Path, PathBuf};
+use sysgrad_workloads::model::{load_model, Model};
+use sysgrad_workloads::net::initial_weights;
+use sysgrad_workloads::onnx::proto::{self, ModelProto, NodeProto};
+use sysgrad_workloads::onnx::{read, table, to_onnx};
+use sysgrad_workloads::DIGITS;
+
+fn models_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("models")
+}
+
+fn toml_model(name: &str) -> Model {
+    load_model(&models_dir().join(format!("{name}.toml"))).unwrap()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+/// Weights that differ from layer to layer and entry to entry.
+fn some_weights(m: &Model) -> Vec<Option<Array2<f64>>> {
+    initial_weights(m)
+        .into_iter()
+        .enumerate()
+        .map(|(i, w)| w.map(|w| w.mapv(|v| v + 0.001 * (i as f64 + 1.0))))
+        .collect()
+}
+
+fn f32s(w: &[Option<Array2<f64>>]) -> Vec<Option<Array2<f32>>> {
+    w.iter()
+        .map(|w| w.as_ref().map(|w| w.mapv(|v| v as f32)))
+        .collect()
+}
+
+fn import(p: &ModelProto, path: &str) -> Result<read::Imported, String> {
+    read::import_proto(p.clone(), Path::new(path), DIGITS.input).map_err(|e| e.to_string())
+}
+
+/// A TOML model written out and read back: the same layers and weights;
+/// written again from the import (the imported graph with new
+/// initializers): the same graph, bit for bit, once the weights are the same.
+#[test]
+fn write_then_read_gives_the_same_graph_and_weights() {
+    for name in ["mlp", "cnn"] {
+        let m = toml_model(name);
+        let w = some_weights(&m);
+        let proto = to_onnx(&m, &w).unwrap();
+        let bytes = proto.encode_to_vec();
+        let again = ModelProto::decode(&bytes[..]).unwrap();
+        let imp = import(&again, "x.onnx").unwrap();
+        assert_eq!(imp.layers, m.spec.layers, "{name}");
+        assert_eq!(imp.weights, f32s(&w), "{name}");
+
+        // The imported model, trained (new weights), written back.
+        let path = tmp(&format!("{name}.onnx"));
+        std::fs::write(&path, &bytes).unwrap();
+        let text = std::fs::read_to_string(models_dir().join(format!("{name}.toml"))).unwrap();
+        let with_onnx = strip_layers(&text).replace(
+            &format!("name = \"{name}\""),
+            &format!("name = \"{name}\"\nonnx = {:?}", path),
+        );
+        let toml = tmp(&format!("{name}_onnx.toml"));
+        std::fs::write(&toml, with_onnx).unwrap();
+        let from_onnx = load_model(&toml).unwrap();
+        assert_eq!(from_onnx.spec.layers, m.spec.layers);
+        assert_eq!(from_onnx.shapes, m.shapes);
+        // Initial weights: the initializers rounded to the grid (here
+        // already on it, plus the offsets).
+        let w2 = some_weights(&from_onnx);
+        let out = to_onnx(&from_onnx, &w2).unwrap();
+        let back = import(&out, "y.onnx").unwrap();
+        assert_eq!(back.layers, m.spec.layers);
+        assert_eq!(back.weights, f32s(&w2));
+        // Same nodes, inputs, outputs and initializer names as read.
+        let (a, b) = (again.graph.unwrap(), out.graph.unwrap());
+        assert_eq!(a.node, b.node);
+        assert_eq!(a.input, b.input);
+        assert_eq!(a.output, b.output);
+        let names = |g: &proto::GraphProto| {
+            g.initializer
+                .iter()
+                .map(|t| (t.name.clone(), t.dims.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&a), names(&b));
+    }
+}
+
+fn strip_layers(toml: &str) -> String {
+    let mut out = String::new();
+    let mut skipping = false;
+    for line in toml.lines() {
+        if line.starts_with('[') {
+            skipping = line == "[[layers]]";
+        }
+        if !skipping {
+            out += line;
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The CNN's graph as sysgrad writes it, to break one piece at a time.
+fn cnn_proto() -> ModelProto {
+    let m = toml_model("cnn");
+    to_onnx(&m, &initial_weights(&m)).unwrap()
+}
+
+fn nodes(p: &mut ModelProto) -> &mut Vec<NodeProto> {
+    &mut p.graph.as_mut().unwrap().node
+}
+
+fn refused(p: &ModelProto) -> String {
+    let e = import(p, "bad.onnx").unwrap_err();
+    assert!(e.starts_with("bad.onnx: "), "names the file: {e}");
+    e
+}
+
+#[test]
+fn an_unknown_op_is_refused_naming_node_op_and_the_supported_list() {
+    let mut p = cnn_proto();
+    nodes(&mut p)[1].op_type = Some("Sigmoid".into());
+    let e = refused(&p);
+    assert!(
+        e.contains("node `relu1` (Sigmoid) is not supported (supported: Gemm, MatMul + Add, Conv, Relu, MaxPool, Flatten, Reshape (to [N, -1]))"),
+        "{e}"
+    );
+}
+
+#[test]
+fn graph_form_ops_are_refused_until_the_graph_form_lands() {
+    for op in ["AveragePool", "GlobalAveragePool"] {
+        let mut p = cnn_proto();
+        nodes(&mut p)[2].op_type = Some(op.into());
+        let e = refused(&p);
+        assert!(
+            e.contains(&format!(
+                "node `max_pool2` ({op}) needs the graph form (issue 30 item 2)"
+            )),
+            "{e}"
+        );
+    }
+    // A residual Add: reads the block's input beside the last output.
+    let mut p = cnn_proto();
+    let n = &mut nodes(&mut p)[1];
+    n.op_type = Some("Add".into());
+    n.input = vec!["conv2d0_out".into(), "input".into()];
+    let e = refused(&p);
+    assert!(
+        e.contains("node `relu1` (Add) is not the bias of the MatMul before it; a residual Add needs the graph form (issue 30 item 2)"),
+        "{e}"
+    );
+    // A node that reads an earlier tensor (a branch).
+    let mut p = cnn_proto();
+    nodes(&mut p)[2].input = vec!["conv2d0_out".into()];
+    let e = refused(&p);
+    assert!(
+        e.contains("node `max_pool2` (MaxPool) reads `conv2d0_out`, not `relu1_out`")
+            && e.contains("needs the graph form"),
+        "{e}"
+    );
+}
+
+#[test]
+fn batch_normalization_is_refused() {
+    let mut p = cnn_proto();
+    nodes(&mut p)[1].op_type = Some("BatchNormalization".into());
+    let e = refused(&p);
+    assert!(
+        e.contains(
+            "node `relu1` (BatchNormalization) is not supported: fold it into the convolution"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_wrong_opset_is_refused() {
+    for v in [11, 29] {
+        let mut p = cnn_proto();
+        p.opset_import[0].version = Some(v);
+        let e = refused(&p);
+        assert!(
+            e.contains(&format!("opset {v} is not supported (allowed: 13..=28")),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn dynamic_shapes_other_than_the_batch_are_refused() {
+    use proto::tensor_shape_proto::dimension::Value;
+    let mut p = cnn_proto();
+    let input = &mut p.graph.as_mut().unwrap().input[0];
+    let Some(proto::type_proto::Value::TensorType(t)) =
+        input.r#type.as_mut().unwrap().value.as_mut()
+    else {
+        unreachable!()
+    };
+    t.shape.as_mut().unwrap().dim[2].value = Some(Value::DimParam("height".into()));
+    let e = refused(&p);
+    assert!(
+        e.contains("input `input`: dimension 2 is `height`; only the batch dimension (the first) may be dynamic"),
+        "{e}"
+    );
+}
+
+#[test]
+fn missing_initializers_are_refused() {
+    let mut p = cnn_proto();
+    p.graph
+        .as_mut()
+        .unwrap()
+        .initializer
+        .retain(|t| t.name.as_deref() != Some("conv2d3.weight"));
+    let e = refused(&p);
+    assert!(
+        e.contains("node `conv2d3` (Conv): W `conv2d3.weight` is not an initializer"),
+        "{e}"
+    );
+}
+
+#[test]
+fn non_float_tensors_are_refused() {
+    let mut p = cnn_proto();
+    let t = &mut p.graph.as_mut().unwrap().initializer[0];
+    t.data_type = Some(proto::tensor_proto::DataType::Double as i32);
+    let e = refused(&p);
+    assert!(
+        e.contains("node `conv2d0` (Conv): W `conv2d0.weight` is DOUBLE, not FLOAT"),
+        "{e}"
+    );
+    let mut p = cnn_proto();
+    let input = &mut p.graph.as_mut().unwrap().input[0];
+    let Some(proto::type_proto::Value::TensorType(t)) =
+        input.r#type.as_mut().unwrap().value.as_mut()
+    else {
+        unreachable!()
+    };
+    t.elem_type = Some(proto::tensor_proto::DataType::Int8 as i32);
+    let e = refused(&p);
+    assert!(e.contains("input `input` is INT8, not FLOAT"), "{e}");
+}
+
+#[test]
+fn unsupported_attributes_name_what_is_accepted() {
+    let mut p = cnn_proto();
+    let conv = &mut nodes(&mut p)[0];
+    conv.attribute.push(proto::AttributeProto {
+        name: Some("group".into()),
+        i: Some(2),
+        ..Default::default()
+    });
+    let e = refused(&p);
+    assert!(
+        e.contains("node `conv2d0` (Conv): group = 2 (accepted: 2-D, square kernel"),
+        "{e}"
+    );
+}
+
+#[test]
+fn input_shape_must_be_the_data_sets() {
+    let mut p = cnn_proto();
+    let input = &mut p.graph.as_mut().unwrap().input[0];
+    let Some(proto::type_proto::Value::TensorType(t)) =
+        input.r#type.as_mut().unwrap().value.as_mut()
+    else {
+        unreachable!()
+    };
+    t.shape.as_mut().unwrap().dim[2].value =
+        Some(proto::tensor_shape_proto::dimension::Value::DimValue(28));
+    let e = refused(&p);
+    assert!(
+        e.contains("input `input` has shape [N, 1, 28, 8]; the data set's samples are 1x8x8"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_file_that_is_not_onnx_names_the_file() {
+    let path = tmp("garbage.onnx");
+    std::fs::write(&path, b"\xff\xff\xff not a protobuf").unwrap();
+    let e = read::import(&path, DIGITS.input).unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!("{}: not an ONNX model", path.display())),
+        "{e}"
+    );
+}
+
+/// A spiking model has no ONNX form: refused, naming the layer.
+#[test]
+fn a_spiking_model_cannot_be_exported() {
+    let m = toml_model("snn");
+    let e = to_onnx(&m, &initial_weights(&m)).unwrap_err().to_string();
+    assert!(e.contains("(lif)") && e.contains("no ONNX operator"), "{e}");
+}
+
+/// The docs' mapping table is the importer's.
+#[test]
+fn the_docs_show_the_mapping_table() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/ONNX.md"))
+            .unwrap();
+    assert!(
+        doc.contains(&table::markdown()),
+        "docs/ONNX.md lacks the table:\n{}",
+        table::markdown()
+    );
+}
+
+/// `SYSGRAD_PRINT_ONNX_TABLE=1 cargo test --test onnx_files print_table -- --nocapture`
+/// prints the table for the docs.
+#[test]
+fn print_table() {
+    if std::env::var_os("SYSGRAD_PRINT_ONNX_TABLE").is_some() {
+        print!("{}", table::markdown());
+    }
+}
+
+/// sysgrad's own limits still apply to an imported model; the message
+/// names the node the layer came from.
+#[test]
+fn sysgrad_limits_name_the_node() {
+    let mut p = cnn_proto();
+    // Twelve classes where the data set has ten.
+    for t in &mut p.graph.as_mut().unwrap().initializer {
+        match t.name.as_deref() {
+            Some("dense7.weight") => t.dims[0] = 12,
+            Some("dense7.bias") => t.dims[0] = 12,
+            _ => continue,
+        }
+        let n: i64 = t.dims.iter().product();
+        t.raw_data = Some(vec![0; 4 * n as usize]);
+    }
+    let path = tmp("twelve.onnx");
+    std::fs::write(&path, p.encode_to_vec()).unwrap();
+    let e = sysgrad_workloads::onnx::default_model(&path)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with(&format!(
+            "{}: node `dense7` (Gemm): layers[7]: the last layer must produce 10 values",
+            path.display()
+        )),
+        "{e}"
+    );
+}
+
+/// Tied weights would train as two copies: refused.
+#[test]
+fn tied_weights_are_refused() {
+    let text = std::fs::read_to_string(models_dir().join("mlp.toml")).unwrap();
+    let deeper = text.replace(
+        "[[layers]]\ntype = \"relu\"\n",
+        "[[layers]]\ntype = \"relu\"\n\n[[layers]]\ntype = \"dense\"\nunits = 64\n\n[[layers]]\ntype = \"relu\"\n",
+    );
+    let m = sysgrad_workloads::model::parse_model(&deeper, false, Path::new("deep.toml")).unwrap();
+    assert_eq!(m.spec.layers.len(), 6);
+    let mut p = to_onnx(&m, &initial_weights(&m)).unwrap();
+    nodes(&mut p)[3].input[1] = "dense1.weight".into();
+    let e = refused(&p);
+    assert!(
+        e.contains("node `dense3` (Gemm): B `dense1.weight` is used by an earlier layer too (tied weights are not supported)"),
+        "{e}"
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+    /// A damaged file is an error or a model, never a panic.
+    #[test]
+    fn damaged_files_never_panic(
+        flips in proptest::collection::vec((0usize..1 << 20, proptest::prelude::any::<u8>()), 1..8)
+    ) {
+        let mut bytes = cnn_proto().encode_to_vec();
+        for (at, v) in flips {
+            let i = at % bytes.len();
+            bytes[i] = v;
+        }
+        if let Ok(p) = ModelProto::decode(&bytes[..]) {
+            if let Ok(imp) = read::import_proto(p, Path::new("x.onnx"), DIGITS.input) {
+                let w: Vec<Option<Array2<f64>>> = imp
+                    .weights
+                    .iter()
+                    .map(|w| w.as_ref().map(|w| w.mapv(f64::from)))
+                    .collect();
+                sysgrad_workloads::onnx::write::with_weights(&imp, &w);
+            }
+        }
+    }
+}
