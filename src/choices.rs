@@ -110,6 +110,8 @@ pub enum ScheduleChoice {
     GPipe,
     #[value(name = "1f1b")]
     OneFOneB,
+    #[value(name = "1f1b-flush")]
+    OneFOneBFlush,
     #[value(name = "layerpipe")]
     LayerPipe,
     #[value(name = "layerpipe2")]
@@ -128,6 +130,7 @@ impl ScheduleChoice {
         match self {
             ScheduleChoice::GPipe => vec![Schedule::GPipe],
             ScheduleChoice::OneFOneB => vec![Schedule::OneFOneB],
+            ScheduleChoice::OneFOneBFlush => vec![Schedule::OneFOneBFlush],
             ScheduleChoice::LayerPipe => vec![Schedule::LayerPipe],
             ScheduleChoice::LayerPipe2 => vec![Schedule::LayerPipe2],
             ScheduleChoice::ZeroBubble => vec![Schedule::ZeroBubble],
@@ -142,6 +145,7 @@ impl From<Schedule> for ScheduleChoice {
         match s {
             Schedule::GPipe => ScheduleChoice::GPipe,
             Schedule::OneFOneB => ScheduleChoice::OneFOneB,
+            Schedule::OneFOneBFlush => ScheduleChoice::OneFOneBFlush,
             Schedule::LayerPipe => ScheduleChoice::LayerPipe,
             Schedule::LayerPipe2 => ScheduleChoice::LayerPipe2,
             Schedule::ZeroBubble => ScheduleChoice::ZeroBubble,

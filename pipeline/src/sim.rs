@@ -123,8 +123,6 @@ struct StageState {
     /// Units whose dX ran and whose dW has not (split backward).
     waiting_dw: BTreeSet<usize>,
     backward_done: Vec<bool>,
-    forwards: usize,
-    dx_done: usize,
     finished: usize,
     /// Units of each mini-batch whose last backward task ran.
     finished_in_group: Vec<usize>,
@@ -158,6 +156,10 @@ struct Sim<'a> {
     tasks: Vec<Task>,
     messages: Vec<Message>,
     peak: Vec<usize>,
+    /// Schedules with a fixed task order: each stage's tasks over every
+    /// mini-batch, as (kind, unit), and how many of them have started.
+    orders: Option<Vec<Vec<(Kind, usize)>>>,
+    cursor: Vec<usize>,
 }
 
 /// Runs `plan` for mini-batches of `group_sizes` micro-batches on the
@@ -170,6 +172,15 @@ pub fn simulate(
     group_sizes: &[usize],
 ) -> Result<Timeline> {
     check_horizon(plan, loads, link, group_sizes)?;
+    if plan.order(0, loads.len(), 1).is_some() {
+        if let Some(s) = (0..loads.len()).find(|&s| loads[s].dw_array != s) {
+            return Err(PipelineError::Internal(format!(
+                "{}: stage {s}'s dW on array {}, but the schedule orders each stage's own tasks",
+                plan.label(),
+                loads[s].dw_array
+            )));
+        }
+    }
     let mut sim = Sim::new(plan, loads, link, group_sizes);
     sim.run()?;
     Ok(Timeline {
@@ -249,8 +260,6 @@ impl<'a> Sim<'a> {
                 waiting_backward: BTreeSet::new(),
                 waiting_dw: BTreeSet::new(),
                 backward_done: vec![false; units],
-                forwards: 0,
-                dx_done: 0,
                 finished: 0,
                 finished_in_group: vec![0; groups.len()],
                 group_done_at: vec![0; groups.len()],
@@ -277,7 +286,29 @@ impl<'a> Sim<'a> {
             tasks: Vec::new(),
             messages: Vec::new(),
             peak: vec![0; p],
+            orders: Self::orders(plan, p, group_sizes),
+            cursor: vec![0; p],
         }
+    }
+
+    /// Every stage's task order over all mini-batches, if `plan` fixes it
+    /// (one unit per micro-batch: ordered schedules have no time chunks).
+    fn orders(plan: &Plan, p: usize, group_sizes: &[usize]) -> Option<Vec<Vec<(Kind, usize)>>> {
+        plan.order(0, p, 1)?;
+        Some(
+            (0..p)
+                .map(|s| {
+                    let mut start = 0;
+                    let mut out = Vec::new();
+                    for &n in group_sizes {
+                        let one = plan.order(s, p, n).expect("ordered");
+                        out.extend(one.into_iter().map(|(k, j)| (k, start + j)));
+                        start += n;
+                    }
+                    out
+                })
+                .collect(),
+        )
     }
 
     fn p(&self) -> usize {
@@ -342,6 +373,9 @@ impl<'a> Sim<'a> {
     /// The task array `a` starts next: its own stage's forward and dX, or
     /// the dW of a stage whose dW it runs (its own first).
     fn pick(&self, a: usize, t: u64) -> Option<(usize, Kind, usize)> {
+        if let Some(orders) = &self.orders {
+            return self.pick_in_order(&orders[a], a, t);
+        }
         for &kind in self.plan.priority() {
             let found = match kind {
                 Kind::F => self
@@ -355,6 +389,28 @@ impl<'a> Sim<'a> {
             }
         }
         None
+    }
+
+    /// The next task of stage `a`'s fixed order, once its inputs are there
+    /// (its stage's dW runs on its own array).
+    fn pick_in_order(&self, order: &[(Kind, usize)], a: usize, t: u64) -> Option<(usize, Kind, usize)> {
+        let &(kind, u) = order.get(self.cursor[a])?;
+        let st = &self.st[a];
+        let ready = match kind {
+            Kind::F => {
+                debug_assert_eq!(u, st.next_forward);
+                (a == 0 || self.activation_at[a][u].is_some_and(|x| x <= t)) && self.flushed(a, u, t)
+            }
+            Kind::B | Kind::BW => {
+                st.waiting_backward.contains(&u) && self.backward_unit_ready(a, u, t)
+            }
+            Kind::W => {
+                st.waiting_dw.contains(&u)
+                    && self.loads[a].dw_array == a
+                    && self.dw_operands_at[a][u].is_some_and(|x| x <= t)
+            }
+        };
+        ready.then_some((a, kind, u))
     }
 
     /// The oldest dW task array `a` can run: its own stage's first, then
@@ -390,11 +446,7 @@ impl<'a> Sim<'a> {
                 .plan
                 .in_flight_limit(s, p)
                 .is_none_or(|l| in_flight < l);
-        let forward_ok = self
-            .plan
-            .forward_limit(s, p)
-            .is_none_or(|l| st.forwards - st.dx_done < l * self.chunks);
-        arrived && limit_ok && forward_ok && self.flushed(s, u, t)
+        arrived && limit_ok && self.flushed(s, u, t)
     }
 
     /// A synchronous stage starts a mini-batch only after the previous
@@ -442,6 +494,7 @@ impl<'a> Sim<'a> {
         let cost = task_cost(&self.loads[s], self.plan, kind).cycles;
         let finish = t + cost;
         self.array_free[a] = finish;
+        self.cursor[a] += 1;
         self.events.push(Reverse(finish));
         self.tasks.push(Task {
             stage: s,
@@ -498,7 +551,6 @@ impl<'a> Sim<'a> {
         }
         let st = &mut self.st[s];
         st.next_forward += 1;
-        st.forwards += 1;
         st.waiting_backward.insert(u);
         if u.is_multiple_of(self.chunks) {
             st.micro_started += 1;
@@ -514,7 +566,6 @@ impl<'a> Sim<'a> {
         let st = &mut self.st[s];
         st.waiting_backward.remove(&u);
         st.backward_done[u] = true;
-        st.dx_done += 1;
         if s > 0 {
             let words = self.loads[s].return_words;
             let arrive = self.send(Carries::Gradient, s, s - 1, u, words, finish);
