@@ -14,6 +14,10 @@ use serde::Serialize;
 use sysgrad_emulator::count::{Count, Overflow};
 use sysgrad_emulator::fast::EngineKind;
 
+/// How many times [`Setup::simulate_steady`] may double the mini-batches
+/// it simulates (so at most 2^this times [`Setup::figure_groups`]).
+pub const MAX_DOUBLINGS: usize = 2;
+
 /// How the layers are split over the arrays.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PartitionChoice {
@@ -193,9 +197,11 @@ impl Setup {
         Ok((loads, sizes))
     }
 
-    /// Mini-batches to simulate for steady-state figures: three for a
-    /// synchronous schedule (they repeat exactly), enough for an
-    /// asynchronous pipeline to fill and run at least two in steady state.
+    /// Mini-batches to simulate first for steady-state figures: three for
+    /// a synchronous schedule (they repeat after the first), enough for an
+    /// asynchronous pipeline to fill and run several in steady state.
+    /// [`Setup::simulate_steady`] doubles them until the timeline is
+    /// periodic ([`metrics::steady_state`]), up to [`MAX_DOUBLINGS`] times.
     pub fn figure_groups(&self) -> Vec<usize> {
         let m = self.plan.micro_batches;
         let n = if self.plan.schedule.synchronous() {
@@ -204,6 +210,30 @@ impl Setup {
             3 + (4 * self.system.stages()).div_ceil(m)
         };
         vec![m; n]
+    }
+
+    /// The timeline of `loads` in steady state: [`Setup::figure_groups`]
+    /// mini-batches, doubled until the mini-batches' ends are periodic
+    /// at no fewer cycles per mini-batch than the busiest array works
+    /// (at most [`MAX_DOUBLINGS`] times; past that, see
+    /// [`metrics::steady_iteration`]).
+    pub fn simulate_steady(&self, loads: &[StageLoad]) -> Result<Timeline> {
+        let mut groups = self.figure_groups();
+        // A plateau below an array's own work is a transient (LayerPipe2
+        // filling its long lag), never the steady state.
+        let busy = metrics::busy_per_iteration(&self.plan, loads)
+            .iter()
+            .map(|b| b.0)
+            .max()
+            .unwrap_or(0);
+        for doubling in 0..=MAX_DOUBLINGS {
+            let tl = sim::simulate(&self.plan, loads, self.system.link, &groups)?;
+            if doubling == MAX_DOUBLINGS || metrics::steady_iteration(&tl, busy).1 {
+                return Ok(tl);
+            }
+            groups = vec![self.plan.micro_batches; 2 * groups.len()];
+        }
+        unreachable!("the last doubling returns")
     }
 
     /// LayerPipe and LayerPipe2 with split tasks may run a stage's dW on
@@ -224,17 +254,25 @@ impl Setup {
         let table = self.cost_table()?;
         let partition = self.partition(&table)?;
         let (mut loads, sizes) = self.loads(&table, &partition)?;
-        let groups = self.figure_groups();
-        check_memory(&sizes, &groups, self.micro_batch_size)?;
-        let mut timeline = sim::simulate(&self.plan, &loads, self.system.link, &groups)?;
+        let most = self.figure_groups().len() << MAX_DOUBLINGS;
+        check_memory(
+            &sizes,
+            &vec![self.plan.micro_batches; most],
+            self.micro_batch_size,
+        )?;
+        let mut timeline = self.simulate_steady(&loads)?;
         if self.spreads_dw() {
             let own = Setup {
                 dw_offload: false,
                 ..self.clone()
             };
             let (own_loads, _) = own.loads(&table, &partition)?;
-            let t = sim::simulate(&self.plan, &own_loads, self.system.link, &groups)?;
-            if metrics::iteration_cycles(&t) <= metrics::iteration_cycles(&timeline) {
+            let t = self.simulate_steady(&own_loads)?;
+            let it = |tl: &Timeline, l: &[StageLoad]| {
+                let busy = metrics::busy_per_iteration(&self.plan, l);
+                metrics::steady_iteration(tl, busy.iter().map(|b| b.0).max().unwrap_or(0)).0
+            };
+            if it(&t, &own_loads) <= it(&timeline, &loads) {
                 (loads, timeline) = (own_loads, t);
             }
         }
@@ -245,6 +283,7 @@ impl Setup {
             self.plan.micro_batches * self.micro_batch_size,
             self.system.clock_mhz,
         );
+        metrics::check(&figures)?;
         Ok(Measured {
             partition,
             loads,

@@ -131,7 +131,9 @@ struct StageState {
     micro_started: usize,
     /// The cycles at which micro-batches' last backward tasks end (their
     /// in-flight slot frees then, also when the dW ran on another array).
-    micro_releases: Vec<u64>,
+    micro_releases: BinaryHeap<Reverse<u64>>,
+    /// Releases at or before the current cycle, taken off the heap.
+    released: usize,
 }
 
 struct Sim<'a> {
@@ -160,6 +162,8 @@ struct Sim<'a> {
     /// mini-batch, as (kind, unit), and how many of them have started.
     orders: Option<Vec<Vec<(Kind, usize)>>>,
     cursor: Vec<usize>,
+    /// The stages whose dW each array runs, its own first.
+    hosted: Vec<Vec<usize>>,
 }
 
 /// Runs `plan` for mini-batches of `group_sizes` micro-batches on the
@@ -264,7 +268,8 @@ impl<'a> Sim<'a> {
                 finished_in_group: vec![0; groups.len()],
                 group_done_at: vec![0; groups.len()],
                 micro_started: 0,
-                micro_releases: Vec::new(),
+                micro_releases: BinaryHeap::new(),
+                released: 0,
             })
             .collect();
         Sim {
@@ -288,6 +293,14 @@ impl<'a> Sim<'a> {
             peak: vec![0; p],
             orders: Self::orders(plan, p, group_sizes),
             cursor: vec![0; p],
+            hosted: (0..p)
+                .map(|a| {
+                    std::iter::once(a)
+                        .chain((0..p).filter(|&s| s != a))
+                        .filter(|&s| loads[s].dw_array == a)
+                        .collect()
+                })
+                .collect(),
         }
     }
 
@@ -318,7 +331,10 @@ impl<'a> Sim<'a> {
     fn run(&mut self) -> Result<()> {
         let mut t = 0;
         loop {
-            while self.start_ready_tasks(t) {}
+            self.release_until(t);
+            while self.start_ready_tasks(t) {
+                self.release_until(t);
+            }
             if self.st.iter().all(|s| s.finished == self.units) {
                 return Ok(());
             }
@@ -329,6 +345,18 @@ impl<'a> Sim<'a> {
                     None => return Err(self.deadlock(t)),
                 }
             };
+        }
+    }
+
+    /// Takes the in-flight releases at or before `t` (which only grows)
+    /// off each stage's heap, so that [`Sim::in_flight`] looks at the few
+    /// still pending only.
+    fn release_until(&mut self, t: u64) {
+        for st in &mut self.st {
+            while st.micro_releases.peek().is_some_and(|r| r.0 <= t) {
+                st.micro_releases.pop();
+                st.released += 1;
+            }
         }
     }
 
@@ -416,10 +444,7 @@ impl<'a> Sim<'a> {
     /// The oldest dW task array `a` can run: its own stage's first, then
     /// those of the stages whose dW it runs, once their operands are there.
     fn dw_ready(&self, a: usize, t: u64) -> Option<(usize, usize)> {
-        let hosted = std::iter::once(a)
-            .chain((0..self.p()).filter(|&s| s != a))
-            .filter(|&s| self.loads[s].dw_array == a);
-        for s in hosted {
+        for &s in &self.hosted[a] {
             let ready = self.st[s]
                 .waiting_dw
                 .iter()
@@ -541,7 +566,8 @@ impl<'a> Sim<'a> {
     /// not ended by cycle `t`.
     fn in_flight(&self, s: usize, t: u64) -> usize {
         let st = &self.st[s];
-        st.micro_started - st.micro_releases.iter().filter(|&&r| r <= t).count()
+        let pending = st.micro_releases.iter().filter(|r| r.0 <= t).count();
+        st.micro_started - st.released - pending
     }
 
     fn started_forward(&mut self, s: usize, u: usize, start: u64, finish: u64) {
@@ -581,7 +607,7 @@ impl<'a> Sim<'a> {
         st.group_done_at[g] = st.group_done_at[g].max(finish);
         // The backward runs the chunks last to first: chunk 0 ends the micro-batch.
         if u.is_multiple_of(self.chunks) {
-            st.micro_releases.push(finish);
+            st.micro_releases.push(Reverse(finish));
         }
     }
 
