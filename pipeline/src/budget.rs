@@ -23,8 +23,7 @@ pub const TASKS_PER_SECOND: f64 = 1e6;
 pub fn setup(s: &Setup) -> Estimate {
     let stages = f(s.system.stages());
     let most = f(1usize << crate::setup::MAX_DOUBLINGS);
-    let units: f64 =
-        most * s.figure_groups().iter().map(|&m| f(m)).sum::<f64>() * f(s.plan.chunks);
+    let units: f64 = most * s.figure_groups().iter().map(|&m| f(m)).sum::<f64>() * f(s.plan.chunks);
     // Per unit and stage: up to three tasks (F, dX, dW) and four messages
     // (activation, gradient, dW operands and result), and the simulator's
     // per-unit arrival times.

@@ -113,7 +113,12 @@ pub fn steady_state(tl: &Timeline) -> Option<(usize, f64)> {
     (1..=d.len() / repeats).find_map(|q| {
         let tail = &d[d.len() - repeats * q..];
         let periodic = (q..tail.len()).all(|i| tail[i] == tail[i - q]);
-        periodic.then(|| (q, tail[tail.len() - q..].iter().sum::<u64>() as f64 / q as f64))
+        periodic.then(|| {
+            (
+                q,
+                tail[tail.len() - q..].iter().sum::<u64>() as f64 / q as f64,
+            )
+        })
     })
 }
 

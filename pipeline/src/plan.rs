@@ -64,10 +64,7 @@ impl Schedule {
     pub fn synchronous(self) -> bool {
         matches!(
             self,
-            Schedule::GPipe
-                | Schedule::OneFOneBFlush
-                | Schedule::ZeroBubble
-                | Schedule::SpikePipe
+            Schedule::GPipe | Schedule::OneFOneBFlush | Schedule::ZeroBubble | Schedule::SpikePipe
         )
     }
 

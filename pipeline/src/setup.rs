@@ -108,12 +108,26 @@ impl Setup {
 
     /// Per-layer task costs on every array, for one unit of work.
     pub fn cost_table(&self) -> Result<Vec<Vec<TaskCosts>>> {
-        cost::table(
+        self.cost_table_with_progress(&|| {})
+    }
+
+    fn cost_table_with_progress(&self, tick: &(dyn Fn() + Sync)) -> Result<Vec<Vec<TaskCosts>>> {
+        cost::table_with_progress(
             &self.system.arrays,
             &self.work.layers,
             |l| self.unit_columns(l.n_per_sample),
             self.engine,
+            tick,
         )
+    }
+
+    /// The steps [`Setup::measure_with_progress`] reports: a layer
+    /// counted on a distinct array each, and one per timeline simulated
+    /// (at most [`MAX_DOUBLINGS`] + 1, twice when LayerPipe compares
+    /// moving a dW; the steps it did not need are reported at the end).
+    pub fn progress_steps(&self) -> u64 {
+        let sims = (MAX_DOUBLINGS as u64 + 1) * if self.spreads_dw() { 2 } else { 1 };
+        cost::counted_layers(&self.system.arrays, self.work.layers.len()) as u64 + sims
     }
 
     pub fn partition(&self, table: &[Vec<TaskCosts>]) -> Result<Partition> {
@@ -218,6 +232,16 @@ impl Setup {
     /// (at most [`MAX_DOUBLINGS`] times; past that, see
     /// [`metrics::steady_iteration`]).
     pub fn simulate_steady(&self, loads: &[StageLoad]) -> Result<Timeline> {
+        self.simulate_steady_with_progress(loads, &|_| {})
+    }
+
+    /// [`Setup::simulate_steady`], calling `tick(1)` after each timeline
+    /// and `tick(n)` with the doublings it did not need.
+    fn simulate_steady_with_progress(
+        &self,
+        loads: &[StageLoad],
+        tick: &(dyn Fn(u64) + Sync),
+    ) -> Result<Timeline> {
         let mut groups = self.figure_groups();
         // A plateau below an array's own work is a transient (LayerPipe2
         // filling its long lag), never the steady state.
@@ -228,7 +252,9 @@ impl Setup {
             .unwrap_or(0);
         for doubling in 0..=MAX_DOUBLINGS {
             let tl = sim::simulate(&self.plan, loads, self.system.link, &groups)?;
+            tick(1);
             if doubling == MAX_DOUBLINGS || metrics::steady_iteration(&tl, busy).1 {
+                tick((MAX_DOUBLINGS - doubling) as u64);
                 return Ok(tl);
             }
             groups = vec![self.plan.micro_batches; 2 * groups.len()];
@@ -250,8 +276,14 @@ impl Setup {
     /// traffic (its operands there, the weight gradient back) and a longer
     /// round trip, so it is kept only when the timeline is shorter.
     pub fn measure(&self) -> Result<Measured> {
+        self.measure_with_progress(&|_| {})
+    }
+
+    /// [`Setup::measure`], calling `tick(n)` as it goes: the
+    /// [`Setup::progress_steps`] of the run, in all.
+    pub fn measure_with_progress(&self, tick: &(dyn Fn(u64) + Sync)) -> Result<Measured> {
         self.check()?;
-        let table = self.cost_table()?;
+        let table = self.cost_table_with_progress(&|| tick(1))?;
         let partition = self.partition(&table)?;
         let (mut loads, sizes) = self.loads(&table, &partition)?;
         let most = self.figure_groups().len() << MAX_DOUBLINGS;
@@ -260,14 +292,14 @@ impl Setup {
             &vec![self.plan.micro_batches; most],
             self.micro_batch_size,
         )?;
-        let mut timeline = self.simulate_steady(&loads)?;
+        let mut timeline = self.simulate_steady_with_progress(&loads, tick)?;
         if self.spreads_dw() {
             let own = Setup {
                 dw_offload: false,
                 ..self.clone()
             };
             let (own_loads, _) = own.loads(&table, &partition)?;
-            let t = self.simulate_steady(&own_loads)?;
+            let t = self.simulate_steady_with_progress(&own_loads, tick)?;
             let it = |tl: &Timeline, l: &[StageLoad]| {
                 let busy = metrics::busy_per_iteration(&self.plan, l);
                 metrics::steady_iteration(tl, busy.iter().map(|b| b.0).max().unwrap_or(0)).0

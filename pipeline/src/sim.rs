@@ -421,13 +421,19 @@ impl<'a> Sim<'a> {
 
     /// The next task of stage `a`'s fixed order, once its inputs are there
     /// (its stage's dW runs on its own array).
-    fn pick_in_order(&self, order: &[(Kind, usize)], a: usize, t: u64) -> Option<(usize, Kind, usize)> {
+    fn pick_in_order(
+        &self,
+        order: &[(Kind, usize)],
+        a: usize,
+        t: u64,
+    ) -> Option<(usize, Kind, usize)> {
         let &(kind, u) = order.get(self.cursor[a])?;
         let st = &self.st[a];
         let ready = match kind {
             Kind::F => {
                 debug_assert_eq!(u, st.next_forward);
-                (a == 0 || self.activation_at[a][u].is_some_and(|x| x <= t)) && self.flushed(a, u, t)
+                (a == 0 || self.activation_at[a][u].is_some_and(|x| x <= t))
+                    && self.flushed(a, u, t)
             }
             Kind::B | Kind::BW => {
                 st.waiting_backward.contains(&u) && self.backward_unit_ready(a, u, t)

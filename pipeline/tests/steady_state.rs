@@ -12,7 +12,10 @@ use sysgrad_pipeline::work::LayerWork;
 use sysgrad_pipeline::{metrics, Link, PartitionChoice, Plan, Schedule, Setup, System, Work};
 
 fn array() -> ArrayConfig {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../workloads/topologies/sysgrad_16x16.cfg");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../workloads/topologies/sysgrad_16x16.cfg"
+    );
     let sc = sysgrad_workloads::scalesim::load_config(std::path::Path::new(path)).unwrap();
     sysgrad_workloads::scalesim::array_for(&sc).unwrap()
 }
