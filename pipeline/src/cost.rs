@@ -36,6 +36,17 @@ impl std::ops::Add for Cost {
     }
 }
 
+/// A part taken off a sum it is part of (never below zero).
+impl std::ops::Sub for Cost {
+    type Output = Cost;
+    fn sub(self, o: Cost) -> Cost {
+        Cost {
+            cycles: self.cycles - o.cycles,
+            macs: self.macs - o.macs,
+        }
+    }
+}
+
 impl std::iter::Sum for Cost {
     fn sum<I: Iterator<Item = Cost>>(it: I) -> Cost {
         it.fold(Cost::default(), |a, b| a + b)

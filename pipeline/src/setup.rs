@@ -161,8 +161,18 @@ impl Setup {
             .map(|s| {
                 let r = part.stages[s].clone();
                 let layers = &self.work.layers[r.clone()];
+                let mut costs = stage_costs(table, s, &r);
+                if s == 0 {
+                    // Nothing upstream needs the network input's gradient:
+                    // the sequential backward skips the first layer's
+                    // BWD_DX passes (an interleaved pass computes dX and
+                    // dW together, so it runs whole).
+                    let first = table[0][0].dx;
+                    costs.dx = costs.dx - first;
+                    costs.backward_sequential = costs.backward_sequential - first;
+                }
                 let load = StageLoad {
-                    costs: stage_costs(table, s, &r),
+                    costs,
                     send_words: if s + 1 < p {
                         per_unit(first_input(s + 1))
                     } else {
