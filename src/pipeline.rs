@@ -420,7 +420,7 @@ fn train(
             &s.system,
             &m.partition.stages,
             &s.work.model_index,
-            &s.plan,
+            &m.timeline.plan,
             &m.loads,
             &opts,
         )

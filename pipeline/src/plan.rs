@@ -164,6 +164,12 @@ pub struct Plan {
     /// Time chunks per micro-batch (SpikePipe; 1 otherwise).
     pub chunks: usize,
     pub weights: Weights,
+    /// LayerPipe: run each dW as soon as its dX is done, before any other
+    /// task, and send the dX upstream with it: 1F1B's timeline with split
+    /// tasks. The setup keeps whichever of this and the greedy order is
+    /// faster.
+    #[serde(skip)]
+    pub eager_dw: bool,
 }
 
 impl Plan {
@@ -214,6 +220,7 @@ impl Plan {
             micro_batches,
             chunks,
             weights,
+            eager_dw: false,
         })
     }
 
@@ -272,6 +279,7 @@ impl Plan {
     pub fn priority(&self) -> &'static [Kind] {
         match (self.schedule, self.split()) {
             (Schedule::GPipe | Schedule::SpikePipe, _) => &[Kind::F, Kind::BW],
+            (_, true) if self.eager_dw => &[Kind::W, Kind::B, Kind::F],
             (_, true) => &[Kind::B, Kind::W, Kind::F],
             (_, false) => &[Kind::BW, Kind::F],
         }

@@ -126,7 +126,8 @@ impl Setup {
     /// (at most [`MAX_DOUBLINGS`] + 1, twice when LayerPipe compares
     /// moving a dW; the steps it did not need are reported at the end).
     pub fn progress_steps(&self) -> u64 {
-        let sims = (MAX_DOUBLINGS as u64 + 1) * if self.spreads_dw() { 2 } else { 1 };
+        let orders = 1 + u64::from(self.spreads_dw()) + u64::from(self.tries_eager_dw());
+        let sims = (MAX_DOUBLINGS as u64 + 1) * orders;
         cost::counted_layers(&self.system.arrays, self.work.layers.len()) as u64 + sims
     }
 
@@ -282,6 +283,12 @@ impl Setup {
         self.dw_offload && layerpipe && self.plan.split()
     }
 
+    /// LayerPipe on sequential arrays also tries 1F1B's order with split
+    /// tasks ([`Plan::eager_dw`]).
+    fn tries_eager_dw(&self) -> bool {
+        self.plan.schedule == Schedule::LayerPipe && self.plan.split() && !self.plan.eager_dw
+    }
+
     /// Costs, partition, timeline and figures. A moved dW costs link
     /// traffic (its operands there, the weight gradient back) and a longer
     /// round trip, so it is kept only when the timeline is shorter.
@@ -303,6 +310,10 @@ impl Setup {
             self.micro_batch_size,
         )?;
         let mut timeline = self.simulate_steady_with_progress(&loads, tick)?;
+        let it = |tl: &Timeline, l: &[StageLoad]| {
+            let busy = metrics::busy_per_iteration(&tl.plan, l);
+            metrics::steady_iteration(tl, busy.iter().map(|b| b.0).max().unwrap_or(0)).0
+        };
         if self.spreads_dw() {
             let own = Setup {
                 dw_offload: false,
@@ -310,11 +321,28 @@ impl Setup {
             };
             let (own_loads, _) = own.loads(&table, &partition)?;
             let t = self.simulate_steady_with_progress(&own_loads, tick)?;
-            let it = |tl: &Timeline, l: &[StageLoad]| {
-                let busy = metrics::busy_per_iteration(&self.plan, l);
-                metrics::steady_iteration(tl, busy.iter().map(|b| b.0).max().unwrap_or(0)).0
-            };
             if it(&t, &own_loads) <= it(&timeline, &loads) {
+                (loads, timeline) = (own_loads, t);
+            }
+        }
+        if self.tries_eager_dw() {
+            // LayerPipe's greedy order can lose what the split gains (a dX
+            // sent upstream early lets that stage run its backward before
+            // a forward the pipeline waits on): 1F1B's timeline with split
+            // tasks (each dW right after its dX on the stage's own array,
+            // the dX sent with it) costs what 1F1B does where the split
+            // adds up to the fused backward; keep the faster.
+            let eager = Setup {
+                plan: Plan {
+                    eager_dw: true,
+                    ..self.plan
+                },
+                dw_offload: false,
+                ..self.clone()
+            };
+            let (own_loads, _) = eager.loads(&table, &partition)?;
+            let t = eager.simulate_steady_with_progress(&own_loads, tick)?;
+            if it(&t, &own_loads) < it(&timeline, &loads) {
                 (loads, timeline) = (own_loads, t);
             }
         }

@@ -551,6 +551,9 @@ impl<'a> Sim<'a> {
             }
             Kind::W => {
                 self.st[s].waiting_dw.remove(&u);
+                if self.plan.eager_dw && s > 0 {
+                    self.send_gradient(s, u, finish);
+                }
                 // A micro-batch is done on its stage once the weight
                 // gradient is back where the weights are.
                 let done = if a == s {
@@ -598,7 +601,15 @@ impl<'a> Sim<'a> {
         let st = &mut self.st[s];
         st.waiting_backward.remove(&u);
         st.backward_done[u] = true;
-        if s > 0 {
+        // With eager dW (1F1B's order, split tasks) the gradient leaves
+        // with the dW, as the fused backward's does.
+        if s > 0 && !(self.plan.eager_dw && self.plan.split()) {
+            self.send_gradient(s, u, finish);
+        }
+    }
+
+    fn send_gradient(&mut self, s: usize, u: usize, finish: u64) {
+        {
             let words = self.loads[s].return_words;
             let arrive = self.send(Carries::Gradient, s, s - 1, u, words, finish);
             self.gradient_at[s - 1][u] = Some(arrive);

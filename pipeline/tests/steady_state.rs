@@ -88,3 +88,32 @@ proptest! {
         prop_assert!(f.bubble_fraction >= 0.0);
     }
 }
+
+/// Issue 29, item 3: LayerPipe's split dX + dW costs exactly the fused
+/// sequential backward, so LayerPipe is never slower than 1F1B on the
+/// same arrays (the setup keeps 1F1B's order with split tasks when the
+/// greedy order loses).
+#[test]
+fn layerpipe_is_never_slower_than_1f1b() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../workloads/topologies");
+    for name in ["vgg_small.csv", "resnet_small.csv"] {
+        let topo = sysgrad_workloads::scalesim::load_topology(&root.join(name)).unwrap();
+        let work = Work::of_topology(&topo, 1).unwrap();
+        for p in 2..=work.layers.len().min(8) {
+            let it = |schedule| {
+                let s = Setup {
+                    work: work.clone(),
+                    system: System::uniform(array(), p, Link::new(16, 8).unwrap(), 200.0).unwrap(),
+                    plan: Plan::new(schedule, Backward::Sequential, 8, 1, None).unwrap(),
+                    micro_batch_size: 1,
+                    partition: PartitionChoice::Balanced,
+                    engine: EngineKind::Fast,
+                    dw_offload: true,
+                };
+                s.measure().unwrap().figures.iteration_cycles
+            };
+            let (one, layerpipe) = (it(Schedule::OneFOneB), it(Schedule::LayerPipe));
+            assert!(layerpipe <= one, "{name} p={p}: {layerpipe} > {one}");
+        }
+    }
+}
