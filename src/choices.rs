@@ -118,6 +118,8 @@ pub enum ScheduleChoice {
     LayerPipe2,
     #[value(name = "zb")]
     ZeroBubble,
+    #[value(name = "zb-il")]
+    ZeroBubbleIl,
     #[value(name = "spikepipe")]
     SpikePipe,
     /// Every schedule, in the order above.
@@ -134,6 +136,7 @@ impl ScheduleChoice {
             ScheduleChoice::LayerPipe => vec![Schedule::LayerPipe],
             ScheduleChoice::LayerPipe2 => vec![Schedule::LayerPipe2],
             ScheduleChoice::ZeroBubble => vec![Schedule::ZeroBubble],
+            ScheduleChoice::ZeroBubbleIl => vec![Schedule::ZeroBubbleIl],
             ScheduleChoice::SpikePipe => vec![Schedule::SpikePipe],
             ScheduleChoice::All => Schedule::ALL.to_vec(),
         }
@@ -149,6 +152,7 @@ impl From<Schedule> for ScheduleChoice {
             Schedule::LayerPipe => ScheduleChoice::LayerPipe,
             Schedule::LayerPipe2 => ScheduleChoice::LayerPipe2,
             Schedule::ZeroBubble => ScheduleChoice::ZeroBubble,
+            Schedule::ZeroBubbleIl => ScheduleChoice::ZeroBubbleIl,
             Schedule::SpikePipe => ScheduleChoice::SpikePipe,
         }
     }

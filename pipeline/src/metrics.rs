@@ -159,18 +159,24 @@ pub fn steady_iteration(tl: &Timeline, busy: u64) -> (f64, bool) {
 /// itself or a neighbour.
 pub fn busy_per_iteration(plan: &Plan, loads: &[StageLoad]) -> Vec<(u64, u64)> {
     let units = (plan.micro_batches * plan.chunks) as u64;
-    let kinds: &[Kind] = if plan.split() {
-        &[Kind::F, Kind::B, Kind::W]
-    } else {
-        &[Kind::F, Kind::BW]
-    };
-    let mut busy = vec![(0, 0); loads.len()];
+    let p = loads.len();
+    let mut busy = vec![(0, 0); p];
     for (s, l) in loads.iter().enumerate() {
-        for &k in kinds {
+        // Tasks of each kind per mini-batch: the fixed order's, or every
+        // unit's forward and backward tasks.
+        let counts: Vec<(Kind, u64)> = match plan.order(s, p, plan.micro_batches) {
+            Some(order) => [Kind::F, Kind::B, Kind::W, Kind::BW]
+                .into_iter()
+                .map(|k| (k, order.iter().filter(|t| t.0 == k).count() as u64))
+                .collect(),
+            None if plan.split() => vec![(Kind::F, units), (Kind::B, units), (Kind::W, units)],
+            None => vec![(Kind::F, units), (Kind::BW, units)],
+        };
+        for (k, n) in counts {
             let a = if k == Kind::W { l.dw_array } else { s };
             let t = task_cost(l, plan, k);
-            busy[a].0 += units * t.cycles;
-            busy[a].1 += units * t.macs;
+            busy[a].0 += n * t.cycles;
+            busy[a].1 += n * t.macs;
         }
     }
     busy
@@ -202,7 +208,7 @@ pub fn delays_and_versions(tl: &Timeline) -> (Vec<Vec<usize>>, Vec<usize>) {
                 }
                 _ => {}
             }
-            if t.kind == plan.last_kind() && t.chunk == 0 {
+            if plan.ends_unit(t.kind) && t.chunk == 0 {
                 let v = seen_at_forward[t.micro];
                 let n = referenced.get_mut(&v).expect("forwarded before");
                 *n -= 1;

@@ -31,19 +31,26 @@ pub enum Schedule {
     /// tasks are deferred into the bubbles (see [`zb_h1_order`]); on
     /// interleaved arrays (nothing to split) 1F1B with a flush.
     ZeroBubble,
+    /// Zero bubble on interleaved arrays: ZB-H1's order with the fused
+    /// BWD_IL backward in the steady state, the backward split (a BWD_DX
+    /// task now, a BWD_DW task later) only for the micro-batches whose dW
+    /// is deferred into the warm-up's and cool-down's bubbles (see
+    /// [`zb_il_order`]).
+    ZeroBubbleIl,
     /// SpikePipe: GPipe over (micro-batch, time chunk) units of a spiking
     /// network, the LIF state carried from chunk to chunk.
     SpikePipe,
 }
 
 impl Schedule {
-    pub const ALL: [Schedule; 7] = [
+    pub const ALL: [Schedule; 8] = [
         Schedule::GPipe,
         Schedule::OneFOneB,
         Schedule::OneFOneBFlush,
         Schedule::LayerPipe,
         Schedule::LayerPipe2,
         Schedule::ZeroBubble,
+        Schedule::ZeroBubbleIl,
         Schedule::SpikePipe,
     ];
 
@@ -55,6 +62,7 @@ impl Schedule {
             Schedule::LayerPipe => "layerpipe",
             Schedule::LayerPipe2 => "layerpipe2",
             Schedule::ZeroBubble => "zb",
+            Schedule::ZeroBubbleIl => "zb-il",
             Schedule::SpikePipe => "spikepipe",
         }
     }
@@ -64,7 +72,11 @@ impl Schedule {
     pub fn synchronous(self) -> bool {
         matches!(
             self,
-            Schedule::GPipe | Schedule::OneFOneBFlush | Schedule::ZeroBubble | Schedule::SpikePipe
+            Schedule::GPipe
+                | Schedule::OneFOneBFlush
+                | Schedule::ZeroBubble
+                | Schedule::ZeroBubbleIl
+                | Schedule::SpikePipe
         )
     }
 
@@ -86,7 +98,7 @@ impl std::str::FromStr for Schedule {
             .into_iter()
             .find(|k| k.name() == s)
             .ok_or_else(|| {
-                format!("unknown schedule {s:?} (expected gpipe, 1f1b, 1f1b-flush, layerpipe, layerpipe2, zb or spikepipe)")
+                format!("unknown schedule {s:?} (expected gpipe, 1f1b, 1f1b-flush, layerpipe, layerpipe2, zb, zb-il or spikepipe)")
             })
     }
 }
@@ -229,8 +241,17 @@ impl Plan {
         self.schedule.splits_backward() && self.backward == Backward::Sequential
     }
 
+    /// Whether a task of `kind` completes its unit's gradient (dW of a
+    /// split backward, or a fused backward; `zb-il` has both).
+    pub fn ends_unit(&self, kind: Kind) -> bool {
+        match self.schedule {
+            Schedule::ZeroBubbleIl => matches!(kind, Kind::W | Kind::BW),
+            _ => kind == self.last_kind(),
+        }
+    }
+
     /// The kind of the task after which a unit's gradient is complete
-    /// (and a synchronous stage may flush).
+    /// (and a synchronous stage may flush); `zb-il`: see [`Plan::ends_unit`].
     pub fn last_kind(&self) -> Kind {
         if self.split() {
             Kind::W
@@ -254,6 +275,7 @@ impl Plan {
             // stage 0's); with nothing to defer, 1F1B with a flush.
             Schedule::ZeroBubble if self.split() => Some(p),
             Schedule::ZeroBubble => Some(downstream + 1),
+            Schedule::ZeroBubbleIl => Some(p),
         }
     }
 
@@ -264,6 +286,7 @@ impl Plan {
         match self.schedule {
             Schedule::ZeroBubble if self.split() => Some(zb_h1_order(s, p, m)),
             Schedule::ZeroBubble | Schedule::OneFOneBFlush => Some(one_f_one_b_order(s, p, m)),
+            Schedule::ZeroBubbleIl => Some(zb_il_order(s, p, m)),
             _ => None,
         }
     }
@@ -350,5 +373,39 @@ pub fn zb_h1_order(s: usize, p: usize, m: usize) -> Vec<(Kind, usize)> {
         }
     }
     out.extend((next_w..m).map(|j| (Kind::W, j)));
+    out
+}
+
+/// Zero bubble on interleaved arrays, stage `s` of `p`, `m` micro-batches:
+/// ZB-H1's order ([`zb_h1_order`]) where the micro-batches whose dW ZB-H1
+/// would only shift by s have one fused backward instead. ZB-H1 defers
+/// stage s's dW by s micro-batches throughout; here only the first s
+/// micro-batches' dW are deferred (their dX leaves early in the warm-up,
+/// their dW waits), the steady state runs fused backwards with those s
+/// dW tasks still waiting (the same p micro-batches held as ZB-H1), and in
+/// the cool-down (no forward left to run) the backwards split again: dX
+/// now, and one waiting dW after it, the rest last, in the bubbles while
+/// the last gradients travel upstream.
+pub fn zb_il_order(s: usize, p: usize, m: usize) -> Vec<(Kind, usize)> {
+    let warm = (p - s).min(m);
+    let mut out: Vec<(Kind, usize)> = (0..warm).map(|j| (Kind::F, j)).collect();
+    let mut waiting = std::collections::VecDeque::new();
+    for j in 0..m {
+        let forward = warm + j < m;
+        if j < s || !forward {
+            out.push((Kind::B, j));
+            waiting.push_back(j);
+            if j >= s {
+                let w = waiting.pop_front().expect("one waiting");
+                out.push((Kind::W, w));
+            }
+        } else {
+            out.push((Kind::BW, j));
+        }
+        if forward {
+            out.push((Kind::F, warm + j));
+        }
+    }
+    out.extend(waiting.into_iter().map(|j| (Kind::W, j)));
     out
 }
