@@ -110,12 +110,16 @@ pub enum ScheduleChoice {
     GPipe,
     #[value(name = "1f1b")]
     OneFOneB,
+    #[value(name = "1f1b-flush")]
+    OneFOneBFlush,
     #[value(name = "layerpipe")]
     LayerPipe,
     #[value(name = "layerpipe2")]
     LayerPipe2,
     #[value(name = "zb")]
     ZeroBubble,
+    #[value(name = "zb-il")]
+    ZeroBubbleIl,
     #[value(name = "spikepipe")]
     SpikePipe,
     /// Every schedule, in the order above.
@@ -128,9 +132,11 @@ impl ScheduleChoice {
         match self {
             ScheduleChoice::GPipe => vec![Schedule::GPipe],
             ScheduleChoice::OneFOneB => vec![Schedule::OneFOneB],
+            ScheduleChoice::OneFOneBFlush => vec![Schedule::OneFOneBFlush],
             ScheduleChoice::LayerPipe => vec![Schedule::LayerPipe],
             ScheduleChoice::LayerPipe2 => vec![Schedule::LayerPipe2],
             ScheduleChoice::ZeroBubble => vec![Schedule::ZeroBubble],
+            ScheduleChoice::ZeroBubbleIl => vec![Schedule::ZeroBubbleIl],
             ScheduleChoice::SpikePipe => vec![Schedule::SpikePipe],
             ScheduleChoice::All => Schedule::ALL.to_vec(),
         }
@@ -142,9 +148,11 @@ impl From<Schedule> for ScheduleChoice {
         match s {
             Schedule::GPipe => ScheduleChoice::GPipe,
             Schedule::OneFOneB => ScheduleChoice::OneFOneB,
+            Schedule::OneFOneBFlush => ScheduleChoice::OneFOneBFlush,
             Schedule::LayerPipe => ScheduleChoice::LayerPipe,
             Schedule::LayerPipe2 => ScheduleChoice::LayerPipe2,
             Schedule::ZeroBubble => ScheduleChoice::ZeroBubble,
+            Schedule::ZeroBubbleIl => ScheduleChoice::ZeroBubbleIl,
             Schedule::SpikePipe => ScheduleChoice::SpikePipe,
         }
     }

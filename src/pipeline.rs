@@ -19,7 +19,7 @@ use sysgrad_config::{ArrayConfig, Backward};
 use sysgrad_emulator::fast::EngineKind;
 use sysgrad_pipeline::numerics::{self, TrainOptions};
 use sysgrad_pipeline::{
-    report, Link, Measured, PartitionChoice, Plan, Schedule, Setup, System, Work,
+    report, Link, Measured, PartitionChoice, Plan, Schedule, Setup, System, Weights, Work,
 };
 use sysgrad_workloads::{data, model, scalesim};
 
@@ -101,8 +101,9 @@ pub struct PipelineArgs {
     #[command(flatten)]
     limits: TrainingLimits,
     /// With --train and ema: the moving average follows each update with
-    /// weight 2^-shift.
-    #[arg(long, default_value_t = 2)]
+    /// weight 2^-shift, 0 to 61 (the average is kept to 62 bits, so a
+    /// larger shift rounds every update to 0 and the average never moves).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=61))]
     ema_shift: u32,
     #[command(flatten)]
     out: Out,
@@ -177,7 +178,7 @@ fn setups(a: &PipelineArgs, src: &Source) -> Result<Vec<Setup>> {
     };
     let default_m = if src.model.is_some() { 4 } else { 8 };
     let m = a.microbatches.unwrap_or(default_m);
-    let schedules: Vec<Schedule> = a.schedule.iter().flat_map(|s| s.schedules()).collect();
+    let schedules = schedules(a, &src.work);
     // A stage needs a compute layer: the default of 4 arrays cannot run
     // the shipped MLP (2 layers) or CNN (3), so it is capped at the layers.
     let default_p = [DEFAULT_ARRAYS.min(src.work.layers.len()).max(1)];
@@ -195,6 +196,8 @@ fn setups(a: &PipelineArgs, src: &Source) -> Result<Vec<Setup>> {
                     Schedule::SpikePipe => a.chunks.unwrap_or(src.work.time_steps),
                     _ => 1,
                 };
+                // --weights applies to the asynchronous schedules of the
+                // list (check_options refuses it when there are none).
                 let weights = a
                     .weights
                     .filter(|_| !schedule.synchronous())
@@ -219,6 +222,89 @@ fn setups(a: &PipelineArgs, src: &Source) -> Result<Vec<Setup>> {
     Ok(out)
 }
 
+/// The schedules of `--schedule`; `all` leaves SpikePipe out for a
+/// network that does not spike (one time step: nothing to chunk).
+fn schedules(a: &PipelineArgs, work: &Work) -> Vec<Schedule> {
+    let mut out: Vec<Schedule> = Vec::new();
+    for choice in &a.schedule {
+        for s in choice.schedules() {
+            let inapplicable =
+                *choice == ScheduleChoice::All && s == Schedule::SpikePipe && work.time_steps == 1;
+            if !inapplicable && !out.contains(&s) {
+                out.push(s);
+            }
+        }
+    }
+    out
+}
+
+/// Refuses, as a usage error (exit 2, before anything is written), an
+/// option that does not apply to the run: a schedule the network cannot
+/// run, an option that none of the schedules takes (it would be
+/// ignored), a training limit that leaves nothing to train.
+fn check_options(a: &PipelineArgs, src: &Source) -> std::result::Result<(), String> {
+    let schedules = schedules(a, &src.work);
+    let names = || {
+        schedules
+            .iter()
+            .map(|s| s.name())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let t = src.work.time_steps;
+    if schedules.contains(&Schedule::SpikePipe) && t == 1 {
+        return Err(format!(
+            "--schedule spikepipe needs a spiking network (more than 1 time step, to split into \
+             time chunks: a spiking model, or --topology with --time-steps N); {} has 1 time step",
+            src.work.name
+        ));
+    }
+    if let Some(w) = a.weights {
+        if schedules.iter().all(|s| s.synchronous()) {
+            return Err(format!(
+                "--weights {} is for the asynchronous schedules (1f1b, layerpipe, layerpipe2); \
+             --schedule {} is synchronous (one weight step per mini-batch, the mini-batch's \
+             weights)",
+                Weights::from(w).name(),
+                names()
+            ));
+        }
+    }
+    if a.chunks.is_some() && !schedules.contains(&Schedule::SpikePipe) {
+        return Err(format!(
+            "--chunks (time chunks per micro-batch) is for --schedule spikepipe; --schedule {} has none",
+            names()
+        ));
+    }
+    let limits = [
+        ("--epochs", a.limits.epochs),
+        ("--max-train", a.limits.max_train),
+        ("--max-test", a.limits.max_test),
+    ];
+    for (flag, value) in limits {
+        match (a.train, value) {
+            (true, Some(0)) => {
+                return Err(format!(
+                    "{flag} 0 is out of range (allowed: 1 or more): --train needs at least one \
+             epoch, training sample and test sample"
+                ))
+            }
+            (false, Some(_)) => return Err(format!("{flag} is for --train")),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Clap's usage error (exit 2) for an option [`check_options`] refused.
+fn usage(message: String) -> ! {
+    clap::Error::raw(
+        clap::error::ErrorKind::ArgumentConflict,
+        format!("{message}\n"),
+    )
+    .exit()
+}
+
 fn bar(n: usize, quiet: bool, what: &str) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
@@ -238,9 +324,21 @@ fn run_name(s: &Setup) -> String {
 
 pub fn run(a: &PipelineArgs) -> Result<()> {
     let src = source(a)?;
+    if let Err(message) = check_options(a, &src) {
+        usage(message);
+    }
     // `--shard I/N`: this process's share of the runs (all without it).
     let sel = crate::shard::select(a.shard.shard, setups(a, &src)?, |s| format!("{s:?}"));
     let setups: Vec<Setup> = sel.jobs().cloned().collect();
+    // Training's data, split, before anything is written.
+    let training = match &src.model {
+        Some(model) if a.train => Some(training_data(a, model)?),
+        _ => None,
+    };
+    if let (Some(model), Some(split)) = (&src.model, &training) {
+        a.budget
+            .admit(&training_estimate(a, model, split, setups.len()))?;
+    }
     // Every run's figures are held until the reports are written.
     let need = setups
         .iter()
@@ -255,29 +353,29 @@ pub fn run(a: &PipelineArgs) -> Result<()> {
         });
     a.budget.admit(&need)?;
     let out = a.out.or(Path::new(DEFAULT_OUT).join(&src.work.name));
-    // Shards share a folder: they neither sweep it nor write a manifest.
-    let dir = match sel.shard {
-        None => Some(crate::run_dir::start(&out)?),
-        Some(_) => None,
-    };
-    let progress = bar(setups.len(), a.limits.quiet, "runs");
+    // Steps within the runs: each layer counted, each timeline simulated.
+    let steps: u64 = setups.iter().map(Setup::progress_steps).sum();
+    let progress = bar(steps as usize, a.limits.quiet, "steps");
     let measured: Vec<Measured> = setups
         .par_iter()
         .map(|s| {
-            let m = s.measure().with_context(|| run_name(s));
-            progress.inc(1);
-            m
+            s.measure_with_progress(&|n| progress.inc(n))
+                .with_context(|| run_name(s))
         })
         .collect::<Result<_>>()?;
     progress.finish_and_clear();
     if let Some(shard) = sel.shard {
+        // Shards share a folder: they neither sweep it nor write a manifest.
         let write = |dir: &Path, m: &Measured| Ok(report::write(dir, m, &src.work.name)?);
         crate::shard::write_runs(&out, "pipeline", &sel, shard, &measured, write)?;
-        if let Some(model) = &src.model.as_ref().filter(|_| a.train) {
-            train(a, model, &setups, &measured)?;
+        if let (Some(model), Some(split)) = (&src.model, &training) {
+            train(a, model, split, &setups, &measured)?;
         }
         return Ok(());
     }
+    // Only now, every run measured, the output folder: a run that fails
+    // leaves none.
+    let dir = crate::run_dir::start(&out)?;
     let mut files = Vec::new();
     for m in &measured {
         files.extend(report::write(&out, m, &src.work.name)?);
@@ -289,11 +387,11 @@ pub fn run(a: &PipelineArgs) -> Result<()> {
         let runs: Vec<(&Setup, &Measured)> = setups.iter().zip(&measured).collect();
         print!("{}", report::comparison(&runs));
     }
-    if let Some(model) = &src.model.as_ref().filter(|_| a.train) {
-        train(a, model, &setups, &measured)?;
+    if let (Some(model), Some(split)) = (&src.model, &training) {
+        train(a, model, split, &setups, &measured)?;
     }
     println!("\nwrote {} files to {}", files.len(), out.display());
-    crate::run_dir::finish(&dir.context("an unsharded run's folder")?)
+    crate::run_dir::finish(&dir)
 }
 
 /// Training `model` in the order of each of `runs` schedules, each with
@@ -320,17 +418,32 @@ fn training_estimate(
     ))
 }
 
-fn train(
-    a: &PipelineArgs,
-    model: &model::Model,
-    setups: &[Setup],
-    measured: &[Measured],
-) -> Result<()> {
+/// The model's data set, split as training splits it, checked to leave
+/// samples to train and test on under the limits.
+fn training_data(a: &PipelineArgs, model: &model::Model) -> Result<data::Split> {
     let samples = data::load(&model.data_path)?;
     let t = model.spec.training;
     let split = data::split(&samples, t.test_fraction, t.seed)?;
-    a.budget
-        .admit(&training_estimate(a, model, &split, setups.len()))?;
+    let limit = |n: usize, max: Option<usize>| n.min(max.unwrap_or(usize::MAX));
+    let train = limit(split.train.len(), a.limits.max_train);
+    let test = limit(split.test.len(), a.limits.max_test);
+    if train == 0 || test == 0 {
+        bail!(
+            "{}: {train} training and {test} test samples after the split and the limits: \
+             --train needs both",
+            model.data_path.display()
+        );
+    }
+    Ok(split)
+}
+
+fn train(
+    a: &PipelineArgs,
+    model: &model::Model,
+    split: &data::Split,
+    setups: &[Setup],
+    measured: &[Measured],
+) -> Result<()> {
     let opts = TrainOptions {
         epochs: a.limits.epochs,
         max_train: a.limits.max_train,
@@ -344,11 +457,11 @@ fn train(
     for (s, m) in setups.iter().zip(measured) {
         let res = numerics::train(
             model,
-            &split,
+            split,
             &s.system,
             &m.partition.stages,
             &s.work.model_index,
-            &s.plan,
+            &m.timeline.plan,
             &m.loads,
             &opts,
         )

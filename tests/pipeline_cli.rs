@@ -129,3 +129,102 @@ fn writes_reports() {
         "one bar per task (2 arrays, F and backward, 3 mini-batches of 4)"
     );
 }
+
+/// Issue 29: an option that does not apply to the run is a usage error
+/// (exit 2) naming the option and what it needs, before anything is
+/// written; out-of-range numbers say their range.
+#[test]
+fn options_that_do_not_apply_are_refused_before_any_file() {
+    for (args, expect) in [
+        (
+            vec!["--schedule", "spikepipe"],
+            "--schedule spikepipe needs a spiking network",
+        ),
+        (
+            vec!["--schedule", "gpipe", "--weights", "ema"],
+            "--weights ema is for the asynchronous schedules",
+        ),
+        (
+            vec!["--schedule", "zb,1f1b-flush", "--weights", "stash"],
+            "is synchronous",
+        ),
+        (
+            vec!["--schedule", "1f1b", "--chunks", "4"],
+            "--chunks (time chunks per micro-batch) is for --schedule spikepipe",
+        ),
+        (
+            vec!["--train", "--epochs", "0"],
+            "--epochs 0 is out of range (allowed: 1 or more)",
+        ),
+        (
+            vec!["--train", "--max-train", "0"],
+            "--max-train 0 is out of range (allowed: 1 or more)",
+        ),
+        (
+            vec!["--train", "--max-test", "0"],
+            "--max-test 0 is out of range",
+        ),
+        (vec!["--epochs", "2"], "--epochs is for --train"),
+        (vec!["--ema-shift", "64"], "64 is not in 0..=61"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let mut all = vec!["--model", MLP, "--quiet", "-o", out.to_str().unwrap()];
+        all.extend(&args);
+        let o = Command::new(env!("CARGO_BIN_EXE_sysgrad"))
+            .arg("pipeline")
+            .args(&all)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(expect), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+        assert!(o.stdout.is_empty(), "{args:?} printed a table");
+    }
+}
+
+/// The largest link latency is refused as an overflow (checked
+/// arithmetic), never wrapped to a zero-latency result.
+#[test]
+fn the_largest_link_latency_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let (ok, stdout, err) = run(&[
+        "--model",
+        MLP,
+        "--link-latency",
+        "18446744073709551615",
+        "--quiet",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(err.contains("exceed 2^64 - 1"), "{err}");
+    assert!(stdout.is_empty() && !out.exists(), "{stdout}");
+}
+
+/// `--schedule all` on a network that does not spike runs every schedule
+/// but SpikePipe (1f1b-flush among them).
+#[test]
+fn all_schedules_of_a_non_spiking_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let (ok, stdout, err) = run(&[
+        "--model",
+        MLP,
+        "--arrays",
+        "2",
+        "--schedule",
+        "all",
+        "--backward",
+        "sequential",
+        "--quiet",
+        "-o",
+        out,
+    ]);
+    assert!(ok, "{err}");
+    assert!(stdout.contains("| 1f1b-flush sequential M=4 |"), "{stdout}");
+    assert!(!stdout.contains("spikepipe"), "{stdout}");
+}

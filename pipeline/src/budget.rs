@@ -17,10 +17,13 @@ use sysgrad_emulator::fast::EngineKind;
 pub const TASKS_PER_SECOND: f64 = 1e6;
 
 /// The run `s` describes: counting, then the timeline (twice when
-/// LayerPipe may move dW tasks and compares both).
+/// LayerPipe may move dW tasks and compares both), at the most
+/// mini-batches the steady-state search may simulate (its last doubling;
+/// the earlier ones together take as long again).
 pub fn setup(s: &Setup) -> Estimate {
     let stages = f(s.system.stages());
-    let units: f64 = s.figure_groups().iter().map(|&m| f(m)).sum::<f64>() * f(s.plan.chunks);
+    let most = f(1usize << crate::setup::MAX_DOUBLINGS);
+    let units: f64 = most * s.figure_groups().iter().map(|&m| f(m)).sum::<f64>() * f(s.plan.chunks);
     // Per unit and stage: up to three tasks (F, dX, dW) and four messages
     // (activation, gradient, dW operands and result), and the simulator's
     // per-unit arrival times.
@@ -30,7 +33,7 @@ pub fn setup(s: &Setup) -> Estimate {
     let timeline = Estimate::new(
         "",
         2.0 * units * stages * per_unit,
-        2.0 * tasks / TASKS_PER_SECOND,
+        4.0 * tasks / TASKS_PER_SECOND,
     );
     let mut counting = Estimate::none("");
     for cfg in &s.system.arrays {

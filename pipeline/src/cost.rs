@@ -36,6 +36,17 @@ impl std::ops::Add for Cost {
     }
 }
 
+/// A part taken off a sum it is part of (never below zero).
+impl std::ops::Sub for Cost {
+    type Output = Cost;
+    fn sub(self, o: Cost) -> Cost {
+        Cost {
+            cycles: self.cycles - o.cycles,
+            macs: self.macs - o.macs,
+        }
+    }
+}
+
 impl std::iter::Sum for Cost {
     fn sum<I: Iterator<Item = Cost>>(it: I) -> Cost {
         it.fold(Cost::default(), |a, b| a + b)
@@ -220,13 +231,34 @@ pub fn table(
     columns: impl Fn(&LayerWork) -> Result<usize> + Sync,
     engine: EngineKind,
 ) -> Result<Vec<Vec<TaskCosts>>> {
+    table_with_progress(arrays, layers, columns, engine, &|| {})
+}
+
+/// The layers [`table`] counts for `arrays`: one per layer and distinct
+/// array configuration (the steps `tick` sees in [`table_with_progress`]).
+pub fn counted_layers(arrays: &[ArrayConfig], layers: usize) -> usize {
+    distinct_arrays(arrays).len() * layers
+}
+
+/// [`table`], calling `tick` once per layer counted on a distinct array.
+pub fn table_with_progress(
+    arrays: &[ArrayConfig],
+    layers: &[LayerWork],
+    columns: impl Fn(&LayerWork) -> Result<usize> + Sync,
+    engine: EngineKind,
+    tick: &(dyn Fn() + Sync),
+) -> Result<Vec<Vec<TaskCosts>>> {
     let distinct = distinct_arrays(arrays);
     let per_config: Vec<Vec<TaskCosts>> = distinct
         .par_iter()
         .map(|cfg| {
             let row = layers
                 .par_iter()
-                .map(|l| layer_costs(cfg, l, columns(l)?, engine))
+                .map(|l| {
+                    let c = layer_costs(cfg, l, columns(l)?, engine);
+                    tick();
+                    c
+                })
                 .collect::<Result<Vec<_>>>()?;
             check_sums(cfg, &row)?;
             Ok(row)

@@ -34,6 +34,11 @@ pub enum PipelineError {
         counted: u64,
         table: u64,
     },
+    /// A figure that contradicts what the timeline must satisfy (an
+    /// iteration shorter than an array's own work per iteration): a bug
+    /// in the simulator or the measurement, named by its schedule.
+    #[error("internal error: {0}")]
+    Internal(String),
     #[error("writing {path}: {message}")]
     Output { path: String, message: String },
     /// A figure counted from the inputs' sizes does not fit in `u64`;

@@ -17,27 +17,40 @@ pub enum Schedule {
     /// one forward and one backward in turn, an update per micro-batch,
     /// no flush; weight stashing keeps the weights each forward used.
     OneFOneB,
+    /// 1F1B with a flush (Megatron-LM's synchronous order): on stage s,
+    /// p - 1 - s warm-up forwards, then one forward and one backward in
+    /// turn, then the cool-down backwards; one weight step per mini-batch.
+    OneFOneBFlush,
     /// LayerPipe: 1F1B's order with dX and dW as separate tasks; dX goes
     /// upstream as soon as it is computed, dW follows.
     LayerPipe,
     /// LayerPipe2: the retimed pipeline, a gradient delay of exactly
     /// 2 x (stages downstream) micro-batches on every stage.
     LayerPipe2,
-    /// Zero bubble (ZB-H1): 1F1B with a flush, dX before the forwards, dW
-    /// deferred into the bubbles (at most p - 1 - s dW tasks waiting).
+    /// Zero bubble (ZB-H1, Qi et al. 2024): 1F1B with a flush whose dW
+    /// tasks are deferred into the bubbles (see [`zb_h1_order`]); on
+    /// interleaved arrays (nothing to split) 1F1B with a flush.
     ZeroBubble,
+    /// Zero bubble on interleaved arrays: ZB-H1's order with the fused
+    /// BWD_IL backward in the steady state, the backward split (a BWD_DX
+    /// task now, a BWD_DW task later) only for the micro-batches whose dW
+    /// is deferred into the warm-up's and cool-down's bubbles (see
+    /// [`zb_il_order`]).
+    ZeroBubbleIl,
     /// SpikePipe: GPipe over (micro-batch, time chunk) units of a spiking
     /// network, the LIF state carried from chunk to chunk.
     SpikePipe,
 }
 
 impl Schedule {
-    pub const ALL: [Schedule; 6] = [
+    pub const ALL: [Schedule; 8] = [
         Schedule::GPipe,
         Schedule::OneFOneB,
+        Schedule::OneFOneBFlush,
         Schedule::LayerPipe,
         Schedule::LayerPipe2,
         Schedule::ZeroBubble,
+        Schedule::ZeroBubbleIl,
         Schedule::SpikePipe,
     ];
 
@@ -45,9 +58,11 @@ impl Schedule {
         match self {
             Schedule::GPipe => "gpipe",
             Schedule::OneFOneB => "1f1b",
+            Schedule::OneFOneBFlush => "1f1b-flush",
             Schedule::LayerPipe => "layerpipe",
             Schedule::LayerPipe2 => "layerpipe2",
             Schedule::ZeroBubble => "zb",
+            Schedule::ZeroBubbleIl => "zb-il",
             Schedule::SpikePipe => "spikepipe",
         }
     }
@@ -57,7 +72,11 @@ impl Schedule {
     pub fn synchronous(self) -> bool {
         matches!(
             self,
-            Schedule::GPipe | Schedule::ZeroBubble | Schedule::SpikePipe
+            Schedule::GPipe
+                | Schedule::OneFOneBFlush
+                | Schedule::ZeroBubble
+                | Schedule::ZeroBubbleIl
+                | Schedule::SpikePipe
         )
     }
 
@@ -79,7 +98,7 @@ impl std::str::FromStr for Schedule {
             .into_iter()
             .find(|k| k.name() == s)
             .ok_or_else(|| {
-                format!("unknown schedule {s:?} (expected gpipe, 1f1b, layerpipe, layerpipe2, zb or spikepipe)")
+                format!("unknown schedule {s:?} (expected gpipe, 1f1b, 1f1b-flush, layerpipe, layerpipe2, zb, zb-il or spikepipe)")
             })
     }
 }
@@ -157,6 +176,12 @@ pub struct Plan {
     /// Time chunks per micro-batch (SpikePipe; 1 otherwise).
     pub chunks: usize,
     pub weights: Weights,
+    /// LayerPipe: run each dW as soon as its dX is done, before any other
+    /// task, and send the dX upstream with it: 1F1B's timeline with split
+    /// tasks. The setup keeps whichever of this and the greedy order is
+    /// faster.
+    #[serde(skip)]
+    pub eager_dw: bool,
 }
 
 impl Plan {
@@ -207,6 +232,7 @@ impl Plan {
             micro_batches,
             chunks,
             weights,
+            eager_dw: false,
         })
     }
 
@@ -215,8 +241,17 @@ impl Plan {
         self.schedule.splits_backward() && self.backward == Backward::Sequential
     }
 
+    /// Whether a task of `kind` completes its unit's gradient (dW of a
+    /// split backward, or a fused backward; `zb-il` has both).
+    pub fn ends_unit(&self, kind: Kind) -> bool {
+        match self.schedule {
+            Schedule::ZeroBubbleIl => matches!(kind, Kind::W | Kind::BW),
+            _ => kind == self.last_kind(),
+        }
+    }
+
     /// The kind of the task after which a unit's gradient is complete
-    /// (and a synchronous stage may flush).
+    /// (and a synchronous stage may flush); `zb-il`: see [`Plan::ends_unit`].
     pub fn last_kind(&self) -> Kind {
         if self.split() {
             Kind::W
@@ -231,18 +266,29 @@ impl Plan {
         let downstream = p - 1 - s;
         match self.schedule {
             Schedule::GPipe | Schedule::SpikePipe => None,
-            Schedule::OneFOneB | Schedule::LayerPipe => Some(downstream + 1),
+            Schedule::OneFOneB | Schedule::LayerPipe | Schedule::OneFOneBFlush => {
+                Some(downstream + 1)
+            }
             Schedule::LayerPipe2 => Some(2 * downstream + 1),
-            // ZB-H1: the activations of 1F1B plus the dW tasks it defers;
-            // with nothing to defer (interleaved), 1F1B with a flush.
-            Schedule::ZeroBubble if self.split() => Some(2 * downstream + 1),
+            // ZB-H1: p - s before their dX as in 1F1B, plus up to s whose
+            // dW is deferred: at most p on every stage, 1F1B's peak (its
+            // stage 0's); with nothing to defer, 1F1B with a flush.
+            Schedule::ZeroBubble if self.split() => Some(p),
             Schedule::ZeroBubble => Some(downstream + 1),
+            Schedule::ZeroBubbleIl => Some(p),
         }
     }
 
-    /// ZB-H1 bounds the micro-batches between forward and dX like 1F1B.
-    pub fn forward_limit(&self, s: usize, p: usize) -> Option<usize> {
-        (self.schedule == Schedule::ZeroBubble).then_some(p - s)
+    /// The schedules that fix every stage's task order in advance (the
+    /// simulator then only times them): the order of stage `s` of `p` for
+    /// one mini-batch of `m` micro-batches, as (kind, micro-batch).
+    pub fn order(&self, s: usize, p: usize, m: usize) -> Option<Vec<(Kind, usize)>> {
+        match self.schedule {
+            Schedule::ZeroBubble if self.split() => Some(zb_h1_order(s, p, m)),
+            Schedule::ZeroBubble | Schedule::OneFOneBFlush => Some(one_f_one_b_order(s, p, m)),
+            Schedule::ZeroBubbleIl => Some(zb_il_order(s, p, m)),
+            _ => None,
+        }
     }
 
     /// LayerPipe2's retiming: the backward of micro-batch j on stage s runs
@@ -256,7 +302,7 @@ impl Plan {
     pub fn priority(&self) -> &'static [Kind] {
         match (self.schedule, self.split()) {
             (Schedule::GPipe | Schedule::SpikePipe, _) => &[Kind::F, Kind::BW],
-            (Schedule::ZeroBubble, true) => &[Kind::B, Kind::F, Kind::W],
+            (_, true) if self.eager_dw => &[Kind::W, Kind::B, Kind::F],
             (_, true) => &[Kind::B, Kind::W, Kind::F],
             (_, false) => &[Kind::BW, Kind::F],
         }
@@ -283,4 +329,83 @@ impl Plan {
         }
         s
     }
+}
+
+/// 1F1B with a flush on stage `s` of `p`, `m` micro-batches (Narayanan et
+/// al. 2021, Megatron-LM's non-interleaved schedule): min(p - 1 - s, m)
+/// warm-up forwards, then a forward and a backward in turn, then the
+/// remaining backwards; fused backward tasks.
+pub fn one_f_one_b_order(s: usize, p: usize, m: usize) -> Vec<(Kind, usize)> {
+    let warm = (p - 1 - s).min(m);
+    let mut out: Vec<(Kind, usize)> = (0..warm).map(|j| (Kind::F, j)).collect();
+    for j in 0..m {
+        if warm + j < m {
+            out.push((Kind::F, warm + j));
+        }
+        out.push((Kind::BW, j));
+    }
+    out
+}
+
+/// ZB-H1 on stage `s` of `p`, `m` micro-batches (Qi et al. 2024, "Zero
+/// Bubble Pipeline Parallelism", section 3.1 and figure 3): 1F1B's order
+/// with the backward split, each stage's dW tasks deferred. Stage `s` runs
+/// min(p - s, m) forwards, then for every micro-batch j its dX, then (from
+/// the (s + 1)-th dX on) the dW of micro-batch j - s, then the next
+/// forward; the dW tasks still waiting run last. So stage s holds at most
+/// p - s micro-batches before their dX, and at most p in all (until their
+/// dW), 1F1B's peak; the last stage defers p - 1 dW tasks, stage 0 none,
+/// and the dW tasks fill the cool-down. On equal stages with ideal links
+/// and m >= p the iteration is m (F + B + W) + (p - 1)(F + B - W) when
+/// W <= F (the paper's setting).
+pub fn zb_h1_order(s: usize, p: usize, m: usize) -> Vec<(Kind, usize)> {
+    let warm = (p - s).min(m);
+    let mut out: Vec<(Kind, usize)> = (0..warm).map(|j| (Kind::F, j)).collect();
+    let mut next_w = 0;
+    for j in 0..m {
+        out.push((Kind::B, j));
+        if j >= s {
+            out.push((Kind::W, next_w));
+            next_w += 1;
+        }
+        if warm + j < m {
+            out.push((Kind::F, warm + j));
+        }
+    }
+    out.extend((next_w..m).map(|j| (Kind::W, j)));
+    out
+}
+
+/// Zero bubble on interleaved arrays, stage `s` of `p`, `m` micro-batches:
+/// ZB-H1's order ([`zb_h1_order`]) where the micro-batches whose dW ZB-H1
+/// would only shift by s have one fused backward instead. ZB-H1 defers
+/// stage s's dW by s micro-batches throughout; here only the first s
+/// micro-batches' dW are deferred (their dX leaves early in the warm-up,
+/// their dW waits), the steady state runs fused backwards with those s
+/// dW tasks still waiting (the same p micro-batches held as ZB-H1), and in
+/// the cool-down (no forward left to run) the backwards split again: dX
+/// now, and one waiting dW after it, the rest last, in the bubbles while
+/// the last gradients travel upstream.
+pub fn zb_il_order(s: usize, p: usize, m: usize) -> Vec<(Kind, usize)> {
+    let warm = (p - s).min(m);
+    let mut out: Vec<(Kind, usize)> = (0..warm).map(|j| (Kind::F, j)).collect();
+    let mut waiting = std::collections::VecDeque::new();
+    for j in 0..m {
+        let forward = warm + j < m;
+        if j < s || !forward {
+            out.push((Kind::B, j));
+            waiting.push_back(j);
+            if j >= s {
+                let w = waiting.pop_front().expect("one waiting");
+                out.push((Kind::W, w));
+            }
+        } else {
+            out.push((Kind::BW, j));
+        }
+        if forward {
+            out.push((Kind::F, warm + j));
+        }
+    }
+    out.extend(waiting.into_iter().map(|j| (Kind::W, j)));
+    out
 }

@@ -14,6 +14,10 @@ use serde::Serialize;
 use sysgrad_emulator::count::{Count, Overflow};
 use sysgrad_emulator::fast::EngineKind;
 
+/// How many times [`Setup::simulate_steady`] may double the mini-batches
+/// it simulates (so at most 2^this times [`Setup::figure_groups`]).
+pub const MAX_DOUBLINGS: usize = 2;
+
 /// How the layers are split over the arrays.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PartitionChoice {
@@ -104,12 +108,27 @@ impl Setup {
 
     /// Per-layer task costs on every array, for one unit of work.
     pub fn cost_table(&self) -> Result<Vec<Vec<TaskCosts>>> {
-        cost::table(
+        self.cost_table_with_progress(&|| {})
+    }
+
+    fn cost_table_with_progress(&self, tick: &(dyn Fn() + Sync)) -> Result<Vec<Vec<TaskCosts>>> {
+        cost::table_with_progress(
             &self.system.arrays,
             &self.work.layers,
             |l| self.unit_columns(l.n_per_sample),
             self.engine,
+            tick,
         )
+    }
+
+    /// The steps [`Setup::measure_with_progress`] reports: a layer
+    /// counted on a distinct array each, and one per timeline simulated
+    /// (at most [`MAX_DOUBLINGS`] + 1, twice when LayerPipe compares
+    /// moving a dW; the steps it did not need are reported at the end).
+    pub fn progress_steps(&self) -> u64 {
+        let orders = 1 + u64::from(self.spreads_dw()) + u64::from(self.tries_eager_dw());
+        let sims = (MAX_DOUBLINGS as u64 + 1) * orders;
+        cost::counted_layers(&self.system.arrays, self.work.layers.len()) as u64 + sims
     }
 
     pub fn partition(&self, table: &[Vec<TaskCosts>]) -> Result<Partition> {
@@ -143,8 +162,18 @@ impl Setup {
             .map(|s| {
                 let r = part.stages[s].clone();
                 let layers = &self.work.layers[r.clone()];
+                let mut costs = stage_costs(table, s, &r);
+                if s == 0 {
+                    // Nothing upstream needs the network input's gradient:
+                    // the sequential backward skips the first layer's
+                    // BWD_DX passes (an interleaved pass computes dX and
+                    // dW together, so it runs whole).
+                    let first = table[0][0].dx;
+                    costs.dx = costs.dx - first;
+                    costs.backward_sequential = costs.backward_sequential - first;
+                }
                 let load = StageLoad {
-                    costs: stage_costs(table, s, &r),
+                    costs,
                     send_words: if s + 1 < p {
                         per_unit(first_input(s + 1))
                     } else {
@@ -193,9 +222,11 @@ impl Setup {
         Ok((loads, sizes))
     }
 
-    /// Mini-batches to simulate for steady-state figures: three for a
-    /// synchronous schedule (they repeat exactly), enough for an
-    /// asynchronous pipeline to fill and run at least two in steady state.
+    /// Mini-batches to simulate first for steady-state figures: three for
+    /// a synchronous schedule (they repeat after the first), enough for an
+    /// asynchronous pipeline to fill and run several in steady state.
+    /// [`Setup::simulate_steady`] doubles them until the timeline is
+    /// periodic ([`metrics::steady_state`]), up to [`MAX_DOUBLINGS`] times.
     pub fn figure_groups(&self) -> Vec<usize> {
         let m = self.plan.micro_batches;
         let n = if self.plan.schedule.synchronous() {
@@ -204,6 +235,42 @@ impl Setup {
             3 + (4 * self.system.stages()).div_ceil(m)
         };
         vec![m; n]
+    }
+
+    /// The timeline of `loads` in steady state: [`Setup::figure_groups`]
+    /// mini-batches, doubled until the mini-batches' ends are periodic
+    /// at no fewer cycles per mini-batch than the busiest array works
+    /// (at most [`MAX_DOUBLINGS`] times; past that, see
+    /// [`metrics::steady_iteration`]).
+    pub fn simulate_steady(&self, loads: &[StageLoad]) -> Result<Timeline> {
+        self.simulate_steady_with_progress(loads, &|_| {})
+    }
+
+    /// [`Setup::simulate_steady`], calling `tick(1)` after each timeline
+    /// and `tick(n)` with the doublings it did not need.
+    fn simulate_steady_with_progress(
+        &self,
+        loads: &[StageLoad],
+        tick: &(dyn Fn(u64) + Sync),
+    ) -> Result<Timeline> {
+        let mut groups = self.figure_groups();
+        // A plateau below an array's own work is a transient (LayerPipe2
+        // filling its long lag), never the steady state.
+        let busy = metrics::busy_per_iteration(&self.plan, loads)
+            .iter()
+            .map(|b| b.0)
+            .max()
+            .unwrap_or(0);
+        for doubling in 0..=MAX_DOUBLINGS {
+            let tl = sim::simulate(&self.plan, loads, self.system.link, &groups)?;
+            tick(1);
+            if doubling == MAX_DOUBLINGS || metrics::steady_iteration(&tl, busy).1 {
+                tick((MAX_DOUBLINGS - doubling) as u64);
+                return Ok(tl);
+            }
+            groups = vec![self.plan.micro_batches; 2 * groups.len()];
+        }
+        unreachable!("the last doubling returns")
     }
 
     /// LayerPipe and LayerPipe2 with split tasks may run a stage's dW on
@@ -216,25 +283,66 @@ impl Setup {
         self.dw_offload && layerpipe && self.plan.split()
     }
 
+    /// LayerPipe on sequential arrays also tries 1F1B's order with split
+    /// tasks ([`Plan::eager_dw`]).
+    fn tries_eager_dw(&self) -> bool {
+        self.plan.schedule == Schedule::LayerPipe && self.plan.split() && !self.plan.eager_dw
+    }
+
     /// Costs, partition, timeline and figures. A moved dW costs link
     /// traffic (its operands there, the weight gradient back) and a longer
     /// round trip, so it is kept only when the timeline is shorter.
     pub fn measure(&self) -> Result<Measured> {
+        self.measure_with_progress(&|_| {})
+    }
+
+    /// [`Setup::measure`], calling `tick(n)` as it goes: the
+    /// [`Setup::progress_steps`] of the run, in all.
+    pub fn measure_with_progress(&self, tick: &(dyn Fn(u64) + Sync)) -> Result<Measured> {
         self.check()?;
-        let table = self.cost_table()?;
+        let table = self.cost_table_with_progress(&|| tick(1))?;
         let partition = self.partition(&table)?;
         let (mut loads, sizes) = self.loads(&table, &partition)?;
-        let groups = self.figure_groups();
-        check_memory(&sizes, &groups, self.micro_batch_size)?;
-        let mut timeline = sim::simulate(&self.plan, &loads, self.system.link, &groups)?;
+        let most = self.figure_groups().len() << MAX_DOUBLINGS;
+        check_memory(
+            &sizes,
+            &vec![self.plan.micro_batches; most],
+            self.micro_batch_size,
+        )?;
+        let mut timeline = self.simulate_steady_with_progress(&loads, tick)?;
+        let it = |tl: &Timeline, l: &[StageLoad]| {
+            let busy = metrics::busy_per_iteration(&tl.plan, l);
+            metrics::steady_iteration(tl, busy.iter().map(|b| b.0).max().unwrap_or(0)).0
+        };
         if self.spreads_dw() {
             let own = Setup {
                 dw_offload: false,
                 ..self.clone()
             };
             let (own_loads, _) = own.loads(&table, &partition)?;
-            let t = sim::simulate(&self.plan, &own_loads, self.system.link, &groups)?;
-            if metrics::iteration_cycles(&t) <= metrics::iteration_cycles(&timeline) {
+            let t = self.simulate_steady_with_progress(&own_loads, tick)?;
+            if it(&t, &own_loads) <= it(&timeline, &loads) {
+                (loads, timeline) = (own_loads, t);
+            }
+        }
+        if self.tries_eager_dw() {
+            // LayerPipe's greedy order can lose what the split gains (a dX
+            // sent upstream early lets that stage run its backward before
+            // a forward the pipeline waits on): 1F1B's timeline with split
+            // tasks (each dW right after its dX on the stage's own array,
+            // the dX sent with it) costs what 1F1B does where the split
+            // adds up to the fused backward; keep the faster.
+            let eager = Setup {
+                plan: Plan {
+                    eager_dw: true,
+                    ..self.plan
+                },
+                dw_offload: false,
+                ..self.clone()
+            };
+            let (own_loads, _) = eager.loads(&table, &partition)?;
+            let t = eager.simulate_steady_with_progress(&own_loads, tick)?;
+            if it(&t, &own_loads) < it(&timeline, &loads) {
                 (loads, timeline) = (own_loads, t);
             }
         }
@@ -245,6 +353,7 @@ impl Setup {
             self.plan.micro_batches * self.micro_batch_size,
             self.system.clock_mhz,
         );
+        metrics::check(&figures)?;
         Ok(Measured {
             partition,
             loads,

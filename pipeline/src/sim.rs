@@ -123,8 +123,6 @@ struct StageState {
     /// Units whose dX ran and whose dW has not (split backward).
     waiting_dw: BTreeSet<usize>,
     backward_done: Vec<bool>,
-    forwards: usize,
-    dx_done: usize,
     finished: usize,
     /// Units of each mini-batch whose last backward task ran.
     finished_in_group: Vec<usize>,
@@ -133,7 +131,9 @@ struct StageState {
     micro_started: usize,
     /// The cycles at which micro-batches' last backward tasks end (their
     /// in-flight slot frees then, also when the dW ran on another array).
-    micro_releases: Vec<u64>,
+    micro_releases: BinaryHeap<Reverse<u64>>,
+    /// Releases at or before the current cycle, taken off the heap.
+    released: usize,
 }
 
 struct Sim<'a> {
@@ -158,6 +158,12 @@ struct Sim<'a> {
     tasks: Vec<Task>,
     messages: Vec<Message>,
     peak: Vec<usize>,
+    /// Schedules with a fixed task order: each stage's tasks over every
+    /// mini-batch, as (kind, unit), and how many of them have started.
+    orders: Option<Vec<Vec<(Kind, usize)>>>,
+    cursor: Vec<usize>,
+    /// The stages whose dW each array runs, its own first.
+    hosted: Vec<Vec<usize>>,
 }
 
 /// Runs `plan` for mini-batches of `group_sizes` micro-batches on the
@@ -170,6 +176,15 @@ pub fn simulate(
     group_sizes: &[usize],
 ) -> Result<Timeline> {
     check_horizon(plan, loads, link, group_sizes)?;
+    if plan.order(0, loads.len(), 1).is_some() {
+        if let Some(s) = (0..loads.len()).find(|&s| loads[s].dw_array != s) {
+            return Err(PipelineError::Internal(format!(
+                "{}: stage {s}'s dW on array {}, but the schedule orders each stage's own tasks",
+                plan.label(),
+                loads[s].dw_array
+            )));
+        }
+    }
     let mut sim = Sim::new(plan, loads, link, group_sizes);
     sim.run()?;
     Ok(Timeline {
@@ -249,13 +264,12 @@ impl<'a> Sim<'a> {
                 waiting_backward: BTreeSet::new(),
                 waiting_dw: BTreeSet::new(),
                 backward_done: vec![false; units],
-                forwards: 0,
-                dx_done: 0,
                 finished: 0,
                 finished_in_group: vec![0; groups.len()],
                 group_done_at: vec![0; groups.len()],
                 micro_started: 0,
-                micro_releases: Vec::new(),
+                micro_releases: BinaryHeap::new(),
+                released: 0,
             })
             .collect();
         Sim {
@@ -277,7 +291,37 @@ impl<'a> Sim<'a> {
             tasks: Vec::new(),
             messages: Vec::new(),
             peak: vec![0; p],
+            orders: Self::orders(plan, p, group_sizes),
+            cursor: vec![0; p],
+            hosted: (0..p)
+                .map(|a| {
+                    std::iter::once(a)
+                        .chain((0..p).filter(|&s| s != a))
+                        .filter(|&s| loads[s].dw_array == a)
+                        .collect()
+                })
+                .collect(),
         }
+    }
+
+    /// Every stage's task order over all mini-batches, if `plan` fixes it
+    /// (one unit per micro-batch: ordered schedules have no time chunks).
+    fn orders(plan: &Plan, p: usize, group_sizes: &[usize]) -> Option<Vec<Vec<(Kind, usize)>>> {
+        plan.order(0, p, 1)?;
+        Some(
+            (0..p)
+                .map(|s| {
+                    let mut start = 0;
+                    let mut out = Vec::new();
+                    for &n in group_sizes {
+                        let one = plan.order(s, p, n).expect("ordered");
+                        out.extend(one.into_iter().map(|(k, j)| (k, start + j)));
+                        start += n;
+                    }
+                    out
+                })
+                .collect(),
+        )
     }
 
     fn p(&self) -> usize {
@@ -287,7 +331,10 @@ impl<'a> Sim<'a> {
     fn run(&mut self) -> Result<()> {
         let mut t = 0;
         loop {
-            while self.start_ready_tasks(t) {}
+            self.release_until(t);
+            while self.start_ready_tasks(t) {
+                self.release_until(t);
+            }
             if self.st.iter().all(|s| s.finished == self.units) {
                 return Ok(());
             }
@@ -298,6 +345,18 @@ impl<'a> Sim<'a> {
                     None => return Err(self.deadlock(t)),
                 }
             };
+        }
+    }
+
+    /// Takes the in-flight releases at or before `t` (which only grows)
+    /// off each stage's heap, so that [`Sim::in_flight`] looks at the few
+    /// still pending only.
+    fn release_until(&mut self, t: u64) {
+        for st in &mut self.st {
+            while st.micro_releases.peek().is_some_and(|r| r.0 <= t) {
+                st.micro_releases.pop();
+                st.released += 1;
+            }
         }
     }
 
@@ -342,6 +401,9 @@ impl<'a> Sim<'a> {
     /// The task array `a` starts next: its own stage's forward and dX, or
     /// the dW of a stage whose dW it runs (its own first).
     fn pick(&self, a: usize, t: u64) -> Option<(usize, Kind, usize)> {
+        if let Some(orders) = &self.orders {
+            return self.pick_in_order(&orders[a], a, t);
+        }
         for &kind in self.plan.priority() {
             let found = match kind {
                 Kind::F => self
@@ -357,13 +419,38 @@ impl<'a> Sim<'a> {
         None
     }
 
+    /// The next task of stage `a`'s fixed order, once its inputs are there
+    /// (its stage's dW runs on its own array).
+    fn pick_in_order(
+        &self,
+        order: &[(Kind, usize)],
+        a: usize,
+        t: u64,
+    ) -> Option<(usize, Kind, usize)> {
+        let &(kind, u) = order.get(self.cursor[a])?;
+        let st = &self.st[a];
+        let ready = match kind {
+            Kind::F => {
+                debug_assert_eq!(u, st.next_forward);
+                (a == 0 || self.activation_at[a][u].is_some_and(|x| x <= t))
+                    && self.flushed(a, u, t)
+            }
+            Kind::B | Kind::BW => {
+                st.waiting_backward.contains(&u) && self.backward_unit_ready(a, u, t)
+            }
+            Kind::W => {
+                st.waiting_dw.contains(&u)
+                    && self.loads[a].dw_array == a
+                    && self.dw_operands_at[a][u].is_some_and(|x| x <= t)
+            }
+        };
+        ready.then_some((a, kind, u))
+    }
+
     /// The oldest dW task array `a` can run: its own stage's first, then
     /// those of the stages whose dW it runs, once their operands are there.
     fn dw_ready(&self, a: usize, t: u64) -> Option<(usize, usize)> {
-        let hosted = std::iter::once(a)
-            .chain((0..self.p()).filter(|&s| s != a))
-            .filter(|&s| self.loads[s].dw_array == a);
-        for s in hosted {
+        for &s in &self.hosted[a] {
             let ready = self.st[s]
                 .waiting_dw
                 .iter()
@@ -390,11 +477,7 @@ impl<'a> Sim<'a> {
                 .plan
                 .in_flight_limit(s, p)
                 .is_none_or(|l| in_flight < l);
-        let forward_ok = self
-            .plan
-            .forward_limit(s, p)
-            .is_none_or(|l| st.forwards - st.dx_done < l * self.chunks);
-        arrived && limit_ok && forward_ok && self.flushed(s, u, t)
+        arrived && limit_ok && self.flushed(s, u, t)
     }
 
     /// A synchronous stage starts a mini-batch only after the previous
@@ -442,6 +525,7 @@ impl<'a> Sim<'a> {
         let cost = task_cost(&self.loads[s], self.plan, kind).cycles;
         let finish = t + cost;
         self.array_free[a] = finish;
+        self.cursor[a] += 1;
         self.events.push(Reverse(finish));
         self.tasks.push(Task {
             stage: s,
@@ -467,6 +551,9 @@ impl<'a> Sim<'a> {
             }
             Kind::W => {
                 self.st[s].waiting_dw.remove(&u);
+                if self.plan.eager_dw && s > 0 {
+                    self.send_gradient(s, u, finish);
+                }
                 // A micro-batch is done on its stage once the weight
                 // gradient is back where the weights are.
                 let done = if a == s {
@@ -488,7 +575,8 @@ impl<'a> Sim<'a> {
     /// not ended by cycle `t`.
     fn in_flight(&self, s: usize, t: u64) -> usize {
         let st = &self.st[s];
-        st.micro_started - st.micro_releases.iter().filter(|&&r| r <= t).count()
+        let pending = st.micro_releases.iter().filter(|r| r.0 <= t).count();
+        st.micro_started - st.released - pending
     }
 
     fn started_forward(&mut self, s: usize, u: usize, start: u64, finish: u64) {
@@ -498,7 +586,6 @@ impl<'a> Sim<'a> {
         }
         let st = &mut self.st[s];
         st.next_forward += 1;
-        st.forwards += 1;
         st.waiting_backward.insert(u);
         if u.is_multiple_of(self.chunks) {
             st.micro_started += 1;
@@ -514,8 +601,15 @@ impl<'a> Sim<'a> {
         let st = &mut self.st[s];
         st.waiting_backward.remove(&u);
         st.backward_done[u] = true;
-        st.dx_done += 1;
-        if s > 0 {
+        // With eager dW (1F1B's order, split tasks) the gradient leaves
+        // with the dW, as the fused backward's does.
+        if s > 0 && !(self.plan.eager_dw && self.plan.split()) {
+            self.send_gradient(s, u, finish);
+        }
+    }
+
+    fn send_gradient(&mut self, s: usize, u: usize, finish: u64) {
+        {
             let words = self.loads[s].return_words;
             let arrive = self.send(Carries::Gradient, s, s - 1, u, words, finish);
             self.gradient_at[s - 1][u] = Some(arrive);
@@ -530,7 +624,7 @@ impl<'a> Sim<'a> {
         st.group_done_at[g] = st.group_done_at[g].max(finish);
         // The backward runs the chunks last to first: chunk 0 ends the micro-batch.
         if u.is_multiple_of(self.chunks) {
-            st.micro_releases.push(finish);
+            st.micro_releases.push(Reverse(finish));
         }
     }
 

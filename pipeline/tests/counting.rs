@@ -159,3 +159,47 @@ fn the_largest_micro_batch_size_is_an_overflow_not_a_panic() {
     let e = vgg_small(usize::MAX).unwrap_err();
     assert_overflow(&e, "layer Conv1_1 at 18446744073709551615 time steps");
 }
+
+/// Issue 29: stage 0's first layer has no upstream to send dX to, so the
+/// sequential backward does not run its BWD_DX passes: stage 0's dX task
+/// is its other layers' only (the interleaved pass runs whole), and the
+/// ticks of a run's progress add up to the steps it announced.
+#[test]
+fn the_first_layers_dx_is_not_counted() {
+    let s = Setup {
+        plan: Plan::new(Schedule::ZeroBubble, Backward::Sequential, 4, 1, None).unwrap(),
+        ..setup(
+            vgg_small(1).unwrap(),
+            Link::new(16, 8).unwrap(),
+            1,
+            Schedule::GPipe,
+        )
+    };
+    let table = s.cost_table().unwrap();
+    let part = s.partition(&table).unwrap();
+    let (loads, _) = s.loads(&table, &part).unwrap();
+    let sum = |s: usize, f: fn(&sysgrad_pipeline::cost::TaskCosts) -> u64, skip: usize| {
+        part.stages[s]
+            .clone()
+            .skip(skip)
+            .map(|l| f(&table[s][l]))
+            .sum::<u64>()
+    };
+    assert!(table[0][0].dx.cycles > 0);
+    assert_eq!(loads[0].costs.dx.cycles, sum(0, |c| c.dx.cycles, 1));
+    assert_eq!(
+        loads[0].costs.backward_sequential.cycles,
+        sum(0, |c| c.backward_sequential.cycles, 0) - table[0][0].dx.cycles
+    );
+    assert_eq!(
+        loads[0].costs.backward_interleaved.cycles,
+        sum(0, |c| c.backward_interleaved.cycles, 0)
+    );
+    assert_eq!(loads[1].costs.dx.cycles, sum(1, |c| c.dx.cycles, 0));
+    let ticks = std::sync::atomic::AtomicU64::new(0);
+    s.measure_with_progress(&|n| {
+        ticks.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    })
+    .unwrap();
+    assert_eq!(ticks.into_inner(), s.progress_steps());
+}

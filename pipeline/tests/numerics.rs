@@ -73,6 +73,9 @@ fn synchronous_schedules_train_bit_identically_to_synchronous_training() {
         (Schedule::GPipe, Backward::Interleaved, 4),
         (Schedule::GPipe, Backward::Sequential, 1),
         (Schedule::ZeroBubble, Backward::Sequential, 4),
+        (Schedule::OneFOneBFlush, Backward::Sequential, 4),
+        (Schedule::OneFOneBFlush, Backward::Interleaved, 2),
+        (Schedule::ZeroBubbleIl, Backward::Interleaved, 4),
         (Schedule::SpikePipe, Backward::Interleaved, 2),
     ] {
         let t = run(&mlp, &split, 2, plan(s, b, m, 1, None), 96);

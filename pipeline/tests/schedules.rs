@@ -97,15 +97,27 @@ fn check_invariants(tl: &Timeline, loads: &[StageLoad], link: Link, micros: usiz
     let label = plan.label();
     let p = tl.stages;
     let by_key = index(tl);
-    let kinds: &[Kind] = if plan.split() {
+    let kinds: &[Kind] = if plan.schedule == Schedule::ZeroBubbleIl {
+        &[Kind::F, Kind::B, Kind::W, Kind::BW]
+    } else if plan.split() {
         &[Kind::F, Kind::B, Kind::W]
     } else {
         &[Kind::F, Kind::BW]
     };
-    // Every task exactly once, with the cost of its kind.
+    // Every task exactly once, with the cost of its kind: two or three per
+    // unit (zb-il splits some backwards only).
+    let per_unit = |k: &Key| {
+        if plan.schedule == Schedule::ZeroBubbleIl {
+            2 + usize::from(by_key.contains_key(&(k.0, Kind::B, k.2, k.3)))
+        } else {
+            kinds.len()
+        }
+    };
+    let units: usize = by_key.keys().filter(|k| k.1 == Kind::F).map(per_unit).sum();
+    assert_eq!(units, tl.tasks.len(), "{label}");
     assert_eq!(
-        tl.tasks.len(),
-        p * micros * plan.chunks * kinds.len(),
+        by_key.keys().filter(|k| k.1 == Kind::F).count(),
+        p * micros * plan.chunks,
         "{label}"
     );
     for t in &tl.tasks {
@@ -132,11 +144,20 @@ fn check_invariants(tl: &Timeline, loads: &[StageLoad], link: Link, micros: usiz
             );
         }
     }
-    let dx_kind = if plan.split() { Kind::B } else { Kind::BW };
     let chunks = plan.chunks;
+    // The task that sends a unit's dX: its dX task if split, else its
+    // fused backward.
+    let dx_kind = |s: usize, m: usize, c: usize| {
+        if by_key.contains_key(&(s, Kind::B, m, c)) {
+            Kind::B
+        } else {
+            Kind::BW
+        }
+    };
     for s in 0..p {
         for m in 0..micros {
             for c in 0..chunks {
+                let dx_kind = dx_kind(s, m, c);
                 let f = by_key[&(s, Kind::F, m, c)];
                 let b = by_key[&(s, dx_kind, m, c)];
                 assert!(
@@ -155,7 +176,16 @@ fn check_invariants(tl: &Timeline, loads: &[StageLoad], link: Link, micros: usiz
                 if s + 1 < p {
                     // The gradient came back over the link, as soon as the
                     // downstream dX was done (before its dW, if split).
-                    let next = by_key[&(s + 1, dx_kind, m, c)];
+                    let next = by_key[&(
+                        s + 1,
+                        if by_key.contains_key(&(s + 1, Kind::B, m, c)) {
+                            Kind::B
+                        } else {
+                            Kind::BW
+                        },
+                        m,
+                        c,
+                    )];
                     let msg = message(tl, Carries::Gradient, (s + 1, s), m, c);
                     assert_eq!(msg.depart, next.finish, "{label}: dX sent at once");
                     assert!(b.start >= msg.arrive, "{label}: {b:?} before {msg:?}");
@@ -165,7 +195,7 @@ fn check_invariants(tl: &Timeline, loads: &[StageLoad], link: Link, micros: usiz
                     let later = by_key[&(s, dx_kind, m, c + 1)];
                     assert!(b.start >= later.finish, "{label}: chunk order");
                 }
-                if plan.split() {
+                if dx_kind == Kind::B {
                     let w = by_key[&(s, Kind::W, m, c)];
                     assert!(w.start >= b.finish, "{label}: dW before its dX");
                     let host = loads[s].dw_array;
@@ -232,12 +262,16 @@ fn check_invariants(tl: &Timeline, loads: &[StageLoad], link: Link, micros: usiz
     }
     // In-flight bounds: micro-batches between their first forward task and
     // their last backward task on each stage, counted from the tasks.
-    let last_kind = plan.last_kind();
     for s in 0..p {
         let mut events: Vec<(u64, i64)> = Vec::new();
         for m in 0..micros {
             events.push((by_key[&(s, Kind::F, m, 0)].start, 1));
             // Released once the weight gradient is back on the stage.
+            let last_kind = if by_key.contains_key(&(s, Kind::W, m, 0)) {
+                Kind::W
+            } else {
+                Kind::BW
+            };
             let last = by_key[&(s, last_kind, m, 0)];
             let release = if last.array == s {
                 last.finish
@@ -287,8 +321,8 @@ proptest! {
             .iter()
             .map(|&(f, dx, dw, il)| load(f, dx, dw, il, words))
             .collect());
-        // Split schedules: some stages' dW on a neighbour.
-        if plan.split() {
+        // LayerPipe's split schedules: some stages' dW on a neighbour.
+        if plan.split() && plan.order(0, p, m).is_none() {
             for (s, l) in loads.iter_mut().enumerate() {
                 let to = (s + moves[s]).checked_sub(1).filter(|&a| a < p);
                 l.dw_array = to.unwrap_or(s);
@@ -373,7 +407,12 @@ fn weight_copies_without_stashing() {
 #[test]
 fn synchronous_schedules_have_no_delay() {
     let loads = own_dw(vec![load(10, 6, 6, 9, 3); 4]);
-    for schedule in [Schedule::GPipe, Schedule::ZeroBubble, Schedule::SpikePipe] {
+    for schedule in [
+        Schedule::GPipe,
+        Schedule::OneFOneBFlush,
+        Schedule::ZeroBubble,
+        Schedule::SpikePipe,
+    ] {
         for backward in [Backward::Interleaved, Backward::Sequential] {
             let plan = Plan::new(schedule, backward, 6, 1, None).unwrap();
             let tl = simulate(&plan, &loads, Link::ideal(), &[6; 3]).unwrap();
