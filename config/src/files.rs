@@ -127,6 +127,23 @@ pub fn discard_temp(tmp: &Path) {
     forget(&mut guard, tmp);
 }
 
+/// Writes to `path` atomically what `fill` writes, as it writes it: a
+/// large report never has to be held whole in memory.
+pub fn write_streamed(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let (tmp, file) = create_temp(path)?;
+    let mut out = io::BufWriter::new(file);
+    let written = fill(&mut out).and_then(|()| out.flush());
+    drop(out);
+    if let Err(e) = written {
+        discard_temp(&tmp);
+        return Err(e);
+    }
+    commit_temp(&tmp, path)
+}
+
 /// Writes `bytes` to `path` atomically.
 pub fn write_atomically(path: &Path, bytes: impl AsRef<[u8]>) -> io::Result<()> {
     let (tmp, mut file) = create_temp(path)?;

@@ -49,11 +49,11 @@ pub fn stages_csv(m: &Measured) -> String {
     s
 }
 
-/// One row per task, in the order they started.
-pub fn tasks_csv(m: &Measured) -> String {
-    let mut s = String::from("stage,array,kind,micro_batch,chunk,start,finish\n");
+/// One row per task, in the order they started, written row by row.
+fn write_tasks_csv(s: &mut dyn Write, m: &Measured) -> std::fmt::Result {
+    writeln!(s, "stage,array,kind,micro_batch,chunk,start,finish")?;
     for t in &m.timeline.tasks {
-        let _ = writeln!(
+        writeln!(
             s,
             "{},{},{},{},{},{},{}",
             t.stage,
@@ -63,13 +63,15 @@ pub fn tasks_csv(m: &Measured) -> String {
             t.chunk,
             t.start,
             t.finish
-        );
+        )?;
     }
-    s
+    Ok(())
 }
 
 /// Writes `<stem>.json`, `<stem>_stages.csv`, `<stem>_tasks.csv` and
-/// `<stem>.svg` into `dir`; the paths written.
+/// `<stem>.svg` into `dir`; the paths written. Each file is streamed to
+/// its temporary and renamed: the per-task files grow with the timeline,
+/// which is held once, not again as text.
 pub fn write(dir: &Path, m: &Measured, title: &str) -> Result<Vec<PathBuf>> {
     let out_err = |p: &Path, e: &dyn std::fmt::Display| PipelineError::Output {
         path: p.display().to_string(),
@@ -77,21 +79,59 @@ pub fn write(dir: &Path, m: &Measured, title: &str) -> Result<Vec<PathBuf>> {
     };
     std::fs::create_dir_all(dir).map_err(|e| out_err(dir, &e))?;
     let stem = stem(m);
-    let json = serde_json::to_string_pretty(m).map_err(|e| out_err(dir, &e))?;
-    let svg = gantt::svg(&m.timeline, &format!("{title}: {}", m.figures.label), None);
-    let files = [
-        (format!("{stem}.json"), json),
-        (format!("{stem}_stages.csv"), stages_csv(m)),
-        (format!("{stem}_tasks.csv"), tasks_csv(m)),
-        (format!("{stem}.svg"), svg),
+    let label = format!("{title}: {}", m.figures.label);
+    type Fill<'a> = Box<dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()> + 'a>;
+    let files: [(String, Fill); 4] = [
+        (
+            format!("{stem}.json"),
+            Box::new(|out| Ok(serde_json::to_writer_pretty(out, m)?)),
+        ),
+        (
+            format!("{stem}_stages.csv"),
+            Box::new(|out| out.write_all(stages_csv(m).as_bytes())),
+        ),
+        (
+            format!("{stem}_tasks.csv"),
+            Box::new(|out| as_text(out, |s| write_tasks_csv(s, m))),
+        ),
+        (
+            format!("{stem}.svg"),
+            Box::new(|out| as_text(out, |s| gantt::write_svg(s, &m.timeline, &label, None))),
+        ),
     ];
     let mut written = Vec::new();
-    for (name, text) in files {
+    for (name, fill) in files {
         let path = dir.join(name);
-        sysgrad_config::files::write_atomically(&path, text).map_err(|e| out_err(&path, &e))?;
+        sysgrad_config::files::write_streamed(&path, fill).map_err(|e| out_err(&path, &e))?;
         written.push(path);
     }
     Ok(written)
+}
+
+/// Text written with `std::fmt` into a byte stream, keeping the stream's
+/// error (`fmt::Error` carries none).
+fn as_text(
+    out: &mut dyn std::io::Write,
+    text: impl FnOnce(&mut dyn std::fmt::Write) -> std::fmt::Result,
+) -> std::io::Result<()> {
+    struct Sink<'a> {
+        out: &'a mut dyn std::io::Write,
+        error: Option<std::io::Error>,
+    }
+    impl std::fmt::Write for Sink<'_> {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.out.write_all(s.as_bytes()).map_err(|e| {
+                self.error = Some(e);
+                std::fmt::Error
+            })
+        }
+    }
+    let mut sink = Sink { out, error: None };
+    match (text(&mut sink), sink.error) {
+        (Ok(()), _) => Ok(()),
+        (Err(_), Some(e)) => Err(e),
+        (Err(_), None) => Err(std::io::Error::other("formatting failed")),
+    }
 }
 
 /// The work, the arrays, the link, the clock, the micro-batches and the
