@@ -30,8 +30,21 @@ pub fn to_string<S: AsRef<str>>(header: &[&str], rows: &[Vec<S>]) -> String {
     out
 }
 
+/// Writes the table row by row into the file's temporary (never the whole
+/// table as text).
 pub fn write<S: AsRef<str>>(path: &Path, header: &[&str], rows: &[Vec<S>]) -> Result<()> {
-    write_text(path, &to_string(header, rows))
+    let line = |out: &mut dyn std::io::Write, fields: &mut dyn Iterator<Item = &str>| {
+        let text: Vec<String> = fields.map(field).collect();
+        writeln!(out, "{}", text.join(","))
+    };
+    sysgrad_config::files::write_streamed(path, |out| {
+        line(out, &mut header.iter().copied())?;
+        for r in rows {
+            line(out, &mut r.iter().map(|f| f.as_ref()))?;
+        }
+        Ok(())
+    })
+    .map_err(|e| WorkloadError::output(path, e))
 }
 
 /// Writes through a temporary file and a rename, so an interrupted run
@@ -40,7 +53,8 @@ pub fn write_text(path: &Path, text: &str) -> Result<()> {
     sysgrad_config::files::write_atomically(path, text).map_err(|e| WorkloadError::output(path, e))
 }
 
+/// Pretty JSON, streamed into the file's temporary as it is serialized.
 pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| WorkloadError::output(path, e))?;
-    write_text(path, &text)
+    sysgrad_config::files::write_streamed(path, |out| Ok(serde_json::to_writer_pretty(out, value)?))
+        .map_err(|e| WorkloadError::output(path, e))
 }
