@@ -4,20 +4,11 @@
 //! the file.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+mod common;
 
 fn train(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sysgrad"))
-        .arg("train")
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::sysgrad("train", args)
 }
 
 fn tmp(name: &str) -> PathBuf {

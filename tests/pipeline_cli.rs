@@ -3,18 +3,10 @@
 
 use std::process::Command;
 
+mod common;
+
 fn run(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sysgrad"))
-        .arg("pipeline")
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::sysgrad("pipeline", args)
 }
 
 const MLP: &str = "workloads/models/mlp.toml";

@@ -199,12 +199,7 @@ fn a_wrong_opset_is_refused() {
 fn dynamic_shapes_other_than_the_batch_are_refused() {
     use proto::tensor_shape_proto::dimension::Value;
     let mut p = cnn_proto();
-    let input = &mut p.graph.as_mut().unwrap().input[0];
-    let Some(proto::type_proto::Value::TensorType(t)) =
-        input.r#type.as_mut().unwrap().value.as_mut()
-    else {
-        unreachable!()
-    };
+    let t = input_tensor(&mut p);
     t.shape.as_mut().unwrap().dim[2].value = Some(Value::DimParam("height".into()));
     let e = refused(&p);
     assert!(
@@ -239,12 +234,7 @@ fn non_float_tensors_are_refused() {
         "{e}"
     );
     let mut p = cnn_proto();
-    let input = &mut p.graph.as_mut().unwrap().input[0];
-    let Some(proto::type_proto::Value::TensorType(t)) =
-        input.r#type.as_mut().unwrap().value.as_mut()
-    else {
-        unreachable!()
-    };
+    let t = input_tensor(&mut p);
     t.elem_type = Some(proto::tensor_proto::DataType::Int8 as i32);
     let e = refused(&p);
     assert!(e.contains("input `input` is INT8, not FLOAT"), "{e}");
@@ -269,12 +259,7 @@ fn unsupported_attributes_name_what_is_accepted() {
 #[test]
 fn input_shape_must_be_the_data_sets() {
     let mut p = cnn_proto();
-    let input = &mut p.graph.as_mut().unwrap().input[0];
-    let Some(proto::type_proto::Value::TensorType(t)) =
-        input.r#type.as_mut().unwrap().value.as_mut()
-    else {
-        unreachable!()
-    };
+    let t = input_tensor(&mut p);
     t.shape.as_mut().unwrap().dim[2].value =
         Some(proto::tensor_shape_proto::dimension::Value::DimValue(28));
     let e = refused(&p);
@@ -395,5 +380,14 @@ proptest::proptest! {
                 sysgrad_workloads::onnx::write::with_weights(&imp, &w);
             }
         }
+    }
+}
+
+/// The graph input's tensor type (its element type and shape).
+fn input_tensor(p: &mut proto::ModelProto) -> &mut proto::type_proto::Tensor {
+    let input = &mut p.graph.as_mut().unwrap().input[0];
+    match input.r#type.as_mut().unwrap().value.as_mut() {
+        Some(proto::type_proto::Value::TensorType(t)) => t,
+        _ => unreachable!("the test models' input is a tensor"),
     }
 }
