@@ -8,6 +8,7 @@ pub mod validate;
 pub use spec::*;
 pub use validate::Shape;
 
+use crate::data::{DataSource, DatasetInfo};
 use crate::error::{Result, WorkloadError};
 use std::path::{Path, PathBuf};
 use sysgrad_config::ArrayConfig;
@@ -20,8 +21,12 @@ pub struct Model {
     pub cfg: ArrayConfig,
     /// Input shape of every layer, then the output shape of the last.
     pub shapes: Vec<Shape>,
-    /// Where the digits data set is read from.
+    /// Where the digits data set is read from (for other data sets, the
+    /// first training file).
     pub data_path: PathBuf,
+    /// The data set's files and what the headers say about it.
+    pub data: DataSource,
+    pub dataset: DatasetInfo,
 }
 
 /// The digits copy shipped with the crate.
@@ -75,18 +80,18 @@ fn in_file(e: WorkloadError, text: &str, path: &Path) -> WorkloadError {
 
 /// Checks a model built in code; a relative `data.path` is taken from `base`.
 pub fn from_spec(spec: ModelSpec, base: Option<&Path>) -> Result<Model> {
-    let shapes = validate::validate(&spec)?;
+    let data = DataSource::resolve(&spec.data, base, default_data_path())?;
+    let dataset = data.info()?;
+    let shapes = validate::validate_for(&spec, &dataset)?;
     let cfg = validate::array_config(&spec)?;
-    let data_path = match &spec.data.path {
-        Some(p) if p.is_relative() => base.unwrap_or(Path::new(".")).join(p),
-        Some(p) => p.clone(),
-        None => default_data_path(),
-    };
+    let data_path = data.main_path().to_path_buf();
     Ok(Model {
         spec,
         cfg,
         shapes,
         data_path,
+        data,
+        dataset,
     })
 }
 

@@ -213,10 +213,43 @@ fn default_test_fraction() -> f64 {
     0.2
 }
 
+/// The `[data]` section: which data set a model trains on. Without a
+/// `format` it is the digits CSV (`path`, or the shipped copy) with a
+/// seeded split; `idx` and `cifar10` name their official `train` and
+/// `test` files. The input shape is read from the files.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DataSpec {
     /// The digits CSV (optionally gzip'ed), relative to the model file;
     /// the copy shipped in `workloads/data/` when omitted.
     pub path: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<DataFormat>,
+    /// The folder `train` and `test` are in (relative to the model file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<PathBuf>,
+    /// An environment variable that, when set, replaces `dir` (so that a
+    /// shipped model finds a data set installed elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir_env: Option<String>,
+    /// IDX: `[images, labels]`; CIFAR-10: the batch files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train: Option<Vec<PathBuf>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<Vec<PathBuf>>,
+    /// Number of classes (labels 0..classes); 10 when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classes: Option<usize>,
+}
+
+/// The file formats `[data] format` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataFormat {
+    /// The digits CSV: 64 pixels (0..16) and a label per line.
+    DigitsCsv,
+    /// IDX image and label files (MNIST, Fashion-MNIST), gzip'ed or not.
+    Idx,
+    /// CIFAR-10 binary batches.
+    Cifar10,
 }

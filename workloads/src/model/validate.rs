@@ -2,8 +2,8 @@
 //! and trained without any further checks (and so without panics).
 
 use super::spec::*;
+use crate::data::{DatasetInfo, DIGITS};
 use crate::error::{Result, WorkloadError};
-use crate::DIGITS;
 use sysgrad_config::{ArrayConfig, Backward};
 
 /// Feature-map shape of one sample: channels x height x width. Dense
@@ -74,8 +74,13 @@ pub fn array_config(spec: &ModelSpec) -> Result<ArrayConfig> {
 }
 
 /// Checks every field and returns the input shape of each layer followed by
-/// the output shape of the last one.
+/// the output shape of the last one (on the digits).
 pub fn validate(spec: &ModelSpec) -> Result<Vec<Shape>> {
+    validate_for(spec, &DIGITS)
+}
+
+/// [`validate`] for a model whose input and classes are `data`'s.
+pub fn validate_for(spec: &ModelSpec, data: &DatasetInfo) -> Result<Vec<Shape>> {
     check_name(&spec.name)?;
     let cfg = array_config(spec)?;
     check_range("input.time_steps", spec.input.time_steps, 1, MAX_TIME_STEPS)?;
@@ -85,7 +90,7 @@ pub fn validate(spec: &ModelSpec) -> Result<Vec<Shape>> {
             "a model needs at least one layer",
         ));
     }
-    let mut shapes = vec![DIGITS.input];
+    let mut shapes = vec![data.input];
     for (i, layer) in spec.layers.iter().enumerate() {
         let next = layer_output(i, layer, *shapes.last().unwrap(), &cfg)?;
         shapes.push(next);
@@ -93,16 +98,17 @@ pub fn validate(spec: &ModelSpec) -> Result<Vec<Shape>> {
     let out = *shapes.last().unwrap();
     if out
         != (Shape {
-            c: DIGITS.classes,
+            c: data.classes,
             h: 1,
             w: 1,
         })
     {
+        let each = if *data == DIGITS { "digit" } else { "class" };
         return Err(WorkloadError::model(
             format!("layers[{}]", spec.layers.len() - 1),
             format!(
-                "the last layer must produce {} values (one per digit) as a flat vector, it produces {out}",
-                DIGITS.classes
+                "the last layer must produce {} values (one per {each}) as a flat vector, it produces {out}",
+                data.classes
             ),
         ));
     }
