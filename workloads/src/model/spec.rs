@@ -22,6 +22,11 @@ pub struct ModelSpec<L = LayerSpec> {
     pub training: TrainingSpec,
     #[serde(default)]
     pub data: DataSpec,
+    /// The graph form's wiring, one per layer (`None`: the list form, each
+    /// layer reads the one before). In a file it is written as `name` and
+    /// `inputs` in the `[[layers]]` tables (see [`super::graph`]).
+    #[serde(skip)]
+    pub graph: Option<Vec<super::graph::Wire>>,
 }
 
 /// The PE mesh the model trains on. The backward schedule is not a field:
@@ -119,6 +124,7 @@ impl<L> ModelSpec<L> {
             optimizer: self.optimizer,
             training: self.training,
             data: self.data,
+            graph: self.graph,
         })
     }
 }
@@ -151,6 +157,19 @@ pub enum LayerSpec {
         stride: Option<usize>,
     },
     Flatten,
+    /// Average pooling: the rounded mean of each window (see
+    /// `workloads/README.md` for the fixed-point rule). `stride` defaults
+    /// to `size`.
+    AvgPool {
+        size: usize,
+        stride: Option<usize>,
+    },
+    /// The mean of each channel over the whole feature map: `(C, H, W)` to
+    /// `(C, 1, 1)`.
+    GlobalAvgPool,
+    /// Residual addition of two inputs of the same shape (graph form only),
+    /// saturating in fixed point.
+    Add,
     /// Leaky integrate-and-fire neurons (see `net::lif`). Defaults: reset
     /// subtract, fast-sigmoid surrogate, slope 25, spike output.
     Lif {
@@ -172,6 +191,9 @@ impl LayerSpec {
             LayerSpec::MaxPool { .. } => "max_pool",
             LayerSpec::Flatten => "flatten",
             LayerSpec::Lif { .. } => "lif",
+            LayerSpec::AvgPool { .. } => "avg_pool",
+            LayerSpec::GlobalAvgPool => "global_avg_pool",
+            LayerSpec::Add => "add",
         }
     }
 }
