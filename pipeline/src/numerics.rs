@@ -167,6 +167,13 @@ pub fn train(
 ) -> Result<Trained> {
     let micro = micro_batch_size(model, plan)?;
     let spec = &model.spec;
+    if !model.graph.is_chain() {
+        return Err(sysgrad_workloads::WorkloadError::model(
+            "layers",
+            "pipelined training runs the list form (a chain of layers); this model is a graph",
+        )
+        .into());
+    }
     let train_set = train::limit(&split.train, opts.max_train);
     let test_set = train::limit(&split.test, opts.max_test);
     let epochs = opts.epochs.unwrap_or(spec.training.epochs);
@@ -543,6 +550,7 @@ impl<'a> Trainer<'a> {
         Network {
             arith: FixedArith::on(EngineKind::Fast, self.model.cfg, step),
             layers: self.stages.iter().flat_map(|s| s.layers.clone()).collect(),
+            graph: self.model.graph.clone(),
             time_steps: self.model.spec.input.time_steps,
             grad_scale_shift: o.grad_scale_shift,
         }

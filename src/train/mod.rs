@@ -90,9 +90,8 @@ fn run_topologies(a: &TrainArgs) -> Result<()> {
 fn run_model(a: &TrainArgs, run: &args::TrainJob, several: bool) -> Result<(ModelRun, f64)> {
     let m = &run.model;
     let dir = a.out_dir(&run.name, several);
-    let samples = data::load(&m.data_path)?;
     let t = m.spec.training;
-    let split = data::split(&samples, t.test_fraction, t.seed)?;
+    let split = data::load_split(m)?;
     let opts = a.train_options(m)?;
     let need = sysgrad_workloads::budget::training(m, &opts, split.train.len(), split.test.len());
     a.budget.admit(&need)?;

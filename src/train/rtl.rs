@@ -24,9 +24,7 @@ fn run_model(a: &TrainArgs, job: &TrainJob) -> Result<String> {
     let m = &job.model;
     let name = &m.spec.name;
     let gap = a.stalls.gap;
-    let samples = data::load(&m.data_path)?;
-    let t = m.spec.training;
-    let split = data::split(&samples, t.test_fraction, t.seed)?;
+    let split = data::load_split(m)?;
     let mut opts = a.accel_options(m)?;
     opts.record_trace = true;
     let (emulated, cycles) = sysgrad_workloads::budget::accel_steps(m, a.steps);

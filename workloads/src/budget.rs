@@ -109,6 +109,19 @@ pub fn training(m: &Model, opts: &TrainOptions, train: usize, test: usize) -> Es
             None => one,
         };
     }
+    // Average pooling and residual additions: their outputs, kept in both
+    // number systems until their last reader (a graph keeps a residual
+    // branch's value alive across the block).
+    let cols = f(t.batch_size) * f(m.spec.input.time_steps);
+    for (i, l) in m.spec.layers.iter().enumerate() {
+        use crate::model::LayerSpec;
+        if matches!(
+            l,
+            LayerSpec::AvgPool { .. } | LayerSpec::GlobalAvgPool | LayerSpec::Add
+        ) {
+            bytes += f(m.shapes[i + 1].size()) * cols * 12.0;
+        }
+    }
     // An evaluation is a forward pass: a third of a step's products.
     let seconds = step_seconds * (steps + evals / 3.0);
     Estimate::new(

@@ -90,6 +90,8 @@ fn host_work(l: &LayerSpec) -> &'static str {
         LayerSpec::MaxPool { .. } => "max pooling",
         LayerSpec::Flatten => "reshape",
         LayerSpec::Lif { .. } => "LIF dynamics, BPTT",
+        LayerSpec::AvgPool { .. } | LayerSpec::GlobalAvgPool => "average pooling",
+        LayerSpec::Add => "residual addition",
     }
 }
 
@@ -101,7 +103,7 @@ fn conv_traffic(
     (i, needs_dx): (usize, bool),
     g: &GemmShape,
 ) -> ConvTraffic {
-    let input = model.shapes[i];
+    let input = model.input_shape(i);
     let pixels = model.spec.training.batch_size * model.spec.input.time_steps * input.h * input.w;
     let act = |rows: usize, cols: usize| {
         dma_beats(

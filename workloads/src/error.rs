@@ -30,6 +30,14 @@ pub enum WorkloadError {
         line: usize,
         message: String,
     },
+    /// A binary data file (IDX, CIFAR-10) that is not what its format
+    /// says: `offset` is in the file's bytes (after gunzip for a `.gz`).
+    #[error("data set {path}: at byte {offset}: {message}")]
+    DataAt {
+        path: PathBuf,
+        offset: u64,
+        message: String,
+    },
     /// The emulated array refused an operand (should not happen for a
     /// validated model: every value is requantized before it is streamed).
     #[error("layer {layer} ({what}): array error")]

@@ -174,6 +174,16 @@ fn requantized_if(cfg: &ArrayConfig, acc: Array2<i64>, out: Output) -> Array2<i6
     }
 }
 
+/// `sum / n` rounded to nearest, ties toward +infinity (`floor((2 sum +
+/// n) / 2n)`), saturated to `in_bits`; the sum of data values is exact in
+/// `i64`.
+pub fn mean_fixed(vals: &[i64], n: usize, in_bits: u32) -> i64 {
+    let sum: i128 = vals.iter().map(|&v| v as i128).sum();
+    let n = n.max(1) as i128;
+    let q = (2 * sum + n).div_euclid(2 * n);
+    fixed::sat(q.clamp(i64::MIN as i128, i64::MAX as i128) as i64, in_bits)
+}
+
 pub struct FixedArith {
     pub cfg: ArrayConfig,
     pub step: Step,
@@ -477,6 +487,9 @@ impl Arith for FixedArith {
     fn mul(&self, a: i64, b: i64) -> i64 {
         // The product has 2F fractional bits, like an accumulator.
         self.requantize(a * b)
+    }
+    fn mean(&self, vals: &[i64], n: usize) -> i64 {
+        mean_fixed(vals, n, self.cfg.format().in_bits)
     }
 
     fn matmul(

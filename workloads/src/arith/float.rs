@@ -39,6 +39,9 @@ impl Arith for FloatArith {
     fn mul(&self, a: f32, b: f32) -> f32 {
         a * b
     }
+    fn mean(&self, vals: &[f32], n: usize) -> f32 {
+        vals.iter().sum::<f32>() / n as f32
+    }
 
     fn matmul(
         &mut self,

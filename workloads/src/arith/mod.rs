@@ -11,7 +11,7 @@ mod fixed;
 mod float;
 
 pub use accel::{AccelCost, AccelEngine, AccelOptions};
-pub use fixed::{Bucket, FixedArith, Ledger};
+pub use fixed::{mean_fixed, Bucket, FixedArith, Ledger};
 pub use float::FloatArith;
 
 use crate::error::Result;
@@ -48,6 +48,10 @@ pub trait Arith {
     fn sub(&self, a: Self::V, b: Self::V) -> Self::V;
     /// Data * data rounded to data.
     fn mul(&self, a: Self::V, b: Self::V) -> Self::V;
+    /// `(sum of vals) / n` in data format: in fixed point the sum is exact
+    /// (no saturation), the quotient rounded to nearest with ties toward
+    /// +infinity, then saturated (average pooling and its gradient).
+    fn mean(&self, vals: &[Self::V], n: usize) -> Self::V;
 
     /// `W X` as accumulators (W: M x K, X: K x N).
     fn matmul(

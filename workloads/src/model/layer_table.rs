@@ -16,11 +16,28 @@ pub enum LayerKind {
     MaxPool,
     Flatten,
     Lif,
+    AvgPool,
+    GlobalAvgPool,
+    Add,
+    /// Refused with the reason (see [`BATCH_NORM_REFUSED`]).
+    BatchNorm,
 }
+
+/// Why `batch_norm` is refused.
+pub const BATCH_NORM_REFUSED: &str = "batch normalization is not supported: its batch \
+statistics need a per-channel division by a square root that neither the array nor the \
+model's fixed-point format provides exactly, and its running statistics would make \
+evaluation differ from training; fold a trained model's normalization into the \
+convolution before it (scale the filters, shift the bias) or train without it";
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LayerTable {
+    /// The graph form (see [`super::graph`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<Vec<String>>,
     #[serde(rename = "type")]
     pub kind: Option<LayerKind>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -81,6 +98,10 @@ fn kind_name(k: LayerKind) -> &'static str {
         LayerKind::MaxPool => "max_pool",
         LayerKind::Flatten => "flatten",
         LayerKind::Lif => "lif",
+        LayerKind::AvgPool => "avg_pool",
+        LayerKind::GlobalAvgPool => "global_avg_pool",
+        LayerKind::Add => "add",
+        LayerKind::BatchNorm => "batch_norm",
     }
 }
 
@@ -88,8 +109,12 @@ fn allowed(k: LayerKind) -> &'static [&'static str] {
     match k {
         LayerKind::Dense => &["units"],
         LayerKind::Conv2d => &["filters", "kernel", "stride", "padding"],
-        LayerKind::Relu | LayerKind::Flatten => &[],
-        LayerKind::MaxPool => &["size", "stride"],
+        LayerKind::Relu
+        | LayerKind::Flatten
+        | LayerKind::GlobalAvgPool
+        | LayerKind::Add
+        | LayerKind::BatchNorm => &[],
+        LayerKind::MaxPool | LayerKind::AvgPool => &["size", "stride"],
         LayerKind::Lif => &["beta", "threshold", "reset", "surrogate", "slope", "output"],
     }
 }
@@ -98,9 +123,13 @@ impl TryFrom<LayerTable> for LayerSpec {
     type Error = String;
 
     fn try_from(t: LayerTable) -> Result<Self, String> {
-        let kind = t
-            .kind
-            .ok_or("a layer needs a `type` (dense, conv2d, relu, max_pool, flatten or lif)")?;
+        let kind = t.kind.ok_or(
+            "a layer needs a `type` (dense, conv2d, relu, max_pool, avg_pool, \
+                 global_avg_pool, add, flatten or lif)",
+        )?;
+        if kind == LayerKind::BatchNorm {
+            return Err(BATCH_NORM_REFUSED.to_string());
+        }
         let name = kind_name(kind);
         let ok = allowed(kind);
         if let Some(bad) = t.present().into_iter().find(|f| !ok.contains(f)) {
@@ -131,6 +160,13 @@ impl TryFrom<LayerTable> for LayerSpec {
                 size: need(t.size, "size")?,
                 stride: t.stride,
             },
+            LayerKind::AvgPool => LayerSpec::AvgPool {
+                size: need(t.size, "size")?,
+                stride: t.stride,
+            },
+            LayerKind::GlobalAvgPool => LayerSpec::GlobalAvgPool,
+            LayerKind::Add => LayerSpec::Add,
+            LayerKind::BatchNorm => unreachable!("refused above"),
             LayerKind::Lif => LayerSpec::Lif {
                 beta: need_f(t.beta, "beta")?,
                 threshold: need_f(t.threshold, "threshold")?,
@@ -167,6 +203,12 @@ impl From<LayerSpec> for LayerTable {
                 (t.size, t.stride) = (Some(size), stride);
                 LayerKind::MaxPool
             }
+            LayerSpec::AvgPool { size, stride } => {
+                (t.size, t.stride) = (Some(size), stride);
+                LayerKind::AvgPool
+            }
+            LayerSpec::GlobalAvgPool => LayerKind::GlobalAvgPool,
+            LayerSpec::Add => LayerKind::Add,
             LayerSpec::Lif {
                 beta,
                 threshold,

@@ -1,6 +1,7 @@
 //! Model files: the serde description ([`spec`]) and its checks
 //! ([`validate`]).
 
+pub mod graph;
 pub mod layer_table;
 pub mod spec;
 pub mod validate;
@@ -8,7 +9,9 @@ pub mod validate;
 pub use spec::*;
 pub use validate::Shape;
 
+use crate::data::{DataSource, DatasetInfo};
 use crate::error::{Result, WorkloadError};
+pub use graph::{Graph, Wire};
 use std::path::{Path, PathBuf};
 use sysgrad_config::ArrayConfig;
 
@@ -18,17 +21,32 @@ pub struct Model {
     pub spec: ModelSpec,
     /// The interleaved array it trains on.
     pub cfg: ArrayConfig,
-    /// Input shape of every layer, then the output shape of the last.
+    /// The shape of every value: the model's input, then each layer's
+    /// output (for the list form: the input of every layer, then the
+    /// output of the last). [`Model::input_shape`] is a layer's input.
     pub shapes: Vec<Shape>,
-    /// Where the digits data set is read from.
+    /// Which values each layer reads (the chain for the list form).
+    pub graph: Graph,
+    /// Where the digits data set is read from (for other data sets, the
+    /// first training file).
     pub data_path: PathBuf,
     /// The ONNX graph the layers and initial weights came from (`onnx`).
     pub onnx: Option<std::sync::Arc<crate::onnx::Imported>>,
+    /// The data set's files and what the headers say about it.
+    pub data: DataSource,
+    pub dataset: DatasetInfo,
 }
 
 /// The digits copy shipped with the crate.
 pub fn default_data_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("data/digits.csv.gz")
+}
+
+impl Model {
+    /// The shape of layer `i`'s (first) input.
+    pub fn input_shape(&self, i: usize) -> Shape {
+        self.shapes[self.graph.inputs[i][0]]
+    }
 }
 
 /// Parses and checks a model given as text; `json` picks the syntax and
@@ -38,16 +56,47 @@ pub fn parse_model(text: &str, json: bool, path: &Path) -> Result<Model> {
         path: path.to_path_buf(),
         message: sysgrad_config::cut_long_lines(&message),
     };
-    let raw: ModelSpec<layer_table::LayerTable> = if json {
+    let mut raw: ModelSpec<layer_table::LayerTable> = if json {
         serde_json::from_str(text).map_err(|e| parse_err(e.to_string()))?
     } else {
         toml::from_str(text).map_err(|e| parse_err(e.to_string()))?
     };
+    raw.graph = wires(&mut raw.layers)
+        .map_err(|(i, m)| WorkloadError::model(format!("{}: layers[{i}]", path.display()), m))?;
     let spec = raw.try_map_layers(|i, t| {
         LayerSpec::try_from(t)
             .map_err(|m| WorkloadError::model(format!("{}: layers[{i}]", path.display()), m))
     })?;
     from_spec(spec, path.parent()).map_err(|e| in_file(e, text, path))
+}
+
+/// The graph form's `name` and `inputs` of every layer table (taken out
+/// of them), or `None` for the list form (no layer has either).
+fn wires(
+    tables: &mut [layer_table::LayerTable],
+) -> std::result::Result<Option<Vec<Wire>>, (usize, String)> {
+    if tables
+        .iter()
+        .all(|t| t.name.is_none() && t.inputs.is_none())
+    {
+        return Ok(None);
+    }
+    tables
+        .iter_mut()
+        .enumerate()
+        .map(|(i, t)| {
+            let name = t.name.take().ok_or((
+                i,
+                "needs a `name`: in the graph form (a layer has `name` or `inputs`) every layer has one"
+                    .to_string(),
+            ))?;
+            Ok(Wire {
+                name,
+                inputs: t.inputs.take().unwrap_or_default(),
+            })
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map(Some)
 }
 
 /// A check's error on the text of `path`, with the file and, when the
@@ -78,32 +127,37 @@ fn in_file(e: WorkloadError, text: &str, path: &Path) -> WorkloadError {
 /// Checks a model built in code; a relative `data.path` (and `onnx`) is
 /// taken from `base`.
 pub fn from_spec(mut spec: ModelSpec, base: Option<&Path>) -> Result<Model> {
-    let resolve = |p: &PathBuf| match p.is_relative() {
-        true => base.unwrap_or(Path::new(".")).join(p),
-        false => p.clone(),
-    };
-    let onnx = match spec.onnx.as_ref().map(resolve) {
+    let onnx = match &spec.onnx {
         Some(p) => {
-            let imported = crate::onnx::import_into(&mut spec, &p)?;
-            Some(std::sync::Arc::new(imported))
+            let p = match p.is_relative() {
+                true => base.unwrap_or(Path::new(".")).join(p),
+                false => p.clone(),
+            };
+            Some(std::sync::Arc::new(crate::onnx::import_into(
+                &mut spec, &p,
+            )?))
         }
         None => None,
     };
+    let data = DataSource::resolve(&spec.data, base, default_data_path())?;
+    let dataset = data.info()?;
+    let graph = graph::resolve(&spec)?;
+    let shapes = validate::validate_graph(&spec, &graph, &dataset);
     let shapes = match &onnx {
-        Some(imp) => validate::validate(&spec).map_err(|e| crate::onnx::at_node(e, imp))?,
-        None => validate::validate(&spec)?,
+        Some(imp) => shapes.map_err(|e| crate::onnx::at_node(e, imp))?,
+        None => shapes?,
     };
     let cfg = validate::array_config(&spec)?;
-    let data_path = match &spec.data.path {
-        Some(p) => resolve(p),
-        None => default_data_path(),
-    };
+    let data_path = data.main_path().to_path_buf();
     Ok(Model {
         spec,
         cfg,
         shapes,
+        graph,
         data_path,
         onnx,
+        data,
+        dataset,
     })
 }
 

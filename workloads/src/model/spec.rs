@@ -29,6 +29,11 @@ pub struct ModelSpec<L = LayerSpec> {
     pub training: TrainingSpec,
     #[serde(default)]
     pub data: DataSpec,
+    /// The graph form's wiring, one per layer (`None`: the list form, each
+    /// layer reads the one before). In a file it is written as `name` and
+    /// `inputs` in the `[[layers]]` tables (see [`super::graph`]).
+    #[serde(skip)]
+    pub graph: Option<Vec<super::graph::Wire>>,
 }
 
 /// The PE mesh the model trains on. The backward schedule is not a field:
@@ -127,6 +132,7 @@ impl<L> ModelSpec<L> {
             optimizer: self.optimizer,
             training: self.training,
             data: self.data,
+            graph: self.graph,
         })
     }
 }
@@ -159,6 +165,19 @@ pub enum LayerSpec {
         stride: Option<usize>,
     },
     Flatten,
+    /// Average pooling: the rounded mean of each window (see
+    /// `workloads/README.md` for the fixed-point rule). `stride` defaults
+    /// to `size`.
+    AvgPool {
+        size: usize,
+        stride: Option<usize>,
+    },
+    /// The mean of each channel over the whole feature map: `(C, H, W)` to
+    /// `(C, 1, 1)`.
+    GlobalAvgPool,
+    /// Residual addition of two inputs of the same shape (graph form only),
+    /// saturating in fixed point.
+    Add,
     /// Leaky integrate-and-fire neurons (see `net::lif`). Defaults: reset
     /// subtract, fast-sigmoid surrogate, slope 25, spike output.
     Lif {
@@ -180,6 +199,9 @@ impl LayerSpec {
             LayerSpec::MaxPool { .. } => "max_pool",
             LayerSpec::Flatten => "flatten",
             LayerSpec::Lif { .. } => "lif",
+            LayerSpec::AvgPool { .. } => "avg_pool",
+            LayerSpec::GlobalAvgPool => "global_avg_pool",
+            LayerSpec::Add => "add",
         }
     }
 }
@@ -221,10 +243,43 @@ fn default_test_fraction() -> f64 {
     0.2
 }
 
+/// The `[data]` section: which data set a model trains on. Without a
+/// `format` it is the digits CSV (`path`, or the shipped copy) with a
+/// seeded split; `idx` and `cifar10` name their official `train` and
+/// `test` files. The input shape is read from the files.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DataSpec {
     /// The digits CSV (optionally gzip'ed), relative to the model file;
     /// the copy shipped in `workloads/data/` when omitted.
     pub path: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<DataFormat>,
+    /// The folder `train` and `test` are in (relative to the model file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<PathBuf>,
+    /// An environment variable that, when set, replaces `dir` (so that a
+    /// shipped model finds a data set installed elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir_env: Option<String>,
+    /// IDX: `[images, labels]`; CIFAR-10: the batch files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train: Option<Vec<PathBuf>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<Vec<PathBuf>>,
+    /// Number of classes (labels 0..classes); 10 when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classes: Option<usize>,
+}
+
+/// The file formats `[data] format` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataFormat {
+    /// The digits CSV: 64 pixels (0..16) and a label per line.
+    DigitsCsv,
+    /// IDX image and label files (MNIST, Fashion-MNIST), gzip'ed or not.
+    Idx,
+    /// CIFAR-10 binary batches.
+    Cifar10,
 }

@@ -2,8 +2,8 @@
 //! and trained without any further checks (and so without panics).
 
 use super::spec::*;
+use crate::data::{DatasetInfo, DIGITS};
 use crate::error::{Result, WorkloadError};
-use crate::DIGITS;
 use sysgrad_config::{ArrayConfig, Backward};
 
 /// Feature-map shape of one sample: channels x height x width. Dense
@@ -74,8 +74,23 @@ pub fn array_config(spec: &ModelSpec) -> Result<ArrayConfig> {
 }
 
 /// Checks every field and returns the input shape of each layer followed by
-/// the output shape of the last one.
+/// the output shape of the last one (on the digits).
 pub fn validate(spec: &ModelSpec) -> Result<Vec<Shape>> {
+    validate_for(spec, &DIGITS)
+}
+
+/// [`validate`] for a model whose input and classes are `data`'s.
+pub fn validate_for(spec: &ModelSpec, data: &DatasetInfo) -> Result<Vec<Shape>> {
+    validate_graph(spec, &super::graph::resolve(spec)?, data)
+}
+
+/// [`validate_for`] on the resolved `graph`: the shape of every value
+/// (the input, then each layer's output).
+pub fn validate_graph(
+    spec: &ModelSpec,
+    graph: &super::graph::Graph,
+    data: &DatasetInfo,
+) -> Result<Vec<Shape>> {
     check_name(&spec.name)?;
     let cfg = array_config(spec)?;
     check_range("input.time_steps", spec.input.time_steps, 1, MAX_TIME_STEPS)?;
@@ -85,24 +100,36 @@ pub fn validate(spec: &ModelSpec) -> Result<Vec<Shape>> {
             "a model needs at least one layer",
         ));
     }
-    let mut shapes = vec![DIGITS.input];
+    let mut shapes = vec![data.input];
     for (i, layer) in spec.layers.iter().enumerate() {
-        let next = layer_output(i, layer, *shapes.last().unwrap(), &cfg)?;
+        let ins: Vec<Shape> = graph.inputs[i].iter().map(|&v| shapes[v]).collect();
+        if let Some(other) = ins.iter().find(|s| **s != ins[0]) {
+            return Err(WorkloadError::model(
+                format!("layers[{i}] ({})", layer.kind()),
+                format!(
+                    "adds inputs of different shapes ({} and {other}); a residual branch \
+                     must keep the shape (or project it with a 1x1 convolution)",
+                    ins[0]
+                ),
+            ));
+        }
+        let next = layer_output(i, layer, ins[0], &cfg)?;
         shapes.push(next);
     }
     let out = *shapes.last().unwrap();
     if out
         != (Shape {
-            c: DIGITS.classes,
+            c: data.classes,
             h: 1,
             w: 1,
         })
     {
+        let each = if *data == DIGITS { "digit" } else { "class" };
         return Err(WorkloadError::model(
             format!("layers[{}]", spec.layers.len() - 1),
             format!(
-                "the last layer must produce {} values (one per digit) as a flat vector, it produces {out}",
-                DIGITS.classes
+                "the last layer must produce {} values (one per {each}) as a flat vector, it produces {out}",
+                data.classes
             ),
         ));
     }
@@ -198,13 +225,14 @@ fn layer_output(i: usize, layer: &LayerSpec, s: Shape, cfg: &ArrayConfig) -> Res
                 w: out(s.w),
             })
         }
-        LayerSpec::Relu => Ok(s),
+        LayerSpec::Relu | LayerSpec::Add => Ok(s),
+        LayerSpec::GlobalAvgPool => Ok(Shape { c: s.c, h: 1, w: 1 }),
         LayerSpec::Flatten => Ok(Shape {
             c: s.size(),
             h: 1,
             w: 1,
         }),
-        LayerSpec::MaxPool { size, stride } => {
+        LayerSpec::MaxPool { size, stride } | LayerSpec::AvgPool { size, stride } => {
             check_range(&field("size"), size, 1, s.h.min(s.w))?;
             let stride = stride.unwrap_or(size);
             check_range(&field("stride"), stride, 1, size)?;

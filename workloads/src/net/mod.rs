@@ -14,12 +14,12 @@ pub use conv::{Conv2d, ConvGeom};
 pub use dense::Dense;
 pub use lif::{Lif, LifParams};
 pub use loss::BatchResult;
-pub use pool::{MaxPool, Relu};
+pub use pool::{AvgPool, MaxPool, Relu};
 pub use tensor::Tensor;
 
 use crate::arith::{Arith, Site};
 use crate::error::Result;
-use crate::model::{LayerSpec, Model, OptimizerKind};
+use crate::model::{Graph, LayerSpec, Model, OptimizerKind};
 use ndarray::{Array2, Array4};
 use sysgrad_config::fixed;
 use sysgrad_rng::Rng;
@@ -33,6 +33,17 @@ pub enum Layer<V> {
     /// Remembers the input dims for the backward pass.
     Flatten(Option<pool::Dims4>),
     Lif(Lif<V>),
+    /// Average pooling, or global average pooling.
+    AvgPool(AvgPool),
+    /// Residual addition of the layer's two inputs (see [`add`]).
+    Add,
+}
+
+/// `a + b` element-wise, saturating in fixed point.
+pub fn add<A: Arith>(ar: &A, a: &Tensor<A::V>, b: &Tensor<A::V>) -> Tensor<A::V> {
+    let mut y = a.clone();
+    y.zip_mut_with(b, |y, &b| *y = ar.add(*y, b));
+    y
 }
 
 impl<V> Layer<V> {
@@ -73,6 +84,9 @@ impl<V: Copy + PartialEq + PartialOrd + Default + std::fmt::Debug + Send + Sync 
             Layer::Conv2d(c) => c.forward(ar, site, x)?,
             Layer::Relu(r) => r.forward(ar, x, training),
             Layer::MaxPool(p) => p.forward::<A>(x, training),
+            Layer::AvgPool(p) => p.forward(ar, x, training),
+            // Both inputs are added by the network (see `Network::forward`).
+            Layer::Add => x.clone(),
             Layer::Flatten(dims) => {
                 *dims = Some(x.dim());
                 tensor::flatten(x)
@@ -99,6 +113,9 @@ impl<V: Copy + PartialEq + PartialOrd + Default + std::fmt::Debug + Send + Sync 
             Layer::Conv2d(c) => return c.backward(ar, index, g, need_dx),
             Layer::Relu(r) => r.backward(ar, g).ok_or_else(missing)?,
             Layer::MaxPool(p) => p.backward(ar, g).ok_or_else(missing)?,
+            Layer::AvgPool(p) => p.backward(ar, g).ok_or_else(missing)?,
+            // The gradient of a sum reaches both inputs unchanged.
+            Layer::Add => g.clone(),
             Layer::Flatten(dims) => tensor::unflatten(g, dims.ok_or_else(missing)?),
             Layer::Lif(l) => l.backward(ar, g, steps).ok_or_else(missing)?,
         }))
@@ -142,8 +159,9 @@ pub fn initial_weights(model: &Model) -> Vec<Option<Array2<f64>>> {
         .spec
         .layers
         .iter()
-        .zip(&model.shapes)
-        .map(|(layer, input)| {
+        .enumerate()
+        .map(|(i, layer)| {
+            let input = model.input_shape(i);
             let (m, k) = match *layer {
                 LayerSpec::Dense { units } => (units, input.size()),
                 LayerSpec::Conv2d {
@@ -167,6 +185,8 @@ pub fn initial_weights(model: &Model) -> Vec<Option<Array2<f64>>> {
 pub struct Network<A: Arith> {
     pub arith: A,
     pub layers: Vec<Layer<A::V>>,
+    /// Which values each layer reads (the chain for a list-form model).
+    pub graph: Graph,
     pub time_steps: usize,
     pub grad_scale_shift: u32,
 }
@@ -178,9 +198,10 @@ impl<A: Arith> Network<A> {
             .spec
             .layers
             .iter()
-            .zip(&model.shapes)
+            .enumerate()
             .zip(init)
-            .map(|((spec, input), w)| {
+            .map(|((i, spec), w)| {
+                let input = model.input_shape(i);
                 let w = || {
                     w.as_ref()
                         .expect("weights for every dense/conv layer")
@@ -209,6 +230,11 @@ impl<A: Arith> Network<A> {
                         Layer::MaxPool(MaxPool::new(size, stride.unwrap_or(size)))
                     }
                     LayerSpec::Flatten => Layer::Flatten(None),
+                    LayerSpec::AvgPool { size, stride } => {
+                        Layer::AvgPool(AvgPool::new(size, stride.unwrap_or(size)))
+                    }
+                    LayerSpec::GlobalAvgPool => Layer::AvgPool(AvgPool::global()),
+                    LayerSpec::Add => Layer::Add,
                     LayerSpec::Lif {
                         beta,
                         threshold,
@@ -230,6 +256,7 @@ impl<A: Arith> Network<A> {
         Network {
             arith,
             layers,
+            graph: model.graph.clone(),
             time_steps: model.spec.input.time_steps,
             grad_scale_shift: model.spec.optimizer.grad_scale_shift,
         }
@@ -242,26 +269,68 @@ impl<A: Arith> Network<A> {
 
     pub fn forward(&mut self, x: Tensor<A::V>, training: bool) -> Result<Tensor<A::V>> {
         let steps = self.time_steps;
-        let mut x = x;
+        if self.graph.is_chain() {
+            let mut x = x;
+            for (i, layer) in self.layers.iter_mut().enumerate() {
+                let site = Site { layer: i, training };
+                x = layer.forward(&mut self.arith, site, &x, steps)?;
+            }
+            return Ok(x);
+        }
+        // Every value is kept until its last reader has run.
+        let last_use = self.graph.last_use();
+        let mut values: Vec<Option<Tensor<A::V>>> = vec![None; self.layers.len() + 1];
+        values[0] = Some(x);
         for (i, layer) in self.layers.iter_mut().enumerate() {
             let site = Site { layer: i, training };
-            x = layer.forward(&mut self.arith, site, &x, steps)?;
+            let ins = &self.graph.inputs[i];
+            let get = |v: usize| {
+                values[v]
+                    .as_ref()
+                    .expect("a validated graph reads earlier values")
+            };
+            let y = match layer {
+                Layer::Add => add(&self.arith, get(ins[0]), get(ins[1])),
+                _ => layer.forward(&mut self.arith, site, get(ins[0]), steps)?,
+            };
+            for &v in ins {
+                if last_use[v] == Some(i) {
+                    values[v] = None;
+                }
+            }
+            values[i + 1] = Some(y);
         }
-        Ok(x)
+        Ok(values.pop().flatten().expect("the last layer's output"))
     }
 
     /// Backpropagates `dy` (gradient of the output) and applies the
-    /// optimizer step to every weight.
+    /// optimizer step to every weight. Where a value feeds several layers
+    /// their gradients are added (saturating in fixed point).
     pub fn backward(&mut self, dy: Tensor<A::V>) -> Result<()> {
         let steps = self.time_steps;
-        let mut g = dy;
-        // dX is only needed while some earlier layer has weights to learn.
-        let learns: Vec<bool> = self.layers.iter().map(Layer::has_weights).collect();
+        let n = self.layers.len();
+        // dX is only needed while some layer upstream has weights to learn.
+        let mut learns_upstream = vec![false; n + 1];
+        for (i, ins) in self.graph.inputs.iter().enumerate() {
+            learns_upstream[i + 1] =
+                self.layers[i].has_weights() || ins.iter().any(|&v| learns_upstream[v]);
+        }
+        let mut grads: Vec<Option<Tensor<A::V>>> = vec![None; n + 1];
+        grads[n] = Some(dy);
         for (i, layer) in self.layers.iter_mut().enumerate().rev() {
-            let need_dx = learns[..i].iter().any(|&l| l);
-            match layer.backward(&mut self.arith, (i, need_dx), &g, steps)? {
-                Some(dx) => g = dx,
-                None => return Ok(()),
+            let Some(g) = grads[i + 1].take() else {
+                continue;
+            };
+            let ins = &self.graph.inputs[i];
+            let need_dx = ins.iter().any(|&v| learns_upstream[v]);
+            let Some(dx) = layer.backward(&mut self.arith, (i, need_dx), &g, steps)? else {
+                continue;
+            };
+            for &v in ins {
+                grads[v] = Some(match grads[v].take() {
+                    Some(other) => add(&self.arith, &other, &dx),
+                    None => dx.clone(),
+                });
             }
         }
         Ok(())

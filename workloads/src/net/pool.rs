@@ -91,3 +91,76 @@ impl MaxPool {
         Some(dx)
     }
 }
+
+/// Average pooling over `kh x kw` windows with stride `(sh, sw)`: each
+/// output is the mean of its window ([`Arith::mean`]); the gradient of
+/// each window's output is divided by the window size the same way and
+/// added (saturating) onto every input of the window. Global average
+/// pooling is the window of the whole map.
+#[derive(Debug, Clone)]
+pub struct AvgPool {
+    /// `None` for global average pooling (the window is the input's size).
+    pub window: Option<(usize, usize)>,
+    /// Input dims, for the backward pass.
+    cache: Option<Dims4>,
+}
+
+impl AvgPool {
+    pub fn new(size: usize, stride: usize) -> Self {
+        AvgPool {
+            window: Some((size, stride)),
+            cache: None,
+        }
+    }
+
+    pub fn global() -> Self {
+        AvgPool {
+            window: None,
+            cache: None,
+        }
+    }
+
+    /// Window height and width, stride on both axes, for an `h x w` input.
+    fn geometry(&self, h: usize, w: usize) -> (usize, usize, usize, usize) {
+        match self.window {
+            Some((k, s)) => (k, k, s, s),
+            None => (h, w, h.max(1), w.max(1)),
+        }
+    }
+
+    pub fn forward<A: Arith>(&mut self, ar: &A, x: &Tensor<A::V>, training: bool) -> Tensor<A::V> {
+        let (c, n, h, w) = x.dim();
+        let (kh, kw, sh, sw) = self.geometry(h, w);
+        let (ho, wo) = ((h - kh) / sh + 1, (w - kw) / sw + 1);
+        let mut window = Vec::with_capacity(kh * kw);
+        let y = Array4::from_shape_fn((c, n, ho, wo), |(ci, b, oy, ox)| {
+            window.clear();
+            for i in 0..kh {
+                for j in 0..kw {
+                    window.push(x[[ci, b, oy * sh + i, ox * sw + j]]);
+                }
+            }
+            ar.mean(&window, kh * kw)
+        });
+        if training {
+            self.cache = Some((c, n, h, w));
+        }
+        y
+    }
+
+    pub fn backward<A: Arith>(&mut self, ar: &A, dy: &Tensor<A::V>) -> Option<Tensor<A::V>> {
+        let (c, n, h, w) = self.cache.take()?;
+        let (kh, kw, sh, sw) = self.geometry(h, w);
+        let mut dx = Array4::from_elem((c, n, h, w), ar.zero());
+        for ((ci, b, oy, ox), &g) in dy.indexed_iter() {
+            let share = ar.mean(&[g], kh * kw);
+            for i in 0..kh {
+                for j in 0..kw {
+                    let p = [ci, b, oy * sh + i, ox * sw + j];
+                    dx[p] = ar.add(dx[p], share);
+                }
+            }
+        }
+        Some(dx)
+    }
+}

@@ -178,7 +178,7 @@ pub fn from_layers(model: &Model, weights: &Weights) -> Result<ModelProto> {
                 .push(f32_tensor(&bn, &[w.nrows()], bias_values(w).into_iter()));
             vec![x.clone(), wn, bn]
         };
-        let s = model.shapes[i];
+        let s = model.input_shape(i);
         let mut n =
             match *layer {
                 LayerSpec::Dense { units } => {
@@ -203,8 +203,12 @@ pub fn from_layers(model: &Model, weights: &Weights) -> Result<ModelProto> {
                     n
                 }
                 LayerSpec::Relu => node("Relu", name.clone(), vec![x.clone()], &y),
-                LayerSpec::MaxPool { size, stride } => {
-                    let mut n = node("MaxPool", name.clone(), vec![x.clone()], &y);
+                LayerSpec::MaxPool { size, stride } | LayerSpec::AvgPool { size, stride } => {
+                    let op = match layer {
+                        LayerSpec::MaxPool { .. } => "MaxPool",
+                        _ => "AveragePool",
+                    };
+                    let mut n = node(op, name.clone(), vec![x.clone()], &y);
                     let stride = stride.unwrap_or(size);
                     n.attribute = vec![
                         ints("kernel_shape", &[size, size]),
@@ -217,6 +221,13 @@ pub fn from_layers(model: &Model, weights: &Weights) -> Result<ModelProto> {
                     n.attribute.push(int("axis", 1));
                     n
                 }
+                LayerSpec::GlobalAvgPool => {
+                    node("GlobalAveragePool", name.clone(), vec![x.clone()], &y)
+                }
+                LayerSpec::Add => return Err(WorkloadError::model(
+                    format!("layers[{i}] (add)"),
+                    "a graph model (residual add) is not exported yet: only chains of layers are",
+                )),
                 LayerSpec::Lif { .. } => return Err(WorkloadError::model(
                     format!("layers[{i}] (lif)"),
                     "a spiking layer has no ONNX operator; only non-spiking models can be exported",

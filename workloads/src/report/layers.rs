@@ -21,7 +21,8 @@ pub fn gemm_shapes(model: &Model, batch: usize) -> Vec<Option<GemmShape>> {
         .spec
         .layers
         .iter()
-        .zip(model.shapes.windows(2))
+        .enumerate()
+        .map(|(i, l)| (l, [model.input_shape(i), model.shapes[i + 1]]))
         .map(|(l, io)| match *l {
             LayerSpec::Dense { units } => Some(GemmShape {
                 m: units,

@@ -1,14 +1,17 @@
-//! Turning samples into the input tensor `(1, T*B, 8, 8)` of real values,
+//! Turning samples into the input tensor `(C, T*B, H, W)` of real values,
 //! shared by both networks (each rounds it to its own format), so that the
 //! rate-coded spikes are the same for both.
 
-use crate::data::{Sample, DIGITS};
+use crate::data::Sample;
 use crate::model::{Encoding, InputSpec};
 use ndarray::Array4;
 use sysgrad_rng::Rng;
 
 pub fn encode(samples: &[&Sample], input: &InputSpec, rng: &mut Rng) -> Array4<f64> {
-    let s = DIGITS.input;
+    let Some(first) = samples.first() else {
+        return Array4::zeros((1, 0, 1, 1));
+    };
+    let s = first.shape;
     let (b, t) = (samples.len(), input.time_steps);
     let mut x = Array4::zeros((s.c, t * b, s.h, s.w));
     for step in 0..t {

@@ -346,6 +346,18 @@ pub fn train(model: &Model, split: &Split, opts: &TrainOptions) -> Result<TrainR
             100.0 * rec.fixed.test_accuracy,
             100.0 * rec.float.test_accuracy
         ));
+        if opts.progress && bar.is_hidden() && epochs > 1 {
+            // No bar (stderr is a log file): one line per epoch, so that a
+            // long run shows where it is.
+            eprintln!(
+                "epoch {}/{epochs}: test accuracy fixed {:.2}%, f32 {:.2}% ({:.0} s fixed, {:.0} s f32)",
+                rec.epoch,
+                100.0 * rec.fixed.test_accuracy,
+                100.0 * rec.float.test_accuracy,
+                rec.fixed_seconds,
+                rec.float_seconds
+            );
+        }
         records.push(rec);
         ledgers.push(fixed.arith.take_ledger());
     }

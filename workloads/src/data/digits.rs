@@ -1,44 +1,11 @@
 //! The digits data set (1797 8x8 images, pixels 0..16, labels 0..9) read
 //! from CSV or gzip'ed CSV, and its seeded train/test split.
 
+use super::{Sample, Split, DIGITS};
 use crate::error::{Result, WorkloadError};
-use crate::model::Shape;
 use std::io::Read;
 use std::path::Path;
 use sysgrad_rng::Rng;
-
-/// What the workloads know about the data set.
-pub struct DatasetInfo {
-    pub input: Shape,
-    pub classes: usize,
-    /// Largest pixel value; inputs are scaled to [0, 1] by it.
-    pub max_pixel: u8,
-}
-
-pub const DIGITS: DatasetInfo = DatasetInfo {
-    input: Shape { c: 1, h: 8, w: 8 },
-    classes: 10,
-    max_pixel: 16,
-};
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sample {
-    pub pixels: Vec<u8>,
-    pub label: u8,
-}
-
-impl Sample {
-    /// The pixel scaled to [0, 1].
-    pub fn value(&self, i: usize) -> f64 {
-        self.pixels[i] as f64 / DIGITS.max_pixel as f64
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct Split {
-    pub train: Vec<Sample>,
-    pub test: Vec<Sample>,
-}
 
 /// Reads `path` (gzip'ed if it ends in `.gz`): one sample per line, 64
 /// pixels then the label, comma separated, no header.
@@ -106,10 +73,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<Sample>> {
             values.push(v as u8);
         }
         let label = values.pop().unwrap();
-        out.push(Sample {
-            pixels: values,
-            label,
-        });
+        out.push(Sample::new(values, label, &DIGITS));
     }
     if out.is_empty() {
         return Err(err(0, "no samples".into()));
