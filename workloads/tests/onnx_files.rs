@@ -6,7 +6,7 @@
 use ndarray::Array2;
 use prost::Message;
 use std::path::{Path, PathBuf};
-use sysgrad_workloads::model::{load_model, Model};
+use sysgrad_workloads::model::{load_model, LayerSpec, Model};
 use sysgrad_workloads::net::initial_weights;
 use sysgrad_workloads::onnx::proto::{self, ModelProto, NodeProto};
 use sysgrad_workloads::onnx::{read, table, to_onnx};
@@ -130,24 +130,41 @@ fn an_unknown_op_is_refused_naming_node_op_and_the_supported_list() {
     nodes(&mut p)[1].op_type = Some("Sigmoid".into());
     let e = refused(&p);
     assert!(
-        e.contains("node `relu1` (Sigmoid) is not supported (supported: Gemm, MatMul + Add, Conv, Relu, MaxPool, Flatten, Reshape (to [N, -1]))"),
+        e.contains("node `relu1` (Sigmoid) is not supported (supported: Gemm, MatMul + Add, Conv, Relu, MaxPool, Flatten, Reshape (to [N, -1]), AveragePool, GlobalAveragePool)"),
         "{e}"
     );
 }
 
 #[test]
-fn graph_form_ops_are_refused_until_the_graph_form_lands() {
-    for op in ["AveragePool", "GlobalAveragePool"] {
-        let mut p = cnn_proto();
-        nodes(&mut p)[2].op_type = Some(op.into());
-        let e = refused(&p);
-        assert!(
-            e.contains(&format!(
-                "node `max_pool2` ({op}) needs the graph form (issue 30 item 2)"
-            )),
-            "{e}"
-        );
-    }
+fn average_pooling_imports_as_the_graph_forms_layers() {
+    let mut p = cnn_proto();
+    nodes(&mut p)[2].op_type = Some("AveragePool".into());
+    let imp = import(&p, "avg.onnx").unwrap();
+    assert!(
+        matches!(
+            imp.layers[2],
+            LayerSpec::AvgPool {
+                size: 2,
+                stride: None
+            }
+        ),
+        "{:?}",
+        imp.layers
+    );
+    // The whole map's mean: the dense layer after it then reads one value
+    // a channel, which its weights (made for the pooled map) do not fit.
+    let mut p = cnn_proto();
+    nodes(&mut p)[2].op_type = Some("GlobalAveragePool".into());
+    nodes(&mut p)[2].attribute.clear();
+    let e = import(&p, "gap.onnx").unwrap_err();
+    assert!(
+        !e.contains("not supported") && !e.contains("graph form"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_residual_add_is_refused_until_the_importer_reads_graphs() {
     // A residual Add: reads the block's input beside the last output.
     let mut p = cnn_proto();
     let n = &mut nodes(&mut p)[1];

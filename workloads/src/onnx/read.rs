@@ -344,7 +344,18 @@ impl<'a> Reader<'a> {
                 self.push(LayerSpec::Relu, None, None, label);
                 Ok(1)
             }
-            "MaxPool" => self.max_pool(n, label).map(|_| 1),
+            "MaxPool" => self.pool(n, label, Pool::Max).map(|_| 1),
+            "AveragePool" => self.pool(n, label, Pool::Average).map(|_| 1),
+            "GlobalAveragePool" => {
+                allow_attrs(n, &[])?;
+                self.shape = Shape {
+                    c: self.shape.c,
+                    h: 1,
+                    w: 1,
+                };
+                self.push(LayerSpec::GlobalAvgPool, None, None, label);
+                Ok(1)
+            }
             "Flatten" => {
                 allow_attrs(n, &["axis"])?;
                 let axis = attr_i(n, "axis").unwrap_or(1);
@@ -656,7 +667,12 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    fn max_pool(&mut self, n: &NodeProto, label: String) -> Res<()> {
+    fn pool(&mut self, n: &NodeProto, label: String, pool: Pool) -> Res<()> {
+        // Without padding, AveragePool's count_include_pad changes nothing.
+        let last = match pool {
+            Pool::Max => "storage_order",
+            Pool::Average => "count_include_pad",
+        };
         allow_attrs(
             n,
             &[
@@ -665,8 +681,8 @@ impl<'a> Reader<'a> {
                 "pads",
                 "dilations",
                 "ceil_mode",
-                "storage_order",
                 "auto_pad",
+                last,
             ],
         )?;
         not_auto_pad(n)?;
@@ -702,7 +718,11 @@ impl<'a> Reader<'a> {
         };
         // sysgrad's default stride is the window (ONNX's is 1).
         let stride = (stride != size).then_some(stride);
-        self.push(LayerSpec::MaxPool { size, stride }, None, None, label);
+        let layer = match pool {
+            Pool::Max => LayerSpec::MaxPool { size, stride },
+            Pool::Average => LayerSpec::AvgPool { size, stride },
+        };
+        self.push(layer, None, None, label);
         Ok(())
     }
 
@@ -800,4 +820,11 @@ fn equal(n: &NodeProto, name: &str, len: usize, default: usize) -> Res<usize> {
         }
         _ => Err(format!("{name} {v:?} (sysgrad needs {len} equal values)")),
     }
+}
+
+/// The two windowed poolings ONNX and sysgrad share.
+#[derive(Debug, Clone, Copy)]
+enum Pool {
+    Max,
+    Average,
 }

@@ -66,13 +66,13 @@ pub const TABLE: &[OpRow] = &[
     },
     OpRow {
         op: "AveragePool",
-        mapping: Mapping::Refused(NEEDS_GRAPH),
-        accepts: "none yet",
+        mapping: Mapping::Layer("avg_pool"),
+        accepts: "2-D, square kernel, equal strides no larger than the kernel, no padding, dilations 1, ceil_mode 0",
     },
     OpRow {
         op: "GlobalAveragePool",
-        mapping: Mapping::Refused(NEEDS_GRAPH),
-        accepts: "none yet",
+        mapping: Mapping::Layer("global_avg_pool"),
+        accepts: "any",
     },
     OpRow {
         op: "BatchNormalization",
