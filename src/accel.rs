@@ -412,12 +412,13 @@ pub struct ProgramArgs {
 /// What running `program` needs: the emulated accelerator, and with
 /// `rtl` the Verilator build of `sa_accel` running it too.
 fn run_estimate(cfg: &ArrayConfig, program: &[u64], rtl: bool) -> Estimate {
-    let emulated = sysgrad_accel::budget::program(cfg, program);
-    if !rtl {
-        return emulated;
-    }
+    // The commands are walked once: the RTL replays the same cycles.
     let cycles = sysgrad_accel::budget::program_cycles(cfg, program);
-    emulated.then(&sysgrad_testbench::budget::verilator(cfg, cycles))
+    let emulated = sysgrad_accel::budget::run(cfg, program.len(), cycles);
+    match rtl {
+        true => emulated.then(&sysgrad_testbench::budget::verilator(cfg, cycles)),
+        false => emulated,
+    }
 }
 
 /// `sysgrad program`: assemble a program text and run it on the

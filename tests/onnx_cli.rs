@@ -71,12 +71,11 @@ fn onnx_out_then_onnx_in() {
 /// A model file with `onnx = "FILE"` trains exactly like the TOML model
 /// the file was written from, given the same settings: the exported
 /// initial weights are on the data grid.
-#[test]
-fn a_model_file_naming_onnx_trains_like_its_source() {
-    let text = std::fs::read_to_string("workloads/models/cnn.toml").unwrap();
-    let (ok, base, err) = train(&[
+/// One epoch of 64 samples (tested on 64) of `model`, fast, into `out`.
+fn one_short_epoch(model: &str, out: &str) -> (bool, String, String) {
+    train(&[
         "--model",
-        "workloads/models/cnn.toml",
+        model,
         "--engine",
         "fast",
         "--epochs",
@@ -87,8 +86,14 @@ fn a_model_file_naming_onnx_trains_like_its_source() {
         "64",
         "--quiet",
         "-o",
-        s(&tmp("cnn_base")),
-    ]);
+        s(&tmp(out)),
+    ])
+}
+
+#[test]
+fn a_model_file_naming_onnx_trains_like_its_source() {
+    let text = std::fs::read_to_string("workloads/models/cnn.toml").unwrap();
+    let (ok, base, err) = one_short_epoch("workloads/models/cnn.toml", "cnn_base");
     assert!(ok, "{err}");
     // The shipped example is the trained CNN; its settings file names it.
     let mut spec = String::new();
@@ -109,21 +114,7 @@ fn a_model_file_naming_onnx_trains_like_its_source() {
     );
     let file = tmp("cnn_onnx.toml");
     std::fs::write(&file, spec).unwrap();
-    let (ok, trained, err) = train(&[
-        "--model",
-        s(&file),
-        "--engine",
-        "fast",
-        "--epochs",
-        "1",
-        "--max-train",
-        "64",
-        "--max-test",
-        "64",
-        "--quiet",
-        "-o",
-        s(&tmp("cnn_from_onnx")),
-    ]);
+    let (ok, trained, err) = one_short_epoch(s(&file), "cnn_from_onnx");
     assert!(ok, "{err}");
     // Starting from the trained weights, one more epoch on 64 samples
     // tests better than the first epoch from scratch.

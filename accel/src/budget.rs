@@ -58,11 +58,16 @@ pub fn program_cycles(cfg: &ArrayConfig, program: &[u64]) -> f64 {
 
 /// Running `program` on the emulated accelerator of `cfg`.
 pub fn program(cfg: &ArrayConfig, program: &[u64]) -> Estimate {
-    let pe_cycles = program_cycles(cfg, program) * f(cfg.rows() * cfg.cols());
+    run(cfg, program.len(), program_cycles(cfg, program))
+}
+
+/// Running a program of `words` words and `cycles` cycles (its
+/// [`program_cycles`]) on the emulated accelerator of `cfg`.
+pub fn run(cfg: &ArrayConfig, words: usize, cycles: f64) -> Estimate {
+    let pe_cycles = cycles * f(cfg.rows() * cfg.cols());
     Estimate::new(
         format!(
-            "the program of {} words on the {}x{} accelerator",
-            program.len(),
+            "the program of {words} words on the {}x{} accelerator",
             cfg.rows(),
             cfg.cols()
         ),

@@ -525,11 +525,7 @@ impl<'a> Reader<'a> {
             return Err(format!("B `{b_name}` has dims {dims:?}, not 2"));
         };
         let (m, kb) = if trans_b { (d0, d1) } else { (d1, d0) };
-        if kb != k {
-            return Err(format!(
-                "B `{b_name}` has dims {dims:?}: {kb} inputs, but the layer before gives {k}"
-            ));
-        }
+        fits_input(&b_name, &dims, kb, k)?;
         let bias = self.bias(n.input.get(2), m)?;
         let at = |o: usize, j: usize| match trans_b {
             true => data[o * k + j],
@@ -559,11 +555,7 @@ impl<'a> Reader<'a> {
         let [kb, m] = dims[..] else {
             return Err(format!("B `{b_name}` has dims {dims:?}, not [K, M]"));
         };
-        if kb != k {
-            return Err(format!(
-                "B `{b_name}` has dims {dims:?}: {kb} inputs, but the layer before gives {k}"
-            ));
-        }
+        fits_input(&b_name, &dims, kb, k)?;
         let out = n.output.first().cloned().unwrap_or_default();
         let add = add
             .filter(|a| a.op_type.as_deref() == Some("Add") && a.input.contains(&out))
@@ -827,4 +819,15 @@ fn equal(n: &NodeProto, name: &str, len: usize, default: usize) -> Res<usize> {
 enum Pool {
     Max,
     Average,
+}
+
+/// A dense layer's weights `B` (named `b_name`, of `dims`) read `kb`
+/// inputs: they must be the `k` the layer before gives.
+fn fits_input(b_name: &str, dims: &[usize], kb: usize, k: usize) -> Res<()> {
+    if kb != k {
+        return Err(format!(
+            "B `{b_name}` has dims {dims:?}: {kb} inputs, but the layer before gives {k}"
+        ));
+    }
+    Ok(())
 }
