@@ -64,7 +64,8 @@ pub struct PipelineArgs {
     /// Topology: time steps per sample (a spiking version of the network).
     #[arg(long, default_value_t = 1)]
     time_steps: usize,
-    /// SpikePipe: time chunks per micro-batch [default: the time steps].
+    /// spikepipe and spikepipe-sync: time chunks per micro-batch
+    /// [default: the time steps].
     #[arg(long)]
     chunks: Option<usize>,
     /// Asynchronous schedules: the weights of the backward pass
@@ -192,9 +193,9 @@ fn setups(a: &PipelineArgs, src: &Source) -> Result<Vec<Setup>> {
             .with_context(|| format!("--arrays {p}"))?;
         for &schedule in &schedules {
             for &backward in &a.backward {
-                let chunks = match schedule {
-                    Schedule::SpikePipe => a.chunks.unwrap_or(src.work.time_steps),
-                    _ => 1,
+                let chunks = match schedule.spiking() {
+                    true => a.chunks.unwrap_or(src.work.time_steps),
+                    false => 1,
                 };
                 // --weights applies to the asynchronous schedules of the
                 // list (check_options refuses it when there are none).
@@ -222,14 +223,14 @@ fn setups(a: &PipelineArgs, src: &Source) -> Result<Vec<Setup>> {
     Ok(out)
 }
 
-/// The schedules of `--schedule`; `all` leaves SpikePipe out for a
+/// The schedules of `--schedule`; `all` leaves both SpikePipes out for a
 /// network that does not spike (one time step: nothing to chunk).
 fn schedules(a: &PipelineArgs, work: &Work) -> Vec<Schedule> {
     let mut out: Vec<Schedule> = Vec::new();
     for choice in &a.schedule {
         for s in choice.schedules() {
             let inapplicable =
-                *choice == ScheduleChoice::All && s == Schedule::SpikePipe && work.time_steps == 1;
+                *choice == ScheduleChoice::All && s.spiking() && work.time_steps == 1;
             if !inapplicable && !out.contains(&s) {
                 out.push(s);
             }
@@ -252,17 +253,18 @@ fn check_options(a: &PipelineArgs, src: &Source) -> std::result::Result<(), Stri
             .join(",")
     };
     let t = src.work.time_steps;
-    if schedules.contains(&Schedule::SpikePipe) && t == 1 {
+    if let Some(s) = schedules.iter().find(|s| s.spiking()).filter(|_| t == 1) {
         return Err(format!(
-            "--schedule spikepipe needs a spiking network (more than 1 time step, to split into \
+            "--schedule {} needs a spiking network (more than 1 time step, to split into \
              time chunks: a spiking model, or --topology with --time-steps N); {} has 1 time step",
+            s.name(),
             src.work.name
         ));
     }
     if let Some(w) = a.weights {
         if schedules.iter().all(|s| s.synchronous()) {
             return Err(format!(
-                "--weights {} is for the asynchronous schedules (1f1b, layerpipe, layerpipe2); \
+                "--weights {} is for the asynchronous schedules (1f1b, layerpipe, layerpipe2, spikepipe); \
              --schedule {} is synchronous (one weight step per mini-batch, the mini-batch's \
              weights)",
                 Weights::from(w).name(),
@@ -270,9 +272,9 @@ fn check_options(a: &PipelineArgs, src: &Source) -> std::result::Result<(), Stri
             ));
         }
     }
-    if a.chunks.is_some() && !schedules.contains(&Schedule::SpikePipe) {
+    if a.chunks.is_some() && !schedules.iter().any(|s| s.spiking()) {
         return Err(format!(
-            "--chunks (time chunks per micro-batch) is for --schedule spikepipe; --schedule {} has none",
+            "--chunks (time chunks per micro-batch) is for --schedule spikepipe and spikepipe-sync; --schedule {} has none",
             names()
         ));
     }
