@@ -4,10 +4,10 @@
 //! weights a micro-batch's backward pass uses.
 
 use crate::error::{PipelineError, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sysgrad_config::Backward;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Schedule {
     /// GPipe: all forwards of the mini-batch's micro-batches, then all
