@@ -322,6 +322,9 @@ fn mean_speedups(rows: &[Row], first: Schedule) -> String {
             labels.push(&r.label);
         }
     }
+    if labels.is_empty() {
+        return String::new();
+    }
     let mut out = format!(
         "\nspeed-up over {} on {} arrays (mean over the numbers of arrays):\n\n| schedule | mean speed-up | largest | on arrays |\n|---|---:|---:|---:|\n",
         first.name(),
