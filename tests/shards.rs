@@ -166,6 +166,21 @@ fn a_sharded_sweep_merges_into_the_unsharded_files() {
     check_sharded("sweep1", SWEEP, 1);
 }
 
+/// A pipeline study of the vgg_small topology on `arrays` with `schedules`.
+fn vgg_small<'a>(arrays: &'a str, schedules: &'a str) -> Vec<&'a str> {
+    vec![
+        "pipeline",
+        "--topology",
+        "workloads/topologies/vgg_small.csv",
+        "--scalesim-config",
+        "workloads/topologies/sysgrad_16x16.cfg",
+        "--arrays",
+        arrays,
+        "--schedule",
+        schedules,
+    ]
+}
+
 #[test]
 fn a_sharded_pipeline_study_merges_into_the_unsharded_files() {
     // Every schedule of the MLP on 1 and 2 arrays, both backwards.
@@ -180,18 +195,7 @@ fn a_sharded_pipeline_study_merges_into_the_unsharded_files() {
     ];
     check_sharded_pipeline("pipeline-mlp", mlp, 3);
     // 3 x 3 x 2 = 18 runs of a convolutional topology.
-    let topology = &[
-        "pipeline",
-        "--topology",
-        "workloads/topologies/vgg_small.csv",
-        "--scalesim-config",
-        "workloads/topologies/sysgrad_16x16.cfg",
-        "--arrays",
-        "2-4",
-        "--schedule",
-        "1f1b,gpipe,zb",
-    ];
-    check_sharded_pipeline("pipeline-vgg", topology, 4);
+    check_sharded_pipeline("pipeline-vgg", &vgg_small("2-4", "1f1b,gpipe,zb"), 4);
     // One run only: the merge prints that run's table of arrays.
     let one = &[
         "pipeline",
@@ -257,17 +261,7 @@ fn a_study_sharded_by_gnu_parallel_merges_into_the_unsharded_files() {
         found.is_ok_and(|o| o.status.success()),
         "GNU parallel is not installed (Debian: apt-get install parallel; scripts/setup.sh installs it)"
     );
-    let topology = &[
-        "pipeline",
-        "--topology",
-        "workloads/topologies/vgg_small.csv",
-        "--scalesim-config",
-        "workloads/topologies/sysgrad_16x16.cfg",
-        "--arrays",
-        "2,3",
-        "--schedule",
-        "1f1b,zb",
-    ];
+    let topology = vgg_small("2,3", "1f1b,zb");
     let by_parallel = |args: &[String], n: usize, shards: &Path| {
         let hosts = shards.with_extension("hosts");
         std::fs::write(&hosts, ":\n").unwrap();
@@ -285,7 +279,7 @@ fn a_study_sharded_by_gnu_parallel_merges_into_the_unsharded_files() {
             assert!(stdout.contains(&format!("shard {i}/{n}: ")), "{stdout}");
         }
     };
-    let printed = check_sharded_by("parallel", topology, 3, by_parallel);
+    let printed = check_sharded_by("parallel", &topology, 3, by_parallel);
     assert_eq!(printed.merged, printed.full);
 }
 

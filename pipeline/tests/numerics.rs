@@ -23,6 +23,18 @@ fn load(name: &str) -> (Model, Split) {
 }
 
 fn run(model: &Model, split: &Split, p: usize, plan: Plan, samples: usize) -> Trained {
+    let opts = TrainOptions {
+        epochs: Some(1),
+        max_train: Some(samples),
+        max_test: Some(64),
+        progress: false,
+        ..TrainOptions::default()
+    };
+    train(model, split, p, plan, &opts)
+}
+
+/// Trains `model` with `plan` on `p` arrays, partitioned as measured.
+fn train(model: &Model, split: &Split, p: usize, plan: Plan, opts: &TrainOptions) -> Trained {
     let system = System::uniform(model.cfg, p, Link::new(4, 2).unwrap(), 200.0).unwrap();
     let setup = Setup {
         work: Work::of_model(model),
@@ -34,13 +46,6 @@ fn run(model: &Model, split: &Split, p: usize, plan: Plan, samples: usize) -> Tr
         dw_offload: true,
     };
     let measured = setup.measure().unwrap();
-    let opts = TrainOptions {
-        epochs: Some(1),
-        max_train: Some(samples),
-        max_test: Some(64),
-        progress: false,
-        ..TrainOptions::default()
-    };
     numerics::train(
         model,
         split,
@@ -49,7 +54,7 @@ fn run(model: &Model, split: &Split, p: usize, plan: Plan, samples: usize) -> Tr
         &setup.work.model_index,
         &plan,
         &measured.loads,
-        &opts,
+        opts,
     )
     .unwrap()
 }
@@ -203,33 +208,12 @@ fn cnn_and_snn_pipelines_match_synchronous_training() {
 fn spikepipe_trains_the_snn_as_well_as_synchronous_training() {
     let (snn, split) = load("snn.toml");
     let plan = plan(Schedule::SpikePipe, Backward::Interleaved, 4, 4, None);
-    let system = System::uniform(snn.cfg, 2, Link::new(16, 8).unwrap(), 200.0).unwrap();
-    let setup = Setup {
-        work: Work::of_model(&snn),
-        system: system.clone(),
-        plan,
-        micro_batch_size: numerics::micro_batch_size(&snn, &plan).unwrap(),
-        partition: PartitionChoice::Balanced,
-        engine: EngineKind::Fast,
-        dw_offload: true,
-    };
-    let measured = setup.measure().unwrap();
     let opts = TrainOptions {
         epochs: Some(2),
         progress: false,
         ..TrainOptions::default()
     };
-    let t = numerics::train(
-        &snn,
-        &split,
-        &system,
-        &measured.partition.stages,
-        &setup.work.model_index,
-        &plan,
-        &measured.loads,
-        &opts,
-    )
-    .unwrap();
+    let t = train(&snn, &split, 2, plan, &opts);
     assert_eq!(t.update_batch, 8);
     assert!(!same_as_reference(&t), "a delay of 2 changes the weights");
     let last = t.epochs.last().unwrap();
