@@ -122,6 +122,8 @@ pub enum ScheduleChoice {
     ZeroBubbleIl,
     #[value(name = "spikepipe")]
     SpikePipe,
+    #[value(name = "spikepipe-sync")]
+    SpikePipeSync,
     /// Every schedule, in the order above.
     All,
 }
@@ -138,6 +140,7 @@ impl ScheduleChoice {
             ScheduleChoice::ZeroBubble => vec![Schedule::ZeroBubble],
             ScheduleChoice::ZeroBubbleIl => vec![Schedule::ZeroBubbleIl],
             ScheduleChoice::SpikePipe => vec![Schedule::SpikePipe],
+            ScheduleChoice::SpikePipeSync => vec![Schedule::SpikePipeSync],
             ScheduleChoice::All => Schedule::ALL.to_vec(),
         }
     }
@@ -154,6 +157,7 @@ impl From<Schedule> for ScheduleChoice {
             Schedule::ZeroBubble => ScheduleChoice::ZeroBubble,
             Schedule::ZeroBubbleIl => ScheduleChoice::ZeroBubbleIl,
             Schedule::SpikePipe => ScheduleChoice::SpikePipe,
+            Schedule::SpikePipeSync => ScheduleChoice::SpikePipeSync,
         }
     }
 }

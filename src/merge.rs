@@ -35,7 +35,7 @@ pub fn run(a: &MergeArgs) -> Result<()> {
     let (command, results) = check(files)?;
     match command.as_str() {
         "sweep" => crate::sweep::merge(&out, results),
-        "pipeline" => merge_files(&out, results),
+        "pipeline" => crate::pipeline::merge(&out, results),
         "soak" => crate::soak::merge(&out, results),
         other => bail!("shards of `sysgrad {other}`, which merge does not know"),
     }
@@ -195,11 +195,22 @@ pub fn check(files: Vec<(PathBuf, ShardFile)>) -> Result<(String, Vec<serde_json
     Ok((command, results.into_iter().flatten().collect()))
 }
 
-/// Merges results that are files ([`FilesResult`], `sysgrad pipeline`'s
-/// runs): every file of every job, written as the unsharded run writes it.
-fn merge_files(out: &Path, results: Vec<serde_json::Value>) -> Result<()> {
+/// Writes results that are files ([`FilesResult`], `sysgrad pipeline`'s
+/// runs) into `out`, every file of every job as the unsharded run writes
+/// it; the number of files and each job's `report`, in job order. The
+/// caller finishes the folder ([`crate::run_dir::finish`] of the
+/// returned run).
+pub fn write_files(
+    out: &Path,
+    results: Vec<serde_json::Value>,
+) -> Result<(
+    sysgrad_config::outdir::OutputDir,
+    usize,
+    Vec<serde_json::Value>,
+)> {
     let dir = crate::run_dir::start(out)?;
     let mut written = 0;
+    let mut reports = Vec::new();
     for (job, r) in results.into_iter().enumerate() {
         let r: FilesResult = serde_json::from_value(r)
             .with_context(|| format!("job {job}: not a stored list of files"))?;
@@ -213,9 +224,9 @@ fn merge_files(out: &Path, results: Vec<serde_json::Value>) -> Result<()> {
             write_atomically(&out.join(&name), text.as_bytes())?;
             written += 1;
         }
+        reports.push(r.report);
     }
-    println!("wrote {written} files to {}", out.display());
-    crate::run_dir::finish(&dir)
+    Ok((dir, written, reports))
 }
 
 #[cfg(test)]

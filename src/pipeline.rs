@@ -13,6 +13,7 @@ use crate::choices::{
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::io::IsTerminal;
 use std::path::Path;
 use sysgrad_config::{ArrayConfig, Backward};
@@ -64,7 +65,8 @@ pub struct PipelineArgs {
     /// Topology: time steps per sample (a spiking version of the network).
     #[arg(long, default_value_t = 1)]
     time_steps: usize,
-    /// SpikePipe: time chunks per micro-batch [default: the time steps].
+    /// spikepipe and spikepipe-sync: time chunks per micro-batch
+    /// [default: the time steps].
     #[arg(long)]
     chunks: Option<usize>,
     /// Asynchronous schedules: the weights of the backward pass
@@ -192,9 +194,9 @@ fn setups(a: &PipelineArgs, src: &Source) -> Result<Vec<Setup>> {
             .with_context(|| format!("--arrays {p}"))?;
         for &schedule in &schedules {
             for &backward in &a.backward {
-                let chunks = match schedule {
-                    Schedule::SpikePipe => a.chunks.unwrap_or(src.work.time_steps),
-                    _ => 1,
+                let chunks = match schedule.spiking() {
+                    true => a.chunks.unwrap_or(src.work.time_steps),
+                    false => 1,
                 };
                 // --weights applies to the asynchronous schedules of the
                 // list (check_options refuses it when there are none).
@@ -222,14 +224,14 @@ fn setups(a: &PipelineArgs, src: &Source) -> Result<Vec<Setup>> {
     Ok(out)
 }
 
-/// The schedules of `--schedule`; `all` leaves SpikePipe out for a
+/// The schedules of `--schedule`; `all` leaves both SpikePipes out for a
 /// network that does not spike (one time step: nothing to chunk).
 fn schedules(a: &PipelineArgs, work: &Work) -> Vec<Schedule> {
     let mut out: Vec<Schedule> = Vec::new();
     for choice in &a.schedule {
         for s in choice.schedules() {
             let inapplicable =
-                *choice == ScheduleChoice::All && s == Schedule::SpikePipe && work.time_steps == 1;
+                *choice == ScheduleChoice::All && s.spiking() && work.time_steps == 1;
             if !inapplicable && !out.contains(&s) {
                 out.push(s);
             }
@@ -252,17 +254,18 @@ fn check_options(a: &PipelineArgs, src: &Source) -> std::result::Result<(), Stri
             .join(",")
     };
     let t = src.work.time_steps;
-    if schedules.contains(&Schedule::SpikePipe) && t == 1 {
+    if let Some(s) = schedules.iter().find(|s| s.spiking()).filter(|_| t == 1) {
         return Err(format!(
-            "--schedule spikepipe needs a spiking network (more than 1 time step, to split into \
+            "--schedule {} needs a spiking network (more than 1 time step, to split into \
              time chunks: a spiking model, or --topology with --time-steps N); {} has 1 time step",
+            s.name(),
             src.work.name
         ));
     }
     if let Some(w) = a.weights {
         if schedules.iter().all(|s| s.synchronous()) {
             return Err(format!(
-                "--weights {} is for the asynchronous schedules (1f1b, layerpipe, layerpipe2); \
+                "--weights {} is for the asynchronous schedules (1f1b, layerpipe, layerpipe2, spikepipe); \
              --schedule {} is synchronous (one weight step per mini-batch, the mini-batch's \
              weights)",
                 Weights::from(w).name(),
@@ -270,9 +273,9 @@ fn check_options(a: &PipelineArgs, src: &Source) -> std::result::Result<(), Stri
             ));
         }
     }
-    if a.chunks.is_some() && !schedules.contains(&Schedule::SpikePipe) {
+    if a.chunks.is_some() && !schedules.iter().any(|s| s.spiking()) {
         return Err(format!(
-            "--chunks (time chunks per micro-batch) is for --schedule spikepipe; --schedule {} has none",
+            "--chunks (time chunks per micro-batch) is for --schedule spikepipe and spikepipe-sync; --schedule {} has none",
             names()
         ));
     }
@@ -364,13 +367,28 @@ pub fn run(a: &PipelineArgs) -> Result<()> {
         })
         .collect::<Result<_>>()?;
     progress.finish_and_clear();
+    let printed: Vec<Printed> = setups
+        .iter()
+        .zip(&measured)
+        .map(|(s, m)| Printed {
+            header: report::header(s),
+            one_run: report::one_run(m),
+            row: report::Row::of(s, m),
+            training: None,
+        })
+        .collect();
     if let Some(shard) = sel.shard {
         // Shards share a folder: they neither sweep it nor write a manifest.
-        let write = |dir: &Path, m: &Measured| Ok(report::write(dir, m, &src.work.name)?);
-        crate::shard::write_runs(&out, "pipeline", &sel, shard, &measured, write)?;
+        // Each run's training row is stored with its files, for the merge.
+        let mut printed = printed;
         if let (Some(model), Some(split)) = (&src.model, &training) {
-            train(a, model, split, &setups, &measured)?;
+            train(a, model, split, &setups, &measured, &mut |i, row| {
+                printed[i].training = Some(row)
+            })?;
         }
+        let write = |dir: &Path, m: &Measured| Ok(report::write(dir, m, &src.work.name)?);
+        let stored = |i: usize| Ok(serde_json::to_value(&printed[i])?);
+        crate::shard::write_runs(&out, "pipeline", &sel, shard, &measured, write, stored)?;
         return Ok(());
     }
     // Only now, every run measured, the output folder: a run that fails
@@ -380,17 +398,67 @@ pub fn run(a: &PipelineArgs) -> Result<()> {
     for m in &measured {
         files.extend(report::write(&out, m, &src.work.name)?);
     }
-    print!("{}", report::header(&setups[0]));
-    if measured.len() == 1 {
-        print!("{}", report::one_run(&measured[0]));
-    } else {
-        let runs: Vec<(&Setup, &Measured)> = setups.iter().zip(&measured).collect();
-        print!("{}", report::comparison(&runs));
-    }
+    print!("{}", tables(&printed));
     if let (Some(model), Some(split)) = (&src.model, &training) {
-        train(a, model, split, &setups, &measured)?;
+        print!("{}", report::TRAINING_HEAD);
+        train(a, model, split, &setups, &measured, &mut |_, row| {
+            print!("{row}")
+        })?;
     }
     println!("\nwrote {} files to {}", files.len(), out.display());
+    crate::run_dir::finish(&dir)
+}
+
+/// What `sysgrad pipeline` prints of one run, also stored in its shard
+/// file so that `sysgrad merge` prints what the unsharded run prints.
+#[derive(Debug, Serialize, Deserialize)]
+struct Printed {
+    /// The set-up (the first run's heads the output).
+    header: String,
+    /// The run's table of arrays (printed when it is the only run).
+    one_run: String,
+    /// Its row of the comparison of several runs.
+    row: report::Row,
+    /// With --train: its row of the training table.
+    training: Option<String>,
+}
+
+/// The header and the table of `runs`: a run's own table, or the
+/// comparison of several.
+fn tables(runs: &[Printed]) -> String {
+    let Some(first) = runs.first() else {
+        return String::new();
+    };
+    let table = match runs {
+        [one] => one.one_run.clone(),
+        _ => {
+            let rows: Vec<report::Row> = runs.iter().map(|r| r.row.clone()).collect();
+            report::comparison(&rows)
+        }
+    };
+    format!("{}{table}", first.header)
+}
+
+/// `sysgrad merge` of a pipeline study's shards: every run's files, and
+/// the tables (with the training rows of `--train`) the unsharded run
+/// prints.
+pub fn merge(out: &Path, results: Vec<serde_json::Value>) -> Result<()> {
+    let (dir, written, reports) = crate::merge::write_files(out, results)?;
+    let runs = reports
+        .into_iter()
+        .enumerate()
+        .map(|(job, r)| {
+            serde_json::from_value::<Printed>(r).with_context(|| {
+                format!("job {job}: no stored tables (a shard of an older sysgrad?)")
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    print!("{}", tables(&runs));
+    let training: Vec<&str> = runs.iter().filter_map(|r| r.training.as_deref()).collect();
+    if !training.is_empty() {
+        print!("{}{}", report::TRAINING_HEAD, training.concat());
+    }
+    println!("\nwrote {written} files to {}", out.display());
     crate::run_dir::finish(&dir)
 }
 
@@ -437,12 +505,15 @@ fn training_data(a: &PipelineArgs, model: &model::Model) -> Result<data::Split> 
     Ok(split)
 }
 
+/// Trains `model` in each run's order beside synchronous training,
+/// handing `row(i, text)` run i's row of the training table.
 fn train(
     a: &PipelineArgs,
     model: &model::Model,
     split: &data::Split,
     setups: &[Setup],
     measured: &[Measured],
+    row: &mut dyn FnMut(usize, String),
 ) -> Result<()> {
     let opts = TrainOptions {
         epochs: a.limits.epochs,
@@ -453,8 +524,7 @@ fn train(
         engine: EngineKind::Fast,
         reference: true,
     };
-    print!("{}", report::TRAINING_HEAD);
-    for (s, m) in setups.iter().zip(measured) {
+    for (i, (s, m)) in setups.iter().zip(measured).enumerate() {
         let res = numerics::train(
             model,
             split,
@@ -466,9 +536,9 @@ fn train(
             &opts,
         )
         .with_context(|| run_name(s))?;
-        print!(
-            "{}",
-            report::training_row(s.system.arrays.len(), &s.plan, &res)
+        row(
+            i,
+            report::training_row(s.system.arrays.len(), &s.plan, &res),
         );
     }
     Ok(())

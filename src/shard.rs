@@ -220,16 +220,21 @@ pub fn write<T>(
 }
 
 /// Files as a job's result: what a run writes, each file's name (relative
-/// to the output folder) and text. `sysgrad pipeline` stores its runs so.
+/// to the output folder) and text, and what the command prints of the run
+/// (`report`, the command's own record). `sysgrad pipeline` stores its
+/// runs so.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FilesResult {
     pub files: Vec<(String, String)>,
+    #[serde(default)]
+    pub report: serde_json::Value,
 }
 
 /// Writes the shard file of runs whose results are files: `write_run` writes
 /// one run's files into a folder, as the unsharded run writes them into
 /// its output folder, and returns their paths; each run's files are stored
-/// with their names and text ([`FilesResult`]).
+/// with their names and text, beside `report(i)`, what the command prints
+/// of run i ([`FilesResult`]).
 pub fn write_runs<T, M>(
     out: &Path,
     command: &str,
@@ -237,6 +242,7 @@ pub fn write_runs<T, M>(
     shard: Shard,
     runs: &[M],
     write_run: impl Fn(&Path, &M) -> Result<Vec<PathBuf>>,
+    report: impl Fn(usize) -> Result<serde_json::Value>,
 ) -> Result<PathBuf> {
     // A hidden scratch folder of this process, beside the shard file.
     let scratch = out.join(format!(
@@ -246,7 +252,8 @@ pub fn write_runs<T, M>(
     ));
     let stored = runs
         .iter()
-        .map(|run| {
+        .enumerate()
+        .map(|(i, run)| {
             let _ = std::fs::remove_dir_all(&scratch);
             let mut files = Vec::new();
             for path in write_run(&scratch, run)? {
@@ -259,7 +266,10 @@ pub fn write_runs<T, M>(
                     .with_context(|| format!("reading {}", path.display()))?;
                 files.push((name, text));
             }
-            Ok(serde_json::to_value(FilesResult { files })?)
+            Ok(serde_json::to_value(FilesResult {
+                files,
+                report: report(i)?,
+            })?)
         })
         .collect::<Result<Vec<_>>>();
     let _ = std::fs::remove_dir_all(&scratch);

@@ -198,7 +198,7 @@ fn the_largest_link_latency_is_refused() {
 }
 
 /// `--schedule all` on a network that does not spike runs every schedule
-/// but SpikePipe (1f1b-flush among them).
+/// but the two SpikePipes (1f1b-flush among them).
 #[test]
 fn all_schedules_of_a_non_spiking_model() {
     let dir = tempfile::tempdir().unwrap();

@@ -48,32 +48,30 @@ fn manifest_files(dir: &Path) -> serde_json::Value {
     m["files"].clone()
 }
 
+/// What the unsharded run and the merge print, each output folder's path
+/// replaced by `OUT`.
+struct Printed {
+    full: String,
+    merged: String,
+}
+
 /// Runs `args` unsharded into `full`, as `n` shards at once into
 /// `shards`, merges them into `merged`, and checks the folders are equal.
-fn check_sharded(name: &str, args: &[&str], n: usize) {
-    let root = scratch(name);
-    let (full, shards, merged) = (root.join("full"), root.join("shards"), root.join("merged"));
-    let path = |p: &Path| p.to_str().unwrap().to_string();
-    let with = |extra: &[String]| -> Vec<String> {
-        args.iter()
-            .map(|s| s.to_string())
-            .chain(extra.iter().cloned())
-            .collect()
-    };
-    let full_args = with(&["-o".into(), path(&full)]);
-    ok(
-        sysgrad(&full_args.iter().map(String::as_str).collect::<Vec<_>>())
-            .output()
-            .unwrap(),
-        "the unsharded run",
-    );
+fn check_sharded(name: &str, args: &[&str], n: usize) -> Printed {
+    check_sharded_by(name, args, n, shards_as_processes)
+}
+
+/// Starts the `n` shards of `args` (each with `--shard I/N -o shards`) as
+/// processes of the binary at once, and waits for them.
+fn shards_as_processes(args: &[String], n: usize, shards: &Path) {
     let children: Vec<_> = (0..n)
         .map(|i| {
-            let a = with(&[
+            let mut a = args.to_vec();
+            a.extend([
                 "--shard".into(),
                 format!("{i}/{n}"),
                 "-o".into(),
-                path(&shards),
+                shards.to_str().unwrap().into(),
             ]);
             sysgrad(&a.iter().map(String::as_str).collect::<Vec<_>>())
                 .stdout(std::process::Stdio::piped())
@@ -86,8 +84,30 @@ fn check_sharded(name: &str, args: &[&str], n: usize) {
         let stdout = ok(c.wait_with_output().unwrap(), &format!("shard {i}/{n}"));
         assert!(stdout.contains(&format!("shard {i}/{n}: ")), "{stdout}");
     }
+}
+
+/// [`check_sharded`] with the shards started by `launch(args, n, shards)`.
+fn check_sharded_by(
+    name: &str,
+    args: &[&str],
+    n: usize,
+    launch: impl Fn(&[String], usize, &Path),
+) -> Printed {
+    let root = scratch(name);
+    let (full, shards, merged) = (root.join("full"), root.join("shards"), root.join("merged"));
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let mut full_args = args.clone();
+    full_args.extend(["-o".into(), path(&full)]);
+    let full_stdout = ok(
+        sysgrad(&full_args.iter().map(String::as_str).collect::<Vec<_>>())
+            .output()
+            .unwrap(),
+        "the unsharded run",
+    );
+    launch(&args, n, &shards);
     assert_eq!(files(&shards).len(), n, "one file per shard");
-    ok(
+    let merged_stdout = ok(
         sysgrad(&["merge", &path(&shards), "-o", &path(&merged)])
             .output()
             .unwrap(),
@@ -109,6 +129,23 @@ fn check_sharded(name: &str, args: &[&str], n: usize) {
         );
     }
     std::fs::remove_dir_all(&root).unwrap();
+    Printed {
+        full: full_stdout.replace(&path(&full), "OUT"),
+        merged: merged_stdout.replace(&path(&merged), "OUT"),
+    }
+}
+
+/// A pipeline study's merge prints what its unsharded run prints: the
+/// header, the comparison table and its mean speed-ups (rebuilt from the
+/// rows the shards stored), the training rows, the files written.
+fn check_sharded_pipeline(name: &str, args: &[&str], n: usize) {
+    let printed = check_sharded(name, args, n);
+    assert!(
+        printed.full.contains("| arrays | schedule |"),
+        "{}",
+        printed.full
+    );
+    assert_eq!(printed.merged, printed.full);
 }
 
 const SWEEP: &[&str] = &[
@@ -129,6 +166,21 @@ fn a_sharded_sweep_merges_into_the_unsharded_files() {
     check_sharded("sweep1", SWEEP, 1);
 }
 
+/// A pipeline study of the vgg_small topology on `arrays` with `schedules`.
+fn vgg_small<'a>(arrays: &'a str, schedules: &'a str) -> Vec<&'a str> {
+    vec![
+        "pipeline",
+        "--topology",
+        "workloads/topologies/vgg_small.csv",
+        "--scalesim-config",
+        "workloads/topologies/sysgrad_16x16.cfg",
+        "--arrays",
+        arrays,
+        "--schedule",
+        schedules,
+    ]
+}
+
 #[test]
 fn a_sharded_pipeline_study_merges_into_the_unsharded_files() {
     // Every schedule of the MLP on 1 and 2 arrays, both backwards.
@@ -141,20 +193,94 @@ fn a_sharded_pipeline_study_merges_into_the_unsharded_files() {
         "--schedule",
         "all",
     ];
-    check_sharded("pipeline-mlp", mlp, 3);
+    check_sharded_pipeline("pipeline-mlp", mlp, 3);
     // 3 x 3 x 2 = 18 runs of a convolutional topology.
-    let topology = &[
+    check_sharded_pipeline("pipeline-vgg", &vgg_small("2-4", "1f1b,gpipe,zb"), 4);
+    // One run only: the merge prints that run's table of arrays.
+    let one = &[
         "pipeline",
-        "--topology",
-        "workloads/topologies/vgg_small.csv",
-        "--scalesim-config",
-        "workloads/topologies/sysgrad_16x16.cfg",
+        "--model",
+        "workloads/models/mlp.toml",
         "--arrays",
-        "2-4",
+        "2",
         "--schedule",
-        "1f1b,gpipe,zb",
+        "zb",
+        "--backward",
+        "sequential",
     ];
-    check_sharded("pipeline-vgg", topology, 4);
+    let printed = check_sharded("pipeline-one", one, 2);
+    assert!(
+        printed.full.contains("| array | layers |"),
+        "{}",
+        printed.full
+    );
+    assert_eq!(printed.merged, printed.full);
+}
+
+/// `pipeline --train` in shards: each shard trains its runs (beside
+/// synchronous training) and stores their rows; the merge prints the
+/// training table of the unsharded run, row for row.
+#[test]
+fn a_sharded_pipeline_training_merges_into_the_unsharded_output() {
+    let snn = &[
+        "pipeline",
+        "--model",
+        "workloads/models/snn.toml",
+        "--arrays",
+        "1,2",
+        "--schedule",
+        "gpipe,spikepipe,spikepipe-sync",
+        "--backward",
+        "interleaved",
+        "--train",
+        "--epochs",
+        "1",
+        "--max-train",
+        "64",
+        "--max-test",
+        "32",
+        "--quiet",
+    ];
+    let printed = check_sharded("pipeline-train", snn, 4);
+    assert!(
+        printed.full.contains("| samples per step |") && printed.full.contains("| 2 | spikepipe "),
+        "{}",
+        printed.full
+    );
+    assert_eq!(printed.merged, printed.full);
+}
+
+/// The shards of a pipeline study run by GNU parallel on this machine
+/// (scripts/slurm/parallel-hosts.sh with `:`, the local host, as the
+/// host list), merged: the unsharded run's files and printed tables.
+#[test]
+#[ignore = "needs parallel"]
+fn a_study_sharded_by_gnu_parallel_merges_into_the_unsharded_files() {
+    let found = Command::new("parallel").arg("--version").output();
+    assert!(
+        found.is_ok_and(|o| o.status.success()),
+        "GNU parallel is not installed (Debian: apt-get install parallel; scripts/setup.sh installs it)"
+    );
+    let topology = vgg_small("2,3", "1f1b,zb");
+    let by_parallel = |args: &[String], n: usize, shards: &Path| {
+        let hosts = shards.with_extension("hosts");
+        std::fs::write(&hosts, ":\n").unwrap();
+        let mut a: Vec<String> = vec![n.to_string(), hosts.to_str().unwrap().into()];
+        a.extend(args.iter().cloned());
+        a.extend(["-o".into(), shards.to_str().unwrap().into()]);
+        let out = Command::new("scripts/slurm/parallel-hosts.sh")
+            .args(&a)
+            .env("SYSGRAD", env!("CARGO_BIN_EXE_sysgrad"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        let stdout = ok(out, "scripts/slurm/parallel-hosts.sh");
+        for i in 0..n {
+            assert!(stdout.contains(&format!("shard {i}/{n}: ")), "{stdout}");
+        }
+    };
+    let printed = check_sharded_by("parallel", &topology, 3, by_parallel);
+    assert_eq!(printed.merged, printed.full);
 }
 
 /// The soak's seeds as shards: the same soak.csv (the simulators' builds

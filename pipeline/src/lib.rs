@@ -6,8 +6,14 @@
 //! the schedules of the pipeline-parallel training literature run on them:
 //! GPipe, PipeDream 1F1B with weight stashing, LayerPipe, LayerPipe2 (with
 //! stashing or its moving-average weight reconstruction), zero bubble
-//! (ZB-H1) and SpikePipe, each with the interleaved or the sequential
-//! backward on the arrays.
+//! (ZB-H1) and SpikePipe (its paper's delayed gradients, and a synchronous
+//! variant), each with the interleaved or the sequential backward on the
+//! arrays.
+//!
+//! A new schedule is a variant of [`Schedule`]: its name, whether it is
+//! synchronous, and its rules in [`Plan`] (in-flight limit, lag, priority,
+//! or a fixed per-stage order); the simulator, the numerics and the
+//! reports follow from those.
 //!
 //! * [`work`]: the layers to pipeline (model file or topology).
 //! * [`cost`]: task costs, counted by the array models (never a formula).

@@ -4,10 +4,10 @@
 //! weights a micro-batch's backward pass uses.
 
 use crate::error::{PipelineError, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sysgrad_config::Backward;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Schedule {
     /// GPipe: all forwards of the mini-batch's micro-batches, then all
@@ -37,13 +37,23 @@ pub enum Schedule {
     /// is deferred into the warm-up's and cool-down's bubbles (see
     /// [`zb_il_order`]).
     ZeroBubbleIl,
-    /// SpikePipe: GPipe over (micro-batch, time chunk) units of a spiking
-    /// network, the LIF state carried from chunk to chunk.
+    /// SpikePipe as its paper trains (Sanjeet, Sahoo and Parhi 2024,
+    /// arXiv 2406.06879): inter-layer pipelining of a spiking network
+    /// trained by BPTT with delayed gradients. Units are (micro-batch,
+    /// time chunk), the LIF state carried from chunk to chunk and the
+    /// backward running the chunks last to first; one weight step per
+    /// micro-batch, no flush; stage s's gradient is applied
+    /// [`retimed_delay`] = 2 (p - 1 - s) updates late (the retimed
+    /// pipeline of the same group's LayerPipe), weights stashed.
     SpikePipe,
+    /// The synchronous variant: GPipe over (micro-batch, time chunk)
+    /// units, one weight step per mini-batch after a flush (no delayed
+    /// gradient). Kept as a reference beside [`Schedule::SpikePipe`].
+    SpikePipeSync,
 }
 
 impl Schedule {
-    pub const ALL: [Schedule; 8] = [
+    pub const ALL: [Schedule; 9] = [
         Schedule::GPipe,
         Schedule::OneFOneB,
         Schedule::OneFOneBFlush,
@@ -52,6 +62,7 @@ impl Schedule {
         Schedule::ZeroBubble,
         Schedule::ZeroBubbleIl,
         Schedule::SpikePipe,
+        Schedule::SpikePipeSync,
     ];
 
     pub fn name(self) -> &'static str {
@@ -64,6 +75,7 @@ impl Schedule {
             Schedule::ZeroBubble => "zb",
             Schedule::ZeroBubbleIl => "zb-il",
             Schedule::SpikePipe => "spikepipe",
+            Schedule::SpikePipeSync => "spikepipe-sync",
         }
     }
 
@@ -76,8 +88,14 @@ impl Schedule {
                 | Schedule::OneFOneBFlush
                 | Schedule::ZeroBubble
                 | Schedule::ZeroBubbleIl
-                | Schedule::SpikePipe
+                | Schedule::SpikePipeSync
         )
+    }
+
+    /// The schedules of a spiking network's time chunks (they need more
+    /// than one time step).
+    pub fn spiking(self) -> bool {
+        matches!(self, Schedule::SpikePipe | Schedule::SpikePipeSync)
     }
 
     /// Whether the schedule runs dX and dW as separate tasks when the
@@ -98,7 +116,7 @@ impl std::str::FromStr for Schedule {
             .into_iter()
             .find(|k| k.name() == s)
             .ok_or_else(|| {
-                format!("unknown schedule {s:?} (expected gpipe, 1f1b, 1f1b-flush, layerpipe, layerpipe2, zb, zb-il or spikepipe)")
+                format!("unknown schedule {s:?} (expected gpipe, 1f1b, 1f1b-flush, layerpipe, layerpipe2, zb, zb-il, spikepipe or spikepipe-sync)")
             })
     }
 }
@@ -197,7 +215,7 @@ impl Plan {
         if micro_batches == 0 {
             return Err(PipelineError::out_of_range("microbatches", 0, "1 or more"));
         }
-        if chunks == 0 || (chunks > 1 && schedule != Schedule::SpikePipe) {
+        if chunks == 0 || (chunks > 1 && !schedule.spiking()) {
             return Err(PipelineError::out_of_range(
                 "time chunks",
                 chunks,
@@ -265,11 +283,11 @@ impl Plan {
     pub fn in_flight_limit(&self, s: usize, p: usize) -> Option<usize> {
         let downstream = p - 1 - s;
         match self.schedule {
-            Schedule::GPipe | Schedule::SpikePipe => None,
+            Schedule::GPipe | Schedule::SpikePipeSync => None,
             Schedule::OneFOneB | Schedule::LayerPipe | Schedule::OneFOneBFlush => {
                 Some(downstream + 1)
             }
-            Schedule::LayerPipe2 => Some(2 * downstream + 1),
+            Schedule::LayerPipe2 | Schedule::SpikePipe => Some(2 * downstream + 1),
             // ZB-H1: p - s before their dX as in 1F1B, plus up to s whose
             // dW is deferred: at most p on every stage, 1F1B's peak (its
             // stage 0's); with nothing to defer, 1F1B with a flush.
@@ -291,17 +309,19 @@ impl Plan {
         }
     }
 
-    /// LayerPipe2's retiming: the backward of micro-batch j on stage s runs
-    /// only once the forward of j + 2 x (stages downstream) has, so every
-    /// gradient is applied exactly that many updates late.
+    /// LayerPipe2's and SpikePipe's retiming: the backward of micro-batch
+    /// j on stage s runs only once the forward of j + 2 x (stages
+    /// downstream) has, so every gradient is applied exactly that many
+    /// updates late ([`retimed_delay`]).
     pub fn lag(&self, s: usize, p: usize) -> Option<usize> {
-        (self.schedule == Schedule::LayerPipe2).then_some(2 * (p - 1 - s))
+        matches!(self.schedule, Schedule::LayerPipe2 | Schedule::SpikePipe)
+            .then(|| retimed_delay(s, p))
     }
 
     /// The order in which a free array looks at its ready tasks.
     pub fn priority(&self) -> &'static [Kind] {
         match (self.schedule, self.split()) {
-            (Schedule::GPipe | Schedule::SpikePipe, _) => &[Kind::F, Kind::BW],
+            (Schedule::GPipe | Schedule::SpikePipeSync, _) => &[Kind::F, Kind::BW],
             (_, true) if self.eager_dw => &[Kind::W, Kind::B, Kind::F],
             (_, true) => &[Kind::B, Kind::W, Kind::F],
             (_, false) => &[Kind::BW, Kind::F],
@@ -311,7 +331,7 @@ impl Plan {
     /// GPipe-like schedules run the backwards last micro-batch first (the
     /// last stage has just finished its forward).
     pub fn backward_newest_first(&self) -> bool {
-        matches!(self.schedule, Schedule::GPipe | Schedule::SpikePipe)
+        matches!(self.schedule, Schedule::GPipe | Schedule::SpikePipeSync)
     }
 
     pub fn label(&self) -> String {
@@ -329,6 +349,15 @@ impl Plan {
         }
         s
     }
+}
+
+/// The gradient delay of stage `s` of `p` in a retimed pipeline
+/// (LayerPipe2, SpikePipe): 2 updates per stage downstream, the forward
+/// and the backward of each later stage (Unnikrishnan and Parhi,
+/// LayerPipe2, arXiv 2512.08160: Delay(l) = 2 S(l), S(l) the stages
+/// downstream of layer l).
+pub fn retimed_delay(s: usize, p: usize) -> usize {
+    2 * (p - 1 - s)
 }
 
 /// 1F1B with a flush on stage `s` of `p`, `m` micro-batches (Narayanan et

@@ -9,6 +9,7 @@ use crate::metrics::StageFigures;
 use crate::numerics::Trained;
 use crate::plan::{Plan, Schedule};
 use crate::setup::{Measured, Setup};
+use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use sysgrad_config::Backward;
@@ -203,71 +204,154 @@ pub fn one_run(m: &Measured) -> String {
     out
 }
 
-/// The iteration cycles of the run of `runs` on as many arrays as `of`
+/// One run's line of the comparison table: what [`comparison`] needs of
+/// a run, apart from the run (its timeline and loads), so that `sysgrad
+/// merge` can rebuild the table from the rows stored in shard files.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub arrays: usize,
+    pub schedule: Schedule,
+    pub backward: Backward,
+    pub label: String,
+    pub partition: Vec<usize>,
+    pub iteration_cycles: f64,
+    pub samples_per_second: f64,
+    pub bubble_fraction: f64,
+    /// The lowest and highest utilisation of an array.
+    pub utilization: (f64, f64),
+    pub weight_words_max: u64,
+    pub activation_words_max: u64,
+    /// Words over every link per iteration.
+    pub link_words: u64,
+}
+
+impl Row {
+    pub fn of(setup: &Setup, m: &Measured) -> Row {
+        let f = &m.figures;
+        let util = |pick: fn(f64, f64) -> f64, init| {
+            f.per_stage.iter().map(|s| s.utilization).fold(init, pick)
+        };
+        let max = |g: fn(&StageFigures) -> u64| f.per_stage.iter().map(g).max().unwrap_or(0);
+        Row {
+            arrays: setup.system.arrays.len(),
+            schedule: setup.plan.schedule,
+            backward: setup.plan.backward,
+            label: f.label.clone(),
+            partition: m.partition.counts(),
+            iteration_cycles: f.iteration_cycles,
+            samples_per_second: f.samples_per_second,
+            bubble_fraction: f.bubble_fraction,
+            utilization: (util(f64::min, f64::INFINITY), util(f64::max, 0.0)),
+            weight_words_max: max(|s| s.weight_memory_words),
+            activation_words_max: max(|s| s.activation_memory_words),
+            link_words: f
+                .per_stage
+                .iter()
+                .map(|s| s.sent_forward_words + s.sent_backward_words)
+                .sum(),
+        }
+    }
+}
+
+/// The iteration cycles of the row of `rows` on as many arrays as `of`
 /// with `schedule` and `backward`.
-fn twin(
-    runs: &[(&Setup, &Measured)],
-    of: &Setup,
-    schedule: Schedule,
-    backward: Backward,
-) -> Option<f64> {
-    runs.iter()
-        .find(|(s, _)| {
-            s.system.arrays.len() == of.system.arrays.len()
-                && s.plan.schedule == schedule
-                && s.plan.backward == backward
-        })
-        .map(|(_, m)| m.figures.iteration_cycles)
+fn twin(rows: &[Row], of: &Row, schedule: Schedule, backward: Backward) -> Option<f64> {
+    rows.iter()
+        .find(|r| r.arrays == of.arrays && r.schedule == schedule && r.backward == backward)
+        .map(|r| r.iteration_cycles)
 }
 
 /// Several runs, a row each, with each one's speed-up over the first
-/// schedule and the gain of interleaving (same schedule and arrays).
-pub fn comparison(runs: &[(&Setup, &Measured)]) -> String {
-    let Some((first, _)) = runs.first() else {
+/// schedule and the gain of interleaving (same schedule and arrays); over
+/// several numbers of arrays, each run's mean and largest speed-up.
+pub fn comparison(rows: &[Row]) -> String {
+    let Some(first) = rows.first() else {
         return String::new();
     };
-    let first = first.plan.schedule;
+    let first = first.schedule;
     let mut out = format!(
         "speed-up = iteration cycles of {} (same arrays, same backward) / this run's; IL gain = sequential / interleaved iteration (same schedule and arrays)\n\n",
         first.name()
     );
     out.push_str("| arrays | schedule | partition | iteration cycles | samples/s | bubble | util min..max | weight words max | activation words max | link words/iter | speed-up | IL gain |\n");
     out.push_str("|---:|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|\n");
-    for (setup, m) in runs {
-        let f = &m.figures;
-        let util = |pick: fn(f64, f64) -> f64, init| {
-            f.per_stage.iter().map(|s| s.utilization).fold(init, pick)
-        };
-        let max = |g: fn(&StageFigures) -> u64| f.per_stage.iter().map(g).max().unwrap_or(0);
-        let link: u64 = f
-            .per_stage
-            .iter()
-            .map(|s| s.sent_forward_words + s.sent_backward_words)
-            .sum();
-        let gain = |t: f64| format!("{:.3}x", t / f.iteration_cycles);
-        let speedup = twin(runs, setup, first, setup.plan.backward).map_or("-".into(), gain);
-        let il = match setup.plan.backward {
-            Backward::Interleaved => twin(runs, setup, setup.plan.schedule, Backward::Sequential)
-                .map_or("-".into(), gain),
+    for r in rows {
+        let gain = |t: f64| format!("{:.3}x", t / r.iteration_cycles);
+        let speedup = twin(rows, r, first, r.backward).map_or("-".into(), gain);
+        let il = match r.backward {
+            Backward::Interleaved => {
+                twin(rows, r, r.schedule, Backward::Sequential).map_or("-".into(), gain)
+            }
             Backward::Sequential => "-".into(),
         };
         let _ = writeln!(
             out,
             "| {} | {} | {:?} | {:.0} | {:.1} | {:.1}% | {:.0}%..{:.0}% | {} | {} | {} | {} | {} |",
-            setup.system.arrays.len(),
-            f.label,
-            m.partition.counts(),
-            f.iteration_cycles,
-            f.samples_per_second,
-            100.0 * f.bubble_fraction,
-            100.0 * util(f64::min, f64::INFINITY),
-            100.0 * util(f64::max, 0.0),
-            max(|s| s.weight_memory_words),
-            max(|s| s.activation_memory_words),
-            link,
+            r.arrays,
+            r.label,
+            r.partition,
+            r.iteration_cycles,
+            r.samples_per_second,
+            100.0 * r.bubble_fraction,
+            100.0 * r.utilization.0,
+            100.0 * r.utilization.1,
+            r.weight_words_max,
+            r.activation_words_max,
+            r.link_words,
             speedup,
             il
         );
+    }
+    out.push_str(&mean_speedups(rows, first));
+    out
+}
+
+/// Over two or more numbers of arrays: each run's speed-up over `first`
+/// (the arithmetic mean over the numbers of arrays, as the papers
+/// average, and the largest), one line per run label.
+fn mean_speedups(rows: &[Row], first: Schedule) -> String {
+    let mut arrays: Vec<usize> = rows.iter().map(|r| r.arrays).collect();
+    arrays.sort_unstable();
+    arrays.dedup();
+    if arrays.len() < 2 {
+        return String::new();
+    }
+    let mut labels: Vec<&str> = Vec::new();
+    for r in rows {
+        if r.schedule != first && !labels.contains(&r.label.as_str()) {
+            labels.push(&r.label);
+        }
+    }
+    if labels.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\nspeed-up over {} on {} arrays (mean over the numbers of arrays):\n\n| schedule | mean speed-up | largest | on arrays |\n|---|---:|---:|---:|\n",
+        first.name(),
+        arrays
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for label in labels {
+        let gains: Vec<(f64, usize)> = rows
+            .iter()
+            .filter(|r| r.label == label)
+            .filter_map(|r| {
+                twin(rows, r, first, r.backward).map(|t| (t / r.iteration_cycles, r.arrays))
+            })
+            .collect();
+        // The largest, on the fewest arrays among equals.
+        let best = gains
+            .iter()
+            .copied()
+            .reduce(|b, g| if g.0 > b.0 { g } else { b });
+        let Some((best, at)) = best else {
+            continue;
+        };
+        let mean = gains.iter().map(|g| g.0).sum::<f64>() / gains.len() as f64;
+        let _ = writeln!(out, "| {label} | {mean:.3}x | {best:.3}x | {at} |");
     }
     out
 }

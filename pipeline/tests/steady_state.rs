@@ -1,9 +1,9 @@
 //! Issue 29, item 2: figures are taken in the pipeline's steady state. No
 //! run reports an iteration shorter than its busiest array's own work per
 //! iteration (a utilisation above 100%), over random layers, partitions,
-//! schedules, backwards, links and up to 64 arrays; `Setup::measure`
-//! refuses such a figure as an internal error, and this checks it never
-//! comes to that.
+//! schedules (the SpikePipes in time chunks), backwards, links and up to
+//! 64 arrays; `Setup::measure` refuses such a figure as an internal
+//! error, and this checks it never comes to that.
 
 use proptest::prelude::*;
 use sysgrad_config::{ArrayConfig, Backward};
@@ -20,7 +20,9 @@ fn array() -> ArrayConfig {
     sysgrad_workloads::scalesim::array_for(&sc).unwrap()
 }
 
-fn work(shapes: &[(usize, usize, usize)]) -> Work {
+/// Layers of `shapes` (m, k, columns per sample and time step) over
+/// `time_steps` time steps.
+fn work(shapes: &[(usize, usize, usize)], time_steps: usize) -> Work {
     Work {
         name: "random".into(),
         layers: shapes
@@ -30,11 +32,11 @@ fn work(shapes: &[(usize, usize, usize)]) -> Work {
                 name: format!("l{i}"),
                 m,
                 k,
-                n_per_sample: n,
-                input_words: (k * n) as u64,
+                n_per_sample: n * time_steps,
+                input_words: (k * n * time_steps) as u64,
             })
             .collect(),
-        time_steps: 1,
+        time_steps,
         model_index: Vec::new(),
     }
 }
@@ -60,9 +62,12 @@ proptest! {
         schedule in prop::sample::select(Schedule::ALL.to_vec()),
         backward in prop::sample::select(vec![Backward::Interleaved, Backward::Sequential]),
         m in 1usize..10,
+        chunks in 1usize..3,
         width in prop::option::of(1u64..32),
         latency in 0u64..40,
     ) {
+        // The SpikePipes run time chunks of a spiking network.
+        let chunks = if schedule.spiking() { chunks } else { 1 };
         let layers = p + extra;
         let partition = if balanced {
             PartitionChoice::Balanced
@@ -70,9 +75,9 @@ proptest! {
             PartitionChoice::Counts(counts(layers, p, &cuts))
         };
         let s = Setup {
-            work: work(&shapes[..layers]),
+            work: work(&shapes[..layers], chunks),
             system: System::uniform(array(), p, Link { width, latency }, 200.0).unwrap(),
-            plan: Plan::new(schedule, backward, m, 1, None).unwrap(),
+            plan: Plan::new(schedule, backward, m, chunks, None).unwrap(),
             micro_batch_size: 1,
             partition,
             engine: EngineKind::Fast,
