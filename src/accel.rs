@@ -270,12 +270,12 @@ fn cosim_line(
     let rep = sysgrad_testbench::accel::cosim_program(cfg, &step.setup, &step.program, seed, gap)?;
     let host = |c: Counter| rep.counter(c).unwrap_or(0);
     Ok(format!(
-        "RTL, {} step: {} run cycles, every array input and {} counters equal to \
-         the emulator, {} buffer words read back equal; host: {} cycles, {} beats in \
+        "RTL, {} step: {} run cycles, every array input and {}, {} buffer words read back \
+         equal to the emulator; host: {} cycles, {} beats in \
          ({} stall cycles), {} beats out ({} stall cycles)",
         run.label(),
         rep.run_cycles,
-        rep.counters_compared,
+        sysgrad_testbench::accel::counters_agreed(rep.counters_compared),
         rep.words_compared,
         rep.host_cycles,
         rep.beats_in,
@@ -372,12 +372,12 @@ fn c_driver_line(
     let rep =
         sysgrad_testbench::accel::build_c_host(cfg).and_then(|m| m.play(&transcript, seed, gap))?;
     Ok(format!(
-        "C driver, {} step: {} run, {} words read back and {} counters equal to the emulator; \
+        "C driver, {} step: {} run, {} words read back equal to the emulator, {}; \
          host: {} cycles, {} beats in, {} beats out",
         label,
         rep.runs,
         rep.words_compared,
-        rep.counters_compared,
+        sysgrad_testbench::accel::counters_agreed(rep.counters_compared as usize),
         rep.cycles,
         rep.beats_in,
         rep.beats_out
@@ -477,8 +477,11 @@ pub fn run_program(a: &ProgramArgs) -> Result<()> {
         let rep =
             sysgrad_testbench::accel::cosim_program(&cfg, &setup, &program, a.seed, a.stalls.gap)?;
         println!(
-            "\nRTL: {} run cycles, array inputs, STATUS/PC, {} counters and {} buffer words equal to the emulator",
-            rep.run_cycles, rep.counters_compared, rep.words_compared
+            "\nRTL: {} run cycles, array inputs, STATUS/PC and {} buffer words equal to the \
+             emulator, {}",
+            rep.run_cycles,
+            rep.words_compared,
+            sysgrad_testbench::accel::counters_agreed(rep.counters_compared)
         );
     }
     match outcome {

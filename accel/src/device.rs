@@ -24,8 +24,13 @@ use sysgrad_isa::host::{Counter, DmaTarget};
 pub enum Traffic {
     /// Weights into the weight buffer (first use, or after a host update).
     WeightsIn,
-    /// Updated weights read back.
+    /// Updated weights read back because the host asks for them (the end
+    /// of training, a checkpoint).
     WeightsOut,
+    /// Weights read back only to check them, every step, against a
+    /// reference (a debug read: the hardware counts its beats, a step's
+    /// cost leaves it out; [`HostCounters::costed`]).
+    CheckOut,
     /// X (activations, im2col patches) into the activation buffer.
     InputsIn,
     /// dY into the gradient buffer.
@@ -42,9 +47,10 @@ pub enum Traffic {
 }
 
 impl Traffic {
-    pub const ALL: [Traffic; 9] = [
+    pub const ALL: [Traffic; 10] = [
         Traffic::WeightsIn,
         Traffic::WeightsOut,
+        Traffic::CheckOut,
         Traffic::InputsIn,
         Traffic::GradientsIn,
         Traffic::ResultsOut,
@@ -57,6 +63,7 @@ impl Traffic {
         match self {
             Traffic::WeightsIn => "weights_in",
             Traffic::WeightsOut => "weights_out",
+            Traffic::CheckOut => "check_out",
             Traffic::InputsIn => "inputs_in",
             Traffic::GradientsIn => "gradients_in",
             Traffic::ResultsOut => "results_out",
@@ -127,6 +134,13 @@ impl HostCounters {
             }
         }
         f
+    }
+    /// The counters without the debug reads ([`Traffic::CheckOut`]): what
+    /// the work itself cost.
+    pub fn costed(&self) -> HostCounters {
+        let mut c = self.clone();
+        c.flows.remove(&Traffic::CheckOut);
+        c
     }
     /// Host-link cycles: every transfer and the register accesses of runs.
     pub fn link_cycles(&self) -> u64 {

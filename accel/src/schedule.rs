@@ -147,6 +147,12 @@ pub fn read_weights(dev: &mut Device, w: &Blocked) -> Result<Array2<i64>, Device
     dev.read_matrix(BufferId::Weights, w, Traffic::WeightsOut)
 }
 
+/// The weights of `w` read back only to check them against a reference
+/// (charged as [`Traffic::CheckOut`], not as part of a step).
+pub fn check_weights(dev: &mut Device, w: &Blocked) -> Result<Array2<i64>, DeviceError> {
+    dev.read_matrix(BufferId::Weights, w, Traffic::CheckOut)
+}
+
 // ------------------------------------------------------------------ plans
 
 /// How a forward product is cut (see the module documentation).

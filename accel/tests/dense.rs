@@ -134,6 +134,52 @@ fn a_load_after_an_unused_tile_reads_the_weights_written_back() {
     assert_same_buffers(&dense, &none, "unused tile between two loads of line 7");
 }
 
+/// COMMANDS.md (dense decoder): a REQUANT uses no weight, so it is never
+/// marked swap and a tile loaded before it stays unused; the stop then
+/// swaps it in and loads zeros, R slots more than when a FORWARD used it.
+#[test]
+fn a_requant_leaves_a_loaded_tile_unused() {
+    use sysgrad_isa::{host::Counter, DataBuffer};
+    for (rows, cols) in [(4, 4), (3, 5), (8, 8)] {
+        let cfg = cfg(rows, cols, Pipelining::Dense);
+        let load = Command::LoadW {
+            addr: 0,
+            m: cols as u8,
+            k: rows as u8,
+        };
+        let requant = Command::Requant {
+            src: 0,
+            dst: DataBuffer::Activations,
+            dst_addr: 0,
+            count: 1,
+        };
+        let forward = Command::Forward {
+            x_addr: 0,
+            y_addr: 0,
+            n: 2,
+            accumulate: false,
+        };
+        let counts = |prog: &[Command]| {
+            let mut acc = Accelerator::new(cfg);
+            acc.run(&encode_program(prog)).unwrap();
+            let c = |c| acc.counter(c).unwrap();
+            (c(Counter::LoadSlots), c(Counter::LoadCycles))
+        };
+        let r = rows as u64;
+        let what = format!("{rows}x{cols}");
+        let (slots, _) = counts(&[load, forward, Command::Halt]);
+        assert_eq!(slots, r, "{what}: LOAD_W; FORWARD; HALT");
+        let alone = counts(&[load, Command::Halt]);
+        assert_eq!(alone.0, 2 * r, "{what}: LOAD_W; HALT");
+        let (slots, cycles) = counts(&[load, requant, Command::Halt]);
+        assert_eq!(slots, 2 * r, "{what}: LOAD_W; REQUANT; HALT");
+        assert_eq!(
+            cycles, alone.1,
+            "{what}: load cycles as without the REQUANT"
+        );
+    }
+}
+
 /// Lines per buffer in the random programs: few, so that commands read
 /// and write each other's lines.
 const LINES: usize = 12;

@@ -1194,8 +1194,8 @@ module sa_accel #(
   assign dma_val_dw = fits_dw ? s_axis_tdata[DW-1:0] : {s_axis_tdata[63], {(DW-1){~s_axis_tdata[63]}}};
   wire fits_aw = {{(64-AW){s_axis_tdata[AW-1]}}, s_axis_tdata[AW-1:0]} == s_axis_tdata;
   assign dma_val_aw = fits_aw ? s_axis_tdata[AW-1:0] : {s_axis_tdata[63], {(AW-1){~s_axis_tdata[63]}}};
-  localparam [63:0] PMASK_DW = ~({64{1'b1}} << (P_DW * DW));
-  localparam [63:0] PMASK_AW = ~({64{1'b1}} << (P_AW * AW));
+  localparam [63:0] PMASK_DW = {64{1'b1}} >> (64 - P_DW * DW);
+  localparam [63:0] PMASK_AW = {64{1'b1}} >> (64 - P_AW * AW);
   wire [C*DW+63:0] rx_w_rdata = {{64{1'b0}}, w_rdata} >> (s1_lane * DW);
   wire [C*DW-1:0] rx_w_rdata_unused = rx_w_rdata[C*DW+63:64];
   wire [R*DW+63:0] rx_x_rdata = {{64{1'b0}}, x_rdata} >> (s1_lane * DW);
@@ -1289,7 +1289,7 @@ module sa_accel #(
     end
   end
   // Counters (docs/HOST.md): cleared by reset and CTRL.CLEAR, CNT_BITS wide.
-  localparam [47:0] CNT_MASK = (48'd1 << CNT_BITS) - 48'd1;
+  localparam [47:0] CNT_MASK = (CNT_BITS == 0) ? 48'd0 : {48{1'b1}} >> (48 - CNT_BITS);
   wire [18:0] inc_run_cycles = {{18{1'b0}}, ctl_running};
   wire [18:0] inc_idle_cycles = {{18{1'b0}}, ctl_running && (arr_mode == M_IDLE)};
   wire [18:0] inc_load_cycles = {{18{1'b0}}, arr_mode == M_LOAD};

@@ -197,6 +197,42 @@ fn a_load_after_an_unused_tile_reads_the_weights_written_back() {
     assert!(rep.is_ok(), "{}", rep.unwrap_err());
 }
 
+/// COMMANDS.md (dense decoder): a REQUANT is never marked swap, so the
+/// RTL, like the emulator, keeps a tile loaded before it unused and the
+/// stop swaps it in and loads zeros (`accel/tests/dense.rs` checks the
+/// slot counts on the emulator; here every cycle and counter is compared).
+#[test]
+#[ignore = "needs verilator"]
+fn a_requant_after_a_load_runs_as_documented() {
+    let c = common::dense(common::small());
+    let load = Command::LoadW {
+        addr: 0,
+        m: c.cols() as u8,
+        k: c.rows() as u8,
+    };
+    let requant = Command::Requant {
+        src: 0,
+        dst: DataBuffer::Activations,
+        dst_addr: 0,
+        count: 2,
+    };
+    let forward = Command::Forward {
+        x_addr: 0,
+        y_addr: 0,
+        n: 2,
+        accumulate: false,
+    };
+    let setup = setup(&c, &mut Rng::new(5));
+    for prog in [
+        vec![load, requant, Command::Halt],
+        vec![load, Command::Halt],
+        vec![load, requant, forward, requant, Command::Halt],
+    ] {
+        let rep = model(c).cosim(&setup, &encode_program(&prog), 5, 10);
+        assert!(rep.is_ok(), "{prog:?}: {}", rep.unwrap_err());
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 16,

@@ -140,7 +140,13 @@ pub(super) fn build(
     let mask = m.localparam(
         "CNT_MASK",
         Width::of(bits),
-        (lit(MAX_COUNTER_BITS, 1) << CNT_BITS) - lit(MAX_COUNTER_BITS, 1),
+        // Never a shift by the operand's whole width (which strict tools
+        // warn of): CNT_BITS = 0 is its own case.
+        cond(
+            CNT_BITS.equals(int(0)),
+            lit(MAX_COUNTER_BITS, 0),
+            ones(bits) >> (int(bits) - CNT_BITS),
+        ),
     );
     let mut body = Vec::new();
     let mut incs = Vec::new();

@@ -587,7 +587,9 @@ fn dma_read_lanes(
         m.localparam(
             &format!("PMASK_{}", w.name()),
             Width::of(64),
-            !(ones(64) << (p * w)),
+            // p * w is 1..=64: shifting right by 64 - p * w never shifts
+            // by the operand's whole width (which strict tools warn of).
+            ones(64) >> (int(64) - p * w),
         )
     });
     let buses = [

@@ -136,6 +136,24 @@ pub fn build_files(cfg: &ArrayConfig, files: &[VerilogFile]) -> Result<AccelMode
     Ok(AccelModel { exe, cfg: *cfg })
 }
 
+/// "N counters equal", saying what each was compared with (HOST.md):
+/// the emulator's value, or the host's own tally of DMA beats.
+pub fn counters_agreed(n: usize) -> String {
+    use sysgrad_isa::host::CounterReference;
+    let (emu, tally) = (
+        CounterReference::Emulator.count(),
+        CounterReference::HostTally.count(),
+    );
+    if n == emu + tally {
+        format!(
+            "{n} counters equal ({emu} to the emulator's, the {tally} DMA beat counts to the \
+             host's own tally)"
+        )
+    } else {
+        format!("{n} counters equal")
+    }
+}
+
 mod c_host;
 mod cosim;
 mod icarus;

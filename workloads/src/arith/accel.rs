@@ -2,8 +2,10 @@
 //! commands, buffers, DMA and a host link, instead of the bare array. Each
 //! layer's weights live in their own lines of the weight buffer
 //! ([`crate::compile`] places them) and go over the DMA only when the
-//! host's copy changed (first use, a momentum step on the host); X, dY and
-//! the results cross the DMA for every product. The bits equal those of
+//! host's copy changed (first use, a momentum step on the host); weights
+//! updated in the PEs stay there (read back only by the per-step check,
+//! which a step's cost leaves out); X, dY and the results cross the DMA
+//! for every product. The bits equal those of
 //! `sysgrad_emulator::gemm` (`accel/tests/schedule.rs`), so training on
 //! this engine gives the weights of the array engine after every step.
 
@@ -153,7 +155,8 @@ impl AccelEngine {
             array: stats_since(&now.array, &self.mark.array),
             decode_cycles: now.decode - self.mark.decode,
             requant_cycles: now.requant - self.mark.requant,
-            host: now.host.since(&self.mark.host),
+            // The per-step check's reads are not part of the work.
+            host: now.host.since(&self.mark.host).costed(),
         };
         self.mark = now;
         cost
@@ -220,8 +223,10 @@ impl AccelEngine {
             .map_err(Self::err(layer, "forward"))
     }
 
-    /// dX (as `out` asks) and dW drained, or W updated in place and read
-    /// back (the host keeps its copy of the weights in step).
+    /// dX (as `out` asks) and dW drained, or W updated in place. The
+    /// updated weights stay on chip; they are read back here only for the
+    /// per-step check against the array engine, as a debug read that the
+    /// step's cost leaves out ([`sysgrad_accel::Traffic::CheckOut`]).
     pub fn backward(
         &mut self,
         layer: usize,
@@ -241,7 +246,7 @@ impl AccelEngine {
             .map_err(Self::err(layer, "backward"))?;
         let w_new = match sink {
             DwSink::Update { .. } => {
-                let w_new = schedule::read_weights(&mut self.dev, &lay)
+                let w_new = schedule::check_weights(&mut self.dev, &lay)
                     .map_err(|e| Self::err(layer, "weights")(e.into()))?;
                 self.on_chip.insert(layer, (lay, w_new.clone()));
                 Some(w_new)
