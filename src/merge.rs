@@ -6,10 +6,10 @@
 //! each shard holding exactly its own jobs; anything else is refused with
 //! the files and the field that differ.
 
-use crate::args::{write_atomically, Out};
-use crate::shard::{FilesResult, ShardFile, FORMAT};
+use crate::args::Out;
+use crate::shard::{ShardFile, FORMAT};
 use anyhow::{bail, Context, Result};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 #[command(mut_arg("out", |a| a.help("Output folder for the merged files [default: the folder of the shards, if they are in one]")))]
@@ -193,40 +193,6 @@ pub fn check(files: Vec<(PathBuf, ShardFile)>) -> Result<(String, Vec<serde_json
     }
     let command = first.command.clone();
     Ok((command, results.into_iter().flatten().collect()))
-}
-
-/// Writes results that are files ([`FilesResult`], `sysgrad pipeline`'s
-/// runs) into `out`, every file of every job as the unsharded run writes
-/// it; the number of files and each job's `report`, in job order. The
-/// caller finishes the folder ([`crate::run_dir::finish`] of the
-/// returned run).
-pub fn write_files(
-    out: &Path,
-    results: Vec<serde_json::Value>,
-) -> Result<(
-    sysgrad_config::outdir::OutputDir,
-    usize,
-    Vec<serde_json::Value>,
-)> {
-    let dir = crate::run_dir::start(out)?;
-    let mut written = 0;
-    let mut reports = Vec::new();
-    for (job, r) in results.into_iter().enumerate() {
-        let r: FilesResult = serde_json::from_value(r)
-            .with_context(|| format!("job {job}: not a stored list of files"))?;
-        for (name, text) in r.files {
-            let plain = Path::new(&name)
-                .components()
-                .all(|c| matches!(c, Component::Normal(_)));
-            if !plain || name.is_empty() {
-                bail!("job {job}: file name {name:?} is not a plain name in the output folder");
-            }
-            write_atomically(&out.join(&name), text.as_bytes())?;
-            written += 1;
-        }
-        reports.push(r.report);
-    }
-    Ok((dir, written, reports))
 }
 
 #[cfg(test)]

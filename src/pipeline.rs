@@ -443,7 +443,7 @@ fn tables(runs: &[Printed]) -> String {
 /// the tables (with the training rows of `--train`) the unsharded run
 /// prints.
 pub fn merge(out: &Path, results: Vec<serde_json::Value>) -> Result<()> {
-    let (dir, written, reports) = crate::merge::write_files(out, results)?;
+    let (dir, written, reports) = crate::shard::write_files(out, results)?;
     let runs = reports
         .into_iter()
         .enumerate()

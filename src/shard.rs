@@ -23,9 +23,9 @@
 //! unsharded run writes.
 
 use crate::args::{create_dir, write_atomically};
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// The format of a shard file (its `format` field); `sysgrad merge`
 /// refuses any other.
@@ -228,6 +228,40 @@ pub struct FilesResult {
     pub files: Vec<(String, String)>,
     #[serde(default)]
     pub report: serde_json::Value,
+}
+
+/// Writes results that are files ([`FilesResult`], `sysgrad pipeline`'s
+/// runs) into `out`, every file of every job as the unsharded run writes
+/// it; the number of files and each job's `report`, in job order. The
+/// caller finishes the folder ([`crate::run_dir::finish`] of the
+/// returned run).
+pub fn write_files(
+    out: &Path,
+    results: Vec<serde_json::Value>,
+) -> Result<(
+    sysgrad_config::outdir::OutputDir,
+    usize,
+    Vec<serde_json::Value>,
+)> {
+    let dir = crate::run_dir::start(out)?;
+    let mut written = 0;
+    let mut reports = Vec::new();
+    for (job, r) in results.into_iter().enumerate() {
+        let r: FilesResult = serde_json::from_value(r)
+            .with_context(|| format!("job {job}: not a stored list of files"))?;
+        for (name, text) in r.files {
+            let plain = Path::new(&name)
+                .components()
+                .all(|c| matches!(c, Component::Normal(_)));
+            if !plain || name.is_empty() {
+                bail!("job {job}: file name {name:?} is not a plain name in the output folder");
+            }
+            write_atomically(&out.join(&name), text.as_bytes())?;
+            written += 1;
+        }
+        reports.push(r.report);
+    }
+    Ok((dir, written, reports))
 }
 
 /// Writes the shard file of runs whose results are files: `write_run` writes
