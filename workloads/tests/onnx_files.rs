@@ -559,3 +559,33 @@ fn input_tensor(p: &mut proto::ModelProto) -> &mut proto::type_proto::Tensor {
         _ => unreachable!("the test models' input is a tensor"),
     }
 }
+
+/// The graph's input is checked against the `[data]` section's samples
+/// (28 x 28 for Fashion-MNIST), not the digits' 8 x 8.
+#[test]
+#[ignore = "needs dataset-fashion-mnist"]
+fn the_input_is_checked_against_the_data_sections_samples() {
+    let fashion = load_model(&models_dir().join("fashion/cnn.toml")).unwrap();
+    let text = std::fs::read_to_string(models_dir().join("fashion/cnn.toml")).unwrap();
+    let from = |proto: &ModelProto, file: &str| {
+        let path = tmp(file);
+        std::fs::write(&path, proto.encode_to_vec()).unwrap();
+        let toml = strip_layers(&text).replace(
+            "name = \"fashion-cnn\"",
+            &format!("name = \"fashion-cnn\"\nonnx = {path:?}"),
+        );
+        parse_model(&toml, false, &models_dir().join("fashion/x.toml")).map_err(|e| e.to_string())
+    };
+    let m = from(
+        &to_onnx(&fashion, &initial_weights(&fashion)).unwrap(),
+        "f.onnx",
+    )
+    .unwrap();
+    assert_eq!(m.spec.layers, fashion.spec.layers);
+    assert_eq!(m.shapes, fashion.shapes);
+    let e = from(&cnn_proto(), "digits.onnx").unwrap_err();
+    assert!(
+        e.contains("input `input` has shape [N, 1, 8, 8]; the data set's samples are 1x28x28"),
+        "{e}"
+    );
+}
