@@ -85,8 +85,8 @@ fn out_of_range_fields_name_the_field_and_range() {
     );
     let e = with(&conv.replace("kernel = 11", "kernel = 3\npadding = 3"), SGD);
     assert!(e.contains("padding = 3") && e.contains("0..=2"), "{e}");
-    let e = with(&conv.replace("kernel = 11", "kernel = 3\nstride = 4"), SGD);
-    assert!(e.contains("stride = 4") && e.contains("1..=3"), "{e}");
+    let e = with(&conv.replace("kernel = 11", "kernel = 3\nstride = 9"), SGD);
+    assert!(e.contains("stride = 9") && e.contains("1..=8"), "{e}");
     let e = with(MLP_LAYERS, &SGD.replace("lr_shift = 10", "lr_shift = 40"));
     assert!(
         e.contains("optimizer.lr_shift = 40") && e.contains("0..=29"),

@@ -5,12 +5,13 @@
 //! tests fail, saying so.
 //!
 //! * (a) sysgrad's f32 forward of an imported model equals onnxruntime's
-//!   within 1e-5 of the sample's largest output.
+//!   within 1e-5 of the sample's largest output (dense, convolution,
+//!   max and average pooling, global average pooling, residual Add).
 //! * (b) after a short training, the exported fixed-point model in
 //!   onnxruntime gives sysgrad's fixed-point outputs within a bound
 //!   computed from the weights (rounding only), so the same class wherever
 //!   the margin exceeds it; the exported f32 reference gives the f32
-//!   reference's outputs within 1e-5.
+//!   reference's outputs within 1e-5 and predicts its classes.
 //! * (c) onnxruntime's test accuracy of the exported fixed-point model is
 //!   printed beside sysgrad's own (`--nocapture`).
 
@@ -20,12 +21,11 @@ use ndarray::Array2;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use sysgrad_workloads::arith::Arith;
-use sysgrad_workloads::data::Sample;
-use sysgrad_workloads::model::{load_model, LayerSpec, Model};
+use sysgrad_workloads::data::{load_split, Sample};
+use sysgrad_workloads::model::{self, load_model, LayerSpec, Model};
 use sysgrad_workloads::net::{Network, Tensor};
 use sysgrad_workloads::onnx::{self, default_model, float_network, network_weights, to_onnx};
 use sysgrad_workloads::train::{self, encode, TrainOptions};
-use sysgrad_workloads::DIGITS;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -135,7 +135,7 @@ fn argmax(v: impl Iterator<Item = f64>) -> usize {
 }
 
 fn test_inputs(m: &Model, n: usize) -> (Vec<Sample>, ndarray::Array4<f64>) {
-    let split = common::split(m);
+    let split = load_split(m).unwrap();
     let samples: Vec<Sample> = split.test.iter().take(n).cloned().collect();
     let refs: Vec<&Sample> = samples.iter().collect();
     let mut rng = sysgrad_rng::Rng::derive(1, "onnx-test");
@@ -143,13 +143,14 @@ fn test_inputs(m: &Model, n: usize) -> (Vec<Sample>, ndarray::Array4<f64>) {
     (samples, x)
 }
 
-/// The input shape a model file declares (`[N, 64]` or `[N, 1, 8, 8]`).
+/// The input shape a model file declares (`[N, C*H*W]` or `[N, C, H, W]`
+/// of the data set's samples).
 fn input_shape(m: &Model, n: usize) -> Vec<usize> {
     let flat = m
         .onnx
         .as_ref()
         .is_some_and(|i| i.nodes.first().is_some_and(|n| n.ends_with("(flat)")));
-    let s = DIGITS.input;
+    let s = m.dataset.input;
     match flat {
         true => vec![n, s.size()],
         false => vec![n, s.c, s.h, s.w],
@@ -161,7 +162,14 @@ fn input_shape(m: &Model, n: usize) -> Vec<usize> {
 fn imported_models_forward_like_onnxruntime() {
     let dir = tmp("built");
     run_python(&[&script("build.py"), &dir]);
-    for name in ["dense_gemm", "dense_matmul", "cnn", "cnn_reshape"] {
+    for name in [
+        "dense_gemm",
+        "dense_matmul",
+        "cnn",
+        "cnn_reshape",
+        "pools",
+        "residual",
+    ] {
         let path = dir.join(format!("{name}.onnx"));
         let m = default_model(&path).unwrap_or_else(|e| panic!("{e}"));
         let (_, x) = test_inputs(&m, 64);
@@ -176,24 +184,56 @@ fn imported_models_forward_like_onnxruntime() {
 }
 
 /// A bound on |fixed-point forward - exact forward of the same weights|
-/// per output: the input and every dense/conv output are rounded to the
-/// data grid (at most half an LSB each), a layer multiplies an incoming
-/// error by at most its largest absolute row sum, and ReLU, max pooling
-/// and flattening do not increase it.
+/// per output, value by value through the graph: the input and every
+/// dense/conv output are rounded to the data grid (at most half an LSB
+/// each) and a layer multiplies an incoming error by at most its largest
+/// absolute row sum; an average is rounded once (its mean error plus half
+/// an LSB); a residual sum is exact, so its error is the sum of its
+/// inputs'; ReLU, max pooling and flattening do not increase it.
 fn rounding_bound(m: &Model, weights: &[Option<Array2<f64>>]) -> f64 {
     let half_lsb = 0.5 / (1u64 << m.cfg.format().frac_bits) as f64;
-    let mut e = half_lsb;
-    for (layer, w) in m.spec.layers.iter().zip(weights) {
-        if let (LayerSpec::Dense { .. } | LayerSpec::Conv2d { .. }, Some(w)) = (layer, w) {
-            let k = w.ncols() - 1;
-            let row_sum = w
-                .outer_iter()
-                .map(|r| r.iter().take(k).map(|v| v.abs()).sum::<f64>())
-                .fold(0.0, f64::max);
-            e = row_sum * e + half_lsb;
-        }
+    let mut e = vec![half_lsb];
+    for (i, (layer, w)) in m.spec.layers.iter().zip(weights).enumerate() {
+        let ins = &m.graph.inputs[i];
+        let e_in = e[ins[0]];
+        let out = match (layer, w) {
+            (LayerSpec::Dense { .. } | LayerSpec::Conv2d { .. }, Some(w)) => {
+                let k = w.ncols() - 1;
+                let row_sum = w
+                    .outer_iter()
+                    .map(|r| r.iter().take(k).map(|v| v.abs()).sum::<f64>())
+                    .fold(0.0, f64::max);
+                row_sum * e_in + half_lsb
+            }
+            (LayerSpec::AvgPool { .. } | LayerSpec::GlobalAvgPool, _) => e_in + half_lsb,
+            (LayerSpec::Add, _) => ins.iter().map(|&v| e[v]).sum(),
+            _ => e_in,
+        };
+        e.push(out);
     }
-    e
+    *e.last().expect("the output's")
+}
+
+/// How many samples' classes `theirs` gives as `ours` does, and how many
+/// were near ties (top two within `tie` of each other), where either
+/// class may win; panics on a clear disagreement.
+fn same_classes(label: &str, ours: &Array2<f64>, theirs: &[f32], tie: f64) -> (usize, usize) {
+    let c = ours.ncols();
+    let (mut agree, mut close) = (0, 0);
+    for (b, row) in ours.outer_iter().enumerate() {
+        let ort_row = &theirs[b * c..(b + 1) * c];
+        let ours_class = argmax(row.iter().copied());
+        let ort_class = argmax(ort_row.iter().map(|&v| v as f64));
+        let mut sorted: Vec<f64> = row.to_vec();
+        sorted.sort_by(|a, b| b.total_cmp(a));
+        if sorted[0] - sorted[1] <= tie {
+            close += 1;
+        } else {
+            assert_eq!(ours_class, ort_class, "{label}: sample {b}");
+        }
+        agree += (ours_class == ort_class) as usize;
+    }
+    (agree, close)
 }
 
 fn check_trained(label: &str, m: &Model) {
@@ -223,6 +263,10 @@ fn check_trained(label: &str, m: &Model) {
     let theirs = onnxruntime(&float_path, &shape, &nchw(&x));
     let err = max_relative(&ours, &theirs);
     assert!(err <= 1e-5, "{label}: f32 export: {err}");
+    // Its predictions are the f32 reference's (but for near ties, within
+    // the 1e-5 allowed of the largest output).
+    let largest = ours.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let (agree_f32, _) = same_classes(label, &ours, &theirs, 2e-5 * largest);
 
     // (b) The exported fixed-point model: onnxruntime gives the array's
     // outputs within the rounding bound.
@@ -234,24 +278,17 @@ fn check_trained(label: &str, m: &Model) {
     let theirs = onnxruntime(&fixed_path, &shape, &nchw(&x));
     let bound = rounding_bound(m, &fixed_w);
     let c = ours.ncols();
-    let (mut worst, mut close, mut ort_right, mut agree) = (0.0f64, 0, 0, 0);
-    for (b, row) in ours.outer_iter().enumerate() {
-        let ort_row = &theirs[b * c..(b + 1) * c];
-        for (v, t) in row.iter().zip(ort_row) {
-            worst = worst.max((v - *t as f64).abs());
-        }
-        let ours_class = argmax(row.iter().copied());
-        let ort_class = argmax(ort_row.iter().map(|&v| v as f64));
-        let mut sorted: Vec<f64> = row.to_vec();
-        sorted.sort_by(|a, b| b.total_cmp(a));
-        if sorted[0] - sorted[1] <= 2.0 * bound {
-            close += 1;
-        } else {
-            assert_eq!(ours_class, ort_class, "{label}: sample {b}");
-        }
-        ort_right += (ort_class == samples[b].label as usize) as usize;
-        agree += (ours_class == ort_class) as usize;
-    }
+    let worst = ours
+        .iter()
+        .zip(&theirs)
+        .fold(0.0f64, |w, (v, t)| w.max((v - *t as f64).abs()));
+    let (agree, close) = same_classes(label, &ours, &theirs, 2.0 * bound);
+    let ort_right = (0..n)
+        .filter(|&b| {
+            argmax(theirs[b * c..(b + 1) * c].iter().map(|&v| v as f64))
+                == samples[b].label as usize
+        })
+        .count();
     assert!(
         worst <= bound + 1e-5,
         "{label}: fixed export differs by {worst} > bound {bound}"
@@ -263,7 +300,8 @@ fn check_trained(label: &str, m: &Model) {
         "{label}: test accuracy on {n} samples after 1 epoch of 512 samples: \
          sysgrad fixed point {:.2}%, onnxruntime on the exported model {:.2}% \
          (same class on {agree}; max output difference {worst:.2e}, rounding bound \
-         {bound:.2e}, {close} samples within twice the bound of a tie)",
+         {bound:.2e}, {close} samples within twice the bound of a tie); \
+         the exported f32 reference predicts its class on {agree_f32} of {n}",
         100.0 * ours_acc,
         100.0 * ort_acc
     );
@@ -273,6 +311,56 @@ fn check_trained(label: &str, m: &Model) {
     );
 }
 
+/// A residual block that halves the map (a stride-2 convolution, and a
+/// stride-2 1x1 projection of its input beside it), average pooling,
+/// global average pooling and a dense readout.
+const RESIDUAL_LAYERS: &str = r#"
+[[layers]]
+name = "c1"
+type = "conv2d"
+filters = 4
+kernel = 3
+padding = 1
+[[layers]]
+name = "r1"
+type = "relu"
+[[layers]]
+name = "c2"
+type = "conv2d"
+filters = 8
+kernel = 3
+stride = 2
+padding = 1
+[[layers]]
+name = "proj"
+type = "conv2d"
+filters = 8
+kernel = 1
+stride = 2
+inputs = ["r1"]
+[[layers]]
+name = "sum"
+type = "add"
+inputs = ["c2", "proj"]
+[[layers]]
+name = "r2"
+type = "relu"
+[[layers]]
+name = "pool"
+type = "avg_pool"
+size = 2
+[[layers]]
+name = "gap"
+type = "global_avg_pool"
+[[layers]]
+name = "flat"
+type = "flatten"
+[[layers]]
+name = "out"
+type = "dense"
+units = 10
+"#;
+
 #[test]
 #[ignore = "needs onnxruntime (scripts/setup-onnx.sh)"]
 fn trained_models_exported_run_in_onnxruntime() {
@@ -281,10 +369,13 @@ fn trained_models_exported_run_in_onnxruntime() {
         let m = load_model(&models.join(format!("{name}.toml"))).unwrap();
         check_trained(name, &m);
     }
+    // A residual network from a TOML file: its graph built from the layers.
+    let residual = common::small_model((16, 16), "", RESIDUAL_LAYERS, common::SGD, 32);
+    check_trained("residual (TOML)", &common::model(&residual));
     // A model that came from ONNX goes back as its own graph.
     let dir = tmp("built_for_training");
     run_python(&[&script("build.py"), &dir]);
-    for name in ["dense_matmul", "cnn_reshape"] {
+    for name in ["dense_matmul", "cnn_reshape", "pools", "residual"] {
         let m = default_model(&dir.join(format!("{name}.onnx"))).unwrap();
         check_trained(&format!("{name} (imported)"), &m);
     }
@@ -299,31 +390,59 @@ fn trained_models_exported_run_in_onnxruntime() {
 fn shipped_examples_in_onnxruntime() {
     let models = root().join("workloads/models");
     for name in ["mlp", "cnn"] {
-        let path = models.join(format!("{name}.onnx"));
-        let settings = load_model(&models.join(format!("{name}.toml"))).unwrap();
-        let m = default_model(&path).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(m.spec.layers, settings.spec.layers, "{name}");
-        let split = common::split(&settings);
-        let n = split.test.len();
-        let (samples, x) = test_inputs(&settings, n);
-        let (mut fixed, _) = train::build_on(&m, sysgrad_emulator::fast::EngineKind::Fast);
-        let out = fixed.forward(fixed.input(&x), false).unwrap();
-        let ours = logits(&fixed, &out);
-        let theirs = onnxruntime(&path, &input_shape(&m, n), &nchw(&x));
-        let right = |class: &dyn Fn(usize) -> usize| {
-            (0..n)
-                .filter(|&b| class(b) == samples[b].label as usize)
-                .count() as f64
-                / n as f64
-        };
-        let ours_acc = right(&|b| argmax(ours.row(b).iter().copied()));
-        let ort_acc = right(&|b| argmax(theirs[b * 10..(b + 1) * 10].iter().map(|&v| v as f64)));
-        println!(
-            "workloads/models/{name}.onnx on the {n} test samples: sysgrad fixed point {:.2}%, \
-             onnxruntime {:.2}%",
-            100.0 * ours_acc,
-            100.0 * ort_acc
-        );
-        assert!((ours_acc - ort_acc).abs() <= 2.0 / n as f64, "{name}");
+        check_shipped(&models, name, None);
     }
+}
+
+/// The Fashion-MNIST examples (scripts/export-fashion-examples.sh), on the
+/// first 2,000 test images.
+#[test]
+#[ignore = "needs onnxruntime (scripts/setup-onnx.sh) and dataset-fashion-mnist"]
+fn shipped_fashion_examples_in_onnxruntime() {
+    let models = root().join("workloads/models/fashion");
+    for name in ["mlp", "cnn", "resnet8"] {
+        check_shipped(&models, name, Some(2000));
+    }
+}
+
+/// `dir/name.onnx` imported with the settings of `dir/name.toml` (so with
+/// its data set): the same layers and graph, and onnxruntime's accuracy
+/// on the first `n` test samples (all by default) within a sample of
+/// sysgrad's.
+fn check_shipped(dir: &Path, name: &str, n: Option<usize>) {
+    let settings = load_model(&dir.join(format!("{name}.toml"))).unwrap();
+    let mut spec = settings.spec.clone();
+    spec.layers.clear();
+    spec.graph = None;
+    spec.onnx = Some(dir.join(format!("{name}.onnx")));
+    let m = model::from_spec(spec, Some(dir)).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.spec.layers, settings.spec.layers, "{name}");
+    assert_eq!(m.graph, settings.graph, "{name}");
+    let all = load_split(&settings).unwrap().test.len();
+    let n = n.unwrap_or(all).min(all);
+    let (samples, x) = test_inputs(&settings, n);
+    let (mut fixed, _) = train::build_on(&m, sysgrad_emulator::fast::EngineKind::Fast);
+    let out = fixed.forward(fixed.input(&x), false).unwrap();
+    let ours = logits(&fixed, &out);
+    let theirs = onnxruntime(
+        &dir.join(format!("{name}.onnx")),
+        &input_shape(&m, n),
+        &nchw(&x),
+    );
+    let c = ours.ncols();
+    let right = |class: &dyn Fn(usize) -> usize| {
+        (0..n)
+            .filter(|&b| class(b) == samples[b].label as usize)
+            .count() as f64
+            / n as f64
+    };
+    let ours_acc = right(&|b| argmax(ours.row(b).iter().copied()));
+    let ort_acc = right(&|b| argmax(theirs[b * c..(b + 1) * c].iter().map(|&v| v as f64)));
+    println!(
+        "{}/{name}.onnx on {n} test samples: sysgrad fixed point {:.2}%, onnxruntime {:.2}%",
+        dir.strip_prefix(root()).unwrap_or(dir).display(),
+        100.0 * ours_acc,
+        100.0 * ort_acc
+    );
+    assert!((ours_acc - ort_acc).abs() <= 2.0 / n as f64, "{name}");
 }

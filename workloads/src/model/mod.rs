@@ -127,6 +127,9 @@ fn in_file(e: WorkloadError, text: &str, path: &Path) -> WorkloadError {
 /// Checks a model built in code; a relative `data.path` (and `onnx`) is
 /// taken from `base`.
 pub fn from_spec(mut spec: ModelSpec, base: Option<&Path>) -> Result<Model> {
+    // The data set first: an ONNX graph's input must take its samples.
+    let data = DataSource::resolve(&spec.data, base, default_data_path())?;
+    let dataset = data.info()?;
     let onnx = match &spec.onnx {
         Some(p) => {
             let p = match p.is_relative() {
@@ -134,18 +137,20 @@ pub fn from_spec(mut spec: ModelSpec, base: Option<&Path>) -> Result<Model> {
                 false => p.clone(),
             };
             Some(std::sync::Arc::new(crate::onnx::import_into(
-                &mut spec, &p,
+                &mut spec,
+                &p,
+                dataset.input,
             )?))
         }
         None => None,
     };
-    let data = DataSource::resolve(&spec.data, base, default_data_path())?;
-    let dataset = data.info()?;
-    let graph = graph::resolve(&spec)?;
-    let shapes = validate::validate_graph(&spec, &graph, &dataset);
-    let shapes = match &onnx {
-        Some(imp) => shapes.map_err(|e| crate::onnx::at_node(e, imp))?,
-        None => shapes?,
+    let checked = graph::resolve(&spec).and_then(|graph| {
+        let shapes = validate::validate_graph(&spec, &graph, &dataset)?;
+        Ok((graph, shapes))
+    });
+    let (graph, shapes) = match &onnx {
+        Some(imp) => checked.map_err(|e| crate::onnx::at_node(e, imp))?,
+        None => checked?,
     };
     let cfg = validate::array_config(&spec)?;
     let data_path = data.main_path().to_path_buf();

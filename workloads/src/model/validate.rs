@@ -210,7 +210,9 @@ fn layer_output(i: usize, layer: &LayerSpec, s: Shape, cfg: &ArrayConfig) -> Res
             let span = s.h.min(s.w);
             check_range(&field("padding"), padding, 0, 8)?;
             check_range(&field("kernel"), kernel, 1, span + 2 * padding)?;
-            check_range(&field("stride"), stride, 1, kernel.max(1))?;
+            // A stride above the kernel skips pixels, as ResNet's 1x1
+            // projections with stride 2 do.
+            check_range(&field("stride"), stride, 1, span + 2 * padding)?;
             if padding >= kernel {
                 return Err(WorkloadError::out_of_range(
                     field("padding"),

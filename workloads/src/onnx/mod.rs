@@ -21,14 +21,15 @@ use crate::arith::{Arith, FloatArith, Step};
 use crate::error::{Result, WorkloadError};
 use crate::model::{self, Model, ModelSpec};
 use crate::net::Network;
-use crate::DIGITS;
 use ndarray::{Array2, Array4};
 use std::path::Path;
 
-/// Imports `path` into `spec`, whose `layers` it fills (they must be
-/// empty, or already the graph's: the graph gives them).
-pub fn import_into(spec: &mut ModelSpec, path: &Path) -> Result<Imported> {
-    let imported = import(path, DIGITS.input)?;
+/// Imports `path` into `spec`, whose `layers` (and, for a graph with
+/// branches, its wiring) it fills: they must be empty, or already the
+/// graph's, since the graph gives them. `input` is the data set's sample
+/// shape, which the graph's input must take.
+pub fn import_into(spec: &mut ModelSpec, path: &Path, input: model::Shape) -> Result<Imported> {
+    let imported = import(path, input)?;
     // A spec written back out (with its layers) reads again.
     if !spec.layers.is_empty() && spec.layers != imported.layers {
         return Err(WorkloadError::model(
@@ -37,6 +38,7 @@ pub fn import_into(spec: &mut ModelSpec, path: &Path) -> Result<Imported> {
         ));
     }
     spec.layers = imported.layers.clone();
+    spec.graph = imported.graph.clone();
     Ok(imported)
 }
 

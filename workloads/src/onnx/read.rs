@@ -1,11 +1,14 @@
-//! ONNX in: a chain of nodes as `torch.onnx.export` writes it becomes the
-//! list form of a model, its initializers the initial weights. Every
-//! refusal names the file, the node, its op type and what is supported.
+//! ONNX in: a graph of nodes as `torch.onnx.export` writes it becomes a
+//! model (the list form when the nodes are a chain, the graph form when a
+//! value feeds several nodes, as a residual block's input does), its
+//! initializers the initial weights. Every refusal names the file, the
+//! node, its op type and what is supported.
 
 use super::proto::{self, tensor_proto::DataType, type_proto, ModelProto, NodeProto, TensorProto};
 use super::table::{self, Mapping};
 use crate::error::{Result, WorkloadError};
-use crate::model::{LayerSpec, Shape};
+use crate::model::graph::INPUT;
+use crate::model::{LayerSpec, Shape, Wire};
 use ndarray::Array2;
 use prost::Message;
 use std::collections::HashMap;
@@ -43,6 +46,9 @@ pub struct Imported {
     /// The file as read: export writes it back with new initializers.
     pub proto: ModelProto,
     pub layers: Vec<LayerSpec>,
+    /// The graph form's wiring (one per layer, named after the ONNX value
+    /// each layer computes), or `None` when the nodes are a chain.
+    pub graph: Option<Vec<Wire>>,
     /// Per layer, the weights `W | bias` as stored (f32), for layers that
     /// have them.
     pub weights: Vec<Option<Array2<f32>>>,
@@ -75,19 +81,22 @@ pub fn import_proto(proto: ModelProto, path: &Path, input: Shape) -> Result<Impo
         message,
     };
     check_opset(&proto).map_err(fail)?;
-    let (layers, weights, params, nodes) = {
+    let (layers, graph, weights, params, nodes) = {
         let graph = proto
             .graph
             .as_ref()
             .ok_or_else(|| fail("has no graph".into()))?;
         let mut r = Reader::new(graph, input).map_err(fail)?;
         r.read_nodes(graph).map_err(fail)?;
-        (r.layers, r.weights, r.params, r.nodes)
+        let chain = r.inputs.iter().enumerate().all(|(i, ins)| ins[..] == [i]);
+        let wires = (!chain).then(|| r.wires());
+        (r.layers, wires, r.weights, r.params, r.nodes)
     };
     Ok(Imported {
         path: path.to_path_buf(),
         proto,
         layers,
+        graph,
         weights,
         params,
         nodes,
@@ -178,7 +187,16 @@ struct Reader<'a> {
     inits: HashMap<&'a str, &'a TensorProto>,
     /// Outputs of `Constant` nodes.
     consts: HashMap<String, TensorProto>,
+    /// The shape of the value the node being read takes (then gives).
     shape: Shape,
+    /// The values computed so far, by ONNX name: the model's value (0 the
+    /// input, `i + 1` layer i's output) and its shape.
+    values: HashMap<String, (usize, Shape)>,
+    /// Per layer, the ONNX name of its output (the graph form's name).
+    names: Vec<String>,
+    /// Per layer, the values it reads.
+    inputs: Vec<Vec<usize>>,
+    /// The output of the last node read.
     current: String,
     /// The batch dimension when the file fixes it.
     batch: Option<usize>,
@@ -238,6 +256,9 @@ impl<'a> Reader<'a> {
             inits,
             consts: HashMap::new(),
             shape: sample,
+            values: HashMap::from([(name.clone(), (0, sample))]),
+            names: Vec::new(),
+            inputs: Vec::new(),
             current: name.clone(),
             batch,
             output: output.name.clone().unwrap_or_default(),
@@ -252,7 +273,10 @@ impl<'a> Reader<'a> {
             [_, k] if k == sample.size() => {
                 // The samples arrive as C x H x W; a flat input is their
                 // flattening (the same feature order as Flatten).
+                r.inputs.push(vec![0]);
                 r.flatten(format!("input `{name}` (flat)"));
+                r.names.push(format!("{name} (flat)"));
+                r.values.insert(name.clone(), (1, r.shape));
             }
             _ => {
                 return Err(format!(
@@ -294,17 +318,18 @@ impl<'a> Reader<'a> {
             let row = table::row(op).filter(|_| !foreign).ok_or_else(|| {
                 format!("{at} is not supported (supported: {})", table::supported())
             })?;
-            let data = n.input.first().map(String::as_str).unwrap_or("");
-            if data != self.current {
-                return Err(format!(
-                    "{at} reads `{data}`, not `{}` (the output of the node before it): a graph with branches {}",
-                    self.current,
-                    table::NEEDS_GRAPH
-                ));
+            let ins = self.data_inputs(n, op).map_err(|e| format!("{at}: {e}"))?;
+            if let [(_, a), (_, b)] = ins[..] {
+                if a != b {
+                    return Err(format!(
+                        "{at} adds values of different shapes ({a} and {b}); sysgrad adds tensors of one shape"
+                    ));
+                }
             }
+            self.shape = ins[0].1;
+            self.inputs.push(ins.iter().map(|v| v.0).collect());
             let consumed = match row.mapping {
                 Mapping::Refused(why) => return Err(format!("{at} {why}")),
-                Mapping::Fused(why) => return Err(format!("{at} is not {why}")),
                 Mapping::Layer(_) => self
                     .layer(op, i, g)
                     .map_err(|e| format!("{at}: {e} (accepted: {})", row.accepts))?,
@@ -319,6 +344,9 @@ impl<'a> Reader<'a> {
                 ));
             }
             self.current = outputs[0].clone();
+            self.values
+                .insert(self.current.clone(), (self.layers.len(), self.shape));
+            self.names.push(self.current.clone());
             i += consumed;
         }
         if self.current != self.output {
@@ -328,6 +356,58 @@ impl<'a> Reader<'a> {
             ));
         }
         Ok(())
+    }
+
+    /// The values node `n` computes on (the first input, or both of an
+    /// `Add`): the graph's input or earlier nodes' outputs.
+    fn data_inputs(&self, n: &NodeProto, op: &str) -> Res<Vec<(usize, Shape)>> {
+        let count = match op {
+            "Add" => 2,
+            _ => 1,
+        };
+        let names = n.input.iter().take(count);
+        if names.len() < count {
+            return Err(format!("has {} inputs, not {count}", n.input.len()));
+        }
+        names
+            .map(|x| {
+                self.values.get(x).copied().ok_or_else(|| {
+                    match self.inits.contains_key(x.as_str()) || self.consts.contains_key(x) {
+                        true if op == "Add" => format!(
+                            "adds `{x}`, a constant: sysgrad adds two computed values (a residual sum), \
+                             or the bias of the MatMul right before the Add"
+                        ),
+                        _ => format!(
+                            "reads `{x}`, which is not the graph's input or the output of an earlier node \
+                             (nodes are listed so that every input comes first)"
+                        ),
+                    }
+                })
+            })
+            .collect()
+    }
+
+    /// The graph form's wiring of the layers read.
+    fn wires(&self) -> Vec<Wire> {
+        let name = |v: usize| match v {
+            0 => INPUT.to_string(),
+            v => self.wire_name(v - 1),
+        };
+        (0..self.layers.len())
+            .map(|i| Wire {
+                name: self.wire_name(i),
+                inputs: self.inputs[i].iter().map(|&v| name(v)).collect(),
+            })
+            .collect()
+    }
+
+    /// Layer `i`'s name: the ONNX value it computes (never `input`, the
+    /// graph form's name of the model's input).
+    fn wire_name(&self, i: usize) -> String {
+        match self.names[i].as_str() {
+            INPUT => format!("{INPUT} (node output)"),
+            n => n.to_string(),
+        }
     }
 
     /// Maps node `i` (and any node it fuses) to a layer; returns how many
@@ -366,6 +446,11 @@ impl<'a> Reader<'a> {
                 Ok(1)
             }
             "Reshape" => self.reshape(n, label).map(|_| 1),
+            "Add" => {
+                allow_attrs(n, &[])?;
+                self.push(LayerSpec::Add, None, None, label);
+                Ok(1)
+            }
             other => unreachable!("the table's row {other} has no reader"),
         }
     }

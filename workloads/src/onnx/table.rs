@@ -5,10 +5,8 @@
 /// What an op type does on import.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mapping {
-    /// Becomes this list-form layer (`LayerSpec::kind()` name).
+    /// Becomes this layer (`LayerSpec::kind()` name).
     Layer(&'static str),
-    /// Consumed by the row before it (the bias `Add` after a `MatMul`).
-    Fused(&'static str),
     /// Refused with this reason.
     Refused(&'static str),
 }
@@ -19,9 +17,6 @@ pub struct OpRow {
     /// What is accepted, for the docs and the refusal messages.
     pub accepts: &'static str,
 }
-
-/// Branches and sums: what the graph form of a model brings.
-pub const NEEDS_GRAPH: &str = "needs the graph form (issue 30 item 2)";
 
 pub const TABLE: &[OpRow] = &[
     OpRow {
@@ -61,8 +56,8 @@ pub const TABLE: &[OpRow] = &[
     },
     OpRow {
         op: "Add",
-        mapping: Mapping::Fused("the bias of the MatMul before it; a residual Add needs the graph form (issue 30 item 2)"),
-        accepts: "right after a MatMul, adding an initializer of M values",
+        mapping: Mapping::Layer("add"),
+        accepts: "two computed values of one shape (a residual sum: the model takes the graph form); an Add of an initializer of M values right after a MatMul is that MatMul's bias",
     },
     OpRow {
         op: "AveragePool",
@@ -98,7 +93,6 @@ pub fn supported() -> String {
             "Reshape" => "Reshape (to [N, -1])",
             op => op,
         })
-        .filter(|op| *op != "Add")
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -109,7 +103,6 @@ pub fn markdown() -> String {
     for r in TABLE {
         let becomes = match r.mapping {
             Mapping::Layer(l) => format!("`{l}`"),
-            Mapping::Fused(why) => why.to_string(),
             Mapping::Refused(why) => format!("refused: {why}"),
         };
         s += &format!("| {} | {becomes} | {} |\n", r.op, r.accepts);

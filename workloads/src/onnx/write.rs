@@ -1,7 +1,8 @@
 //! ONNX out: a model's weights written as an ONNX graph. A model that came
 //! from ONNX is written back as the same graph (every node, name and
 //! attribute as read) with new initializers; a model from a TOML file gets
-//! a graph built from its list form.
+//! a graph built from its layers (a residual add as an `Add` of the two
+//! values it reads).
 
 use super::proto::{
     self, tensor_proto::DataType, tensor_shape_proto::dimension, type_proto, AttributeProto,
@@ -150,8 +151,10 @@ fn node(op: &str, name: String, inputs: Vec<String>, output: &str) -> NodeProto 
     }
 }
 
-/// A graph built from the list form: Gemm (transB = 1) for dense layers,
-/// Conv, Relu, MaxPool and Flatten, input `[N, C, H, W]`, output `[N, classes]`.
+/// A graph built from the layers: Gemm (transB = 1) for dense layers, Conv,
+/// Relu, MaxPool, AveragePool, GlobalAveragePool, Flatten and Add (of the
+/// two values a residual add reads), input `[N, C, H, W]`, output
+/// `[N, classes]`.
 pub fn from_layers(model: &Model, weights: &Weights) -> Result<ModelProto> {
     let input: Shape = model.shapes[0];
     let out = model.shapes[model.shapes.len() - 1];
@@ -162,13 +165,19 @@ pub fn from_layers(model: &Model, weights: &Weights) -> Result<ModelProto> {
         ..Default::default()
     };
     let last = model.spec.layers.len() - 1;
-    let mut x = "input".to_string();
+    // The ONNX name of every value: the input, then each layer's output.
+    let mut values = vec!["input".to_string()];
     for (i, (layer, w)) in model.spec.layers.iter().zip(weights).enumerate() {
         let name = format!("{}{i}", layer.kind());
         let y = match i == last {
             true => "output".to_string(),
             false => format!("{name}_out"),
         };
+        let reads: Vec<String> = model.graph.inputs[i]
+            .iter()
+            .map(|&v| values[v].clone())
+            .collect();
+        let x = reads[0].clone();
         let weighted = |g: &mut GraphProto, dims: &[usize]| -> Vec<String> {
             let w = w.as_ref().expect("weights for a dense or conv2d layer");
             let (wn, bn) = (format!("{name}.weight"), format!("{name}.bias"));
@@ -224,10 +233,7 @@ pub fn from_layers(model: &Model, weights: &Weights) -> Result<ModelProto> {
                 LayerSpec::GlobalAvgPool => {
                     node("GlobalAveragePool", name.clone(), vec![x.clone()], &y)
                 }
-                LayerSpec::Add => return Err(WorkloadError::model(
-                    format!("layers[{i}] (add)"),
-                    "a graph model (residual add) is not exported yet: only chains of layers are",
-                )),
+                LayerSpec::Add => node("Add", name.clone(), reads, &y),
                 LayerSpec::Lif { .. } => return Err(WorkloadError::model(
                     format!("layers[{i}] (lif)"),
                     "a spiking layer has no ONNX operator; only non-spiking models can be exported",
@@ -235,7 +241,7 @@ pub fn from_layers(model: &Model, weights: &Weights) -> Result<ModelProto> {
             };
         n.name = Some(name);
         g.node.push(n);
-        x = y;
+        values.push(y);
     }
     Ok(ModelProto {
         ir_version: Some(IR_VERSION),

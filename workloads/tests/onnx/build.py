@@ -92,8 +92,68 @@ def cnn_reshape(out):
     save(out, "cnn_reshape", nodes, inits, [1, 8, 8], 17)
 
 
+def pools(out):
+    """Conv, Relu, AveragePool (2, stride 2), Conv, Relu, AveragePool (3,
+    stride 1, overlapping), GlobalAveragePool, Flatten, Gemm."""
+    nodes = [
+        helper.make_node("Conv", ["x", "c1.w", "c1.b"], ["c"], name="conv1",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu1"),
+        helper.make_node("AveragePool", ["r"], ["p"], name="avg1", kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p", "c2.w", "c2.b"], ["c2"], name="conv2",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+        helper.make_node("AveragePool", ["r2"], ["p2"], name="avg2", kernel_shape=[3, 3], strides=[1, 1]),
+        helper.make_node("GlobalAveragePool", ["p2"], ["g"], name="gap"),
+        helper.make_node("Flatten", ["g"], ["f"], name="flatten", axis=1),
+        helper.make_node("Gemm", ["f", "fc.w", "fc.b"], ["logits"], name="fc", transB=1),
+    ]
+    inits = [weights("c1.w", 4, 1, 3, 3), weights("c1.b", 4), weights("c2.w", 8, 4, 3, 3),
+             weights("c2.b", 8), weights("fc.w", 10, 8), weights("fc.b", 10)]
+    save(out, "pools", nodes, inits, [1, 8, 8], 13)
+
+
+def residual(out):
+    """Two residual blocks as torchvision's BasicBlock without batch norm:
+    one adds its input as it is, the other halves the map (stride-2 3x3
+    convolution) and adds a stride-2 1x1 projection of its input; then
+    GlobalAveragePool, Flatten, Gemm."""
+    nodes = [
+        helper.make_node("Conv", ["x", "c1.w", "c1.b"], ["c1"], name="stem",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="stem_relu"),
+        helper.make_node("Conv", ["r1", "a1.w", "a1.b"], ["a1"], name="block1.conv1",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["a1"], ["ar1"], name="block1.relu1"),
+        helper.make_node("Conv", ["ar1", "b1.w", "b1.b"], ["b1"], name="block1.conv2",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["b1", "r1"], ["s1"], name="block1.add"),
+        helper.make_node("Relu", ["s1"], ["o1"], name="block1.relu2"),
+        helper.make_node("Conv", ["o1", "a2.w", "a2.b"], ["a2"], name="block2.conv1",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", ["a2"], ["ar2"], name="block2.relu1"),
+        helper.make_node("Conv", ["ar2", "b2.w", "b2.b"], ["b2"], name="block2.conv2",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["o1", "p2.w", "p2.b"], ["p2"], name="block2.downsample",
+                         kernel_shape=[1, 1], strides=[2, 2]),
+        helper.make_node("Add", ["b2", "p2"], ["s2"], name="block2.add"),
+        helper.make_node("Relu", ["s2"], ["o2"], name="block2.relu2"),
+        helper.make_node("GlobalAveragePool", ["o2"], ["g"], name="gap"),
+        helper.make_node("Flatten", ["g"], ["f"], name="flatten", axis=1),
+        helper.make_node("Gemm", ["f", "fc.w", "fc.b"], ["logits"], name="fc", transB=1),
+    ]
+    inits = [weights("c1.w", 4, 1, 3, 3), weights("c1.b", 4),
+             weights("a1.w", 4, 4, 3, 3), weights("a1.b", 4),
+             weights("b1.w", 4, 4, 3, 3), weights("b1.b", 4),
+             weights("a2.w", 8, 4, 3, 3), weights("a2.b", 8),
+             weights("b2.w", 8, 8, 3, 3), weights("b2.b", 8),
+             weights("p2.w", 8, 4, 1, 1), weights("p2.b", 8),
+             weights("fc.w", 10, 8), weights("fc.b", 10)]
+    save(out, "residual", nodes, inits, [1, 8, 8], 17)
+
+
 if __name__ == "__main__":
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for build in (dense_gemm, dense_matmul, cnn, cnn_reshape):
+    for build in (dense_gemm, dense_matmul, cnn, cnn_reshape, pools, residual):
         build(out)
