@@ -226,6 +226,12 @@ pub struct OptimizerSpec {
     pub grad_scale_shift: u32,
     /// Only with `kind = "momentum"`.
     pub momentum: Option<f64>,
+    /// How the learning rate changes over the epochs.
+    #[serde(default)]
+    pub schedule: crate::arith::LrSchedule,
+    /// The gradient of a value clamped to the number format.
+    #[serde(default)]
+    pub clamp_gradient: crate::arith::ClampGradient,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
