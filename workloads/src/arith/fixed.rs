@@ -6,11 +6,13 @@
 
 use super::accel::{AccelCost, AccelEngine, AccelOptions};
 use super::tally::{merge, Clamps, Quantity, Tally};
-use super::{Arith, ClampGradient, Site, Step};
+use super::{Arith, ClampGradient, Rounding, Site, Step};
+use sysgrad_rng::Rng;
 use crate::error::{Result, WorkloadError};
 use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 use sysgrad_accel::schedule::Output;
 use sysgrad_accel::BackwardMode;
 use sysgrad_config::{fixed, ArrayConfig, Backward};
@@ -206,6 +208,29 @@ pub struct FixedArith {
     tally: Tally,
     /// The gradient rule at clamped outputs.
     clamp_gradient: ClampGradient,
+    /// How the host's momentum step rounds.
+    rounding: Rounder,
+}
+
+/// [`Rounding`] with its random stream.
+enum Rounder {
+    Nearest,
+    Stochastic(Mutex<Rng>),
+}
+
+impl Rounder {
+    /// `v / 2^s` rounded to an integer (`v` fits `aw` bits, `s` < 63).
+    fn shift(v: i64, s: u32, aw: u32, rng: Option<&mut Rng>) -> i64 {
+        match rng {
+            None => fixed::round_shift(v, s, aw),
+            Some(_) if s == 0 => v,
+            Some(_) if s >= aw => 0,
+            Some(rng) => {
+                let u = (rng.next_u64() >> (64 - s)) as i64;
+                (v + u) >> s
+            }
+        }
+    }
 }
 
 impl FixedArith {
@@ -258,7 +283,20 @@ impl FixedArith {
             collected: None,
             tally: Tally::default(),
             clamp_gradient: ClampGradient::default(),
+            rounding: Rounder::Nearest,
         }
+    }
+
+    /// The model's rounding of the host's momentum step; a stochastic one
+    /// draws from a stream derived from `seed`.
+    pub fn with_rounding(mut self, rounding: Rounding, seed: u64) -> Self {
+        self.rounding = match rounding {
+            Rounding::Nearest => Rounder::Nearest,
+            Rounding::Stochastic => {
+                Rounder::Stochastic(Mutex::new(Rng::derive(seed, "update-rounding")))
+            }
+        };
+        self
     }
 
     /// The model's gradient rule at clamped outputs.
@@ -298,9 +336,15 @@ impl FixedArith {
         let layer = self.tally.layer();
         let mut weights = Clamps::default();
         let lsb = fixed::to_f64(1, f.frac_bits);
+        let mut guard = match &self.rounding {
+            Rounder::Nearest => None,
+            Rounder::Stochastic(rng) => Some(rng.lock().unwrap_or_else(|e| e.into_inner())),
+        };
+        let shift = f.frac_bits + self.step.lr_shift;
         let mut step = |w: &mut i64, d: &i64| {
-            let raw = *w - fixed::round_shift(*d, f.frac_bits + self.step.lr_shift, aw);
-            *w = fixed::sgd_update(*w, *d, f.frac_bits, self.step.lr_shift, f.in_bits, aw);
+            let rng = guard.as_deref_mut();
+            let raw = *w - Rounder::shift(*d, shift, aw, rng);
+            *w = fixed::sat(raw, f.in_bits);
             count(&mut weights, raw, *w, lsb);
         };
         match (self.momentum, velocity) {

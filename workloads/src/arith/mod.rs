@@ -197,3 +197,21 @@ pub enum ClampGradient {
     /// dropped; the one that pulls it back in passes.
     StopOutward,
 }
+
+/// How the host's optimizer step rounds `2^-lr_shift v` to the weights'
+/// grid (`optimizer.rounding`; momentum only: plain SGD updates inside the
+/// PEs, which round to nearest).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rounding {
+    /// To nearest, ties toward +infinity (as the PEs do): a step smaller
+    /// than half a weight LSB is lost, every time.
+    #[default]
+    Nearest,
+    /// Down or up at random, up with probability equal to the fraction
+    /// cut off (seeded from the model's seed): the step is right on
+    /// average however small, so a decayed learning rate still moves the
+    /// weights.
+    Stochastic,
+}
+

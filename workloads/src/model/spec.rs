@@ -232,6 +232,9 @@ pub struct OptimizerSpec {
     /// The gradient of a value clamped to the number format.
     #[serde(default)]
     pub clamp_gradient: crate::arith::ClampGradient,
+    /// How the host's momentum step rounds to the weights' grid.
+    #[serde(default)]
+    pub rounding: crate::arith::Rounding,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

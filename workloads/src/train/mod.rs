@@ -128,7 +128,8 @@ pub fn build_on_accelerator(
         step_of(model),
         plan.weight_bases(),
     )
-    .with_clamp_gradient(model.spec.optimizer.clamp_gradient);
+    .with_clamp_gradient(model.spec.optimizer.clamp_gradient)
+    .with_rounding(model.spec.optimizer.rounding, model.spec.training.seed);
     Ok((Network::new(model, arith, &initial_weights(model)), plan))
 }
 
@@ -186,7 +187,9 @@ pub fn build_on(model: &Model, engine: EngineKind) -> (Network<FixedArith>, Netw
     (
         Network::new(
             model,
-            FixedArith::on(engine, model.cfg, step).with_clamp_gradient(o.clamp_gradient),
+            FixedArith::on(engine, model.cfg, step)
+                .with_clamp_gradient(o.clamp_gradient)
+                .with_rounding(o.rounding, model.spec.training.seed),
             &init,
         ),
         Network::new(model, FloatArith::new(step), &init),
