@@ -7,7 +7,6 @@
 use super::accel::{AccelCost, AccelEngine, AccelOptions};
 use super::tally::{merge, Clamps, Quantity, Tally};
 use super::{Arith, ClampGradient, Rounding, Site, Step};
-use sysgrad_rng::Rng;
 use crate::error::{Result, WorkloadError};
 use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
@@ -19,6 +18,7 @@ use sysgrad_config::{fixed, ArrayConfig, Backward};
 use sysgrad_emulator::fast::{Engine, EngineKind, FastEngine};
 use sysgrad_emulator::gemm::{BackwardResult, DwSink};
 use sysgrad_emulator::{Driver, Stats};
+use sysgrad_rng::Rng;
 
 /// What a product's cycles were spent on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]

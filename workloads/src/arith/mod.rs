@@ -214,4 +214,3 @@ pub enum Rounding {
     /// weights.
     Stochastic,
 }
-

@@ -393,17 +393,6 @@ pub fn train(model: &Model, split: &Split, opts: &TrainOptions) -> Result<TrainR
             100.0 * rec.float.test_accuracy
         ));
         let ledger = fixed.arith.take_ledger();
-        if std::env::var_os("SYSGRAD_DEBUG_CLAMPS").is_some() {
-            for ((l, q), c) in &ledger.clamps {
-                eprintln!(
-                    "  layer {l} {:>15}: {:>10} of {:>12} clamped, peak {:.4}",
-                    q.name(),
-                    c.clamped,
-                    c.values,
-                    c.peak
-                );
-            }
-        }
         if opts.progress && bar.is_hidden() && epochs > 1 {
             // No bar (stderr is a log file): one line per epoch, so that a
             // long run shows where it is.
