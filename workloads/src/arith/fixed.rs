@@ -619,8 +619,7 @@ impl Arith for FixedArith {
 
     fn quantize(&self, x: f64) -> i64 {
         let f = self.cfg.format();
-        let v = fixed::from_f64(x, f.frac_bits, f.in_bits);
-        v
+        fixed::from_f64(x, f.frac_bits, f.in_bits)
     }
     fn real(&self, v: i64) -> f64 {
         fixed::to_f64(v, self.cfg.format().frac_bits)
