@@ -1,8 +1,9 @@
 //! Training speed, measured in one run: the fixed-point network's training
 //! step in the fast exact mode (every product's bits and counters of the
 //! array) against the f32 reference's step, on the same network, the same
-//! initial weights and the same batches, as milliseconds per step, samples
-//! per second and their ratio. Both run on all cores (rayon's pool:
+//! initial weights and the same batches (the two steps of a batch back to
+//! back, so that both see the same load), as milliseconds per step,
+//! samples per second and their ratio. Both run on all cores (rayon's pool:
 //! `RAYON_NUM_THREADS` sets its size) and, with `--threads-too`, again on
 //! one thread each, which shows what the threads gain.
 //!
@@ -39,22 +40,15 @@ struct Args {
     threads_too: bool,
 }
 
-/// Seconds per step of `net` over `batches` (one warm-up step first).
-fn seconds_per_step<A: Arith>(
+/// One training step of `net` on `batch`, timed.
+fn timed_step<A: Arith>(
     net: &mut Network<A>,
-    batches: &[(ndarray::Array4<f64>, Vec<u8>)],
+    (x, labels): &(ndarray::Array4<f64>, Vec<u8>),
 ) -> Result<f64, String> {
-    let step = |net: &mut Network<A>, (x, labels): &(ndarray::Array4<f64>, Vec<u8>)| {
-        net.train_step(net.input(x), labels)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    };
-    step(net, &batches[0])?;
     let t = Instant::now();
-    for b in &batches[1..] {
-        step(net, b)?;
-    }
-    Ok(t.elapsed().as_secs_f64() / (batches.len() - 1) as f64)
+    net.train_step(net.input(x), labels)
+        .map_err(|e| e.to_string())?;
+    Ok(t.elapsed().as_secs_f64())
 }
 
 /// The first `steps + 1` batches of epoch 1, encoded as training encodes them.
@@ -75,16 +69,23 @@ fn batches(model: &Model, train: &[Sample], steps: usize) -> Vec<(ndarray::Array
         .collect()
 }
 
-/// Both networks' seconds per step, from the same initial weights.
+/// Both networks' seconds per step, from the same initial weights. The
+/// two steps of a batch run back to back (after one warm-up step each),
+/// so that both networks see the same load on a shared machine.
 fn time_both(
     model: &Model,
     data: &[(ndarray::Array4<f64>, Vec<u8>)],
 ) -> Result<(f64, f64), String> {
     let (mut fixed, mut float) = build_on(model, EngineKind::Fast);
-    Ok((
-        seconds_per_step(&mut fixed, data)?,
-        seconds_per_step(&mut float, data)?,
-    ))
+    timed_step(&mut fixed, &data[0])?;
+    timed_step(&mut float, &data[0])?;
+    let (mut fx, mut fl) = (0.0, 0.0);
+    for b in &data[1..] {
+        fx += timed_step(&mut fixed, b)?;
+        fl += timed_step(&mut float, b)?;
+    }
+    let n = (data.len() - 1) as f64;
+    Ok((fx / n, fl / n))
 }
 
 fn run(a: &Args) -> Result<(), String> {
