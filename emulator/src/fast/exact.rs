@@ -56,13 +56,13 @@ pub fn forward(
         dy: None,
         bits: cfg.format().in_bits,
     };
-    count(stats, cfg, (m, k, x.ncols()), Layer::Forward, &ops)?;
-    Ok(kernel::chained_product(
-        w,
-        x,
-        cfg.rows(),
-        cfg.format().acc_bits,
-    ))
+    // The counters and the numbers are independent: a rayon join.
+    let (counted, y) = rayon::join(
+        || count(stats, cfg, (m, k, x.ncols()), Layer::Forward, &ops),
+        || kernel::chained_product(w, x, cfg.rows(), cfg.format().acc_bits),
+    );
+    counted?;
+    Ok(y)
 }
 
 /// The backward pass of `Y = W X` given dY: what [`crate::gemm::backward`]
@@ -86,13 +86,20 @@ pub fn backward(
         dy: Some(dy.view()),
         bits: f.in_bits,
     };
-    count(stats, cfg, (m, k, n), Layer::Backward(schedule, sink), &ops)?;
-
     // dX partial sums run east along a PE row, i.e. along M in tiles of
     // `cols`; dW accumulates in each PE over the whole stream, from 0 (a
-    // tile's dw starts drained or cleared by UPDATE).
-    let dx = kernel::chained_product(w.t(), dy, cfg.cols(), f.acc_bits);
-    let dw = kernel::chained_product(dy, x.t(), n, f.acc_bits);
+    // tile's dw starts drained or cleared by UPDATE). The counters and the
+    // two products are independent: rayon joins.
+    let (counted, (dx, dw)) = rayon::join(
+        || count(stats, cfg, (m, k, n), Layer::Backward(schedule, sink), &ops),
+        || {
+            rayon::join(
+                || kernel::chained_product(w.t(), dy, cfg.cols(), f.acc_bits),
+                || kernel::chained_product(dy, x.t(), n, f.acc_bits),
+            )
+        },
+    );
+    counted?;
     Ok(match sink {
         DwSink::Drain => BackwardResult {
             dx,

@@ -20,9 +20,21 @@
 //! Rows that might saturate take the saturating fold, chunk by chunk, with a
 //! plain (clamp-free) loop for chunks that cannot saturate on their own;
 //! it too runs on exact integers held in f64 (see [`chained_product`]).
+//!
+//! Every output element depends on one row of `a` and one column of `b`
+//! only, and is an exact integer whichever path computes it, so a wide
+//! product is cut into blocks of columns and a tall one into blocks of
+//! rows, computed on rayon's threads: the same bits on any number of
+//! threads (`tests/fast_vs_cycle.rs` compares against the clocked array).
+//! The blocks have a fixed size, so the cut does not depend on the thread
+//! count either.
 
 use crate::gemm::tiles;
-use ndarray::{Array2, ArrayView2, Axis};
+use ndarray::{s, Array2, ArrayView2, Axis};
+use rayon::prelude::*;
+
+/// Columns (or rows) per block of a product cut across threads.
+const BLOCK: usize = 256;
 use sysgrad_config::fixed;
 
 /// `out = a * b` with the array's saturation order; `chunk` is the tile
@@ -30,6 +42,47 @@ use sysgrad_config::fixed;
 /// for dX, the whole stream for dW. `a` and `b` must hold data values of at
 /// most 16 bits and `acc_bits` be at most 48 (a valid configuration).
 pub fn chained_product(
+    a: ArrayView2<i64>,
+    b: ArrayView2<i64>,
+    chunk: usize,
+    acc_bits: u32,
+) -> Array2<i64> {
+    let (rows, cols) = (a.nrows(), b.ncols());
+    let starts = |n: usize| (0..n).step_by(BLOCK).collect::<Vec<_>>();
+    let blocks: Vec<Array2<i64>> = if cols > BLOCK {
+        starts(cols)
+            .into_par_iter()
+            .map(|c| {
+                block_product(
+                    a,
+                    b.slice(s![.., c..(c + BLOCK).min(cols)]),
+                    chunk,
+                    acc_bits,
+                )
+            })
+            .collect()
+    } else if rows > BLOCK {
+        starts(rows)
+            .into_par_iter()
+            .map(|r| {
+                block_product(
+                    a.slice(s![r..(r + BLOCK).min(rows), ..]),
+                    b,
+                    chunk,
+                    acc_bits,
+                )
+            })
+            .collect()
+    } else {
+        return block_product(a, b, chunk, acc_bits);
+    };
+    let axis = if cols > BLOCK { Axis(1) } else { Axis(0) };
+    assemble((rows, cols), axis, blocks)
+}
+
+/// [`chained_product`] of one block: its rows that might saturate are
+/// folded on rayon's threads, one row each.
+fn block_product(
     a: ArrayView2<i64>,
     b: ArrayView2<i64>,
     chunk: usize,
@@ -71,24 +124,29 @@ pub fn chained_product(
         // is exact, and f64 min/max vectorise where i64 compares do not
         // (baseline x86-64 has no 64-bit integer compare).
         let b_flat: Vec<f64> = b.iter().map(|&v| v as f64).collect();
-        let mut part = vec![0f64; cols];
-        let mut acc = vec![0f64; cols];
         let clamp = Clamp::new(acc_bits);
-        for r in clamped {
-            let a_row = a.row(r);
-            acc.fill(0.0);
-            for (start, len) in tiles(inner, chunk.max(1)) {
-                let range = start..start + len;
-                let no_clamp = bound(a_row, range.clone()) <= hi as u64;
-                part.fill(0.0);
-                for i in range {
-                    let b_row = &b_flat[i * cols..(i + 1) * cols];
-                    chain_step(&mut part, a_row[i], b_row, no_clamp, clamp);
+        let folded: Vec<(usize, Vec<f64>)> = clamped
+            .into_par_iter()
+            .map(|r| {
+                let a_row = a.row(r);
+                let mut part = vec![0f64; cols];
+                let mut acc = vec![0f64; cols];
+                for (start, len) in tiles(inner, chunk.max(1)) {
+                    let range = start..start + len;
+                    let no_clamp = bound(a_row, range.clone()) <= hi as u64;
+                    part.fill(0.0);
+                    for i in range {
+                        let b_row = &b_flat[i * cols..(i + 1) * cols];
+                        chain_step(&mut part, a_row[i], b_row, no_clamp, clamp);
+                    }
+                    for (o, p) in acc.iter_mut().zip(&part) {
+                        *o = clamp.apply(*o + *p);
+                    }
                 }
-                for (o, p) in acc.iter_mut().zip(&part) {
-                    *o = clamp.apply(*o + *p);
-                }
-            }
+                (r, acc)
+            })
+            .collect();
+        for (r, acc) in folded {
             for (o, a) in out.row_mut(r).iter_mut().zip(&acc) {
                 *o = *a as i64;
             }
@@ -150,4 +208,21 @@ fn float_product(a: ArrayView2<i64>, b: ArrayView2<i64>) -> Array2<i64> {
     let af = a.mapv(|v| v as f64);
     let bf = b.mapv(|v| v as f64);
     af.dot(&bf).mapv(|v| v as i64)
+}
+
+/// The blocks of a product cut along `axis`, in order, as one matrix in
+/// standard layout.
+fn assemble<T: Copy + Default>(
+    dim: (usize, usize),
+    axis: Axis,
+    blocks: Vec<Array2<T>>,
+) -> Array2<T> {
+    let mut out = Array2::default(dim);
+    let mut at = 0;
+    for b in blocks {
+        let len = b.len_of(axis);
+        out.slice_axis_mut(axis, (at..at + len).into()).assign(&b);
+        at += len;
+    }
+    out
 }

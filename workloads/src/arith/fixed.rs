@@ -5,16 +5,20 @@
 //! on the host with the rounding rules of `sysgrad_config::fixed`.
 
 use super::accel::{AccelCost, AccelEngine, AccelOptions};
-use super::{Arith, Site, Step};
+use super::tally::{merge, Clamps, Quantity, Tally};
+use super::{Arith, ClampGradient, Rounding, Site, Step};
 use crate::error::{Result, WorkloadError};
 use ndarray::{Array2, ArrayView2};
+use rayon::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 use sysgrad_accel::schedule::Output;
 use sysgrad_accel::BackwardMode;
 use sysgrad_config::{fixed, ArrayConfig, Backward};
 use sysgrad_emulator::fast::{Engine, EngineKind, FastEngine};
 use sysgrad_emulator::gemm::{BackwardResult, DwSink};
 use sysgrad_emulator::{Driver, Stats};
+use sysgrad_rng::Rng;
 
 /// What a product's cycles were spent on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -40,6 +44,8 @@ pub struct Ledger {
     /// host link) of the same products.
     pub accel: BTreeMap<(usize, Bucket), AccelCost>,
     pub accel_sequential_backward: BTreeMap<usize, AccelCost>,
+    /// Values clamped to their format, per (layer, quantity).
+    pub clamps: BTreeMap<(usize, Quantity), Clamps>,
 }
 
 impl Ledger {
@@ -56,6 +62,16 @@ impl Ledger {
         for (k, s) in &other.accel_sequential_backward {
             *self.accel_sequential_backward.entry(*k).or_default() += s;
         }
+        merge(&mut self.clamps, &other.clamps);
+    }
+
+    /// Clamped values of `q` in all layers.
+    pub fn clamped(&self, q: Quantity) -> u64 {
+        self.clamps
+            .iter()
+            .filter(|((_, k), _)| *k == q)
+            .map(|(_, c)| c.clamped)
+            .sum()
     }
 
     pub fn accel_cost(&self, layer: usize, bucket: Bucket) -> AccelCost {
@@ -122,17 +138,20 @@ impl ArrayModel {
         if let ArrayModel::Accel(a) = self {
             return a.forward(layer, w, x, out);
         }
-        let cfg = self.engine().expect("an array").cfg();
-        let y = self
-            .engine()
+        self.engine()
             .expect("an array")
             .forward(w, x)
             .map_err(|source| WorkloadError::Array {
                 layer,
                 what: "forward",
                 source,
-            })?;
-        Ok(requantized_if(&cfg, y, out))
+            })
+    }
+
+    /// Whether products come back as `Output` asks (the accelerator
+    /// requantizes where they are); the arrays return raw accumulators.
+    fn requantizes(&self) -> bool {
+        matches!(self, ArrayModel::Accel(_))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -150,27 +169,12 @@ impl ArrayModel {
             return a.backward(layer, w, x, dy, sink, out);
         }
         let drv = self.engine().expect("an array");
-        let cfg = drv.cfg();
-        let mut res =
-            drv.backward(schedule, w, x, dy, sink)
-                .map_err(|source| WorkloadError::Array {
-                    layer,
-                    what: "backward",
-                    source,
-                })?;
-        res.dx = requantized_if(&cfg, res.dx, out);
-        Ok(res)
-    }
-}
-
-/// `acc` requantized on the host when `out` asks for data.
-fn requantized_if(cfg: &ArrayConfig, acc: Array2<i64>, out: Output) -> Array2<i64> {
-    match out {
-        Output::Raw | Output::Discard => acc,
-        Output::Data => {
-            let f = cfg.format();
-            acc.mapv(|a| fixed::requantize(a, f.frac_bits, f.in_bits, f.acc_bits))
-        }
+        drv.backward(schedule, w, x, dy, sink)
+            .map_err(|source| WorkloadError::Array {
+                layer,
+                what: "backward",
+                source,
+            })
     }
 }
 
@@ -200,6 +204,33 @@ pub struct FixedArith {
     /// instead of stepping the weights: a pipeline schedule decides when
     /// and to which weights a gradient is applied.
     collected: Option<BTreeMap<usize, Array2<i64>>>,
+    /// Clamped values since the last ledger was taken.
+    tally: Tally,
+    /// The gradient rule at clamped outputs.
+    clamp_gradient: ClampGradient,
+    /// How the host's momentum step rounds.
+    rounding: Rounder,
+}
+
+/// [`Rounding`] with its random stream.
+enum Rounder {
+    Nearest,
+    Stochastic(Mutex<Rng>),
+}
+
+impl Rounder {
+    /// `v / 2^s` rounded to an integer (`v` fits `aw` bits, `s` < 63).
+    fn shift(v: i64, s: u32, aw: u32, rng: Option<&mut Rng>) -> i64 {
+        match rng {
+            None => fixed::round_shift(v, s, aw),
+            Some(_) if s == 0 => v,
+            Some(_) if s >= aw => 0,
+            Some(rng) => {
+                let u = (rng.next_u64() >> (64 - s)) as i64;
+                (v + u) >> s
+            }
+        }
+    }
 }
 
 impl FixedArith {
@@ -250,7 +281,28 @@ impl FixedArith {
                 .momentum
                 .map(|m| fixed::from_f64(m, f.frac_bits, f.in_bits)),
             collected: None,
+            tally: Tally::default(),
+            clamp_gradient: ClampGradient::default(),
+            rounding: Rounder::Nearest,
         }
+    }
+
+    /// The model's rounding of the host's momentum step; a stochastic one
+    /// draws from a stream derived from `seed`.
+    pub fn with_rounding(mut self, rounding: Rounding, seed: u64) -> Self {
+        self.rounding = match rounding {
+            Rounding::Nearest => Rounder::Nearest,
+            Rounding::Stochastic => {
+                Rounder::Stochastic(Mutex::new(Rng::derive(seed, "update-rounding")))
+            }
+        };
+        self
+    }
+
+    /// The model's gradient rule at clamped outputs.
+    pub fn with_clamp_gradient(mut self, rule: ClampGradient) -> Self {
+        self.clamp_gradient = rule;
+        self
     }
 
     /// From now on backward passes drain dW (`DwSink::Drain`) and keep it
@@ -281,20 +333,87 @@ impl FixedArith {
     ) {
         let f = self.cfg.format();
         let aw = f.acc_bits;
-        let step = |w: &mut i64, d: &i64| {
-            *w = fixed::sgd_update(*w, *d, f.frac_bits, self.step.lr_shift, f.in_bits, aw)
+        let layer = self.tally.layer();
+        let mut weights = Clamps::default();
+        let lsb = fixed::to_f64(1, f.frac_bits);
+        let mut guard = match &self.rounding {
+            Rounder::Nearest => None,
+            Rounder::Stochastic(rng) => Some(rng.lock().unwrap_or_else(|e| e.into_inner())),
+        };
+        let shift = f.frac_bits + self.step.lr_shift;
+        let mut step = |w: &mut i64, d: &i64| {
+            let rng = guard.as_deref_mut();
+            let raw = *w - Rounder::shift(*d, shift, aw, rng);
+            *w = fixed::sat(raw, f.in_bits);
+            count(&mut weights, raw, *w, lsb);
         };
         match (self.momentum, velocity) {
             (Some(mu), Some(v)) => {
                 // v and dW are accumulators (2F fractional bits); mu is data.
+                let mut velocities = Clamps::default();
                 v.zip_mut_with(dw, |v, d| {
                     let decayed = fixed::round_shift(mu * *v, f.frac_bits, aw + f.in_bits);
+                    let raw = decayed + *d;
                     *v = fixed::acc_add(fixed::sat(decayed, aw), *d, aw);
+                    count(&mut velocities, raw, *v, lsb * lsb);
                 });
-                w.zip_mut_with(v, step);
+                self.tally.add((layer, Quantity::Velocity), &velocities);
+                w.zip_mut_with(v, &mut step);
             }
-            _ => w.zip_mut_with(dw, step),
+            _ => w.zip_mut_with(dw, &mut step),
         }
+        self.tally.add((layer, Quantity::Weight), &weights);
+    }
+
+    /// Requantizes raw accumulators of `layer` to data (as `out` asks),
+    /// counting accumulators at their limit and data values clamped.
+    fn finish(&self, layer: usize, q: Quantity, acc: Array2<i64>, out: Output) -> Array2<i64> {
+        let f = self.cfg.format();
+        let (lo, hi) = (fixed::min_of(f.acc_bits), fixed::max_of(f.acc_bits));
+        let lsb = fixed::to_f64(1, f.frac_bits);
+        let mut acc = acc.as_standard_layout().into_owned();
+        let values = acc.as_slice().expect("standard layout");
+        let limit = values
+            .par_chunks(PIECE)
+            .map(|piece| {
+                let mut c = Clamps::default();
+                for &a in piece {
+                    c.count(a, if a == lo || a == hi { a ^ 1 } else { a }, lsb * lsb);
+                }
+                c
+            })
+            .reduce(Clamps::default, |mut x, y| {
+                x.add(&y);
+                x
+            });
+        self.tally.add((layer, Quantity::Accumulator), &limit);
+        if out == Output::Data {
+            let c = self.requantize_counted(acc.as_slice_mut().expect("standard layout"));
+            self.tally.add((layer, q), &c);
+        }
+        acc
+    }
+
+    /// Accumulators to data in place, on rayon's threads, and how many
+    /// were clamped.
+    fn requantize_counted(&self, values: &mut [i64]) -> Clamps {
+        let f = self.cfg.format();
+        let lsb = fixed::to_f64(1, f.frac_bits);
+        values
+            .par_chunks_mut(PIECE)
+            .map(|piece| {
+                let mut c = Clamps::default();
+                for v in piece {
+                    let raw = fixed::round_shift(*v, f.frac_bits, f.acc_bits);
+                    *v = fixed::sat(raw, f.in_bits);
+                    c.count(raw, *v, lsb);
+                }
+                c
+            })
+            .reduce(Clamps::default, |mut x, y| {
+                x.add(&y);
+                x
+            })
     }
 
     /// Runs the sequential baseline beside every backward pass while `on`:
@@ -355,6 +474,7 @@ impl FixedArith {
 
     /// The counters since the last call.
     pub fn take_ledger(&mut self) -> Ledger {
+        merge(&mut self.ledger.clamps, &self.tally.take());
         std::mem::take(&mut self.ledger)
     }
 
@@ -374,7 +494,11 @@ impl FixedArith {
         x: ArrayView2<i64>,
         out: Output,
     ) -> Result<Array2<i64>> {
-        let y = self.array.forward(site.layer, w, x, out)?;
+        self.tally.enter(site.layer, false);
+        let mut y = self.array.forward(site.layer, w, x, out)?;
+        if !self.array.requantizes() {
+            y = self.finish(site.layer, Quantity::Activation, y, out);
+        }
         let bucket = if site.training {
             Bucket::Forward
         } else {
@@ -442,11 +566,15 @@ impl FixedArith {
                 lr_shift: self.step.lr_shift,
             },
         };
-        let res = self
-            .array
-            .backward(Backward::Interleaved, layer, w.view(), x, dy, sink, out)?;
+        self.tally.enter(layer, true);
+        let mut res =
+            self.array
+                .backward(Backward::Interleaved, layer, w.view(), x, dy, sink, out)?;
         self.charge(layer, Bucket::Backward);
         self.shadow_backward(layer, w.view(), x, dy, sink, out, &res)?;
+        if !self.array.requantizes() {
+            res.dx = self.finish(layer, Quantity::InputGradient, res.dx, out);
+        }
         match (res.w, res.dw) {
             (Some(w_new), _) => *w = w_new,
             (None, Some(dw)) => match &mut self.collected {
@@ -458,6 +586,31 @@ impl FixedArith {
             _ => unreachable!("the sink decides which result gemm::backward returns"),
         }
         Ok(res.dx)
+    }
+}
+
+/// Adds one value to `c`: `raw` before the clamp, `kept` after, `lsb` the
+/// real value of one unit.
+fn count(c: &mut Clamps, raw: i64, kept: i64, lsb: f64) {
+    c.count(raw, kept, lsb);
+}
+
+/// Values per piece of a tensor converted on rayon's threads.
+const PIECE: usize = 4096;
+
+impl FixedArith {
+    /// A host result saturated to data, counted.
+    fn host(&self, raw: i64) -> i64 {
+        let f = self.cfg.format();
+        let kept = fixed::sat(raw, f.in_bits);
+        // Only clamps are recorded: a lock per element would cost more
+        // than the add.
+        if raw != kept {
+            let key = (self.tally.layer(), Quantity::Host);
+            self.tally
+                .one(key, raw, kept, fixed::to_f64(1, f.frac_bits));
+        }
+        kept
     }
 }
 
@@ -473,20 +626,47 @@ impl Arith for FixedArith {
     }
     fn requantize(&self, acc: i64) -> i64 {
         let f = self.cfg.format();
-        fixed::requantize(acc, f.frac_bits, f.in_bits, f.acc_bits)
+        let raw = fixed::round_shift(acc, f.frac_bits, f.acc_bits);
+        let kept = fixed::sat(raw, f.in_bits);
+        if raw != kept {
+            self.tally.one(
+                self.tally.requantized(),
+                raw,
+                kept,
+                fixed::to_f64(1, f.frac_bits),
+            );
+        }
+        kept
+    }
+    fn requantize_in_place(&self, acc: &mut [i64]) {
+        let c = self.requantize_counted(acc);
+        self.tally.add(self.tally.requantized(), &c);
     }
     fn acc_add(&self, a: i64, b: i64) -> i64 {
         fixed::acc_add(a, b, self.cfg.format().acc_bits)
     }
+    fn acc_adder(&self) -> impl Fn(i64, i64) -> i64 + Send + Sync + Copy {
+        let bits = self.cfg.format().acc_bits;
+        move |a, b| fixed::acc_add(a, b, bits)
+    }
     fn add(&self, a: i64, b: i64) -> i64 {
-        fixed::sat(a + b, self.cfg.format().in_bits)
+        self.host(a + b)
     }
     fn sub(&self, a: i64, b: i64) -> i64 {
-        fixed::sat(a - b, self.cfg.format().in_bits)
+        self.host(a - b)
     }
     fn mul(&self, a: i64, b: i64) -> i64 {
         // The product has 2F fractional bits, like an accumulator.
         self.requantize(a * b)
+    }
+    fn pinned(&self, v: i64) -> i8 {
+        let bits = self.cfg.format().in_bits;
+        match self.clamp_gradient {
+            ClampGradient::StraightThrough => 0,
+            ClampGradient::StopOutward if v >= fixed::max_of(bits) => 1,
+            ClampGradient::StopOutward if v <= fixed::min_of(bits) => -1,
+            ClampGradient::StopOutward => 0,
+        }
     }
     fn mean(&self, vals: &[i64], n: usize) -> i64 {
         mean_fixed(vals, n, self.cfg.format().in_bits)

@@ -9,10 +9,12 @@
 pub mod accel;
 mod fixed;
 mod float;
+pub mod tally;
 
 pub use accel::{AccelCost, AccelEngine, AccelOptions};
 pub use fixed::{mean_fixed, Bucket, FixedArith, Ledger};
 pub use float::FloatArith;
+pub use tally::{Clamps, Quantity};
 
 use crate::error::Result;
 use ndarray::{Array2, ArrayView2};
@@ -40,8 +42,16 @@ pub trait Arith {
     fn real(&self, v: Self::V) -> f64;
     /// Accumulator to data (identity in float).
     fn requantize(&self, acc: Self::V) -> Self::V;
+    /// [`Arith::requantize`] of every value of `acc`, in place.
+    fn requantize_in_place(&self, acc: &mut [Self::V]) {
+        for v in acc {
+            *v = self.requantize(*v);
+        }
+    }
     /// Accumulator + accumulator, saturating in fixed point.
     fn acc_add(&self, a: Self::V, b: Self::V) -> Self::V;
+    /// [`Arith::acc_add`] as a function the threads of a host loop share.
+    fn acc_adder(&self) -> impl Fn(Self::V, Self::V) -> Self::V + Send + Sync + Copy;
     /// Data + data, saturating in fixed point.
     fn add(&self, a: Self::V, b: Self::V) -> Self::V;
     /// Data - data, saturating in fixed point.
@@ -52,6 +62,23 @@ pub trait Arith {
     /// (no saturation), the quotient rounded to nearest with ties toward
     /// +infinity, then saturated (average pooling and its gradient).
     fn mean(&self, vals: &[Self::V], n: usize) -> Self::V;
+    /// Where `v` sits at its format's limit under the model's
+    /// [`ClampGradient`]: +1 at the top, -1 at the bottom, 0 inside (or
+    /// when the rule lets gradients through, and always in float).
+    fn pinned(&self, _v: Self::V) -> i8 {
+        0
+    }
+    /// `dy` with the gradient dropped where it would push a pinned output
+    /// (see [`Arith::pinned`]) further out: descent moves `y` against
+    /// `dy`, so a top-pinned output keeps only `dy > 0`.
+    fn unpin(&self, pinned: &[i8], dy: &mut [Self::V]) {
+        let zero = self.zero();
+        for (d, &p) in dy.iter_mut().zip(pinned) {
+            if (p > 0 && *d < zero) || (p < 0 && *d > zero) {
+                *d = zero;
+            }
+        }
+    }
 
     /// `W X` as accumulators (W: M x K, X: K x N).
     fn matmul(
@@ -123,4 +150,67 @@ pub struct Step {
     /// `v = momentum * v + dW`, then `W -= 2^-lr_shift * v`; `None` for
     /// plain SGD in the array.
     pub momentum: Option<f64>,
+}
+
+/// How the learning rate changes over a run (`[optimizer.schedule]`): the
+/// rate stays a power of two, so a step of the schedule is one more shift.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LrSchedule {
+    /// `2^-lr_shift` throughout.
+    #[default]
+    Constant,
+    /// `2^-lr_shift` for the first `first` epochs, then halved every
+    /// `every` epochs (step decay).
+    Step { first: usize, every: usize },
+}
+
+impl LrSchedule {
+    /// The shift of epoch `epoch` (0-based) from the base shift.
+    pub fn lr_shift(self, base: u32, epoch: usize) -> u32 {
+        match self {
+            LrSchedule::Constant => base,
+            LrSchedule::Step { first, every } => {
+                let halvings = match epoch.checked_sub(first) {
+                    None => 0,
+                    Some(past) => past / every.max(1) + 1,
+                };
+                base + halvings as u32
+            }
+        }
+    }
+}
+
+/// The gradient of a value the forward pass clamped to its format
+/// (`optimizer.clamp_gradient`). Saturation is flat, so its derivative is
+/// zero past the limit; passing the gradient straight through instead
+/// lets a clamped output be pushed ever further past it (a logit pinned at
+/// the format's top keeps drawing a softmax gradient that its clamped
+/// value can no longer answer).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClampGradient {
+    /// The gradient passes as if nothing was clamped.
+    #[default]
+    StraightThrough,
+    /// At a clamped output, the gradient that would push it further out is
+    /// dropped; the one that pulls it back in passes.
+    StopOutward,
+}
+
+/// How the host's optimizer step rounds `2^-lr_shift v` to the weights'
+/// grid (`optimizer.rounding`; momentum only: plain SGD updates inside the
+/// PEs, which round to nearest).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rounding {
+    /// To nearest, ties toward +infinity (as the PEs do): a step smaller
+    /// than half a weight LSB is lost, every time.
+    #[default]
+    Nearest,
+    /// Down or up at random, up with probability equal to the fraction
+    /// cut off (seeded from the model's seed): the step is right on
+    /// average however small, so a decayed learning rate still moves the
+    /// weights.
+    Stochastic,
 }

@@ -226,6 +226,15 @@ pub struct OptimizerSpec {
     pub grad_scale_shift: u32,
     /// Only with `kind = "momentum"`.
     pub momentum: Option<f64>,
+    /// How the learning rate changes over the epochs.
+    #[serde(default)]
+    pub schedule: crate::arith::LrSchedule,
+    /// The gradient of a value clamped to the number format.
+    #[serde(default)]
+    pub clamp_gradient: crate::arith::ClampGradient,
+    /// How the host's momentum step rounds to the weights' grid.
+    #[serde(default)]
+    pub rounding: crate::arith::Rounding,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

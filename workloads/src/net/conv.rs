@@ -6,11 +6,12 @@
 //! precision and requantizes once.
 
 use super::activity::Activity;
-use super::dense::{missing_forward, requantize_all, with_bias_row};
+use super::dense::{missing_forward, pinned_of, requantize_all, unpinned, with_bias_row};
 use super::tensor::Tensor;
 use crate::arith::{Arith, Site};
 use crate::error::Result;
-use ndarray::{s, Array2, Array4, ArrayView2};
+use ndarray::{s, Array2, Array4, ArrayView2, Axis};
+use rayon::prelude::*;
 
 /// Sizes of one convolution (square kernel, same stride and padding on both axes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -45,57 +46,62 @@ impl ConvGeom {
 }
 
 /// The patch matrix of `x` (C, N, H, W): row `(c*k + i)*k + j`, column
-/// `(n*Ho + oy)*Wo + ox`.
-pub fn im2col<V: Copy>(g: &ConvGeom, x: &Tensor<V>, zero: V) -> Array2<V> {
+/// `(n*Ho + oy)*Wo + ox`. Rows are filled on rayon's threads.
+pub fn im2col<V: Copy + Send + Sync>(g: &ConvGeom, x: &Tensor<V>, zero: V) -> Array2<V> {
     let n = x.dim().1;
     let (ho, wo, k) = (g.out_h(), g.out_w(), g.kernel);
     let mut cols = Array2::from_elem((g.patch_len(), n * ho * wo), zero);
-    for c in 0..g.c_in {
-        for i in 0..k {
-            for j in 0..k {
-                let row = (c * k + i) * k + j;
-                for b in 0..n {
-                    for oy in 0..ho {
-                        for ox in 0..wo {
-                            if let Some((y, xx)) = g.source(oy, ox, i, j) {
-                                cols[[row, (b * ho + oy) * wo + ox]] = x[[c, b, y, xx]];
-                            }
+    cols.axis_iter_mut(Axis(0))
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(row, mut out)| {
+            let (c, i, j) = (row / (k * k), row / k % k, row % k);
+            for b in 0..n {
+                for oy in 0..ho {
+                    for ox in 0..wo {
+                        if let Some((y, xx)) = g.source(oy, ox, i, j) {
+                            out[(b * ho + oy) * wo + ox] = x[[c, b, y, xx]];
                         }
                     }
                 }
             }
-        }
-    }
+        });
     cols
 }
 
-/// Adds every patch-matrix entry back onto the pixel it came from.
-pub fn col2im<V: Copy>(
+/// Adds every patch-matrix entry back onto the pixel it came from; each
+/// input channel on one of rayon's threads (the adds into a pixel keep
+/// their order, so saturating adds give the same result on any number of
+/// threads).
+pub fn col2im<V: Copy + Send + Sync>(
     g: &ConvGeom,
     cols: ArrayView2<V>,
     n: usize,
     zero: V,
-    add: impl Fn(V, V) -> V,
+    add: impl Fn(V, V) -> V + Sync,
 ) -> Tensor<V> {
     let (ho, wo, k) = (g.out_h(), g.out_w(), g.kernel);
     let mut x = Array4::from_elem((g.c_in, n, g.h, g.w), zero);
-    for c in 0..g.c_in {
-        for i in 0..k {
-            for j in 0..k {
-                let row = (c * k + i) * k + j;
-                for b in 0..n {
-                    for oy in 0..ho {
-                        for ox in 0..wo {
-                            if let Some((y, xx)) = g.source(oy, ox, i, j) {
-                                let v = cols[[row, (b * ho + oy) * wo + ox]];
-                                x[[c, b, y, xx]] = add(x[[c, b, y, xx]], v);
+    x.axis_iter_mut(Axis(0))
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(c, mut xc)| {
+            for i in 0..k {
+                for j in 0..k {
+                    let row = (c * k + i) * k + j;
+                    for b in 0..n {
+                        for oy in 0..ho {
+                            for ox in 0..wo {
+                                if let Some((y, xx)) = g.source(oy, ox, i, j) {
+                                    let v = cols[[row, (b * ho + oy) * wo + ox]];
+                                    xc[[b, y, xx]] = add(xc[[b, y, xx]], v);
+                                }
                             }
                         }
                     }
                 }
             }
-        }
-    }
+        });
     x
 }
 
@@ -107,9 +113,11 @@ pub struct Conv2d<V> {
     pub velocity: Option<Array2<V>>,
     pub activity: Activity,
     cache: Option<(Array2<V>, usize)>,
+    /// The outputs the training forward pass pinned at the format's limit.
+    pinned: Option<Vec<i8>>,
 }
 
-impl<V: Copy + PartialEq + Default> Conv2d<V> {
+impl<V: Copy + PartialEq + Default + Send + Sync> Conv2d<V> {
     pub fn new(geom: ConvGeom, w: Array2<V>, momentum: bool) -> Self {
         Conv2d {
             geom,
@@ -117,6 +125,7 @@ impl<V: Copy + PartialEq + Default> Conv2d<V> {
             w,
             activity: Activity::default(),
             cache: None,
+            pinned: None,
         }
     }
 
@@ -135,6 +144,7 @@ impl<V: Copy + PartialEq + Default> Conv2d<V> {
             self.activity
                 .count_inputs(patches.iter().copied(), zero, one, self.w.nrows());
             self.cache = Some((cols, n));
+            self.pinned = pinned_of(ar, &y);
         }
         let (co, ho, wo) = (self.w.nrows(), self.geom.out_h(), self.geom.out_w());
         Ok(y.into_shape_with_order((co, n, ho, wo))
@@ -156,6 +166,8 @@ impl<V: Copy + PartialEq + Default> Conv2d<V> {
             .view()
             .into_shape_with_order((co, dy.len() / co))
             .expect("(Co, N, Ho, Wo) is Co x (N*Ho*Wo)");
+        let dym = unpinned(ar, dym, self.pinned.take().as_deref());
+        let dym = dym.view();
         self.activity
             .count_gradients(dym.iter().copied(), ar.zero());
         if !need_dx {
@@ -169,7 +181,7 @@ impl<V: Copy + PartialEq + Default> Conv2d<V> {
             dcols.slice(s![..p, ..]),
             n,
             ar.zero(),
-            |a, b| ar.acc_add(a, b),
+            ar.acc_adder(),
         );
         Ok(Some(requantize_all(ar, acc.view())))
     }

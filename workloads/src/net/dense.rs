@@ -22,7 +22,32 @@ pub fn requantize_all<A: Arith, D: ndarray::Dimension>(
     ar: &A,
     acc: ndarray::ArrayView<A::V, D>,
 ) -> ndarray::Array<A::V, D> {
-    acc.mapv(|a| ar.requantize(a))
+    let mut out = acc.to_owned();
+    ar.requantize_in_place(
+        out.as_slice_mut()
+            .expect("an owned array in standard layout"),
+    );
+    out
+}
+
+/// Which outputs of `y` the forward pass left pinned at the format's limit
+/// ([`Arith::pinned`]), in `y`'s logical order; `None` when none is.
+pub fn pinned_of<A: Arith>(ar: &A, y: &Array2<A::V>) -> Option<Vec<i8>> {
+    let p: Vec<i8> = y.iter().map(|&v| ar.pinned(v)).collect();
+    p.iter().any(|&v| v != 0).then_some(p)
+}
+
+/// `dy` (logical order as in the forward output) with the outward
+/// gradients of pinned outputs dropped ([`Arith::unpin`]).
+pub fn unpinned<A: Arith>(ar: &A, dy: ArrayView2<A::V>, pinned: Option<&[i8]>) -> Array2<A::V> {
+    let mut d = dy.to_owned();
+    if let Some(p) = pinned {
+        ar.unpin(
+            p,
+            d.as_slice_mut().expect("an owned array in standard layout"),
+        );
+    }
+    d
 }
 
 pub(crate) fn missing_forward(layer: usize) -> WorkloadError {
@@ -39,6 +64,8 @@ pub struct Dense<V> {
     pub velocity: Option<Array2<V>>,
     pub activity: Activity,
     x_aug: Option<Array2<V>>,
+    /// The outputs the training forward pass pinned at the format's limit.
+    pinned: Option<Vec<i8>>,
 }
 
 impl<V: Copy + PartialEq + Default> Dense<V> {
@@ -48,6 +75,7 @@ impl<V: Copy + PartialEq + Default> Dense<V> {
             w,
             activity: Activity::default(),
             x_aug: None,
+            pinned: None,
         }
     }
 
@@ -65,6 +93,7 @@ impl<V: Copy + PartialEq + Default> Dense<V> {
             self.activity
                 .count_inputs(xm.iter().copied(), zero, one, self.w.nrows());
             self.x_aug = Some(x_aug);
+            self.pinned = pinned_of(ar, &y);
         }
         Ok(from_matrix(y))
     }
@@ -79,7 +108,8 @@ impl<V: Copy + PartialEq + Default> Dense<V> {
         need_dx: bool,
     ) -> Result<Option<Tensor<V>>> {
         let x_aug = self.x_aug.take().ok_or_else(|| missing_forward(layer))?;
-        let dym = as_matrix(dy);
+        let dym = unpinned(ar, as_matrix(dy), self.pinned.take().as_deref());
+        let dym = dym.view();
         self.activity
             .count_gradients(dym.iter().copied(), ar.zero());
         let (w, v) = (&mut self.w, self.velocity.as_mut());

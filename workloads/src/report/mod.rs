@@ -307,6 +307,27 @@ const ACTIVITY_HEADER: [&str; 11] = [
     "spike_rate_f32",
 ];
 
+const CLAMPS_HEADER: [&str; 6] = ["epoch", "layer", "quantity", "values", "clamped", "peak"];
+
+/// Every epoch's clamp counts (fixed point; see `arith::tally`): what
+/// saturated, where, how often, and the largest magnitude before the clamp.
+fn clamp_rows(ledgers: &[Ledger]) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for (e, l) in ledgers.iter().enumerate() {
+        for ((layer, q), c) in &l.clamps {
+            rows.push(vec![
+                (e + 1).to_string(),
+                layer.to_string(),
+                q.name().to_string(),
+                c.values.to_string(),
+                c.clamped.to_string(),
+                format!("{:.4}", c.peak),
+            ]);
+        }
+    }
+    rows
+}
+
 /// Draws a plot into a temporary file and renames it into place, so an
 /// interrupted run never leaves a half-written SVG.
 fn plot(
@@ -362,6 +383,11 @@ pub fn write_training_report(run: &TrainRun, out: &Path) -> Result<TrainingSumma
         &file("activity.csv"),
         &ACTIVITY_HEADER,
         &activity_csv(&s.activity),
+    )?;
+    csv::write(
+        &file("clamps.csv"),
+        &CLAMPS_HEADER,
+        &clamp_rows(&run.ledgers),
     )?;
 
     let p = file("curves.svg");

@@ -127,7 +127,9 @@ pub fn build_on_accelerator(
         AccelOptions { cfg, ..opts },
         step_of(model),
         plan.weight_bases(),
-    );
+    )
+    .with_clamp_gradient(model.spec.optimizer.clamp_gradient)
+    .with_rounding(model.spec.optimizer.rounding, model.spec.training.seed);
     Ok((Network::new(model, arith, &initial_weights(model)), plan))
 }
 
@@ -180,9 +182,16 @@ pub fn build(model: &Model) -> (Network<FixedArith>, Network<FloatArith>) {
 /// [`build`] with the fixed-point network's products on `engine`.
 pub fn build_on(model: &Model, engine: EngineKind) -> (Network<FixedArith>, Network<FloatArith>) {
     let step = step_of(model);
+    let o = model.spec.optimizer;
     let init = initial_weights(model);
     (
-        Network::new(model, FixedArith::on(engine, model.cfg, step), &init),
+        Network::new(
+            model,
+            FixedArith::on(engine, model.cfg, step)
+                .with_clamp_gradient(o.clamp_gradient)
+                .with_rounding(o.rounding, model.spec.training.seed),
+            &init,
+        ),
         Network::new(model, FloatArith::new(step), &init),
     )
 }
@@ -193,11 +202,35 @@ fn progress_bar(total: u64, show: bool) -> indicatif::ProgressBar {
     }
     let bar = indicatif::ProgressBar::new(total);
     if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "{elapsed_precise} [{bar:30}] {pos}/{len} batches, eta {eta}, {msg}",
+        "{elapsed_precise} [{bar:30}] {human_pos}/{human_len} samples, {per_sec}, eta {eta}, {msg}",
     ) {
         bar.set_style(style.progress_chars("=> "));
     }
     bar
+}
+
+/// The clamps of an epoch's ledger in a few words (empty when none).
+pub fn clamp_note(ledger: &Ledger) -> String {
+    use crate::arith::Quantity;
+    let parts: Vec<String> = [
+        Quantity::Activation,
+        Quantity::InputGradient,
+        Quantity::Weight,
+        Quantity::Velocity,
+        Quantity::Accumulator,
+        Quantity::Host,
+    ]
+    .into_iter()
+    .filter_map(|q| {
+        let n = ledger.clamped(q);
+        (n > 0).then(|| format!("{n} {}", q.name()))
+    })
+    .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; clamped: {}", parts.join(", "))
+    }
 }
 
 /// The order in which epoch `epoch` (0-based) visits `n` training samples.
@@ -291,15 +324,28 @@ pub fn train(model: &Model, split: &Split, opts: &TrainOptions) -> Result<TrainR
     }
     let mut steps_checked = 0;
     let mut spikes = Rng::derive(spec.training.seed, "input-spikes");
-    let batches_per_epoch = train_set.len().div_ceil(batch);
-    let bar = progress_bar((epochs * batches_per_epoch) as u64, opts.progress);
+    let bar = progress_bar((epochs * train_set.len()) as u64, opts.progress);
     let mut records = Vec::new();
     let mut ledgers = Vec::new();
 
+    let o = spec.optimizer;
+    if let crate::arith::LrSchedule::Step { every: 0, .. } = o.schedule {
+        return Err(WorkloadError::out_of_range(
+            "optimizer.schedule.every",
+            0,
+            "1 or more",
+        ));
+    }
     for epoch in 0..epochs {
         fixed
             .arith
             .set_shadow_sequential(epoch < opts.sequential_epochs);
+        let lr_shift = o.schedule.lr_shift(o.lr_shift, epoch);
+        fixed.arith.step.lr_shift = lr_shift;
+        float.arith.step.lr_shift = lr_shift;
+        if let Some(r) = &mut reference {
+            r.arith.step.lr_shift = lr_shift;
+        }
         let order = epoch_order(spec.training.seed, epoch, train_set.len());
         let (mut fx_res, mut fl_res) = (BatchResult::default(), BatchResult::default());
         let (mut fx_time, mut fl_time) = (0.0, 0.0);
@@ -319,7 +365,7 @@ pub fn train(model: &Model, split: &Split, opts: &TrainOptions) -> Result<TrainR
             let t = Instant::now();
             fl_res.add(&float.train_step(float.input(&x), &labels)?);
             fl_time += t.elapsed().as_secs_f64();
-            bar.inc(1);
+            bar.inc(chunk.len() as u64);
         }
         let t = Instant::now();
         let fx_test = evaluate(&mut fixed, test_set, model, opts.eval_batch)?;
@@ -346,20 +392,23 @@ pub fn train(model: &Model, split: &Split, opts: &TrainOptions) -> Result<TrainR
             100.0 * rec.fixed.test_accuracy,
             100.0 * rec.float.test_accuracy
         ));
+        let ledger = fixed.arith.take_ledger();
         if opts.progress && bar.is_hidden() && epochs > 1 {
             // No bar (stderr is a log file): one line per epoch, so that a
             // long run shows where it is.
             eprintln!(
-                "epoch {}/{epochs}: test accuracy fixed {:.2}%, f32 {:.2}% ({:.0} s fixed, {:.0} s f32)",
+                "epoch {}/{epochs}: test accuracy fixed {:.2}%, f32 {:.2}% ({:.0} s fixed, {:.0} s f32, {:.0} samples/s together){}",
                 rec.epoch,
                 100.0 * rec.fixed.test_accuracy,
                 100.0 * rec.float.test_accuracy,
                 rec.fixed_seconds,
-                rec.float_seconds
+                rec.float_seconds,
+                train_set.len() as f64 / (rec.fixed_seconds + rec.float_seconds),
+                clamp_note(&ledger)
             );
         }
         records.push(rec);
-        ledgers.push(fixed.arith.take_ledger());
+        ledgers.push(ledger);
     }
     bar.finish_and_clear();
     Ok(TrainRun {
