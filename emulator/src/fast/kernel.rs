@@ -47,36 +47,36 @@ pub fn chained_product(
     chunk: usize,
     acc_bits: u32,
 ) -> Array2<i64> {
+    in_blocks(a, b, |a, b| block_product(a, b, chunk, acc_bits))
+}
+
+/// `product(a, b)` on rayon's threads: a wide product in blocks of
+/// [`BLOCK`] columns, a tall one in blocks of rows, each block one call.
+/// The blocks have a fixed size, so the result does not depend on the
+/// number of threads. The fixed-point kernel and the f32 reference
+/// (`sysgrad_workloads::arith::float::par_dot`) both cut their products so.
+pub fn in_blocks<A: Sync, T: Copy + Default + Send>(
+    a: ArrayView2<A>,
+    b: ArrayView2<A>,
+    product: impl Fn(ArrayView2<A>, ArrayView2<A>) -> Array2<T> + Sync,
+) -> Array2<T> {
     let (rows, cols) = (a.nrows(), b.ncols());
     let starts = |n: usize| (0..n).step_by(BLOCK).collect::<Vec<_>>();
-    let blocks: Vec<Array2<i64>> = if cols > BLOCK {
-        starts(cols)
+    let (blocks, axis): (Vec<Array2<T>>, _) = if cols > BLOCK {
+        let blocks = starts(cols)
             .into_par_iter()
-            .map(|c| {
-                block_product(
-                    a,
-                    b.slice(s![.., c..(c + BLOCK).min(cols)]),
-                    chunk,
-                    acc_bits,
-                )
-            })
-            .collect()
+            .map(|c| product(a, b.slice(s![.., c..(c + BLOCK).min(cols)])))
+            .collect();
+        (blocks, Axis(1))
     } else if rows > BLOCK {
-        starts(rows)
+        let blocks = starts(rows)
             .into_par_iter()
-            .map(|r| {
-                block_product(
-                    a.slice(s![r..(r + BLOCK).min(rows), ..]),
-                    b,
-                    chunk,
-                    acc_bits,
-                )
-            })
-            .collect()
+            .map(|r| product(a.slice(s![r..(r + BLOCK).min(rows), ..]), b))
+            .collect();
+        (blocks, Axis(0))
     } else {
-        return block_product(a, b, chunk, acc_bits);
+        return product(a, b);
     };
-    let axis = if cols > BLOCK { Axis(1) } else { Axis(0) };
     assemble((rows, cols), axis, blocks)
 }
 

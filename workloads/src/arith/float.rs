@@ -2,35 +2,13 @@
 
 use super::{Arith, Site, Step};
 use crate::error::Result;
-use ndarray::{s, Array2, ArrayView2, Axis};
-use rayon::prelude::*;
+use ndarray::{Array2, ArrayView2};
 
-/// Columns (or rows) per block of a product cut across threads.
-const BLOCK: usize = 256;
-
-/// `a b` on rayon's threads: a wide product in blocks of columns, a tall
-/// one in blocks of rows, each block one GEMM. The blocks have a fixed
-/// size, so the result does not depend on the number of threads; the f32
-/// reference gets the same cores as the fixed-point network.
+/// `a b` on rayon's threads, cut into the fixed-size blocks of the
+/// fixed-point kernel ([`sysgrad_emulator::fast::kernel::in_blocks`]), so
+/// the f32 reference gets the same cores as the fixed-point network.
 pub fn par_dot(a: ArrayView2<f32>, b: ArrayView2<f32>) -> Array2<f32> {
-    let (rows, cols) = (a.nrows(), b.ncols());
-    let starts = |n: usize| (0..n).step_by(BLOCK).collect::<Vec<_>>();
-    let (blocks, axis): (Vec<Array2<f32>>, _) = if cols > BLOCK {
-        let b = starts(cols)
-            .into_par_iter()
-            .map(|c| a.dot(&b.slice(s![.., c..(c + BLOCK).min(cols)])))
-            .collect();
-        (b, Axis(1))
-    } else if rows > BLOCK {
-        let b = starts(rows)
-            .into_par_iter()
-            .map(|r| a.slice(s![r..(r + BLOCK).min(rows), ..]).dot(&b))
-            .collect();
-        (b, Axis(0))
-    } else {
-        return a.dot(&b);
-    };
-    assemble((rows, cols), axis, blocks)
+    sysgrad_emulator::fast::kernel::in_blocks(a, b, |a, b| a.dot(&b))
 }
 
 #[derive(Debug, Clone)]
@@ -104,21 +82,4 @@ impl Arith for FloatArith {
         }
         Ok(dx)
     }
-}
-
-/// The blocks of a product cut along `axis`, in order, as one matrix in
-/// standard layout.
-fn assemble<T: Copy + Default>(
-    dim: (usize, usize),
-    axis: Axis,
-    blocks: Vec<Array2<T>>,
-) -> Array2<T> {
-    let mut out = Array2::default(dim);
-    let mut at = 0;
-    for b in blocks {
-        let len = b.len_of(axis);
-        out.slice_axis_mut(axis, (at..at + len).into()).assign(&b);
-        at += len;
-    }
-    out
 }
