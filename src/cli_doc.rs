@@ -1,10 +1,12 @@
 //! `docs/CLI.md`, generated from the clap definitions: the conventions
 //! every subcommand follows, then each subcommand's `--help` and the
-//! `sim-speed` benchmark's. `sysgrad help-markdown > docs/CLI.md`
+//! benchmarks' (`sim-speed`, `train-speed`) and `fashion-table`'s. `sysgrad help-markdown > docs/CLI.md`
 //! regenerates it; a test fails when the committed file is stale.
 
 use crate::cli::Cli;
+use crate::fashion_table_args::FashionTableArgs;
 use crate::sim_speed_args::SimSpeedArgs;
+use crate::train_speed_args::TrainSpeedArgs;
 use clap::{Command, CommandFactory};
 
 /// What holds for every subcommand, before their help texts.
@@ -12,7 +14,8 @@ const CONVENTIONS: &str = "\
 # Command line
 
 `sysgrad` is one binary with a subcommand per job; `sim-speed` is the
-simulation-speed benchmark. This file is generated from their clap
+simulation-speed benchmark, `train-speed` the fast mode's training-speed
+benchmark and `fashion-table` the Fashion-MNIST results table. This file is generated from their clap
 definitions (`sysgrad help-markdown > docs/CLI.md`, a hidden subcommand)
 and a test (`src/cli_doc.rs`) fails when it is stale. `sysgrad help
 SUBCOMMAND` or `sysgrad SUBCOMMAND --help` prints the same text.
@@ -70,8 +73,13 @@ pub fn markdown() -> String {
         let name = format!("sysgrad {}", sub.get_name());
         out.push_str(&section(&name, sub));
     }
-    let mut speed = SimSpeedArgs::command().term_width(100);
-    out.push_str(&section("sim-speed", &mut speed));
+    for (name, cmd) in [
+        ("sim-speed", SimSpeedArgs::command()),
+        ("train-speed", TrainSpeedArgs::command()),
+        ("fashion-table", FashionTableArgs::command()),
+    ] {
+        out.push_str(&section(name, &mut cmd.term_width(100)));
+    }
     out
 }
 
@@ -114,6 +122,12 @@ mod tests {
                 let result = match program {
                     Some("sysgrad") => Cli::command().try_get_matches_from(&words).map(drop),
                     Some("sim-speed") => SimSpeedArgs::command()
+                        .try_get_matches_from(&words)
+                        .map(drop),
+                    Some("train-speed") => TrainSpeedArgs::command()
+                        .try_get_matches_from(&words)
+                        .map(drop),
+                    Some("fashion-table") => FashionTableArgs::command()
                         .try_get_matches_from(&words)
                         .map(drop),
                     _ => continue,

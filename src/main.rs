@@ -15,6 +15,7 @@ mod cli;
 mod cli_doc;
 mod cosim;
 mod emulate;
+mod fashion_table_args;
 mod figures;
 mod formal;
 #[cfg(test)]
@@ -30,6 +31,7 @@ mod soak;
 mod sweep;
 mod synth;
 mod train;
+mod train_speed_args;
 
 use clap::Parser;
 use cli::{Cli, Cmd};
@@ -117,6 +119,8 @@ mod cli_tests {
     fn the_definitions_are_consistent() {
         Cli::command().debug_assert();
         sim_speed_args::SimSpeedArgs::command().debug_assert();
+        train_speed_args::TrainSpeedArgs::command().debug_assert();
+        fashion_table_args::FashionTableArgs::command().debug_assert();
     }
 
     fn word() -> impl Strategy<Value = String> {

@@ -11,9 +11,13 @@
 //!
 //!     target/release/fashion-table [--runs target/fashion] [MODEL.toml ...]
 
+#[path = "../fashion_table_args.rs"]
+mod fashion_table_args;
+use fashion_table_args::FashionTableArgs as Args;
+
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use sysgrad_config::Backward;
 use sysgrad_emulator::fast::{count_backward, count_forward};
 use sysgrad_emulator::gemm::DwSink;
@@ -22,22 +26,6 @@ use sysgrad_workloads::energy::{EnergyModel, EnergyTable};
 use sysgrad_workloads::model::{load_model, Model, OptimizerKind};
 use sysgrad_workloads::report::layers::gemm_shapes;
 use sysgrad_workloads::scalesim;
-
-#[derive(Parser)]
-#[command(
-    name = "fashion-table",
-    about = "The Fashion-MNIST results table of the last full runs"
-)]
-struct Args {
-    /// The folder `scripts/train-fashion.sh` wrote the runs to.
-    #[arg(long, default_value = "target/fashion")]
-    runs: PathBuf,
-    /// The buffer sizes of the energy model (a SCALE-Sim config).
-    #[arg(long, default_value = "workloads/topologies/sysgrad_16x16.cfg")]
-    buffers: PathBuf,
-    /// Model files [default: workloads/models/fashion/*.toml].
-    models: Vec<PathBuf>,
-}
 
 /// The counters of one training step (forward and backward of every
 /// layer) of `model` with the backward `schedule`.

@@ -13,8 +13,11 @@
 //! (`workloads/models/fashion/cnn.toml`; its data set must be installed).
 //! The target of issue 30 is a ratio of at most 3.
 
+#[path = "../train_speed_args.rs"]
+mod train_speed_args;
+use train_speed_args::TrainSpeedArgs as Args;
+
 use clap::Parser;
-use std::path::PathBuf;
 use std::time::Instant;
 use sysgrad_emulator::fast::EngineKind;
 use sysgrad_workloads::arith::Arith;
@@ -22,23 +25,6 @@ use sysgrad_workloads::data::{load_split, Sample};
 use sysgrad_workloads::model::{load_model, Model};
 use sysgrad_workloads::net::Network;
 use sysgrad_workloads::train::{build_on, encode, epoch_order};
-
-#[derive(Parser)]
-#[command(
-    name = "train-speed",
-    about = "Fixed-point fast-mode training step against the f32 reference's"
-)]
-struct Args {
-    /// The model to time.
-    #[arg(long, default_value = "workloads/models/fashion/cnn.toml")]
-    model: PathBuf,
-    /// Training steps timed per network (after one warm-up step).
-    #[arg(long, default_value_t = 20)]
-    steps: usize,
-    /// Also time both networks on a one-thread pool.
-    #[arg(long)]
-    threads_too: bool,
-}
 
 /// One training step of `net` on `batch`, timed.
 fn timed_step<A: Arith>(
