@@ -44,7 +44,7 @@ pub struct PnrWrapper {
     /// Its module name, the top to synthesise.
     pub top: &'static str,
     /// The registers it adds (input shift register, output registers and
-    /// the output pin's).
+    /// the fold's levels, the output pin's included).
     pub registers: usize,
 }
 
@@ -59,7 +59,8 @@ fn port_register(p: &Port) -> String {
 /// `clk` is the design's clock; every other input port is fed by its own
 /// register `in_<port>`, the registers chained into one shift register
 /// from pin `sin`; every output port goes into a register `out_<port>`,
-/// all of them XOR-folded into `sout`. Port widths are the module's at
+/// all of them folded into `sout` by the registered XOR tree of
+/// [`fold_levels`]. Port widths are the module's at
 /// `cfg`'s parameter values.
 pub fn wrapper(cfg: &ArrayConfig, top: &str) -> Result<PnrWrapper, WrapperError> {
     let module = crate::modules(cfg)

@@ -62,11 +62,44 @@ fn place_with(
 }
 
 /// The path is timed register to register: it leaves a register's clock
-/// pin and ends at a register's setup check.
+/// pin and ends at a register's setup check; both are named as the
+/// Verilog of [`one_pe`] and its wrapper declare them (a `reg`, not a
+/// port or wire of the same net), and every cell on the way has its type.
 fn assert_register_to_register(r: &PnrReport) {
     let (first, last) = (r.path.first().unwrap(), r.path.last().unwrap());
     assert_eq!(first.kind, "clk-to-q", "{:?}", r.path);
     assert_eq!(last.kind, "setup", "{:?}", r.path);
+    let mut text: String = sysgrad_hdl::generate(&one_pe())
+        .iter()
+        .map(|f| f.text.clone())
+        .collect();
+    text.push_str(
+        &sysgrad_hdl::pnr::wrapper(&one_pe(), sysgrad_hdl::top_name())
+            .unwrap()
+            .file
+            .text,
+    );
+    for register in [&first.register, &last.register] {
+        // `u_dut.g_row[0].g_col[0].u_pe.w[3]` -> `w`.
+        let leaf = register
+            .rsplit('.')
+            .next()
+            .unwrap()
+            .split('[')
+            .next()
+            .unwrap();
+        let declared = text
+            .lines()
+            .any(|l| l.contains("reg ") && l.trim_end().ends_with(&format!(" {leaf};")));
+        assert!(
+            declared,
+            "`{register}` is not a reg of the Verilog: {:?}",
+            r.path
+        );
+    }
+    for s in r.path.iter().filter(|s| s.kind != "routing") {
+        assert!(!s.cell_type.is_empty(), "no type for {s:?}");
+    }
     let total: f64 = r.path.iter().map(|s| s.delay_ns).sum();
     // Fmax is the inverse of the longest path, which is this one.
     let from_path = 1000.0 / total;

