@@ -430,8 +430,20 @@ impl CellNames {
         let v: serde_json::Value =
             serde_json::from_str(json).map_err(|e| ReportError::Json(e.to_string()))?;
         let m = &v["modules"][top];
+        // A bit can have several names after synthesis: the register's
+        // and those of the buses the cell library's mapping made up (their
+        // source is a file of Yosys' own, an absolute path; the design's
+        // files are read by their names). The design's name wins.
         let mut bit_names: HashMap<u64, String> = HashMap::new();
-        for (name, net) in m["netnames"].as_object().into_iter().flatten() {
+        let netnames = m["netnames"].as_object().cloned().unwrap_or_default();
+        let from_library = |net: &serde_json::Value| {
+            net["attributes"]["src"]
+                .as_str()
+                .is_some_and(|s| s.starts_with('/'))
+        };
+        let (design, library): (Vec<_>, Vec<_>) =
+            netnames.iter().partition(|(_, net)| !from_library(net));
+        for (name, net) in design.into_iter().chain(library) {
             if net["hide_name"].as_u64() == Some(1) {
                 continue;
             }
@@ -993,7 +1005,9 @@ mod tests {
     fn the_netlist_names_the_registers_and_cell_types_of_the_path() {
         let netlist = r#"{"modules": {"top": {
           "netnames": {
-            "in_mode": {"hide_name": 0, "bits": [10, 11]},
+            "a_LUT4_C_D": {"hide_name": 0, "bits": [11, 12],
+              "attributes": {"src": "/share/lattice/cells_map_trellis.v:108.23-108.24"}},
+            "in_mode": {"hide_name": 0, "bits": [10, 11], "attributes": {"src": "sg_pnr_wrap.v:15.13-15.20"}},
             "u_dut.u_pe.w": {"hide_name": 0, "bits": [20, 21, 22], "offset": 4},
             "$auto$x": {"hide_name": 1, "bits": [30]}
           },
@@ -1020,7 +1034,10 @@ mod tests {
             step("setup", lut, lut, "I0"),
         ];
         names.annotate(&mut path);
-        assert_eq!(path[0].register, "in_mode[1]");
+        assert_eq!(
+            path[0].register, "in_mode[1]",
+            "the Verilog's name, not the mapping's"
+        );
         assert_eq!(path[3].register, "u_dut.u_pe.w[6]", "offset 4, third bit");
         let types: Vec<&str> = path.iter().map(|s| s.cell_type.as_str()).collect();
         assert_eq!(types, ["SB_DFF", "", "SB_LUT4", "SB_LUT4"]);
