@@ -64,7 +64,8 @@ fn place_with(
 /// The path is timed register to register: it leaves a register's clock
 /// pin and ends at a register's setup check; both are named as the
 /// Verilog of [`one_pe`] and its wrapper declare them (a `reg`, not a
-/// port or wire of the same net), and every cell on the way has its type.
+/// port or wire of the same net), and every cell on the way (but those
+/// nextpnr made up) has its type.
 fn assert_register_to_register(r: &PnrReport) {
     let (first, last) = (r.path.first().unwrap(), r.path.last().unwrap());
     assert_eq!(first.kind, "clk-to-q", "{:?}", r.path);
@@ -97,8 +98,10 @@ fn assert_register_to_register(r: &PnrReport) {
             r.path
         );
     }
+    // Only the cells nextpnr made up (iCE40 carry feed-ins) have none.
     for s in r.path.iter().filter(|s| s.kind != "routing") {
-        assert!(!s.cell_type.is_empty(), "no type for {s:?}");
+        let made_up = s.to_cell.starts_with("$nextpnr");
+        assert!(made_up || !s.cell_type.is_empty(), "no type for {s:?}");
     }
     let total: f64 = r.path.iter().map(|s| s.delay_ns).sum();
     // Fmax is the inverse of the longest path, which is this one.

@@ -491,11 +491,14 @@ impl CellNames {
     }
 
     /// The netlist's cell behind a name in nextpnr's report: the name
-    /// itself, or the name before a suffix nextpnr's packer added (`$...`
-    /// on ECP5; nextpnr-ice40 names a logic cell after the LUT or
-    /// flip-flop it was built from, with `_LC`).
+    /// itself, or the name before a suffix nextpnr's packer added (`$...`;
+    /// nextpnr-ice40 names a logic cell after the LUT it was built from,
+    /// with `_LC`, or after its lone flip-flop, with `_DFFLC`).
     fn lookup<'a, T>(map: &'a HashMap<String, T>, cell: &str) -> Option<&'a T> {
-        let mut name = cell.strip_suffix("_LC").unwrap_or(cell);
+        let mut name = ["_DFFLC", "_LC"]
+            .iter()
+            .find_map(|suffix| cell.strip_suffix(suffix))
+            .unwrap_or(cell);
         loop {
             if let Some(t) = map.get(name) {
                 return Some(t);
@@ -1026,7 +1029,7 @@ mod tests {
             ..PathStep::default()
         };
         // nextpnr-ice40's logic cells, named after the LUT or flip-flop.
-        let (ff, lut) = ("u_pe.mode_SB_DFF_Q_1_LC", "u_pe.add_SB_LUT4_O_LC");
+        let (ff, lut) = ("u_pe.mode_SB_DFF_Q_1_DFFLC", "u_pe.add_SB_LUT4_O_LC");
         let mut path = vec![
             step("clk-to-q", ff, ff, "Q"),
             step("routing", ff, lut, "I0"),
