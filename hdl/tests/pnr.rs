@@ -62,11 +62,47 @@ fn place_with(
 }
 
 /// The path is timed register to register: it leaves a register's clock
-/// pin and ends at a register's setup check.
+/// pin and ends at a register's setup check; both are named as the
+/// Verilog of [`one_pe`] and its wrapper declare them (a `reg`, not a
+/// port or wire of the same net), and every cell on the way (but those
+/// nextpnr made up) has its type.
 fn assert_register_to_register(r: &PnrReport) {
     let (first, last) = (r.path.first().unwrap(), r.path.last().unwrap());
     assert_eq!(first.kind, "clk-to-q", "{:?}", r.path);
     assert_eq!(last.kind, "setup", "{:?}", r.path);
+    let mut text: String = sysgrad_hdl::generate(&one_pe())
+        .iter()
+        .map(|f| f.text.clone())
+        .collect();
+    text.push_str(
+        &sysgrad_hdl::pnr::wrapper(&one_pe(), sysgrad_hdl::top_name())
+            .unwrap()
+            .file
+            .text,
+    );
+    for register in [&first.register, &last.register] {
+        // `u_dut.g_row[0].g_col[0].u_pe.w[3]` -> `w`.
+        let leaf = register
+            .rsplit('.')
+            .next()
+            .unwrap()
+            .split('[')
+            .next()
+            .unwrap();
+        let declared = text
+            .lines()
+            .any(|l| l.contains("reg ") && l.trim_end().ends_with(&format!(" {leaf};")));
+        assert!(
+            declared,
+            "`{register}` is not a reg of the Verilog: {:?}",
+            r.path
+        );
+    }
+    // Only the cells nextpnr made up (iCE40 carry feed-ins) have none.
+    for s in r.path.iter().filter(|s| s.kind != "routing") {
+        let made_up = s.to_cell.starts_with("$nextpnr");
+        assert!(made_up || !s.cell_type.is_empty(), "no type for {s:?}");
+    }
     let total: f64 = r.path.iter().map(|s| s.delay_ns).sum();
     // Fmax is the inverse of the longest path, which is this one.
     let from_path = 1000.0 / total;
@@ -235,4 +271,51 @@ fn a_seed_sweep_of_a_design_too_large_stops_at_once() {
     );
     assert!(!dir.path().join("seed-2").exists());
     assert_eq!(pnr::spread(&runs), None);
+}
+
+/// The wrapper is never the critical path: synthesised alone (the array
+/// a black box) to 4-input LUTs by Yosys, its longest path between two
+/// registers is one LUT, and it keeps every register it declares. An
+/// output register that did not reach `sout` would drive nothing and be
+/// removed, and so would one folded twice (its XORs cancel), so the count
+/// also shows that every output bit reaches the pin.
+#[test]
+#[ignore = "needs yosys"]
+fn the_wrapper_adds_one_lut_at_most_and_every_output_reaches_its_pin() {
+    require_tool("yosys");
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = cfg(2, 3, Backward::Interleaved, 8, 20, 4);
+    let mut reads = String::new();
+    for name in common::write(&cfg, dir.path()) {
+        reads.push_str(&format!("read_verilog -lib {name}; "));
+    }
+    let w = sysgrad_hdl::pnr::wrapper(&cfg, sysgrad_hdl::top_name()).unwrap();
+    std::fs::write(dir.path().join(&w.file.name), &w.file.text).unwrap();
+    let script = format!(
+        "{reads}read_verilog {}; synth -top {} -lut 4; ltp -noff; tee -o stat.txt stat",
+        w.file.name, w.top
+    );
+    let log = run(Command::new("yosys").args(["-p", &script]), dir.path());
+    let stat = std::fs::read_to_string(dir.path().join("stat.txt")).unwrap();
+    let ffs: usize = stat
+        .lines()
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            let cell = words.next()?;
+            cell.starts_with("$_DFF")
+                .then(|| words.next()?.parse::<usize>().ok())
+                .flatten()
+        })
+        .sum();
+    assert_eq!(ffs, w.registers, "{log}");
+    let longest = log
+        .lines()
+        .find_map(|l| l.split("(length=").nth(1))
+        .and_then(|s| {
+            s.trim_end_matches(')')
+                .trim_end_matches("):")
+                .parse::<usize>()
+                .ok()
+        });
+    assert_eq!(longest, Some(1), "{log}");
 }

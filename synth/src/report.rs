@@ -280,6 +280,9 @@ pub fn critical_paths(runs: &[PnrRun]) -> String {
             (Some(why), _) => format!("does not fit: {why}"),
         };
         let _ = writeln!(paths, "* {}, {}: {what}", pnr_label(&r.cfg), p.part.name());
+        if p.does_not_fit.is_none() {
+            let _ = writeln!(paths, "  * steps (ns): {}", p.path_steps());
+        }
     }
     paths
 }
