@@ -467,7 +467,12 @@ fn violates(code: ErrorCode, c: &CheckIn, past_end: &Function, dst_span: Net) ->
             f.f_m
                 .greater(c.consts.max_m)
                 .or(f.f_k.greater(c.consts.max_k)),
-            is(opcode::ACT).and(f.f_lanes.greater(f.dst_lanes)),
+            // A gate reads its mask in the activations' R lanes.
+            is(opcode::ACT).and(
+                f.f_lanes
+                    .greater(f.dst_lanes)
+                    .or(f.reads_mask.and(f.f_lanes.greater(c.consts.max_k))),
+            ),
         ),
         ErrorCode::LrShift => {
             // ArrayConfig::accepts_lr_shift: fits the port and, on an
