@@ -427,21 +427,15 @@ fn command_section(out: &mut String) {
             "BACKWARD mode",
         );
     }
-    for d in DataBuffer::ALL {
-        define(
-            out,
-            &format!("SA_REQUANT_TO_{}", upper(d.name())),
-            format!("{}u", d.code()),
-            "REQUANT dst",
-        );
-    }
-    for d in DataBuffer::ALL {
-        define(
-            out,
-            &format!("SA_ACT_TO_{}", upper(d.name())),
-            format!("{}u", d.code()),
-            "ACT dst",
-        );
+    for command in ["REQUANT", "ACT"] {
+        for d in DataBuffer::ALL {
+            define(
+                out,
+                &format!("SA_{command}_TO_{}", upper(d.name())),
+                format!("{}u", d.code()),
+                &format!("{command} dst"),
+            );
+        }
     }
     for f in ActFunction::ALL {
         define(

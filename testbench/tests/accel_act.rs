@@ -15,26 +15,12 @@
 
 mod common;
 
-use std::sync::OnceLock;
+use common::model;
 use sysgrad_accel::*;
 use sysgrad_config::ArrayConfig;
 use sysgrad_isa::command::{format, opcode};
 use sysgrad_isa::host::Counter;
-use sysgrad_testbench::accel::{self, AccelModel, Setup};
-
-fn model(c: ArrayConfig) -> &'static AccelModel {
-    use std::collections::HashMap;
-    use std::sync::Mutex;
-    static MODELS: OnceLock<Mutex<HashMap<String, &'static AccelModel>>> = OnceLock::new();
-    let models = MODELS.get_or_init(Default::default);
-    let key = format!("{c:?}");
-    if let Some(m) = models.lock().expect("models").get(&key) {
-        return m;
-    }
-    let built: &'static AccelModel =
-        Box::leak(Box::new(accel::build(&c).unwrap_or_else(|e| panic!("{e}"))));
-    models.lock().expect("models").entry(key).or_insert(built)
-}
+use sysgrad_testbench::accel::Setup;
 
 fn every_function_on(c: ArrayConfig) {
     let (setup, prog) = common::act_program(&c);
@@ -94,20 +80,8 @@ fn errors_on(c: ArrayConfig) {
     let (relu, gate) = (ActFunction::Relu.code(), ActFunction::ReluGrad.code());
     let (r, cols) = (c.rows() as u64, c.cols() as u64);
     let (setup, _) = common::act_program(&c);
-    let prefix = encode_program(&[
-        Command::LoadW {
-            addr: 0,
-            m: c.cols() as u8,
-            k: c.rows() as u8,
-        },
-        Command::Forward {
-            x_addr: 0,
-            y_addr: 0,
-            n: 4,
-            accumulate: false,
-        },
-        common::act(ActFunction::Relu, (0, DataBuffer::Activations, 10, 4), 0, 1),
-    ]);
+    let work = common::act(ActFunction::Relu, (0, DataBuffer::Activations, 10, 4), 0, 1);
+    let prefix = encode_program(&[&common::loaded_forward(&c, 4)[..], &[work]].concat());
     let acc_depth = c.buffers().accumulators as u64;
     let depth = c.buffers().activations as u64;
     let mut reserved = act_words(relu, (0, x, 0, 1), 0, 1);

@@ -85,27 +85,14 @@ fn icarus_act_fault_matches_the_emulator() {
     // A gate into the activations: BAD_FUNCTION, after real work.
     let c = common::dense(common::small());
     let (setup, _) = common::act_program(&c);
-    let prefix = [
-        Command::LoadW {
-            addr: 0,
-            m: 2,
-            k: 3,
-        },
-        Command::Forward {
-            x_addr: 0,
-            y_addr: 0,
-            n: 4,
-            accumulate: false,
-        },
-        common::act(ActFunction::Relu, (0, DataBuffer::Activations, 10, 4), 0, 2),
-    ];
+    let work = common::act(ActFunction::Relu, (0, DataBuffer::Activations, 10, 4), 0, 2);
     let bad = common::act(
         ActFunction::ReluGrad,
         (0, DataBuffer::Activations, 20, 4),
         10,
         2,
     );
-    let words = encode_program(&prefix);
+    let words = encode_program(&[&common::loaded_forward(&c, 4)[..], &[work]].concat());
     let prog = [words.clone(), bad.encode()].concat();
     let rep = accel::cosim_program_icarus(&c, &setup, &prog)
         .unwrap_or_else(|e| panic!("Icarus co-simulation: {e}"));

@@ -13,27 +13,12 @@
 
 mod common;
 
+use common::model;
 use proptest::prelude::*;
 use sysgrad_accel::*;
 use sysgrad_config::{fixed, ArrayConfig};
 use sysgrad_rng::Rng;
-use sysgrad_testbench::accel::{self, AccelModel, Setup};
-
-/// One Verilator build per configuration, shared by the tests.
-fn model(c: ArrayConfig) -> &'static AccelModel {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static MODELS: OnceLock<Mutex<HashMap<String, &'static AccelModel>>> = OnceLock::new();
-    let models = MODELS.get_or_init(Default::default);
-    let key = format!("{c:?}");
-    if let Some(m) = models.lock().expect("models").get(&key) {
-        return m;
-    }
-    // Built outside the lock, so that tests on other configurations go on.
-    let built: &'static AccelModel =
-        Box::leak(Box::new(accel::build(&c).unwrap_or_else(|e| panic!("{e}"))));
-    models.lock().expect("models").entry(key).or_insert(built)
-}
+use sysgrad_testbench::accel::Setup;
 
 fn check(c: ArrayConfig, seed: u64, len: usize, gap: u32) -> Result<(), TestCaseError> {
     let mut rng = Rng::new(seed);

@@ -7,7 +7,7 @@
 use sysgrad_accel::*;
 use sysgrad_config::{fixed, ArrayConfig, Backward, BufferDepths, NumberFormat};
 use sysgrad_emulator::gemm::DwSink;
-use sysgrad_testbench::accel::Setup;
+use sysgrad_testbench::accel::{self, AccelModel, Setup};
 
 fn accel(
     (rows, cols, backward): (usize, usize, Backward),
@@ -277,4 +277,39 @@ pub fn act_program(c: &ArrayConfig) -> (Setup, Vec<u64>) {
         Command::Halt,
     ];
     (setup, encode_program(&prog))
+}
+
+/// One Verilator build per configuration and test binary, shared by its
+/// tests (and cached on disk across binaries).
+pub fn model(c: ArrayConfig) -> &'static AccelModel {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static MODELS: OnceLock<Mutex<HashMap<String, &'static AccelModel>>> = OnceLock::new();
+    let models = MODELS.get_or_init(Default::default);
+    let key = format!("{c:?}");
+    if let Some(m) = models.lock().expect("models").get(&key) {
+        return m;
+    }
+    // Built outside the lock, so that tests on other configurations go on.
+    let built: &'static AccelModel =
+        Box::leak(Box::new(accel::build(&c).unwrap_or_else(|e| panic!("{e}"))));
+    models.lock().expect("models").entry(key).or_insert(built)
+}
+
+/// LOAD_W of a whole tile at line 0, then a FORWARD of `n` lines from X
+/// at line 0 into Y at line 0: real work before a command under test.
+pub fn loaded_forward(c: &ArrayConfig, n: u16) -> [Command; 2] {
+    [
+        Command::LoadW {
+            addr: 0,
+            m: c.cols() as u8,
+            k: c.rows() as u8,
+        },
+        Command::Forward {
+            x_addr: 0,
+            y_addr: 0,
+            n,
+            accumulate: false,
+        },
+    ]
 }
