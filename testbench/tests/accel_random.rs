@@ -134,7 +134,8 @@ fn random_act(
     } else {
         DataBuffer::Activations
     };
-    if !func.may_write(dst) && !(bad && rng.range(0, 1) == 0) {
+    let keep_refused = bad && rng.range(0, 1) == 0;
+    if !func.may_write(dst) && !keep_refused {
         dst = DataBuffer::Gradients;
     }
     let mut most = common::lanes_of(c, dst) as i64;
