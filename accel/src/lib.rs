@@ -18,6 +18,8 @@
 //!   the accelerator behind its host interface and a transcript of it.
 //! * [`schedule`]: layer products through the host interface, split to
 //!   fit the buffers, with `gemm`'s bits.
+//! * [`resident`]: dense layers whose X and dY stay on chip across a
+//!   step, chained by ACT.
 //! * [`counters`]: the hardware counters of `docs/HOST.md`, as the emulator computes them.
 
 pub mod asm;
@@ -35,6 +37,7 @@ pub mod layout;
 pub mod link;
 pub mod machine;
 mod none;
+pub mod resident;
 pub mod schedule;
 pub mod stats;
 
