@@ -6,7 +6,7 @@
 //! operations, `dense.rs` decodes and issues waves side by side.
 
 use crate::buffer::{Buffer, BufferId};
-use crate::command::{ActFunction, DataBuffer};
+use crate::command::{ActFunction, Command, DataBuffer};
 use crate::error::{ErrorCode, Fault};
 use crate::stats::ControlStats;
 use sysgrad_config::{fixed, ArrayConfig, NumberFormat};
@@ -177,6 +177,33 @@ pub struct ActLines {
     pub dst_addr: usize,
     pub mask: usize,
     pub lanes: usize,
+}
+
+impl ActLines {
+    /// The operands of an ACT command and its line count.
+    pub fn of(cmd: &Command) -> Option<(ActLines, usize)> {
+        let Command::Act {
+            func,
+            src,
+            dst,
+            dst_addr,
+            count,
+            mask,
+            lanes,
+        } = *cmd
+        else {
+            return None;
+        };
+        let lines = ActLines {
+            func,
+            src: src.into(),
+            dst,
+            dst_addr: dst_addr.into(),
+            mask: mask.into(),
+            lanes: lanes.into(),
+        };
+        Some((lines, count.into()))
+    }
 }
 
 /// Line `t` of an ACT: accumulator line `src + t` requantized, the

@@ -125,24 +125,9 @@ impl Core {
                 dst_addr,
                 count,
             } => self.requant(src as usize, dst, dst_addr as usize, count as usize),
-            Command::Act {
-                func,
-                src,
-                dst,
-                dst_addr,
-                count,
-                mask,
-                lanes,
-            } => {
-                let lines = ActLines {
-                    func,
-                    src: src.into(),
-                    dst,
-                    dst_addr: dst_addr.into(),
-                    mask: mask.into(),
-                    lanes: lanes.into(),
-                };
-                self.act(&lines, count.into());
+            Command::Act { .. } => {
+                let (lines, count) = ActLines::of(cmd).expect("an ACT");
+                self.act(&lines, count);
             }
             Command::Sync => self.control.syncs += 1,
             Command::Halt => {}
