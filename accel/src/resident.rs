@@ -82,8 +82,8 @@ fn act_blocks(
 fn load(w: &Blocked, m0: usize, mt: usize, k0: usize, kt: usize) -> Command {
     Command::LoadW {
         addr: a16(w.line(m0, k0)),
-        m: mt as u8,
-        k: kt as u8,
+        m: mt as u16,
+        k: kt as u16,
     }
 }
 
