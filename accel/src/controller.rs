@@ -47,9 +47,11 @@ pub(crate) struct Core {
 
 /// One pipelining's controller: how it runs a program on the [`Core`].
 pub(crate) trait Controller {
-    /// Runs `program` from word 0 until HALT or the first bad command.
+    /// Runs `program` (command memory's words `0..PROG_LEN`) from word
+    /// `start` (`PROG_START`) until HALT or the first bad command; a
+    /// `start` at or past the end is `PROGRAM_END` at the first fetch.
     /// Buffers and array state carry over from earlier runs.
-    fn run(&mut self, core: &mut Core, program: &[u64]) -> Result<(), Fault>;
+    fn run(&mut self, core: &mut Core, program: &[u64], start: usize) -> Result<(), Fault>;
 
     /// The `load_slots` counter: the cycles the array spent taking weights.
     fn load_slots(&self, core: &Core) -> u64;

@@ -102,9 +102,9 @@ struct Decoder {
 
 impl Controller for DenseControl {
     /// One cycle at a time, decoder and issuer side by side.
-    fn run(&mut self, core: &mut Core, program: &[u64]) -> Result<(), Fault> {
+    fn run(&mut self, core: &mut Core, program: &[u64], start: usize) -> Result<(), Fault> {
         let mut dec = Decoder {
-            pc: 0,
+            pc: start,
             words: Vec::new(),
             done: false,
             stop: None,

@@ -26,8 +26,8 @@ const CHECKED: &str = "checked before execution";
 pub(crate) struct NoneControl;
 
 impl Controller for NoneControl {
-    fn run(&mut self, core: &mut Core, program: &[u64]) -> Result<(), Fault> {
-        let mut pc = 0;
+    fn run(&mut self, core: &mut Core, program: &[u64], start: usize) -> Result<(), Fault> {
+        let mut pc = start;
         loop {
             let (cmd, len) = match core.fetch(program, pc) {
                 Ok(ok) => ok,
