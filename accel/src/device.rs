@@ -290,7 +290,45 @@ pub struct Device {
     /// several may be kept at their own words) and the registers that say
     /// which one START runs.
     commands: CommandMemory,
+    /// Where [`Device::run`] puts a program: `None` at word 0 (sent again
+    /// whenever it differs from the last), or each kept at its own words.
+    kept: Option<KeptPrograms>,
     transcript: Option<Transcript>,
+}
+
+/// Programs kept side by side in command memory ([`Device::keep_programs`]):
+/// each distinct program gets the next free words and is sent once; one
+/// that does not fit in what is left empties the table and goes to word 0
+/// (the programs of a step that do not fit together are sent again).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct KeptPrograms {
+    #[serde(skip)]
+    at: std::collections::HashMap<Vec<u64>, usize>,
+    /// The first free word.
+    pub words: usize,
+    /// Programs held now.
+    pub programs: usize,
+    /// Times the table was emptied for a program that did not fit.
+    pub overflows: u64,
+}
+
+impl KeptPrograms {
+    /// The word `program` runs from, placing it if it is new.
+    fn place(&mut self, program: &[u64], depth: usize) -> usize {
+        if let Some(&at) = self.at.get(program) {
+            return at;
+        }
+        if self.words + program.len() > depth {
+            self.overflows += 1;
+            self.at.clear();
+            (self.words, self.programs) = (0, 0);
+        }
+        let at = self.words;
+        self.at.insert(program.to_vec(), at);
+        self.words += program.len();
+        self.programs += 1;
+        at
+    }
 }
 
 impl Device {
@@ -300,6 +338,7 @@ impl Device {
             link,
             host: HostCounters::default(),
             commands: CommandMemory::default(),
+            kept: None,
             transcript: None,
         }
     }
@@ -476,10 +515,28 @@ impl Device {
         ))
     }
 
-    /// Loads `program` at word 0 (unless command memory holds it there
-    /// already), starts it and waits for the HALT.
+    /// Loads `program` (unless command memory holds it already: at word 0,
+    /// or with [`Device::keep_programs`] at the words it was given), starts
+    /// it and waits for the HALT.
     pub fn run(&mut self, program: &[u64]) -> Result<(), DeviceError> {
-        self.run_at(0, program)
+        let depth = self.cfg().buffers().commands;
+        let at = match &mut self.kept {
+            Some(k) if program.len() <= depth => k.place(program, depth),
+            _ => 0,
+        };
+        self.run_at(at, program)
+    }
+
+    /// From now on [`Device::run`] keeps each program at its own words of
+    /// command memory (`PROG_START`), so a program run again is not sent
+    /// again while the programs fit together.
+    pub fn keep_programs(&mut self) {
+        self.kept.get_or_insert_with(KeptPrograms::default);
+    }
+
+    /// The programs kept, with [`Device::keep_programs`].
+    pub fn kept_programs(&self) -> Option<&KeptPrograms> {
+        self.kept.as_ref()
     }
 
     /// Runs `program` kept at words `at..at + len` of command memory:

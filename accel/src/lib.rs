@@ -45,7 +45,7 @@ pub use buffer::{Buffer, BufferId, HostError};
 pub use command::{encode_program, ActFunction, BackwardMode, Command, DataBuffer};
 pub use compile::{compile_backward, compile_forward, compile_layer, CompileError, FcLayer};
 pub use controller::{Resident, State};
-pub use device::{Device, DeviceError, HostCounters, HostOp, Traffic, Transcript};
+pub use device::{Device, DeviceError, HostCounters, HostOp, KeptPrograms, Traffic, Transcript};
 pub use error::{ErrorCode, Fault};
 pub use layout::Blocked;
 pub use link::HostLink;

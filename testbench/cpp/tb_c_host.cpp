@@ -219,6 +219,10 @@ struct Player {
     std::string label = "start";
     int line = 0;
     unsigned long runs = 0, words = 0, counters = 0, checkpoints = 0, mismatches = 0;
+    // Command memory: a program written since the last run, and the last
+    // PROG_START and PROG_LEN chosen.
+    bool written = false;
+    unsigned selected[2] = {~0u, ~0u};
 
     void mismatch(const std::string& what) {
         ++mismatches;
@@ -273,11 +277,17 @@ struct Player {
             auto w = values<uint64_t>(s, n, true);
             if (sa_result r = sa_write_program(&dev, unsigned(at), w.data(), unsigned(n)))
                 failed("sa_write_program", r);
+            written = true;
         } else if (op == "run") {
             int halted = 0;
             unsigned start = 0, end = 0, code = 0, pc = 0;
             if (!(s >> start >> end >> halted >> code >> pc)) bad_job(line, "expected S E H CODE PC");
-            if (sa_result r = sa_select_program(&dev, start, end)) failed("sa_select_program", r);
+            // The registers are written when they change or after a load.
+            if (written || start != selected[0] || end != selected[1])
+                if (sa_result r = sa_select_program(&dev, start, end)) failed("sa_select_program", r);
+            written = false;
+            selected[0] = start;
+            selected[1] = end;
             sa_run run{};
             sa_result r = sa_run_program(&dev, &run);
             if (r != SA_OK && r != SA_E_FAULT) failed("sa_run_program", r);

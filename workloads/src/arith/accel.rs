@@ -171,8 +171,12 @@ impl AccelEngine {
         } else {
             Driver::new(opts.cfg)
         };
+        // Each product's program is kept at its own words of command
+        // memory and sent once, while the step's programs fit together.
+        let mut dev = Device::new(Accelerator::with_driver(driver), opts.link);
+        dev.keep_programs();
         AccelEngine {
-            dev: Device::new(Accelerator::with_driver(driver), opts.link),
+            dev,
             mode,
             weight_bases: placement.weight_bases,
             on_chip: BTreeMap::new(),
@@ -186,6 +190,11 @@ impl AccelEngine {
 
     pub fn cfg(&self) -> ArrayConfig {
         self.dev.cfg()
+    }
+
+    /// The products' programs kept in command memory.
+    pub fn kept_programs(&self) -> Option<&sysgrad_accel::KeptPrograms> {
+        self.dev.kept_programs()
     }
 
     /// The cost of everything since the last call.

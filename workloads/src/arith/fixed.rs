@@ -46,6 +46,9 @@ pub struct Ledger {
     pub accel_sequential_backward: BTreeMap<usize, AccelCost>,
     /// Values clamped to their format, per (layer, quantity).
     pub clamps: BTreeMap<(usize, Quantity), Clamps>,
+    /// On the accelerator engine: the programs kept in command memory as
+    /// the ledger was taken.
+    pub programs: Option<sysgrad_accel::KeptPrograms>,
 }
 
 impl Ledger {
@@ -63,6 +66,9 @@ impl Ledger {
             *self.accel_sequential_backward.entry(*k).or_default() += s;
         }
         merge(&mut self.clamps, &other.clamps);
+        if other.programs.is_some() {
+            self.programs.clone_from(&other.programs);
+        }
     }
 
     /// Clamped values of `q` in all layers.
@@ -471,6 +477,7 @@ impl FixedArith {
     /// The counters since the last call.
     pub fn take_ledger(&mut self) -> Ledger {
         merge(&mut self.ledger.clamps, &self.tally.take());
+        self.ledger.programs = self.accelerator().and_then(|a| a.kept_programs().cloned());
         std::mem::take(&mut self.ledger)
     }
 

@@ -119,13 +119,15 @@ pub struct AccelSummary {
     pub step_sequential: Option<StepCost>,
     /// Interleaved training traffic per step, by kind.
     pub traffic: Vec<TrafficRow>,
+    /// The programs kept in command memory after epoch 1, and its depth.
+    pub programs: Option<(sysgrad_accel::KeptPrograms, usize)>,
 }
 
 /// The figures of `ledger` (the first epoch) for `model`.
 pub fn summarize(
     model: &Model,
     ledger: &Ledger,
-    (accelerator, link): (String, sysgrad_accel::HostLink),
+    (accelerator, link, depth): (String, sysgrad_accel::HostLink, usize),
     steps_per_epoch: usize,
     steps_checked: usize,
 ) -> AccelSummary {
@@ -179,6 +181,7 @@ pub fn summarize(
         step_interleaved: il,
         step_sequential: (!ledger.accel_sequential_backward.is_empty()).then_some(seq),
         traffic,
+        programs: ledger.programs.clone().map(|p| (p, depth)),
     }
 }
 

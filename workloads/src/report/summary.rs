@@ -363,6 +363,9 @@ pub fn accel_models(runs: &[(ModelRun, f64)]) -> String {
                 thousands(il.requant_cycles),
                 thousands(il.act_cycles)
             );
+            if let Some((p, depth)) = &a.programs {
+                out.push_str(&command_memory(&r.summary.model, p, *depth));
+            }
         }
         if let Some(plan) = &r.summary.plan {
             out.push_str(&residency(&r.summary.model, plan));
@@ -370,6 +373,22 @@ pub fn accel_models(runs: &[(ModelRun, f64)]) -> String {
         }
     }
     out
+}
+
+/// Whether the step's programs stay in command memory or are sent again.
+fn command_memory(model: &str, p: &sysgrad_accel::KeptPrograms, depth: usize) -> String {
+    if p.overflows == 0 {
+        format!(
+            "\n`{model}` command memory: its {} programs kept ({} of {depth} words), each sent once\n",
+            p.programs, p.words
+        )
+    } else {
+        format!(
+            "\n`{model}` command memory: the programs of a step do not fit its {depth} words \
+             together, so they are sent again ({} times command memory was emptied in epoch 1)\n",
+            p.overflows
+        )
+    }
 }
 
 /// Which layers keep X and dY on chip for the step, and why the others not.
