@@ -406,3 +406,41 @@ fn the_widest_tile_round_trips_and_runs() {
         );
     }
 }
+
+/// Programs kept in command memory (`Device::keep_programs`): each
+/// distinct program is sent once and run from its own words; one that
+/// does not fit in what is left empties the table and is sent again at
+/// word 0; `PROG_START = PROG_LEN` faults PROGRAM_END at the first fetch.
+#[test]
+fn kept_programs_are_sent_once_while_they_fit() {
+    let small = cfg(Backward::Sequential)
+        .with_buffers(sysgrad_config::BufferDepths {
+            commands: 6,
+            ..cfg(Backward::Sequential).buffers()
+        })
+        .unwrap();
+    let mut dev = Device::new(Accelerator::new(small), HostLink::default());
+    dev.keep_programs();
+    let a = encode_program(&[Command::Sync, Command::Halt]);
+    let b = encode_program(&[Command::Sync, Command::Sync, Command::Halt]);
+    let c = encode_program(&[Command::Sync, Command::Sync, Command::Sync, Command::Halt]);
+    let sent = |d: &Device| d.host.flow(Traffic::ProgramIn).words;
+    for _ in 0..3 {
+        dev.run(&a).unwrap();
+        dev.run(&b).unwrap();
+    }
+    assert_eq!(sent(&dev), 5, "a and b sent once each");
+    let kept = dev.kept_programs().unwrap();
+    assert_eq!((kept.programs, kept.words, kept.overflows), (2, 5, 0));
+    // c does not fit beside them: the table starts again at word 0.
+    dev.run(&c).unwrap();
+    dev.run(&a).unwrap();
+    assert_eq!(sent(&dev), 5 + 4 + 2);
+    assert_eq!(dev.kept_programs().unwrap().overflows, 1);
+    assert_eq!(dev.acc.control().syncs, 3 * 3 + 3 + 1);
+    let f = dev.run_at(6, &[]).unwrap_err();
+    assert!(
+        matches!(f, DeviceError::Fault(f) if (f.code, f.pc) == (ErrorCode::ProgramEnd, 6)),
+        "{f:?}"
+    );
+}
