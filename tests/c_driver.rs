@@ -210,7 +210,7 @@ fn fc_step_and_a_fault_through_the_c_driver_on_verilator() {
         Cmd::Sync,
         Cmd::LoadW {
             addr: 0,
-            m: cfg.cols() as u8 + 1,
+            m: cfg.cols() as u16 + 1,
             k: 1,
         },
         Cmd::Halt,

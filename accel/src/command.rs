@@ -2,7 +2,9 @@
 //! table of `sysgrad_isa::command` (the same table the RTL decoder is
 //! generated from; `docs/COMMANDS.md` shows it).
 //!
-//! Field widths equal the Rust field types, so every `Command` value
+//! Field widths equal the Rust field types but for the 9-bit tile sizes
+//! (LOAD_W `m`, `k`) and ACT `lanes`, held in `u16` (a 256-wide array
+//! loads `m = 256`), so every `Command` whose values fit their fields
 //! encodes and decodes back to itself; range checks that depend on the
 //! configuration (tile sizes, addresses, `lr_shift <= 63`) happen when the
 //! command is executed, not here.
@@ -17,7 +19,8 @@ pub use sysgrad_isa::{BackwardMode, DataBuffer, ErrorCode};
 pub enum Command {
     /// Shift the m x k W tile at weight lines `addr..addr+k` into the array;
     /// the previous tile, if UPDATE changed it, goes back where it came from.
-    LoadW { addr: u16, m: u8, k: u8 },
+    /// `m` and `k` are 9 bits (`field::TILE_M`, `TILE_K`): up to 256.
+    LoadW { addr: u16, m: u16, k: u16 },
     /// Shift zeros in: writes back the resident tile if changed, leaves none.
     FlushW,
     /// Stream X lines `x_addr..+n` through the tile; Y to accumulator lines
@@ -99,8 +102,8 @@ impl Command {
         let u = |v: u16| u64::from(v);
         match (*self, name) {
             (Command::LoadW { addr, .. }, "addr") => u(addr),
-            (Command::LoadW { m, .. }, "m") => m.into(),
-            (Command::LoadW { k, .. }, "k") => k.into(),
+            (Command::LoadW { m, .. }, "m") => u(m),
+            (Command::LoadW { k, .. }, "k") => u(k),
             (Command::Forward { x_addr, .. }, "x") => u(x_addr),
             (Command::Forward { y_addr, .. }, "y") => u(y_addr),
             (Command::Forward { n, .. } | Command::Backward { n, .. }, "n") => u(n),
@@ -134,8 +137,8 @@ impl Command {
         match f.opcode {
             opcode::LOAD_W => Command::LoadW {
                 addr: a16("addr"),
-                m: value("m") as u8,
-                k: value("k") as u8,
+                m: a16("m"),
+                k: a16("k"),
             },
             opcode::FLUSH_W => Command::FlushW,
             opcode::FORWARD => Command::Forward {
@@ -229,12 +232,9 @@ pub(crate) mod strategy {
     pub(crate) fn command() -> impl Strategy<Value = Command> {
         let mode = proptest::sample::select(BackwardMode::ALL.to_vec());
         let dst = || prop_oneof![Just(DataBuffer::Activations), Just(DataBuffer::Gradients)];
+        let tile = || 0..=field::TILE_M.max() as u16;
         prop_oneof![
-            (any::<u16>(), any::<u8>(), any::<u8>()).prop_map(|(addr, m, k)| Command::LoadW {
-                addr,
-                m,
-                k
-            }),
+            (any::<u16>(), tile(), tile()).prop_map(|(addr, m, k)| Command::LoadW { addr, m, k }),
             Just(Command::FlushW),
             (any::<u16>(), any::<u16>(), any::<u16>(), any::<bool>()).prop_map(
                 |(x_addr, y_addr, n, accumulate)| Command::Forward {

@@ -145,7 +145,7 @@ pub fn compile_layer(
 fn load(l: &FcLayer, m0: usize, mt: usize, k0: usize, kt: usize) -> Result<Command, CompileError> {
     Ok(Command::LoadW {
         addr: f16("w address", l.w.line(m0, k0))?,
-        m: mt as u8,
-        k: kt as u8,
+        m: mt as u16,
+        k: kt as u16,
     })
 }

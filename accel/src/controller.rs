@@ -6,7 +6,7 @@
 //! operations, `dense.rs` decodes and issues waves side by side.
 
 use crate::buffer::{Buffer, BufferId};
-use crate::command::{ActFunction, DataBuffer};
+use crate::command::{ActFunction, Command, DataBuffer};
 use crate::error::{ErrorCode, Fault};
 use crate::stats::ControlStats;
 use sysgrad_config::{fixed, ArrayConfig, NumberFormat};
@@ -47,9 +47,11 @@ pub(crate) struct Core {
 
 /// One pipelining's controller: how it runs a program on the [`Core`].
 pub(crate) trait Controller {
-    /// Runs `program` from word 0 until HALT or the first bad command.
+    /// Runs `program` (command memory's words `0..PROG_LEN`) from word
+    /// `start` (`PROG_START`) until HALT or the first bad command; a
+    /// `start` at or past the end is `PROGRAM_END` at the first fetch.
     /// Buffers and array state carry over from earlier runs.
-    fn run(&mut self, core: &mut Core, program: &[u64]) -> Result<(), Fault>;
+    fn run(&mut self, core: &mut Core, program: &[u64], start: usize) -> Result<(), Fault>;
 
     /// The `load_slots` counter: the cycles the array spent taking weights.
     fn load_slots(&self, core: &Core) -> u64;
@@ -177,6 +179,33 @@ pub struct ActLines {
     pub dst_addr: usize,
     pub mask: usize,
     pub lanes: usize,
+}
+
+impl ActLines {
+    /// The operands of an ACT command and its line count.
+    pub fn of(cmd: &Command) -> Option<(ActLines, usize)> {
+        let Command::Act {
+            func,
+            src,
+            dst,
+            dst_addr,
+            count,
+            mask,
+            lanes,
+        } = *cmd
+        else {
+            return None;
+        };
+        let lines = ActLines {
+            func,
+            src: src.into(),
+            dst,
+            dst_addr: dst_addr.into(),
+            mask: mask.into(),
+            lanes: lanes.into(),
+        };
+        Some((lines, count.into()))
+    }
 }
 
 /// Line `t` of an ACT: accumulator line `src + t` requantized, the

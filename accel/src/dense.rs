@@ -102,9 +102,9 @@ struct Decoder {
 
 impl Controller for DenseControl {
     /// One cycle at a time, decoder and issuer side by side.
-    fn run(&mut self, core: &mut Core, program: &[u64]) -> Result<(), Fault> {
+    fn run(&mut self, core: &mut Core, program: &[u64], start: usize) -> Result<(), Fault> {
         let mut dec = Decoder {
-            pc: 0,
+            pc: start,
             words: Vec::new(),
             done: false,
             stop: None,
@@ -295,25 +295,13 @@ impl DenseControl {
                     dst_addr: dst_addr.into(),
                 },
             }),
-            Command::Act {
-                func,
-                src,
-                dst,
-                dst_addr,
-                count,
-                mask,
-                lanes,
-            } => self.issuer.queue.push_back(Entry::Requant {
-                count: count.into(),
-                tag: Tag::Act(ActLines {
-                    func,
-                    src: src.into(),
-                    dst,
-                    dst_addr: dst_addr.into(),
-                    mask: mask.into(),
-                    lanes: lanes.into(),
-                }),
-            }),
+            Command::Act { .. } => {
+                let (lines, count) = ActLines::of(cmd).expect("an ACT");
+                self.issuer.queue.push_back(Entry::Requant {
+                    count,
+                    tag: Tag::Act(lines),
+                });
+            }
             Command::Sync => core.control.syncs += 1,
             Command::Halt => unreachable!("HALT is the stop entry"),
         }

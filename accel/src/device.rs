@@ -109,8 +109,9 @@ impl std::ops::AddAssign for Flow {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct HostCounters {
     pub flows: BTreeMap<Traffic, Flow>,
-    /// Programs run, and the register accesses around them (`PROG_LEN`,
-    /// `START`, the final `STATUS` read) in host-link cycles.
+    /// Programs run, and the register accesses around them (`PROG_LEN`
+    /// and `PROG_START` where they change, `START`, the final `STATUS`
+    /// read) in host-link cycles.
     pub runs: u64,
     pub run_overhead_cycles: u64,
 }
@@ -195,11 +196,17 @@ pub enum HostOp {
         addr: usize,
         lines: Vec<Vec<i64>>,
     },
-    /// The program into command memory from word 0, and `PROG_LEN`.
-    Program(Vec<u64>),
-    /// `START`, then wait; `state` is how the emulator's run ended and
-    /// `cycle` the controller's cycle count (all runs) at its end.
-    Run { state: State, cycle: u64 },
+    /// DMA of a program's words into command memory from word `at`.
+    Program { at: usize, words: Vec<u64> },
+    /// `PROG_START = start` and `PROG_LEN = end` (each written if it
+    /// changed), `START`, then wait; `state` is how the emulator's run
+    /// ended and `cycle` the controller's cycle count (all runs) at its end.
+    Run {
+        start: usize,
+        end: usize,
+        state: State,
+        cycle: u64,
+    },
     /// Every counter the emulator knows, as it stood here.
     Counters(Vec<(Counter, u64)>),
     /// A label for messages (e.g. `step 2`).
@@ -227,8 +234,12 @@ pub enum DeviceError {
         value: i64,
         bits: u32,
     },
-    #[error("a program of {words} words does not fit the command memory ({depth} words, buffers.commands)")]
-    ProgramSize { words: usize, depth: usize },
+    #[error("a program of {words} words at word {at} does not fit the command memory ({depth} words, buffers.commands)")]
+    ProgramSize {
+        at: usize,
+        words: usize,
+        depth: usize,
+    },
     #[error("the controller stopped")]
     Fault(#[from] Fault),
 }
@@ -243,14 +254,81 @@ pub fn buffer_name(id: BufferId) -> &'static str {
     }
 }
 
+/// Command memory as the host wrote it, with `PROG_LEN` and `PROG_START`.
+#[derive(Default)]
+struct CommandMemory {
+    /// Words `0..len` written so far (zero where never written, as the
+    /// emulator and Verilator start command memory).
+    words: Vec<u64>,
+    prog_len: usize,
+    prog_start: usize,
+}
+
+impl CommandMemory {
+    fn holds(&self, at: usize, program: &[u64]) -> bool {
+        self.words.get(at..at + program.len()) == Some(program)
+    }
+    /// Words `0..end` exist (zero where never written).
+    fn cover(&mut self, end: usize) {
+        if self.words.len() < end {
+            self.words.resize(end, 0);
+        }
+    }
+    fn write(&mut self, at: usize, program: &[u64]) {
+        let end = at + program.len();
+        self.cover(end);
+        self.words[at..end].copy_from_slice(program);
+    }
+}
+
 /// The emulated accelerator behind its host interface.
 pub struct Device {
     pub acc: Accelerator,
     pub link: HostLink,
     pub host: HostCounters,
-    /// What command memory holds (a program run twice is loaded once).
-    loaded: Option<Vec<u64>>,
+    /// What command memory holds (a program run twice is loaded once;
+    /// several may be kept at their own words) and the registers that say
+    /// which one START runs.
+    commands: CommandMemory,
+    /// Where [`Device::run`] puts a program: `None` at word 0 (sent again
+    /// whenever it differs from the last), or each kept at its own words.
+    kept: Option<KeptPrograms>,
     transcript: Option<Transcript>,
+}
+
+/// Programs kept side by side in command memory ([`Device::keep_programs`]):
+/// each distinct program gets the next free words and is sent once; one
+/// that does not fit in what is left empties the table and goes to word 0
+/// (the programs of a step that do not fit together are sent again).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct KeptPrograms {
+    #[serde(skip)]
+    at: std::collections::HashMap<Vec<u64>, usize>,
+    /// The first free word.
+    pub words: usize,
+    /// Programs held now.
+    pub programs: usize,
+    /// Times the table was emptied for a program that did not fit.
+    pub overflows: u64,
+}
+
+impl KeptPrograms {
+    /// The word `program` runs from, placing it if it is new.
+    fn place(&mut self, program: &[u64], depth: usize) -> usize {
+        if let Some(&at) = self.at.get(program) {
+            return at;
+        }
+        if self.words + program.len() > depth {
+            self.overflows += 1;
+            self.at.clear();
+            (self.words, self.programs) = (0, 0);
+        }
+        let at = self.words;
+        self.at.insert(program.to_vec(), at);
+        self.words += program.len();
+        self.programs += 1;
+        at
+    }
 }
 
 impl Device {
@@ -259,7 +337,8 @@ impl Device {
             acc,
             link,
             host: HostCounters::default(),
-            loaded: None,
+            commands: CommandMemory::default(),
+            kept: None,
             transcript: None,
         }
     }
@@ -436,34 +515,76 @@ impl Device {
         ))
     }
 
-    /// Loads `program` (unless command memory holds it already), starts it
-    /// and waits for the HALT.
+    /// Loads `program` (unless command memory holds it already: at word 0,
+    /// or with [`Device::keep_programs`] at the words it was given), starts
+    /// it and waits for the HALT.
     pub fn run(&mut self, program: &[u64]) -> Result<(), DeviceError> {
         let depth = self.cfg().buffers().commands;
-        if program.len() > depth {
+        let at = match &mut self.kept {
+            Some(k) if program.len() <= depth => k.place(program, depth),
+            _ => 0,
+        };
+        self.run_at(at, program)
+    }
+
+    /// From now on [`Device::run`] keeps each program at its own words of
+    /// command memory (`PROG_START`), so a program run again is not sent
+    /// again while the programs fit together.
+    pub fn keep_programs(&mut self) {
+        self.kept.get_or_insert_with(KeptPrograms::default);
+    }
+
+    /// The programs kept, with [`Device::keep_programs`].
+    pub fn kept_programs(&self) -> Option<&KeptPrograms> {
+        self.kept.as_ref()
+    }
+
+    /// Runs `program` kept at words `at..at + len` of command memory:
+    /// sends its words only if command memory does not hold them there,
+    /// writes `PROG_LEN` after a load or where it changes and `PROG_START`
+    /// where it changes, then `START` and waits for the HALT.
+    pub fn run_at(&mut self, at: usize, program: &[u64]) -> Result<(), DeviceError> {
+        let depth = self.cfg().buffers().commands;
+        let end = at + program.len();
+        if end > depth {
             return Err(DeviceError::ProgramSize {
+                at,
                 words: program.len(),
                 depth,
             });
         }
         let reg = self.link.register_cycles();
-        if self.loaded.as_deref() != Some(program) {
+        // An empty program sends nothing (PROG_START = PROG_LEN: the run
+        // ends at its first fetch, PROGRAM_END).
+        let loaded = !program.is_empty() && !self.commands.holds(at, program);
+        if loaded {
             self.charge(
                 Traffic::ProgramIn,
                 program.len() as u64,
                 program.len() as u64,
             );
-            // PROG_LEN.
-            self.host.run_overhead_cycles += reg;
-            self.loaded = Some(program.to_vec());
-            self.record(|| HostOp::Program(program.to_vec()));
+            self.commands.write(at, program);
+            self.record(|| HostOp::Program {
+                at,
+                words: program.to_vec(),
+            });
         }
-        // START, and the STATUS read that finds the run over.
+        let writes = u64::from(loaded || self.commands.prog_len != end)
+            + u64::from(self.commands.prog_start != at);
+        (self.commands.prog_len, self.commands.prog_start) = (end, at);
+        // The register writes, START, and the STATUS read that finds the
+        // run over.
         self.host.runs += 1;
-        self.host.run_overhead_cycles += 2 * reg;
-        let outcome = self.acc.run(program);
+        self.host.run_overhead_cycles += (writes + 2) * reg;
+        self.commands.cover(end);
+        let outcome = self.acc.run_from(&self.commands.words[..end], at);
         let (state, cycle) = (self.acc.state(), self.acc.driver().cycle());
-        self.record(|| HostOp::Run { state, cycle });
+        self.record(|| HostOp::Run {
+            start: at,
+            end,
+            state,
+            cycle,
+        });
         outcome.map_err(DeviceError::from)
     }
 

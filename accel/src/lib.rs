@@ -18,6 +18,8 @@
 //!   the accelerator behind its host interface and a transcript of it.
 //! * [`schedule`]: layer products through the host interface, split to
 //!   fit the buffers, with `gemm`'s bits.
+//! * [`resident`]: dense layers whose X and dY stay on chip across a
+//!   step, chained by ACT.
 //! * [`counters`]: the hardware counters of `docs/HOST.md`, as the emulator computes them.
 
 pub mod asm;
@@ -35,6 +37,7 @@ pub mod layout;
 pub mod link;
 pub mod machine;
 mod none;
+pub mod resident;
 pub mod schedule;
 pub mod stats;
 
@@ -42,7 +45,7 @@ pub use buffer::{Buffer, BufferId, HostError};
 pub use command::{encode_program, ActFunction, BackwardMode, Command, DataBuffer};
 pub use compile::{compile_backward, compile_forward, compile_layer, CompileError, FcLayer};
 pub use controller::{Resident, State};
-pub use device::{Device, DeviceError, HostCounters, HostOp, Traffic, Transcript};
+pub use device::{Device, DeviceError, HostCounters, HostOp, KeptPrograms, Traffic, Transcript};
 pub use error::{ErrorCode, Fault};
 pub use layout::Blocked;
 pub use link::HostLink;

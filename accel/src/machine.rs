@@ -85,6 +85,13 @@ impl Accelerator {
     /// Runs `program` from word 0 until HALT or the first bad command.
     /// Buffers and array state carry over from earlier runs.
     pub fn run(&mut self, program: &[u64]) -> Result<(), Fault> {
-        self.controller.run(&mut self.core, program)
+        self.run_from(program, 0)
+    }
+
+    /// Runs the command memory `memory` (its words `0..PROG_LEN`) from
+    /// word `start` (`PROG_START`), as START does; fault and HALT word
+    /// indices count from word 0 of `memory`.
+    pub fn run_from(&mut self, memory: &[u64], start: usize) -> Result<(), Fault> {
+        self.controller.run(&mut self.core, memory, start)
     }
 }

@@ -26,8 +26,8 @@ const CHECKED: &str = "checked before execution";
 pub(crate) struct NoneControl;
 
 impl Controller for NoneControl {
-    fn run(&mut self, core: &mut Core, program: &[u64]) -> Result<(), Fault> {
-        let mut pc = 0;
+    fn run(&mut self, core: &mut Core, program: &[u64], start: usize) -> Result<(), Fault> {
+        let mut pc = start;
         loop {
             let (cmd, len) = match core.fetch(program, pc) {
                 Ok(ok) => ok,
@@ -125,24 +125,9 @@ impl Core {
                 dst_addr,
                 count,
             } => self.requant(src as usize, dst, dst_addr as usize, count as usize),
-            Command::Act {
-                func,
-                src,
-                dst,
-                dst_addr,
-                count,
-                mask,
-                lanes,
-            } => {
-                let lines = ActLines {
-                    func,
-                    src: src.into(),
-                    dst,
-                    dst_addr: dst_addr.into(),
-                    mask: mask.into(),
-                    lanes: lanes.into(),
-                };
-                self.act(&lines, count.into());
+            Command::Act { .. } => {
+                let (lines, count) = ActLines::of(cmd).expect("an ACT");
+                self.act(&lines, count);
             }
             Command::Sync => self.control.syncs += 1,
             Command::Halt => {}

@@ -32,7 +32,7 @@ use sysgrad_config::{fixed, ArrayConfig};
 use sysgrad_emulator::gemm::{tiles, DwSink};
 
 /// The largest stream length or REQUANT count a command field holds.
-const FIELD_MAX: usize = u16::MAX as usize;
+pub(crate) const FIELD_MAX: usize = u16::MAX as usize;
 
 /// Lines `base..base + len` of a buffer that one product may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -257,7 +257,7 @@ pub fn plan_backward(
 
 // -------------------------------------------------------------- execution
 
-fn a16(v: usize) -> u16 {
+pub(crate) fn a16(v: usize) -> u16 {
     u16::try_from(v).expect("line addresses are below the 65536-line depth limit")
 }
 
@@ -280,7 +280,13 @@ pub fn run_commands(dev: &mut Device, cmds: &[Command]) -> Result<(), DeviceErro
 }
 
 /// REQUANT of `count` lines, cut to what the count field holds.
-fn requant(cmds: &mut Vec<Command>, src: usize, dst: DataBuffer, dst_addr: usize, count: usize) {
+pub(crate) fn requant(
+    cmds: &mut Vec<Command>,
+    src: usize,
+    dst: DataBuffer,
+    dst_addr: usize,
+    count: usize,
+) {
     for (off, len) in tiles(count, FIELD_MAX) {
         cmds.push(Command::Requant {
             src: a16(src + off),
@@ -373,8 +379,8 @@ pub fn forward(
 fn load(w: &Blocked, m0: usize, mt: usize, k0: usize, kt: usize) -> Command {
     Command::LoadW {
         addr: a16(w.line(m0, k0)),
-        m: mt as u8,
-        k: kt as u8,
+        m: mt as u16,
+        k: kt as u16,
     }
 }
 

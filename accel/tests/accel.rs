@@ -348,3 +348,99 @@ fn faulting_commands_cost_only_their_decode_cycles() {
     assert_eq!(acc.driver().cycle(), 2);
     assert_eq!(acc.busy_cycles(), 0);
 }
+
+/// LOAD_W's tile sizes reach the widest array: `m = k = 256` (9-bit
+/// fields) round-trips through the encoder, decoder and assembler, loads
+/// the whole 256 x 256 array on both controllers, and its FORWARD equals
+/// the oracle's (an 8-bit field read as `u8` once made `m = 256` a 0 and
+/// faulted ZERO_SIZE).
+#[test]
+fn the_widest_tile_round_trips_and_runs() {
+    let n = sysgrad_config::MAX_DIM;
+    let load = Command::LoadW {
+        addr: 0,
+        m: n as u16,
+        k: n as u16,
+    };
+    let words = load.encode();
+    assert_eq!(Command::decode(&words), Ok((load, 1)));
+    assert_eq!(
+        asm::assemble(&format!("LOAD_W addr=0 m={n} k={n}")),
+        Ok(words.clone())
+    );
+    assert_eq!(
+        asm::disassemble(&words),
+        format!("LOAD_W addr=0 m={n} k={n}\n")
+    );
+    for pipelining in [
+        sysgrad_config::Pipelining::None,
+        sysgrad_config::Pipelining::Dense,
+    ] {
+        let cfg = cfg(Backward::Sequential)
+            .with_size(n, n)
+            .and_then(|c| c.with_pipelining(pipelining))
+            .unwrap();
+        let b = cfg.format().in_bits;
+        let c = Case {
+            cfg,
+            layer: FcLayer::new(&cfg, n, n, 2),
+            w: matrix(n, n, b, 4),
+            x: matrix(n, 2, b, 5),
+            dy: matrix(n, 2, b, 6),
+        };
+        let mut acc = accelerator(&c);
+        let prog = compile_forward(&cfg, &c.layer).unwrap();
+        assert!(
+            matches!(prog[0], Command::LoadW { m, k, .. } if usize::from(m) == n && usize::from(k) == n),
+            "{prog:?}"
+        );
+        acc.run(&encode_program(&[&prog[..], &[Command::Halt]].concat()))
+            .unwrap();
+        let tile = acc.resident().expect("the tile is resident");
+        assert_eq!((tile.m, tile.k), (n, n), "{pipelining:?}");
+        let o = oracle_config(&cfg);
+        assert_same(
+            "Y",
+            &c.layer.y.load(acc.buffer(BufferId::Accumulators)).unwrap(),
+            &oracle::forward(&o, &to_oracle(&c.w), &to_oracle(&c.x)),
+        );
+    }
+}
+
+/// Programs kept in command memory (`Device::keep_programs`): each
+/// distinct program is sent once and run from its own words; one that
+/// does not fit in what is left empties the table and is sent again at
+/// word 0; `PROG_START = PROG_LEN` faults PROGRAM_END at the first fetch.
+#[test]
+fn kept_programs_are_sent_once_while_they_fit() {
+    let small = cfg(Backward::Sequential)
+        .with_buffers(sysgrad_config::BufferDepths {
+            commands: 6,
+            ..cfg(Backward::Sequential).buffers()
+        })
+        .unwrap();
+    let mut dev = Device::new(Accelerator::new(small), HostLink::default());
+    dev.keep_programs();
+    let a = encode_program(&[Command::Sync, Command::Halt]);
+    let b = encode_program(&[Command::Sync, Command::Sync, Command::Halt]);
+    let c = encode_program(&[Command::Sync, Command::Sync, Command::Sync, Command::Halt]);
+    let sent = |d: &Device| d.host.flow(Traffic::ProgramIn).words;
+    for _ in 0..3 {
+        dev.run(&a).unwrap();
+        dev.run(&b).unwrap();
+    }
+    assert_eq!(sent(&dev), 5, "a and b sent once each");
+    let kept = dev.kept_programs().unwrap();
+    assert_eq!((kept.programs, kept.words, kept.overflows), (2, 5, 0));
+    // c does not fit beside them: the table starts again at word 0.
+    dev.run(&c).unwrap();
+    dev.run(&a).unwrap();
+    assert_eq!(sent(&dev), 5 + 4 + 2);
+    assert_eq!(dev.kept_programs().unwrap().overflows, 1);
+    assert_eq!(dev.acc.control().syncs, 3 * 3 + 3 + 1);
+    let f = dev.run_at(6, &[]).unwrap_err();
+    assert!(
+        matches!(f, DeviceError::Fault(f) if (f.code, f.pc) == (ErrorCode::ProgramEnd, 6)),
+        "{f:?}"
+    );
+}

@@ -144,8 +144,8 @@ fn a_requant_leaves_a_loaded_tile_unused() {
         let cfg = cfg(rows, cols, Pipelining::Dense);
         let load = Command::LoadW {
             addr: 0,
-            m: cols as u8,
-            k: rows as u8,
+            m: cols as u16,
+            k: rows as u16,
         };
         let requant = Command::Requant {
             src: 0,
@@ -269,7 +269,7 @@ fn act() -> impl Strategy<Value = Command> {
 /// One weight tile's commands: LOAD_W, forward passes, backward passes
 /// closed by a sink, REQUANTs, ACTs and SYNCs in between, maybe FLUSH_W.
 fn block(rows: usize, cols: usize) -> impl Strategy<Value = Vec<Command>> {
-    let load = (line(), 1..=cols as u8, 1..=rows as u8).prop_map(|(addr, m, k)| Command::LoadW {
+    let load = (line(), 1..=cols as u16, 1..=rows as u16).prop_map(|(addr, m, k)| Command::LoadW {
         addr,
         m,
         k,

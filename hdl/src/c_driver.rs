@@ -179,6 +179,7 @@ fn register_section(out: &mut String) {
         ("PC", reg::PC),
         ("PROG_LEN", reg::PROG_LEN),
         ("COUNTER_WIDTH", reg::COUNTER_WIDTH),
+        ("PROG_START", reg::PROG_START),
         ("DMA_TARGET", reg::DMA_TARGET),
         ("DMA_ADDR", reg::DMA_ADDR),
         ("DMA_COUNT", reg::DMA_COUNT),

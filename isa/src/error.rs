@@ -92,7 +92,7 @@ impl ErrorCode {
             TileTooLarge => {
                 "the tile is larger than the array (m > cols or k > rows), or ACT writes more \
                  lanes than its destination has"
-            },
+            }
             LrShift => {
                 "lr_shift is larger than 63 (the array's port is 6 bits), or is not the \
                  constant lr_shift the array was built with"

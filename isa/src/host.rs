@@ -12,10 +12,10 @@ pub const AXIL_DATA_BITS: u32 = 32;
 pub const AXIL_ADDR_BITS: u32 = 12;
 /// `TDATA` width of both AXI4-Streams: one buffer word or command per beat.
 pub const STREAM_BITS: u32 = crate::command::WORD_BITS;
-/// Read-only `ID` register value: "SG" and interface version 3 (version 2
+/// Read-only `ID` register value: "SG" and interface version 4 (version 2
 /// widened the `SHAPE` fields for arrays up to 256 x 256, version 3 added
-/// `COUNTER_WIDTH`).
-pub const ID_VALUE: u32 = 0x5347_0003;
+/// `COUNTER_WIDTH`, version 4 `PROG_START`).
+pub const ID_VALUE: u32 = 0x5347_0004;
 
 /// Bits a counter register pair can show: the widest counter
 /// (`host.counter_bits` in the config), read as bits 31:0 and 47:32.
@@ -91,17 +91,23 @@ pub mod reg {
     /// R: rows [8:0], cols [17:9], in_bits [22:18], acc_bits [28:23],
     /// interleaved [29], dense [30], mul_reg [31] (see [`super::shape`]).
     pub const SHAPE: u32 = 0x004;
-    /// W: bit 0 START (run the program from word 0), bit 1 CLEAR (zero every counter).
+    /// W: bit 0 START (run the program from word `PROG_START`), bit 1 CLEAR (zero every counter).
     pub const CTRL: u32 = 0x008;
     /// R: see [`super::status`].
     pub const STATUS: u32 = 0x00C;
-    /// R: word index of the faulting command (or of the HALT that stopped the run).
+    /// R: word index of the faulting command (or of the HALT that stopped
+    /// the run), from word 0 of command memory.
     pub const PC: u32 = 0x010;
     /// RW: number of valid words in command memory; fetching past it is `PROGRAM_END`.
     pub const PROG_LEN: u32 = 0x014;
     /// R: width of every counter, `host.counter_bits` (0: no counters,
     /// every counter register reads 0).
     pub const COUNTER_WIDTH: u32 = 0x018;
+    /// RW: the word START runs from (reset 0). `PROG_LEN` stays the
+    /// absolute end, so `PROG_START >= PROG_LEN` is `PROGRAM_END` at the
+    /// first fetch. Written as `PROG_LEN` is (not while running, at most
+    /// the command memory's depth).
+    pub const PROG_START: u32 = 0x01C;
     /// RW: DMA target, see [`super::DmaTarget`].
     pub const DMA_TARGET: u32 = 0x020;
     /// RW: first line (command word) of the transfer.
@@ -118,7 +124,7 @@ pub mod reg {
 
 /// Bits of the `CTRL` register.
 pub mod ctrl {
-    /// Run the program from word 0 (refused while running or during a DMA).
+    /// Run the program from word `PROG_START` (refused while running or during a DMA).
     pub const START: u32 = 1 << 0;
     /// Zero every counter.
     pub const CLEAR: u32 = 1 << 1;

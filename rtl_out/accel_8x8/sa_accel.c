@@ -402,24 +402,37 @@ sa_result sa_dma_read(sa_dev *dev, unsigned target, unsigned line, unsigned line
     return dev->last_dma_error ? SA_E_DMA : SA_OK;
 }
 
-sa_result sa_load_program(sa_dev *dev, const uint64_t *words, unsigned count)
+sa_result sa_write_program(sa_dev *dev, unsigned first, const uint64_t *words, unsigned count)
 {
     int64_t chunk[CHUNK_BEATS];
     unsigned at = 0, i;
     int packed = dev->packed;
     sa_result r = SA_OK;
-    if (!words || count == 0u || count > target_depth[SA_TARGET_COMMANDS]) return SA_E_ARG;
+    if (!words || count == 0u || first > target_depth[SA_TARGET_COMMANDS] ||
+        count > target_depth[SA_TARGET_COMMANDS] - first)
+        return SA_E_ARG;
     /* Command words are 64 bits: one a beat either way. */
     dev->packed = 0;
     while (at < count && r == SA_OK) {
         unsigned n = count - at < CHUNK_BEATS ? count - at : CHUNK_BEATS;
         for (i = 0; i < n; ++i) chunk[i] = from_field(words[at + i], 64u);
-        r = sa_dma_write(dev, SA_TARGET_COMMANDS, at, n, chunk);
+        r = sa_dma_write(dev, SA_TARGET_COMMANDS, first + at, n, chunk);
         at += n;
     }
     dev->packed = packed;
-    if (r != SA_OK) return r;
-    return reg_write(dev, SA_REG_PROG_LEN, count);
+    return r;
+}
+
+sa_result sa_select_program(sa_dev *dev, unsigned start, unsigned end)
+{
+    TRY(reg_write(dev, SA_REG_PROG_START, start));
+    return reg_write(dev, SA_REG_PROG_LEN, end);
+}
+
+sa_result sa_load_program(sa_dev *dev, const uint64_t *words, unsigned count)
+{
+    TRY(sa_write_program(dev, 0u, words, count));
+    return sa_select_program(dev, 0u, count);
 }
 
 sa_result sa_start(sa_dev *dev)

@@ -44,7 +44,7 @@ extern "C" {
 #define SA_PACK_ACCUMULATORS             2u           /* lanes per packed beat */
 
 /* ---- AXI4-Lite registers (byte offsets) and their bits. ---- */
-#define SA_ID_VALUE                      0x53470003u  /* what ID reads */
+#define SA_ID_VALUE                      0x53470004u  /* what ID reads */
 #define SA_REG_ID                        0x000u       /* register */
 #define SA_REG_SHAPE                     0x004u       /* register */
 #define SA_REG_CTRL                      0x008u       /* register */
@@ -52,6 +52,7 @@ extern "C" {
 #define SA_REG_PC                        0x010u       /* register */
 #define SA_REG_PROG_LEN                  0x014u       /* register */
 #define SA_REG_COUNTER_WIDTH             0x018u       /* register */
+#define SA_REG_PROG_START                0x01Cu       /* register */
 #define SA_REG_DMA_TARGET                0x020u       /* register */
 #define SA_REG_DMA_ADDR                  0x024u       /* register */
 #define SA_REG_DMA_COUNT                 0x028u       /* register */
@@ -434,8 +435,14 @@ sa_result sa_dma_write(sa_dev *dev, unsigned target, unsigned line, unsigned lin
                        const int64_t *words);
 sa_result sa_dma_read(sa_dev *dev, unsigned target, unsigned line, unsigned lines, int64_t *words);
 
-/* The program into command memory from word 0, and PROG_LEN. */
+/* The program into command memory from word 0, then PROG_START = 0 and
+   PROG_LEN = count. */
 sa_result sa_load_program(sa_dev *dev, const uint64_t *words, unsigned count);
+/* A program into command memory from word `first` (no register): several
+   programs may be kept at their own words. */
+sa_result sa_write_program(sa_dev *dev, unsigned first, const uint64_t *words, unsigned count);
+/* PROG_START = start, PROG_LEN = end: START runs words start..end. */
+sa_result sa_select_program(sa_dev *dev, unsigned start, unsigned end);
 /* START; then STATUS is polled until the run is over. */
 sa_result sa_start(sa_dev *dev);
 sa_result sa_wait(sa_dev *dev, sa_run *run);

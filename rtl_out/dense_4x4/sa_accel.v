@@ -88,6 +88,7 @@ module sa_accel #(
   wire [LA*AW-1:0] a_rd;
   wire [LA*DW-1:0] act_out;
   reg [16:0] prog_len;
+  reg [16:0] prog_start;
   wire start_req;
   reg dma_on;
   reg dma_packed;
@@ -453,7 +454,7 @@ module sa_accel #(
   wire [16:0] fetch_next = pc_next + {{16{1'b0}}, second_next};
   wire [16:0] fetch_next_unused = fetch_next;
   assign c_ctl_re = ctl_running || start_req;
-  assign c_ctl_raddr = start_req ? {C_AB{1'b0}} : fetch_next[C_AB-1:0];
+  assign c_ctl_raddr = start_req ? prog_start[C_AB-1:0] : fetch_next[C_AB-1:0];
   assign c_ctl_we = 1'b0;
   assign c_ctl_waddr = {C_AB{1'b0}};
   assign c_ctl_wdata = {64{1'b0}};
@@ -583,7 +584,7 @@ module sa_accel #(
       end else begin
         if (start_req) begin
           ctl_running <= 1'b1;
-          pc <= 17'd0;
+          pc <= prog_start;
           dec_second <= 1'b0;
           dec_done <= 1'b0;
           backlog_n <= 2'd0;
@@ -1160,7 +1161,7 @@ module sa_accel #(
   assign s_axil_wready = axil_wr;
   assign s_axil_bvalid = bvalid_q;
   assign s_axil_bresp = bresp_q;
-  wire wr_ok = (s_axil_wstrb == 4'hf) && (((s_axil_awaddr == 12'h8) && ~(s_axil_wdata[0] && (ctl_running || dma_on))) || ((s_axil_awaddr == 12'h14) && (s_axil_wdata <= C_DEPTH_REG) && ~ctl_running) || (s_axil_awaddr == 12'h20) || (s_axil_awaddr == 12'h24) || (s_axil_awaddr == 12'h28) || ((s_axil_awaddr == 12'h2c) && (s_axil_wdata[31:3] == 29'd0) && ((s_axil_wdata[1:0] == 2'd1) || (s_axil_wdata[1:0] == 2'd2))));
+  wire wr_ok = (s_axil_wstrb == 4'hf) && (((s_axil_awaddr == 12'h8) && ~(s_axil_wdata[0] && (ctl_running || dma_on))) || (((s_axil_awaddr == 12'h14) || (s_axil_awaddr == 12'h1c)) && (s_axil_wdata <= C_DEPTH_REG) && ~ctl_running) || (s_axil_awaddr == 12'h20) || (s_axil_awaddr == 12'h24) || (s_axil_awaddr == 12'h28) || ((s_axil_awaddr == 12'h2c) && (s_axil_wdata[31:3] == 29'd0) && ((s_axil_wdata[1:0] == 2'd1) || (s_axil_wdata[1:0] == 2'd2))));
   wire wr_accepted = axil_wr && wr_ok;
   assign start_req = wr_accepted && (s_axil_awaddr == 12'h8) && s_axil_wdata[0];
   wire clear_req = wr_accepted && (s_axil_awaddr == 12'h8) && s_axil_wdata[1];
@@ -1170,6 +1171,7 @@ module sa_accel #(
       bvalid_q <= 1'b0;
       bresp_q <= 2'd0;
       prog_len <= 17'd0;
+      prog_start <= 17'd0;
       dma_target_q <= 32'd0;
       dma_addr_q <= 32'd0;
       dma_count_q <= 32'd0;
@@ -1180,6 +1182,9 @@ module sa_accel #(
         if (wr_ok) begin
           if (s_axil_awaddr == 12'h14) begin
             prog_len <= s_axil_wdata[16:0];
+          end
+          if (s_axil_awaddr == 12'h1c) begin
+            prog_start <= s_axil_wdata[16:0];
           end
           if (s_axil_awaddr == 12'h20) begin
             dma_target_q <= s_axil_wdata;
@@ -1217,7 +1222,7 @@ module sa_accel #(
         rvalid_q <= 1'b1;
         case (s_axil_araddr)
           12'h0: begin
-            rdata_q <= 32'h53470003;
+            rdata_q <= 32'h53470004;
             rresp_q <= 2'd0;
           end
           12'h4: begin
@@ -1234,6 +1239,10 @@ module sa_accel #(
           end
           12'h14: begin
             rdata_q <= {15'd0, prog_len};
+            rresp_q <= 2'd0;
+          end
+          12'h1c: begin
+            rdata_q <= {15'd0, prog_start};
             rresp_q <= 2'd0;
           end
           12'h18: begin

@@ -89,6 +89,7 @@ module sa_accel #(
   wire [LA-1:0] wb_we;
   wire [LA*AW-1:0] wb_data;
   reg [16:0] prog_len;
+  reg [16:0] prog_start;
   wire start_req;
   reg dma_on;
   reg dma_packed;
@@ -456,7 +457,7 @@ module sa_accel #(
   endgenerate
   // Command memory: read pc+1 (pc+2 in BACKWARD's second decode).
   assign c_ctl_re = in_dec || in_dec2 || start_req;
-  assign c_ctl_raddr = start_req ? {C_AB{1'b0}} : pc[C_AB-1:0] + (in_dec ? ~({C_AB{1'b1}} << 1) : ~({C_AB{1'b1}} << 1) << 1);
+  assign c_ctl_raddr = start_req ? prog_start[C_AB-1:0] : pc[C_AB-1:0] + (in_dec ? ~({C_AB{1'b1}} << 1) : ~({C_AB{1'b1}} << 1) << 1);
   assign c_ctl_we = 1'b0;
   assign c_ctl_waddr = {C_AB{1'b0}};
   assign c_ctl_wdata = {64{1'b0}};
@@ -700,7 +701,7 @@ module sa_accel #(
       end else begin
         if (start_req) begin
           ctl_state <= S_DEC;
-          pc <= 17'd0;
+          pc <= prog_start;
           halted <= 1'b0;
           faulted <= 1'b0;
           err_code <= 8'd0;
@@ -759,7 +760,7 @@ module sa_accel #(
   assign s_axil_wready = axil_wr;
   assign s_axil_bvalid = bvalid_q;
   assign s_axil_bresp = bresp_q;
-  wire wr_ok = (s_axil_wstrb == 4'hf) && (((s_axil_awaddr == 12'h8) && ~(s_axil_wdata[0] && (ctl_running || dma_on))) || ((s_axil_awaddr == 12'h14) && (s_axil_wdata <= C_DEPTH_REG) && ~ctl_running) || (s_axil_awaddr == 12'h20) || (s_axil_awaddr == 12'h24) || (s_axil_awaddr == 12'h28) || ((s_axil_awaddr == 12'h2c) && (s_axil_wdata[31:3] == 29'd0) && ((s_axil_wdata[1:0] == 2'd1) || (s_axil_wdata[1:0] == 2'd2))));
+  wire wr_ok = (s_axil_wstrb == 4'hf) && (((s_axil_awaddr == 12'h8) && ~(s_axil_wdata[0] && (ctl_running || dma_on))) || (((s_axil_awaddr == 12'h14) || (s_axil_awaddr == 12'h1c)) && (s_axil_wdata <= C_DEPTH_REG) && ~ctl_running) || (s_axil_awaddr == 12'h20) || (s_axil_awaddr == 12'h24) || (s_axil_awaddr == 12'h28) || ((s_axil_awaddr == 12'h2c) && (s_axil_wdata[31:3] == 29'd0) && ((s_axil_wdata[1:0] == 2'd1) || (s_axil_wdata[1:0] == 2'd2))));
   wire wr_accepted = axil_wr && wr_ok;
   assign start_req = wr_accepted && (s_axil_awaddr == 12'h8) && s_axil_wdata[0];
   wire clear_req = wr_accepted && (s_axil_awaddr == 12'h8) && s_axil_wdata[1];
@@ -769,6 +770,7 @@ module sa_accel #(
       bvalid_q <= 1'b0;
       bresp_q <= 2'd0;
       prog_len <= 17'd0;
+      prog_start <= 17'd0;
       dma_target_q <= 32'd0;
       dma_addr_q <= 32'd0;
       dma_count_q <= 32'd0;
@@ -779,6 +781,9 @@ module sa_accel #(
         if (wr_ok) begin
           if (s_axil_awaddr == 12'h14) begin
             prog_len <= s_axil_wdata[16:0];
+          end
+          if (s_axil_awaddr == 12'h1c) begin
+            prog_start <= s_axil_wdata[16:0];
           end
           if (s_axil_awaddr == 12'h20) begin
             dma_target_q <= s_axil_wdata;
@@ -816,7 +821,7 @@ module sa_accel #(
         rvalid_q <= 1'b1;
         case (s_axil_araddr)
           12'h0: begin
-            rdata_q <= 32'h53470003;
+            rdata_q <= 32'h53470004;
             rresp_q <= 2'd0;
           end
           12'h4: begin
@@ -833,6 +838,10 @@ module sa_accel #(
           end
           12'h14: begin
             rdata_q <= {15'd0, prog_len};
+            rresp_q <= 2'd0;
+          end
+          12'h1c: begin
+            rdata_q <= {15'd0, prog_start};
             rresp_q <= 2'd0;
           end
           12'h18: begin

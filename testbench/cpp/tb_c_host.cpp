@@ -6,12 +6,12 @@
 //
 //   Vsa_c_host <job.txt> <SEED> <GAP_PERCENT>
 //
-// Job (one op a line, numbers decimal unless noted), first line `sysgrad-job 1`:
+// Job (one op a line, numbers decimal unless noted), first line `sysgrad-job 2`:
 //   mark LABEL              names the following ops in messages
 //   write T ADDR N v...     sa_dma_write of N lines (N x lanes(T) values) to target T
-//   program N w...          sa_load_program of N words (hex)
-//   run H CODE PC           sa_run_program; the emulator ended halted (H = 1) or
-//                           faulted (H = 0) with CODE at word PC
+//   program AT N w...       sa_write_program of N words (hex) from word AT
+//   run S E H CODE PC       sa_select_program(S, E), sa_run_program; the emulator
+//                           ended halted (H = 1) or faulted (H = 0) with CODE at word PC
 //   read T ADDR N v...      sa_dma_read of N lines, compared with the values
 //   counters N i v ...      sa_read_counters, compared for the N (index, value) pairs
 //
@@ -219,6 +219,10 @@ struct Player {
     std::string label = "start";
     int line = 0;
     unsigned long runs = 0, words = 0, counters = 0, checkpoints = 0, mismatches = 0;
+    // Command memory: a program written since the last run, and the last
+    // PROG_START and PROG_LEN chosen.
+    bool written = false;
+    unsigned selected[2] = {~0u, ~0u};
 
     void mismatch(const std::string& what) {
         ++mismatches;
@@ -268,14 +272,22 @@ struct Player {
                     return;
                 }
         } else if (op == "program") {
-            size_t n = 0;
-            if (!(s >> n)) bad_job(line, "expected N");
+            size_t at = 0, n = 0;
+            if (!(s >> at >> n)) bad_job(line, "expected AT N");
             auto w = values<uint64_t>(s, n, true);
-            if (sa_result r = sa_load_program(&dev, w.data(), unsigned(n))) failed("sa_load_program", r);
+            if (sa_result r = sa_write_program(&dev, unsigned(at), w.data(), unsigned(n)))
+                failed("sa_write_program", r);
+            written = true;
         } else if (op == "run") {
             int halted = 0;
-            unsigned code = 0, pc = 0;
-            if (!(s >> halted >> code >> pc)) bad_job(line, "expected H CODE PC");
+            unsigned start = 0, end = 0, code = 0, pc = 0;
+            if (!(s >> start >> end >> halted >> code >> pc)) bad_job(line, "expected S E H CODE PC");
+            // The registers are written when they change or after a load.
+            if (written || start != selected[0] || end != selected[1])
+                if (sa_result r = sa_select_program(&dev, start, end)) failed("sa_select_program", r);
+            written = false;
+            selected[0] = start;
+            selected[1] = end;
             sa_run run{};
             sa_result r = sa_run_program(&dev, &run);
             if (r != SA_OK && r != SA_E_FAULT) failed("sa_run_program", r);
@@ -321,8 +333,8 @@ int main(int argc, char** argv) {
     }
     std::ifstream job(argv[1]);
     std::string text;
-    if (!job || !std::getline(job, text) || text != "sysgrad-job 1") {
-        std::cerr << "cannot read a job (first line `sysgrad-job 1`) from " << argv[1] << "\n";
+    if (!job || !std::getline(job, text) || text != "sysgrad-job 2") {
+        std::cerr << "cannot read a job (first line `sysgrad-job 2`) from " << argv[1] << "\n";
         return 2;
     }
     auto ctx = std::make_unique<VerilatedContext>();

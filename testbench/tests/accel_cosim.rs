@@ -579,7 +579,7 @@ fn register_file_answers_as_documented() {
     let shape = s.read_reg(reg::SHAPE);
     let counter_width = s.read_reg(reg::COUNTER_WIDTH);
     // Unmapped offsets and the write-only CTRL and DMA_CTRL.
-    let unreadable: Vec<_> = [0x01C, 0x034, 0x038, 0x0FC, 0xFFC, reg::CTRL, reg::DMA_CTRL]
+    let unreadable: Vec<_> = [0x03C, 0x034, 0x038, 0x0FC, 0xFFC, reg::CTRL, reg::DMA_CTRL]
         .map(|a| s.read_reg(a))
         .to_vec();
     let past_counters = s.read_reg(Counter::ALL.last().unwrap().offset() + 8);
@@ -588,14 +588,21 @@ fn register_file_answers_as_documented() {
         .write_reg(reg::SHAPE, 0)
         .write_reg(reg::STATUS, 0xff)
         .write_reg(reg::COUNTER_WIDTH, 1)
-        .write_reg(0x01C, 1)
+        .write_reg(0x03C, 1)
         .write_reg(Counter::Commands.offset(), 5);
     let id_after = s.read_reg(reg::ID);
     // Read/write registers read back.
     s.write_reg(reg::PROG_LEN, 0x123)
+        .write_reg(reg::PROG_START, 0x89)
         .write_reg(reg::DMA_ADDR, 0x45)
         .write_reg(reg::DMA_COUNT, 0x67);
-    let rw = [reg::PROG_LEN, reg::DMA_ADDR, reg::DMA_COUNT].map(|a| s.read_reg(a));
+    let rw = [
+        reg::PROG_LEN,
+        reg::PROG_START,
+        reg::DMA_ADDR,
+        reg::DMA_COUNT,
+    ]
+    .map(|a| s.read_reg(a));
     let depths: Vec<_> = DmaTarget::ALL
         .iter()
         .map(|t| {
@@ -642,7 +649,7 @@ fn register_file_answers_as_documented() {
             reg::SHAPE,
             reg::STATUS,
             0x018,
-            0x01C,
+            0x03C,
             Counter::Commands.offset()
         ]
     );
@@ -650,7 +657,7 @@ fn register_file_answers_as_documented() {
     assert_eq!(res.value(id_after), Some(host::ID_VALUE));
     assert_eq!(
         rw.map(|r| res.value(r)),
-        [Some(0x123), Some(0x45), Some(0x67)]
+        [Some(0x123), Some(0x89), Some(0x45), Some(0x67)]
     );
     for (t, (target, depth)) in DmaTarget::ALL.iter().zip(&depths) {
         assert_eq!(res.value(*target), Some(t.code()), "{t:?}");

@@ -63,8 +63,8 @@ fn program(c: &ArrayConfig, rng: &mut Rng, len: usize) -> Vec<u64> {
                 tile = true;
                 Command::LoadW {
                     addr: addr(rng, b.weights, k),
-                    m: m as u8,
-                    k: k as u8,
+                    m: m as u16,
+                    k: k as u16,
                 }
             }
             4..=6 => Command::Forward {
@@ -235,8 +235,8 @@ fn a_requant_after_a_load_runs_as_documented() {
     let c = common::dense(common::small());
     let load = Command::LoadW {
         addr: 0,
-        m: c.cols() as u8,
-        k: c.rows() as u8,
+        m: c.cols() as u16,
+        k: c.rows() as u16,
     };
     let requant = Command::Requant {
         src: 0,

@@ -6,7 +6,7 @@
 //!
 //! | layer | on the accelerator | on the host |
 //! |---|---|---|
-//! | `dense` | forward: LOAD_W / FORWARD per tile, REQUANT of Y; backward: LOAD_W / BACKWARD / UPDATE or DRAIN per tile, REQUANT of dX, FLUSH_W | the bias row of ones appended to X |
+//! | `dense` | forward: LOAD_W / FORWARD per tile, REQUANT of Y (or `ACT relu` into the next layer's X); backward: LOAD_W / BACKWARD / UPDATE or DRAIN per tile, FLUSH_W, REQUANT of dX (or `ACT relu_grad` into the previous layer's dY) | the bias row of ones appended to X (sent once when resident) |
 //! | `conv2d` | the same GEMM on the im2col patch matrix | im2col (X over the DMA), col2im of raw dX in accumulator precision, requantize |
 //! | `relu`, `max_pool`, `flatten` | - | element-wise, exact |
 //! | `lif` | - | membrane, spikes, BPTT over the T steps |
@@ -15,17 +15,29 @@
 //! Convolutions are lowered by the host (im2col through the DMA): the
 //! controller has no im2col address generator, and [`ConvTraffic`] gives
 //! what one would save, measured against the same run's DMA.
+//!
+//! Dense layers are made **resident** where they fit ([`Residency`]): X
+//! (with its bias row) and dY get regions of their own in the activation
+//! and gradient buffers for the whole step, allocated across the network
+//! in layer order, each only if it leaves every other product's plan as it
+//! was. `dense, relu, dense` with both dense layers resident is **chained**:
+//! the first layer's forward pass ends with `ACT relu` into the second's X
+//! region and the second's backward pass with `ACT relu_grad` into the
+//! first's dY region, so neither crosses the host link. The plan says for
+//! every layer why it is not resident or not chained.
 
+use crate::arith::{ClampGradient, Placement, ResidentLayer};
 use crate::error::{Result, WorkloadError};
 use crate::model::{LayerSpec, Model, OptimizerKind};
 use crate::report::layers::{gemm_shapes, GemmShape};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use sysgrad_accel::link::dma_beats;
+use sysgrad_accel::resident::Regions;
 use sysgrad_accel::schedule::{
-    plan_backward, plan_forward, Arena, BackwardPlan, ForwardPlan, Output, Shape,
+    plan_backward, plan_forward, Arena, BackwardPlan, ForwardPlan, Output, Region, Shape,
 };
-use sysgrad_accel::BufferId;
+use sysgrad_accel::{Blocked, BufferId};
 use sysgrad_config::ArrayConfig;
 use sysgrad_emulator::gemm::DwSink;
 
@@ -51,6 +63,24 @@ pub struct GemmPlan {
     /// dW drained for the host's momentum, or applied in the PEs.
     pub drain: bool,
     pub conv: Option<ConvTraffic>,
+    /// Whether X and dY stay on chip for the step, and why (not).
+    pub residency: Residency,
+}
+
+/// A layer's data on chip: its X region (activation lines, bias row
+/// included) and dY region (gradient lines), whether its output and input
+/// gradient pass to its neighbours by ACT, and the reasons where not.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Residency {
+    /// `None` on the DMA path.
+    pub x: Option<Region>,
+    pub dy: Option<Region>,
+    /// The forward pass ends with `ACT relu` into this layer's X region.
+    pub relu_into: Option<usize>,
+    /// The backward pass ends with `ACT relu_grad` into this layer's dY region.
+    pub gate_into: Option<usize>,
+    /// Why X and dY cross the DMA, or why no neighbour is chained.
+    pub why: String,
 }
 
 /// DMA beats per training step of a convolution's input and input
@@ -70,6 +100,9 @@ pub struct NetworkPlan {
     /// Whether every layer's W has lines of its own (otherwise all share
     /// the weight buffer from line 0 and W crosses the DMA every product).
     pub weights_resident: bool,
+    /// What the products of layers on the DMA path may use: the data
+    /// buffers' lines that no resident region takes.
+    pub arena: Arena,
 }
 
 impl NetworkPlan {
@@ -79,6 +112,40 @@ impl NetworkPlan {
             .iter()
             .filter_map(|l| l.gemm.as_ref().map(|g| (l.index, g.w_base)))
             .collect()
+    }
+
+    /// Where the engine keeps each layer's data on the accelerator `cfg`
+    /// (the one the plan was compiled for).
+    pub fn placement(&self, cfg: &ArrayConfig) -> Placement {
+        let mut resident = BTreeMap::new();
+        for l in &self.layers {
+            let Some(g) = &l.gemm else { continue };
+            let (Some(x), Some(dy)) = (g.residency.x, g.residency.dy) else {
+                continue;
+            };
+            let s = g.shape;
+            let lay = |r: Region, rows, lanes| Blocked {
+                base: r.base,
+                rows,
+                cols: s.n,
+                lanes,
+            };
+            let regions = Regions {
+                x: lay(x, s.k, cfg.rows()),
+                dy: lay(dy, s.m, cfg.cols()),
+            };
+            let r = ResidentLayer {
+                regions,
+                relu_into: g.residency.relu_into,
+                gate_into: g.residency.gate_into,
+            };
+            resident.insert(l.index, r);
+        }
+        Placement {
+            weight_bases: self.weight_bases(),
+            resident,
+            arena: Some(self.arena),
+        }
     }
 }
 
@@ -191,6 +258,7 @@ pub fn compile_network(model: &Model, cfg: &ArrayConfig) -> Result<NetworkPlan> 
                     backward,
                     drain,
                     conv,
+                    residency: Residency::default(),
                 };
                 next_w += w_lines;
                 Some(plan)
@@ -210,10 +278,209 @@ pub fn compile_network(model: &Model, cfg: &ArrayConfig) -> Result<NetworkPlan> 
             g.w_base = 0;
         }
     }
+    let arena = place_data(model, cfg, &mut layers, sink);
     Ok(NetworkPlan {
         layers,
         weights_resident,
+        arena,
     })
+}
+
+/// The lines of the three data buffers not yet taken by resident regions.
+struct Free {
+    activations: usize,
+    gradients: usize,
+}
+
+impl Free {
+    fn arena(&self, cfg: &ArrayConfig) -> Arena {
+        let b = cfg.buffers();
+        let rest = |base: usize, depth: usize| Region {
+            base,
+            len: depth - base,
+        };
+        Arena {
+            activations: rest(self.activations, b.activations),
+            gradients: rest(self.gradients, b.gradients),
+            accumulators: rest(0, b.accumulators),
+        }
+    }
+}
+
+/// Why a layer's data cannot stay on chip for the whole step (`None`: it
+/// can, given the lines still free).
+fn not_resident(
+    spec: &LayerSpec,
+    cfg: &ArrayConfig,
+    g: &GemmShape,
+    (sink, free): (DwSink, &Free),
+) -> Option<String> {
+    let b = cfg.buffers();
+    let (kb, mb) = (g.k.div_ceil(cfg.rows()), g.m.div_ceil(cfg.cols()));
+    let (x_lines, dy_lines) = (kb * g.n, mb * g.n);
+    Some(if matches!(spec, LayerSpec::Conv2d { .. }) {
+        "convolution: the host builds its im2col patches (no address generator yet)".into()
+    } else if sink == DwSink::Drain {
+        "momentum: dW is drained to the host's optimizer".into()
+    } else if g.n > usize::from(u16::MAX) {
+        format!("{} batch columns exceed a command's stream length", g.n)
+    } else if kb.max(mb) * g.n > b.accumulators {
+        format!(
+            "Y or dX of the whole batch needs {} accumulator lines, the buffer has {}",
+            kb.max(mb) * g.n,
+            b.accumulators
+        )
+    } else if free.activations + x_lines > b.activations {
+        format!(
+            "X needs {x_lines} activation lines, {} are left",
+            b.activations - free.activations
+        )
+    } else if free.gradients + dy_lines > b.gradients {
+        format!(
+            "dY needs {dy_lines} gradient lines, {} are left",
+            b.gradients - free.gradients
+        )
+    } else {
+        return None;
+    })
+}
+
+/// The first non-resident layer but `except` whose products would plan
+/// otherwise than with the whole buffers if `arena` were all they got.
+fn first_changed(
+    cfg: &ArrayConfig,
+    layers: &[LayerPlan],
+    (arena, except): (&Arena, usize),
+    sink: DwSink,
+) -> Option<usize> {
+    layers
+        .iter()
+        .filter_map(|l| l.gemm.as_ref().map(|g| (l.index, g)))
+        .filter(|&(j, g)| g.residency.x.is_none() && j != except)
+        .find(|(_, g)| {
+            let s = Shape {
+                m: g.shape.m,
+                k: g.shape.k,
+                n: g.shape.n,
+            };
+            plan_forward(cfg, &s, arena, Output::Data).ok() != Some(g.forward)
+                || plan_backward(cfg, &s, arena, sink, Output::Data).ok() != Some(g.backward)
+        })
+        .map(|(i, _)| i)
+}
+
+/// Allocates resident regions in layer order and chains `dense, relu,
+/// dense`; returns the arena left for the other products.
+fn place_data(model: &Model, cfg: &ArrayConfig, layers: &mut [LayerPlan], sink: DwSink) -> Arena {
+    let specs = &model.spec.layers;
+    let mut free = Free {
+        activations: 0,
+        gradients: 0,
+    };
+    for i in 0..layers.len() {
+        let Some(g) = layers[i].gemm.as_ref().map(|g| g.shape) else {
+            continue;
+        };
+        if let Some(why) = not_resident(&specs[i], cfg, &g, (sink, &free)) {
+            layers[i].gemm.as_mut().expect("a product").residency.why = why;
+            continue;
+        }
+        let (kb, mb) = (g.k.div_ceil(cfg.rows()), g.m.div_ceil(cfg.cols()));
+        let x = Region {
+            base: free.activations,
+            len: kb * g.n,
+        };
+        let dy = Region {
+            base: free.gradients,
+            len: mb * g.n,
+        };
+        let taken = Free {
+            activations: x.base + x.len,
+            gradients: dy.base + dy.len,
+        };
+        // A batch of another size (the last, evaluation) takes the DMA path
+        // through what is left.
+        let s = Shape {
+            m: g.m,
+            k: g.k,
+            n: g.n,
+        };
+        let rest = taken.arena(cfg);
+        let fallback = plan_forward(cfg, &s, &rest, Output::Data)
+            .and_then(|_| plan_backward(cfg, &s, &rest, sink, Output::Data));
+        if let Err(e) = fallback {
+            layers[i].gemm.as_mut().expect("a product").residency.why =
+                format!("a batch of another size would not fit what its regions leave: {e}");
+            continue;
+        }
+        if let Some(j) = first_changed(cfg, layers, (&taken.arena(cfg), i), sink) {
+            layers[i].gemm.as_mut().expect("a product").residency.why = format!(
+                "its regions would leave layer {j}'s products fewer buffer lines than they use"
+            );
+            continue;
+        }
+        free = taken;
+        let r = &mut layers[i].gemm.as_mut().expect("a product").residency;
+        r.x = Some(x);
+        r.dy = Some(dy);
+        r.why = "resident".into();
+    }
+    chain(model, cfg, layers);
+    free.arena(cfg)
+}
+
+/// Why `dense, relu, dense` at `i` cannot pass data by ACT (`None`: it can).
+fn not_chained(model: &Model, cfg: &ArrayConfig) -> Option<&'static str> {
+    if cfg.rows() != cfg.cols() {
+        Some("R != C: Y is blocked by C lanes, the next X by R")
+    } else if model.spec.optimizer.clamp_gradient == ClampGradient::StopOutward {
+        Some("stop_outward clamp gradient: ACT does not drop outward gradients")
+    } else {
+        None
+    }
+}
+
+fn chain(model: &Model, cfg: &ArrayConfig, layers: &mut [LayerPlan]) {
+    let specs = &model.spec.layers;
+    let resident = |l: &LayerPlan| l.gemm.as_ref().is_some_and(|g| g.residency.x.is_some());
+    for i in 0..layers.len().saturating_sub(2) {
+        let pattern = matches!(specs[i], LayerSpec::Dense { .. })
+            && specs[i + 1] == LayerSpec::Relu
+            && matches!(specs[i + 2], LayerSpec::Dense { .. });
+        if !pattern || !resident(&layers[i]) || !resident(&layers[i + 2]) {
+            continue;
+        }
+        if let Some(why) = not_chained(model, cfg) {
+            let r = &mut layers[i].gemm.as_mut().expect("a product").residency;
+            r.why = format!("resident, not chained to layer {}: {why}", i + 2);
+            continue;
+        }
+        layers[i]
+            .gemm
+            .as_mut()
+            .expect("a product")
+            .residency
+            .relu_into = Some(i + 2);
+        layers[i + 2]
+            .gemm
+            .as_mut()
+            .expect("a product")
+            .residency
+            .gate_into = Some(i);
+    }
+    for l in layers.iter_mut().filter_map(|l| l.gemm.as_mut()) {
+        let r = &mut l.residency;
+        if r.relu_into.is_some() || r.gate_into.is_some() {
+            let mut parts = vec![];
+            if let Some(n) = r.relu_into {
+                parts.push(format!("ACT relu into layer {n}'s X"));
+            }
+            if let Some(p) = r.gate_into {
+                parts.push(format!("ACT relu_grad into layer {p}'s dY"));
+            }
+            r.why = format!("resident, chained: {}", parts.join(", "));
+        }
+    }
 }
 
 /// A model's accelerator: `cfg`'s buffers and pipelining on the model's

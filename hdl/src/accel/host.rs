@@ -245,6 +245,7 @@ fn axil_write(m: &mut Scope, io: &HostIo, consts: &Consts) -> Written {
     let ok = any_of(vec![
         is_wr(reg::CTRL).and(!(wd().at(0).and(busy()))),
         is_wr(reg::PROG_LEN)
+            .or(is_wr(reg::PROG_START))
             .and(wd().at_most(consts.depth_regs[0]))
             .and(!io.status.ctl_running),
         is_wr(reg::DMA_TARGET),
@@ -258,9 +259,9 @@ fn axil_write(m: &mut Scope, io: &HostIo, consts: &Consts) -> Written {
                     .or(wd().bits(1, 0).equals(lit(2, DMA_READ.into()))),
             ),
     ]);
-    let prog_len = io.requests.prog_len;
+    let (prog_len, prog_start) = (io.requests.prog_len, io.requests.prog_start);
     let ([bvalid_q, bresp_q], mut reset) = m.registers([("bvalid_q", int(1)), ("bresp_q", int(2))]);
-    reset.extend(m.define_registers(&[(prog_len, int(17))]));
+    reset.extend(m.define_registers(&[(prog_len, int(17)), (prog_start, int(17))]));
     let ([dma_target_q, dma_addr_q, dma_count_q], r2) = m.registers([
         ("dma_target_q", int(32)),
         ("dma_addr_q", int(32)),
@@ -297,6 +298,7 @@ fn axil_write(m: &mut Scope, io: &HostIo, consts: &Consts) -> Written {
                     wr_ok,
                     vec![
                         store(reg::PROG_LEN, prog_len, wd().bits(16, 0)),
+                        store(reg::PROG_START, prog_start, wd().bits(16, 0)),
                         store(reg::DMA_TARGET, dma_target_q, wd().e()),
                         store(reg::DMA_ADDR, dma_addr_q, wd().e()),
                         store(reg::DMA_COUNT, dma_count_q, wd().e()),
@@ -384,6 +386,10 @@ fn axil_read(m: &mut Scope, io: &HostIo, consts: &Consts, w: &Written, early: &E
         ),
         r(reg::PC, cat([lit(15, 0), st.stop_pc.e()])),
         r(reg::PROG_LEN, cat([lit(15, 0), io.requests.prog_len.e()])),
+        r(
+            reg::PROG_START,
+            cat([lit(15, 0), io.requests.prog_start.e()]),
+        ),
         r(reg::COUNTER_WIDTH, consts.cnt_bits32.e()),
         r(reg::DMA_TARGET, w.dma_target_q.e()),
         r(reg::DMA_ADDR, w.dma_addr_q.e()),

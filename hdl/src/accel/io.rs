@@ -30,6 +30,8 @@ impl ArrayNets {
 pub(crate) struct Requests {
     pub start_req: Net,
     pub prog_len: Net,
+    /// `PROG_START`: where START sets the PC.
+    pub prog_start: Net,
 }
 
 impl Requests {
@@ -37,6 +39,7 @@ impl Requests {
         Requests {
             start_req: Net::named("start_req"),
             prog_len: Net::named("prog_len"),
+            prog_start: Net::named("prog_start"),
         }
     }
 }

@@ -64,8 +64,14 @@ sa_result sa_dma_write(sa_dev *dev, unsigned target, unsigned line, unsigned lin
                        const int64_t *words);
 sa_result sa_dma_read(sa_dev *dev, unsigned target, unsigned line, unsigned lines, int64_t *words);
 
-/* The program into command memory from word 0, and PROG_LEN. */
+/* The program into command memory from word 0, then PROG_START = 0 and
+   PROG_LEN = count. */
 sa_result sa_load_program(sa_dev *dev, const uint64_t *words, unsigned count);
+/* A program into command memory from word `first` (no register): several
+   programs may be kept at their own words. */
+sa_result sa_write_program(sa_dev *dev, unsigned first, const uint64_t *words, unsigned count);
+/* PROG_START = start, PROG_LEN = end: START runs words start..end. */
+sa_result sa_select_program(sa_dev *dev, unsigned start, unsigned end);
 /* START; then STATUS is polled until the run is over. */
 sa_result sa_start(sa_dev *dev);
 sa_result sa_wait(sa_dev *dev, sa_run *run);

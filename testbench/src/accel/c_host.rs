@@ -12,7 +12,7 @@ use sysgrad_accel::{Device, DeviceError, HostLink, HostOp, Traffic, Transcript};
 /// The C++ side of the C-driver harness.
 pub const C_HARNESS: &str = include_str!("../../cpp/tb_c_host.cpp");
 /// First line of a job.
-pub const JOB_MAGIC: &str = "sysgrad-job 1";
+pub const JOB_MAGIC: &str = "sysgrad-job 2";
 
 /// A Verilator build of `sa_accel` with the C driver linked in.
 #[derive(Debug, Clone)]
@@ -78,7 +78,8 @@ fn c_host_args() -> Vec<String> {
 /// The job text of `transcript` (see `cpp/tb_c_host.cpp`).
 pub fn job_of(cfg: &ArrayConfig, transcript: &Transcript) -> String {
     let mut out = format!("{JOB_MAGIC}\n");
-    let mut program: Vec<u64> = Vec::new();
+    // Command memory as the host wrote it.
+    let mut memory: Vec<u64> = Vec::new();
     let lines_text = |out: &mut String, target: DmaTarget, lines: &[Vec<i64>]| {
         let lanes = target.lanes(cfg);
         for line in lines {
@@ -111,20 +112,25 @@ pub fn job_of(cfg: &ArrayConfig, transcript: &Transcript) -> String {
                 lines_text(&mut out, *target, lines);
                 out.push('\n');
             }
-            HostOp::Program(words) => {
-                let _ = write!(out, "program {}", words.len());
+            HostOp::Program { at, words } => {
+                let _ = write!(out, "program {at} {}", words.len());
                 for w in words {
                     let _ = write!(out, " {w:x}");
                 }
                 out.push('\n');
-                program = words.clone();
+                if memory.len() < at + words.len() {
+                    memory.resize(at + words.len(), 0);
+                }
+                memory[*at..at + words.len()].copy_from_slice(words);
             }
-            HostOp::Run { state, .. } => {
+            HostOp::Run {
+                start, end, state, ..
+            } => {
                 let (halted, code, pc) = match state {
                     State::Faulted(f) => (0, f.code.code(), f.pc),
-                    _ => (1, 0, halt_pc(&program)),
+                    _ => (1, 0, halt_pc(&memory[..*end], *start)),
                 };
-                let _ = writeln!(out, "run {halted} {code} {pc}");
+                let _ = writeln!(out, "run {start} {end} {halted} {code} {pc}");
             }
             HostOp::Counters(values) => {
                 let _ = write!(out, "counters {}", values.len());

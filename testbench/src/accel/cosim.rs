@@ -302,9 +302,9 @@ pub fn cosim_program(
 }
 
 /// The PC of the HALT that a program which ran without fault stopped at.
-pub(super) fn halt_pc(program: &[u64]) -> usize {
+pub(super) fn halt_pc(program: &[u64], start: usize) -> usize {
     use sysgrad_isa::command::{field, opcode, words_of};
-    let mut pc = 0;
+    let mut pc = start;
     while let Some(&w) = program.get(pc) {
         if field::OPCODE.get(w) == u64::from(opcode::HALT) {
             break;
@@ -389,7 +389,7 @@ pub(super) fn compare_traces(
 pub(super) fn check_status(
     run: usize,
     state: State,
-    program: &[u64],
+    (program, start): (&[u64], usize),
     status_v: Option<u32>,
     pc_v: Option<u32>,
     findings: &mut Vec<String>,
@@ -399,7 +399,7 @@ pub(super) fn check_status(
         State::Faulted(f) => (false, Some(f)),
         State::Ready => (false, None),
     };
-    let want_pc = want_fault.map_or_else(|| halt_pc(program), |f| f.pc) as u32;
+    let want_pc = want_fault.map_or_else(|| halt_pc(program, start), |f| f.pc) as u32;
     let want_code = want_fault.map_or(0, |f| u32::from(f.code.code()));
     match status_v {
         None => findings.push(format!("run {run}: the STATUS read was refused")),
@@ -659,7 +659,14 @@ fn cosim_on(
 
     // (b) STATUS and PC after each run.
     for (i, ((p, state), (st, pc))) in programs.iter().zip(&states).zip(&cs.after_run).enumerate() {
-        check_status(i, *state, p, res.value(*st), res.value(*pc), &mut findings);
+        check_status(
+            i,
+            *state,
+            (p, 0),
+            res.value(*st),
+            res.value(*pc),
+            &mut findings,
+        );
     }
     let state = *states.last().expect("at least one program");
     let (st, pc) = *cs.after_run.last().expect("at least one program");

@@ -223,8 +223,13 @@ impl HostScript {
 
     /// DMA of `words` to command memory from word 0, and `PROG_LEN`.
     pub fn load_program(&mut self, words: &[u64]) -> &mut Self {
-        self.dma_write_beats(DmaTarget::Commands, 0, words.len(), words)
+        self.write_program(0, words)
             .write_reg(reg::PROG_LEN, words.len() as u32)
+    }
+
+    /// DMA of `words` to command memory from word `at` (no register).
+    pub fn write_program(&mut self, at: usize, words: &[u64]) -> &mut Self {
+        self.dma_write_beats(DmaTarget::Commands, at, words.len(), words)
     }
 
     /// `CTRL.START` (does not wait; see [`HostScript::poll`]).

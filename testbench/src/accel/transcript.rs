@@ -47,7 +47,9 @@ enum Expect {
     Run {
         label: String,
         state: State,
+        /// Command memory as the run found it, and `PROG_START`.
         program: Vec<u64>,
+        start: usize,
         status: RegRead,
         pc: RegRead,
     },
@@ -64,7 +66,8 @@ fn script_of(cfg: &ArrayConfig, t: &Transcript) -> (HostScript, Vec<Expect>, Vec
     script.set_packed(true);
     let (mut expect, mut ends) = (Vec::new(), Vec::new());
     let mut label = "start".to_string();
-    let mut program = Vec::new();
+    // Command memory as the host wrote it, and the registers it set.
+    let (mut memory, mut regs) = (Vec::new(), (0, 0));
     for op in t {
         match op {
             HostOp::Mark(l) => label = l.clone(),
@@ -75,18 +78,36 @@ fn script_of(cfg: &ArrayConfig, t: &Transcript) -> (HostScript, Vec<Expect>, Vec
             } => {
                 script.dma_write_lines(*target, *addr, lines);
             }
-            HostOp::Program(words) => {
-                script.load_program(words);
-                program = words.clone();
+            HostOp::Program { at, words } => {
+                script.write_program(*at, words);
+                if memory.len() < at + words.len() {
+                    memory.resize(at + words.len(), 0);
+                }
+                memory[*at..at + words.len()].copy_from_slice(words);
+                // The device writes PROG_LEN after every load.
+                regs.1 = usize::MAX;
             }
-            HostOp::Run { state, cycle } => {
+            HostOp::Run {
+                start,
+                end,
+                state,
+                cycle,
+            } => {
+                if regs.0 != *start {
+                    script.write_reg(reg::PROG_START, *start as u32);
+                }
+                if regs.1 != *end {
+                    script.write_reg(reg::PROG_LEN, *end as u32);
+                }
+                regs = (*start, *end);
                 script.start().poll();
                 let (status, pc) = (script.read_reg(reg::STATUS), script.read_reg(reg::PC));
                 ends.push(*cycle as usize);
                 expect.push(Expect::Run {
                     label: label.clone(),
                     state: *state,
-                    program: program.clone(),
+                    program: memory[..*end].to_vec(),
+                    start: *start,
                     status,
                     pc,
                 });
@@ -226,12 +247,13 @@ impl AccelModel {
                     label,
                     state,
                     program,
+                    start,
                     status,
                     pc,
                 } => {
                     let mut f = Vec::new();
                     let (st, p) = (res.value(*status), res.value(*pc));
-                    check_status(run, *state, program, st, p, &mut f);
+                    check_status(run, *state, (program, *start), st, p, &mut f);
                     findings.extend(f.into_iter().map(|m| format!("{label}: {m}")));
                     run += 1;
                 }

@@ -250,8 +250,8 @@ pub fn act_program(c: &ArrayConfig) -> (Setup, Vec<u64>) {
     };
     let load = Command::LoadW {
         addr: 0,
-        m: cols as u8,
-        k: r as u8,
+        m: cols as u16,
+        k: r as u16,
     };
     let prog = [
         load,
@@ -302,8 +302,8 @@ pub fn loaded_forward(c: &ArrayConfig, n: u16) -> [Command; 2] {
     [
         Command::LoadW {
             addr: 0,
-            m: c.cols() as u8,
-            k: c.rows() as u8,
+            m: c.cols() as u16,
+            k: c.rows() as u16,
         },
         Command::Forward {
             x_addr: 0,

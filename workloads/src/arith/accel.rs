@@ -4,8 +4,14 @@
 //! ([`crate::compile`] places them) and go over the DMA only when the
 //! host's copy changed (first use, a momentum step on the host); weights
 //! updated in the PEs stay there (read back only by the per-step check,
-//! which a step's cost leaves out); X, dY and the results cross the DMA
-//! for every product. The bits equal those of
+//! which a step's cost leaves out). Dense layers the compiler made
+//! resident ([`Placement`]) keep X and dY in regions of their own for the
+//! whole step and pass outputs and gradients to their neighbours by ACT
+//! (`sysgrad_accel::resident`): the host is handed those values through
+//! the same uncounted debug read, and data it hands back that the region
+//! already holds is not sent again, so only the per-step check sees them.
+//! Other products send X and dY and read the results over the DMA. The
+//! bits equal those of
 //! `sysgrad_emulator::gemm` (`accel/tests/schedule.rs`), so training on
 //! this engine gives the weights of the array engine after every step.
 
@@ -13,8 +19,12 @@ use crate::error::{Result, WorkloadError};
 use ndarray::{Array2, ArrayView2};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use sysgrad_accel::resident::{self, BackwardEnd, ForwardEnd, Regions};
 use sysgrad_accel::schedule::{self, Arena, BackwardOperands, Output, ScheduleError};
-use sysgrad_accel::{Accelerator, BackwardMode, Blocked, Device, HostCounters, HostLink};
+use sysgrad_accel::{
+    Accelerator, BackwardMode, Blocked, BufferId, Device, DeviceError, HostCounters, HostLink,
+    Traffic,
+};
 use sysgrad_config::ArrayConfig;
 use sysgrad_emulator::gemm::{BackwardResult, DwSink};
 use sysgrad_emulator::{Counters, Driver, Phase, Stats};
@@ -29,6 +39,34 @@ pub struct AccelOptions {
     pub record_trace: bool,
 }
 
+/// Where a network's data lives on chip ([`crate::compile`] decides).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Placement {
+    /// First weight line of each layer's W.
+    pub weight_bases: BTreeMap<usize, usize>,
+    /// The dense layers whose X and dY stay on chip for the step.
+    pub resident: BTreeMap<usize, ResidentLayer>,
+    /// The lines every other product may use (`None`: all of them).
+    pub arena: Option<Arena>,
+}
+
+/// A resident layer's regions and its neighbours on chip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResidentLayer {
+    pub regions: Regions,
+    /// The layer whose X region the forward pass fills by `ACT relu`.
+    pub relu_into: Option<usize>,
+    /// The layer whose dY region the backward pass fills by `ACT relu_grad`.
+    pub gate_into: Option<usize>,
+}
+
+/// A copy of what a resident layer's regions hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Held {
+    pub x: Option<Array2<i64>>,
+    pub dy: Option<Array2<i64>>,
+}
+
 /// What the products of one layer and phase cost on the accelerator.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct AccelCost {
@@ -38,6 +76,7 @@ pub struct AccelCost {
     pub array: Stats,
     pub decode_cycles: u64,
     pub requant_cycles: u64,
+    pub act_cycles: u64,
     /// DMA and host-link traffic.
     pub host: HostCounters,
 }
@@ -66,6 +105,7 @@ impl std::ops::AddAssign<&AccelCost> for AccelCost {
         self.array += &o.array;
         self.decode_cycles += o.decode_cycles;
         self.requant_cycles += o.requant_cycles;
+        self.act_cycles += o.act_cycles;
         self.host += &o.host;
     }
 }
@@ -100,6 +140,7 @@ struct Mark {
     array: Stats,
     decode: u64,
     requant: u64,
+    act: u64,
     host: HostCounters,
 }
 
@@ -112,34 +153,48 @@ pub struct AccelEngine {
     weight_bases: BTreeMap<usize, usize>,
     /// The weights each layer has on chip now (the host's copy of them).
     on_chip: BTreeMap<usize, (Blocked, Array2<i64>)>,
+    resident: BTreeMap<usize, ResidentLayer>,
+    /// What each resident layer's X and dY regions hold now (as read back
+    /// or written), so equal host data is not sent again.
+    held_x: BTreeMap<usize, Array2<i64>>,
+    held_dy: BTreeMap<usize, Array2<i64>>,
     arena: Arena,
     mark: Mark,
 }
 
 impl AccelEngine {
-    /// An engine whose layers keep their W from `weight_bases[layer]` on.
-    pub fn new(
-        opts: &AccelOptions,
-        mode: BackwardMode,
-        weight_bases: BTreeMap<usize, usize>,
-    ) -> Self {
+    /// An engine whose layers keep their W and resident data where
+    /// `placement` says.
+    pub fn new(opts: &AccelOptions, mode: BackwardMode, placement: Placement) -> Self {
         let driver = if opts.record_trace {
             Driver::recording(opts.cfg, false)
         } else {
             Driver::new(opts.cfg)
         };
+        // Each product's program is kept at its own words of command
+        // memory and sent once, while the step's programs fit together.
+        let mut dev = Device::new(Accelerator::with_driver(driver), opts.link);
+        dev.keep_programs();
         AccelEngine {
-            dev: Device::new(Accelerator::with_driver(driver), opts.link),
+            dev,
             mode,
-            weight_bases,
+            weight_bases: placement.weight_bases,
             on_chip: BTreeMap::new(),
-            arena: Arena::whole(&opts.cfg),
+            resident: placement.resident,
+            held_x: BTreeMap::new(),
+            held_dy: BTreeMap::new(),
+            arena: placement.arena.unwrap_or_else(|| Arena::whole(&opts.cfg)),
             mark: Mark::default(),
         }
     }
 
     pub fn cfg(&self) -> ArrayConfig {
         self.dev.cfg()
+    }
+
+    /// The products' programs kept in command memory.
+    pub fn kept_programs(&self) -> Option<&sysgrad_accel::KeptPrograms> {
+        self.dev.kept_programs()
     }
 
     /// The cost of everything since the last call.
@@ -149,12 +204,14 @@ impl AccelEngine {
             array: acc.driver().stats.clone(),
             decode: acc.control().decode_cycles,
             requant: acc.control().requant_cycles,
+            act: acc.control().act_cycles,
             host: self.dev.host.clone(),
         };
         let cost = AccelCost {
             array: stats_since(&now.array, &self.mark.array),
             decode_cycles: now.decode - self.mark.decode,
             requant_cycles: now.requant - self.mark.requant,
+            act_cycles: now.act - self.mark.act,
             // The per-step check's reads are not part of the work.
             host: now.host.since(&self.mark.host).costed(),
         };
@@ -210,6 +267,41 @@ impl AccelEngine {
         self.on_chip.insert(layer, (lay, w.to_owned()));
     }
 
+    /// What `layer`'s X and dY regions hold now (for a baseline engine that
+    /// must start its pass from the same chip, [`AccelEngine::place_held`]).
+    pub fn held(&self, layer: usize) -> Held {
+        Held {
+            x: self.held_x.get(&layer).cloned(),
+            dy: self.held_dy.get(&layer).cloned(),
+        }
+    }
+
+    /// Puts `held` into `layer`'s regions without DMA, transcript or
+    /// counters (as [`AccelEngine::place_weights`] does for weights).
+    pub fn place_held(&mut self, layer: usize, held: Held) {
+        let Some(res) = self.resident.get(&layer).copied() else {
+            return;
+        };
+        let parts = [
+            (held.x, res.regions.x, BufferId::Activations),
+            (held.dy, res.regions.dy, BufferId::Gradients),
+        ];
+        for (m, lay, id) in parts {
+            let held = match id {
+                BufferId::Activations => &mut self.held_x,
+                _ => &mut self.held_dy,
+            };
+            // What the main run's chip did not hold, this one forgets too.
+            let Some(m) = m else {
+                held.remove(&layer);
+                continue;
+            };
+            lay.store(self.dev.acc.buffer_mut(id), m.view())
+                .expect("held data fits its region and its word width");
+            held.insert(layer, m);
+        }
+    }
+
     /// `Y = W X`, raw or requantized (on chip when the buffers allow).
     pub fn forward(
         &mut self,
@@ -219,8 +311,134 @@ impl AccelEngine {
         out: Output,
     ) -> Result<Array2<i64>> {
         let lay = self.weights(layer, w)?;
+        if let Some(res) = self.resident_for(layer, x, out) {
+            return self
+                .forward_resident(layer, &lay, &res, x)
+                .map_err(|e| Self::err(layer, "forward")(e.into()));
+        }
         schedule::forward(&mut self.dev, &lay, x, &self.arena, out)
             .map_err(Self::err(layer, "forward"))
+    }
+
+    /// The layer's residency, if this product can use it: the training
+    /// batch's shape, and data (not raw accumulators) asked for.
+    fn resident_for(&self, layer: usize, x: ArrayView2<i64>, out: Output) -> Option<ResidentLayer> {
+        let res = self.resident.get(&layer)?;
+        let shape = (res.regions.x.rows, res.regions.x.cols);
+        (x.dim() == shape && out != Output::Raw).then_some(*res)
+    }
+
+    /// Makes `layer`'s X region hold `x`, sending only the blocks that differ
+    /// from what it holds.
+    fn put(
+        &mut self,
+        layer: usize,
+        x: ArrayView2<i64>,
+        dy_region: bool,
+    ) -> Result<(), DeviceError> {
+        let res = self.resident[&layer];
+        let (lay, id, t, held) = if dy_region {
+            let h = &self.held_dy;
+            (
+                res.regions.dy,
+                BufferId::Gradients,
+                Traffic::GradientsIn,
+                h.get(&layer),
+            )
+        } else {
+            let h = &self.held_x;
+            (
+                res.regions.x,
+                BufferId::Activations,
+                Traffic::InputsIn,
+                h.get(&layer),
+            )
+        };
+        let blocks = resident::changed_blocks(&lay, held, x);
+        for (sub, rows) in blocks {
+            let part = x.slice(ndarray::s![rows, ..]);
+            self.dev.write_matrix(id, &sub, part, t)?;
+        }
+        let held = if dy_region {
+            &mut self.held_dy
+        } else {
+            &mut self.held_x
+        };
+        held.insert(layer, x.to_owned());
+        Ok(())
+    }
+
+    /// Region `lay` of buffer `id` as the host's copy: the debug read
+    /// ([`Traffic::CheckOut`]) the per-step check uses, not part of a step.
+    fn check_read(&mut self, id: BufferId, lay: &Blocked) -> Result<Array2<i64>, DeviceError> {
+        self.dev.read_matrix(id, lay, Traffic::CheckOut)
+    }
+
+    fn forward_resident(
+        &mut self,
+        layer: usize,
+        w: &Blocked,
+        res: &ResidentLayer,
+        x: ArrayView2<i64>,
+    ) -> std::result::Result<Array2<i64>, DeviceError> {
+        self.put(layer, x, false)?;
+        let m = w.rows;
+        match res.relu_into {
+            Some(next) => {
+                let next_x = self.resident[&next].regions.x;
+                resident::forward(&mut self.dev, w, &res.regions, &ForwardEnd::Relu { next_x })?;
+                // ReLU(Y), which the host's ReLU leaves as it is.
+                let held = self.check_read(BufferId::Activations, &next_x)?;
+                let y = held.slice(ndarray::s![..m, ..]).to_owned();
+                self.held_x.insert(next, held);
+                Ok(y)
+            }
+            None => {
+                resident::forward(&mut self.dev, w, &res.regions, &ForwardEnd::Requant)?;
+                self.held_dy.remove(&layer);
+                self.dev
+                    .read_matrix(BufferId::Gradients, &res.regions.dy, Traffic::ResultsOut)
+            }
+        }
+    }
+
+    fn backward_resident(
+        &mut self,
+        layer: usize,
+        w: &Blocked,
+        res: &ResidentLayer,
+        (x, dy): (ArrayView2<i64>, ArrayView2<i64>),
+        (lr_shift, out): (u8, Output),
+    ) -> std::result::Result<Array2<i64>, DeviceError> {
+        self.put(layer, x, false)?;
+        self.put(layer, dy, true)?;
+        let prev = res.gate_into.map(|p| self.resident[&p].regions.dy);
+        let end = match (out, prev) {
+            (Output::Discard, _) => BackwardEnd::Discard,
+            (_, Some(prev_dy)) => BackwardEnd::ReluGrad { prev_dy },
+            _ => BackwardEnd::Requant,
+        };
+        let how = (self.mode, lr_shift);
+        resident::backward(&mut self.dev, w, &res.regions, how, &end)?;
+        let (k, n) = x.dim();
+        Ok(match end {
+            BackwardEnd::ReluGrad { prev_dy } => {
+                // The gated dX, which the host's ReLU leaves as it is; the
+                // bias row's gradient is dropped by the host.
+                let held = self.check_read(BufferId::Gradients, &prev_dy)?;
+                let mut dx = Array2::zeros((k, n));
+                dx.slice_mut(ndarray::s![..prev_dy.rows, ..]).assign(&held);
+                let p = res.gate_into.expect("a gate has a previous layer");
+                self.held_dy.insert(p, held);
+                dx
+            }
+            BackwardEnd::Requant => {
+                self.held_x.remove(&layer);
+                self.dev
+                    .read_matrix(BufferId::Activations, &res.regions.x, Traffic::ResultsOut)?
+            }
+            BackwardEnd::Discard => Array2::zeros((k, n)),
+        })
     }
 
     /// dX (as `out` asks) and dW drained, or W updated in place. The
@@ -237,13 +455,24 @@ impl AccelEngine {
         out: Output,
     ) -> Result<BackwardResult> {
         let lay = self.weights(layer, w)?;
-        let ops = BackwardOperands {
-            w: lay,
-            x: x.view(),
-            dy: dy.view(),
+        let res = self.resident_for(layer, x, out);
+        let g = match (res, sink) {
+            (Some(res), DwSink::Update { lr_shift }) if lr_shift <= 63 => {
+                let dx = self
+                    .backward_resident(layer, &lay, &res, (x, dy), (lr_shift as u8, out))
+                    .map_err(|e| Self::err(layer, "backward")(e.into()))?;
+                schedule::Gradients { dx, dw: None }
+            }
+            _ => {
+                let ops = BackwardOperands {
+                    w: lay,
+                    x: x.view(),
+                    dy: dy.view(),
+                };
+                schedule::backward(&mut self.dev, &ops, &self.arena, self.mode, sink, out)
+                    .map_err(Self::err(layer, "backward"))?
+            }
         };
-        let g = schedule::backward(&mut self.dev, &ops, &self.arena, self.mode, sink, out)
-            .map_err(Self::err(layer, "backward"))?;
         let w_new = match sink {
             DwSink::Update { .. } => {
                 let w_new = schedule::check_weights(&mut self.dev, &lay)

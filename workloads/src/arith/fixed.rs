@@ -4,7 +4,7 @@
 //! accelerator, which gives the same bits too), element-wise work is done
 //! on the host with the rounding rules of `sysgrad_config::fixed`.
 
-use super::accel::{AccelCost, AccelEngine, AccelOptions};
+use super::accel::{AccelCost, AccelEngine, AccelOptions, Held, Placement};
 use super::tally::{merge, Clamps, Quantity, Tally};
 use super::{Arith, ClampGradient, Rounding, Site, Step};
 use crate::error::{Result, WorkloadError};
@@ -46,6 +46,9 @@ pub struct Ledger {
     pub accel_sequential_backward: BTreeMap<usize, AccelCost>,
     /// Values clamped to their format, per (layer, quantity).
     pub clamps: BTreeMap<(usize, Quantity), Clamps>,
+    /// On the accelerator engine: the programs kept in command memory as
+    /// the ledger was taken.
+    pub programs: Option<sysgrad_accel::KeptPrograms>,
 }
 
 impl Ledger {
@@ -63,6 +66,9 @@ impl Ledger {
             *self.accel_sequential_backward.entry(*k).or_default() += s;
         }
         merge(&mut self.clamps, &other.clamps);
+        if other.programs.is_some() {
+            self.programs.clone_from(&other.programs);
+        }
     }
 
     /// Clamped values of `q` in all layers.
@@ -196,7 +202,7 @@ pub struct FixedArith {
     /// what the baseline would take and to check it computes the same bits.
     shadow: Option<ArrayModel>,
     /// On the accelerator: how to build the baseline's accelerator.
-    accel: Option<(AccelOptions, BTreeMap<usize, usize>)>,
+    accel: Option<(AccelOptions, Placement)>,
     ledger: Ledger,
     /// The momentum factor in data format.
     momentum: Option<i64>,
@@ -247,27 +253,23 @@ impl FixedArith {
     }
 
     /// Products on the emulated accelerator `opts` (same bits as the
-    /// array), each layer's W from line `weight_bases[layer]` of the
-    /// weight buffer (see [`crate::compile`]).
-    pub fn on_accelerator(
-        opts: AccelOptions,
-        step: Step,
-        weight_bases: BTreeMap<usize, usize>,
-    ) -> Self {
+    /// array), each layer's W and resident data where `placement` puts
+    /// them (see [`crate::compile`]).
+    pub fn on_accelerator(opts: AccelOptions, step: Step, placement: Placement) -> Self {
         let opts = AccelOptions {
             cfg: opts.cfg.with_backward(Backward::Interleaved),
             ..opts
         };
-        let engine = AccelEngine::new(&opts, BackwardMode::Interleaved, weight_bases.clone());
+        let engine = AccelEngine::new(&opts, BackwardMode::Interleaved, placement.clone());
         let model = ArrayModel::Accel(Box::new(engine));
-        Self::with_model(opts.cfg, step, model, Some((opts, weight_bases)))
+        Self::with_model(opts.cfg, step, model, Some((opts, placement)))
     }
 
     fn with_model(
         cfg: ArrayConfig,
         step: Step,
         array: ArrayModel,
-        accel: Option<(AccelOptions, BTreeMap<usize, usize>)>,
+        accel: Option<(AccelOptions, Placement)>,
     ) -> Self {
         let f = cfg.format();
         FixedArith {
@@ -428,12 +430,12 @@ impl FixedArith {
             return;
         }
         self.shadow = Some(match (&self.array, &self.accel) {
-            (ArrayModel::Accel(_), Some((opts, bases))) => {
+            (ArrayModel::Accel(_), Some((opts, placement))) => {
                 let opts = AccelOptions {
                     record_trace: false,
                     ..*opts
                 };
-                let e = AccelEngine::new(&opts, BackwardMode::Sequential, bases.clone());
+                let e = AccelEngine::new(&opts, BackwardMode::Sequential, placement.clone());
                 ArrayModel::Accel(Box::new(e))
             }
             (ArrayModel::Fast(_), _) => ArrayModel::new(
@@ -475,6 +477,7 @@ impl FixedArith {
     /// The counters since the last call.
     pub fn take_ledger(&mut self) -> Ledger {
         merge(&mut self.ledger.clamps, &self.tally.take());
+        self.ledger.programs = self.accelerator().and_then(|a| a.kept_programs().cloned());
         std::mem::take(&mut self.ledger)
     }
 
@@ -519,15 +522,19 @@ impl FixedArith {
         dy: ArrayView2<i64>,
         sink: DwSink,
         out: Output,
-        res: &BackwardResult,
+        (res, on_chip): (&BackwardResult, Option<Held>),
     ) -> Result<()> {
         let Some(shadow) = &mut self.shadow else {
             return Ok(());
         };
         if let ArrayModel::Accel(a) = shadow {
-            // The baseline's weights sit where the main run's are, without
+            // The baseline's weights, and the X and dY the main run held on
+            // chip before its pass, sit where the main run's are, without
             // traffic of their own, so that only the backward pass differs.
             a.place_weights(layer, w);
+            if let Some(held) = on_chip {
+                a.place_held(layer, held);
+            }
         }
         let seq = shadow.backward(Backward::Sequential, layer, w, x, dy, sink, out)?;
         let (s, cost) = shadow.take_stats();
@@ -567,11 +574,15 @@ impl FixedArith {
             },
         };
         self.tally.enter(layer, true);
+        let on_chip = match (&self.array, &self.shadow) {
+            (ArrayModel::Accel(a), Some(_)) => Some(a.held(layer)),
+            _ => None,
+        };
         let mut res =
             self.array
                 .backward(Backward::Interleaved, layer, w.view(), x, dy, sink, out)?;
         self.charge(layer, Bucket::Backward);
-        self.shadow_backward(layer, w.view(), x, dy, sink, out, &res)?;
+        self.shadow_backward(layer, w.view(), x, dy, sink, out, (&res, on_chip))?;
         if !self.array.requantizes() {
             res.dx = self.finish(layer, Quantity::InputGradient, res.dx, out);
         }

@@ -11,7 +11,7 @@ mod fixed;
 mod float;
 pub mod tally;
 
-pub use accel::{AccelCost, AccelEngine, AccelOptions};
+pub use accel::{AccelCost, AccelEngine, AccelOptions, Placement, ResidentLayer};
 pub use fixed::{mean_fixed, Bucket, FixedArith, Ledger};
 pub use float::FloatArith;
 pub use tally::{Clamps, Quantity};

@@ -1,5 +1,5 @@
 //! End-to-end figures of training on the accelerator: per layer and pass,
-//! the array's cycles, the controller's (decode, REQUANT, waits), the host
+//! the array's cycles, the controller's (decode, REQUANT, ACT, waits), the host
 //! link's (DMA transfers and register accesses), buffer and host traffic,
 //! interleaved next to the sequential baseline, and the share of a step
 //! spent outside the array.
@@ -19,6 +19,11 @@ pub struct PassCost {
     pub pass: &'static str,
     pub array_cycles: u64,
     pub controller_cycles: u64,
+    /// The controller's own counters (none: they sum to its cycles;
+    /// dense: decode overlaps the array).
+    pub decode_cycles: u64,
+    pub requant_cycles: u64,
+    pub act_cycles: u64,
     pub link_cycles: u64,
     pub total_cycles: u64,
     /// Words moved between the array and the buffers (controller side).
@@ -40,6 +45,9 @@ impl PassCost {
             pass,
             array_cycles: c.array_cycles(),
             controller_cycles: c.controller_cycles(),
+            decode_cycles: c.decode_cycles,
+            requant_cycles: c.requant_cycles,
+            act_cycles: c.act_cycles,
             link_cycles: c.host.link_cycles(),
             total_cycles: c.total_cycles(),
             buffer_words: c.array.total().accesses(),
@@ -62,6 +70,9 @@ impl PassCost {
 pub struct StepCost {
     pub array_cycles: f64,
     pub controller_cycles: f64,
+    pub decode_cycles: f64,
+    pub requant_cycles: f64,
+    pub act_cycles: f64,
     pub link_cycles: f64,
     pub total_cycles: f64,
     pub beats_in: f64,
@@ -72,6 +83,9 @@ impl StepCost {
     fn add(&mut self, p: &PassCost, steps: f64) {
         self.array_cycles += p.array_cycles as f64 / steps;
         self.controller_cycles += p.controller_cycles as f64 / steps;
+        self.decode_cycles += p.decode_cycles as f64 / steps;
+        self.requant_cycles += p.requant_cycles as f64 / steps;
+        self.act_cycles += p.act_cycles as f64 / steps;
         self.link_cycles += p.link_cycles as f64 / steps;
         self.total_cycles += p.total_cycles as f64 / steps;
         self.beats_in += p.beats_in as f64 / steps;
@@ -105,13 +119,15 @@ pub struct AccelSummary {
     pub step_sequential: Option<StepCost>,
     /// Interleaved training traffic per step, by kind.
     pub traffic: Vec<TrafficRow>,
+    /// The programs kept in command memory after epoch 1, and its depth.
+    pub programs: Option<(sysgrad_accel::KeptPrograms, usize)>,
 }
 
 /// The figures of `ledger` (the first epoch) for `model`.
 pub fn summarize(
     model: &Model,
     ledger: &Ledger,
-    (accelerator, link): (String, sysgrad_accel::HostLink),
+    (accelerator, link, depth): (String, sysgrad_accel::HostLink, usize),
     steps_per_epoch: usize,
     steps_checked: usize,
 ) -> AccelSummary {
@@ -165,6 +181,7 @@ pub fn summarize(
         step_interleaved: il,
         step_sequential: (!ledger.accel_sequential_backward.is_empty()).then_some(seq),
         traffic,
+        programs: ledger.programs.clone().map(|p| (p, depth)),
     }
 }
 

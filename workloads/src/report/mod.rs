@@ -201,7 +201,7 @@ fn accel_summary(run: &TrainRun, first: &Ledger) -> Option<accel::AccelSummary> 
     Some(accel::summarize(
         &run.model,
         first,
-        (opts.cfg.tag(), opts.link),
+        (opts.cfg.tag(), opts.link, opts.cfg.buffers().commands),
         run.train_size.div_ceil(batch),
         run.steps_checked,
     ))

@@ -301,7 +301,7 @@ pub fn accel_models(runs: &[(ModelRun, f64)]) -> String {
     };
     let mut out = format!(
         "**One training step on the accelerator (epoch 1 mean), host link {} bits/cycle, \
-         latency {}: cycles of the array, of the controller (decode, REQUANT), of the host \
+         latency {}: cycles of the array, of the controller (decode, REQUANT, ACT), of the host \
          link (DMA and registers), and the share outside the array; sequential / \
          interleaved whole step**\n\n",
         a.link_bits_per_cycle, a.link_latency
@@ -354,12 +354,54 @@ pub fn accel_models(runs: &[(ModelRun, f64)]) -> String {
                 r.summary.model,
                 kinds.join(", ")
             );
+            let il = &a.step_interleaved;
+            let _ = write!(
+                out,
+                "\n`{}`, controller cycles per step: {} decode, {} REQUANT, {} ACT\n",
+                r.summary.model,
+                thousands(il.decode_cycles),
+                thousands(il.requant_cycles),
+                thousands(il.act_cycles)
+            );
+            if let Some((p, depth)) = &a.programs {
+                out.push_str(&command_memory(&r.summary.model, p, *depth));
+            }
         }
         if let Some(plan) = &r.summary.plan {
+            out.push_str(&residency(&r.summary.model, plan));
             out.push_str(&conv_lowering(&r.summary.model, plan));
         }
     }
     out
+}
+
+/// Whether the step's programs stay in command memory or are sent again.
+fn command_memory(model: &str, p: &sysgrad_accel::KeptPrograms, depth: usize) -> String {
+    if p.overflows == 0 {
+        format!(
+            "\n`{model}` command memory: its {} programs kept ({} of {depth} words), each sent once\n",
+            p.programs, p.words
+        )
+    } else {
+        format!(
+            "\n`{model}` command memory: the programs of a step do not fit its {depth} words \
+             together, so they are sent again ({} times command memory was emptied in epoch 1)\n",
+            p.overflows
+        )
+    }
+}
+
+/// Which layers keep X and dY on chip for the step, and why the others not.
+fn residency(model: &str, plan: &crate::compile::NetworkPlan) -> String {
+    let layers: Vec<String> = plan
+        .layers
+        .iter()
+        .filter_map(|l| {
+            let g = l.gemm.as_ref()?;
+            Some(format!("{} {}", l.name, g.residency.why))
+        })
+        .collect();
+    format!("\n`{model}` on chip: {}\n", layers.join("; "))
 }
 
 /// The convolutions' DMA traffic as lowered (im2col by the host) next to

@@ -126,7 +126,7 @@ pub fn build_on_accelerator(
     let arith = FixedArith::on_accelerator(
         AccelOptions { cfg, ..opts },
         step_of(model),
-        plan.weight_bases(),
+        plan.placement(&cfg),
     )
     .with_clamp_gradient(model.spec.optimizer.clamp_gradient)
     .with_rounding(model.spec.optimizer.rounding, model.spec.training.seed);

@@ -218,7 +218,7 @@ fn fetch(
     m.define(wire_for(c.re, Width::bit()).init(r.ctl_running.or(start_req)));
     m.define(wire_for(c.raddr, Width::of(c_ab)).init(cond(
         start_req,
-        zeros(c_ab),
+        io.requests.prog_start.bits(c_ab - 1, 0),
         fetch_next.bits(c_ab - 1, 0),
     )));
     m.define(wire_for(c.we, Width::bit()).init(lit(1, 0)));
@@ -505,10 +505,10 @@ fn stop_step(r: &Regs) -> Vec<Stmt> {
     ]
 }
 
-fn start_step(r: &Regs) -> Vec<Stmt> {
+fn start_step(r: &Regs, prog_start: Net) -> Vec<Stmt> {
     vec![
         set(r.ctl_running, lit(1, 1)),
-        set(r.pc, lit(PC_BITS, 0)),
+        set(r.pc, prog_start),
         set(r.dec_second, lit(1, 0)),
         set(r.dec_done, lit(1, 0)),
         set(r.backlog_n, lit(QUEUE_BITS, 0)),
@@ -595,7 +595,10 @@ pub(super) fn build(
     let live = if_else(
         r.ctl_running,
         running,
-        vec![when(io.requests.start_req, start_step(&r))],
+        vec![when(
+            io.requests.start_req,
+            start_step(&r, io.requests.prog_start),
+        )],
     );
     m.clocked(vec![if_else(io.rst, r.reset.clone(), vec![live])]);
     Decoder {

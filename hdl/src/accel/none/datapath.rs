@@ -172,7 +172,7 @@ fn buffer_ports(
         Width::of(c_ab),
         cond(
             start_req,
-            zeros(c_ab),
+            low(c_ab, io.requests.prog_start),
             low(c_ab, r.pc) + cond(s.in_dec, one(c_ab), one(c_ab) << 1),
         ),
     );

@@ -416,7 +416,7 @@ pub(super) fn fsm(m: &mut Scope, io: &ControllerIo, s: &Seq) {
         io.requests.start_req,
         vec![
             set(r.ctl_state, s_dec),
-            set(r.pc, lit(PC_BITS, 0)),
+            set(r.pc, io.requests.prog_start),
             set(r.halted, lit(1, 0)),
             set(r.faulted, lit(1, 0)),
             set(r.err_code, lit(ERROR_BITS, 0)),
