@@ -64,6 +64,8 @@ int main(void)
     show(w, 1);
     w[0] = sa_cmd_requant(10, SA_REQUANT_TO_GRADIENTS, 20, 30);
     show(w, 1);
+    sa_cmd_act(w, SA_ACT_RELU_GRAD, 10, SA_ACT_TO_GRADIENTS, 20, 30, 40, 7);
+    show(w, SA_WORDS_ACT);
     w[0] = sa_cmd_sync();
     show(w, 1);
     w[0] = sa_cmd_halt();
@@ -91,6 +93,10 @@ fn expected_words() -> Vec<String> {
         vec![op(5) | 40],
         vec![op(6) | 6],
         vec![op(7) | 10 | 1 << 48 | 20 << 16 | 30 << 32],
+        vec![
+            op(10) | 2 << 49 | 10 | 1 << 48 | 20 << 16 | 30 << 32,
+            40 | 7 << 16,
+        ],
         vec![op(8)],
         vec![op(9)],
     ];
@@ -146,7 +152,8 @@ fn header_and_driver_compile_warning_free_and_encode_as_documented() {
             assert_eq!(
                 lines[want.len()],
                 "faulted at word 2: TILE_TOO_LARGE (the tile is larger than the array \
-                 (m > cols or k > rows), error 0x05)"
+                 (m > cols or k > rows), or ACT writes more lanes than its destination has, \
+                 error 0x05)"
             );
             let lanes = cfg.rows().max(cfg.cols());
             assert_eq!(lines[want.len() + 1], format!("il_macs RANGE {lanes}"));

@@ -14,7 +14,7 @@
 //!
 //! [`disassemble`] writes the same form, so `assemble(disassemble(p)) == p`.
 
-use super::command::{BackwardMode, Command, DataBuffer};
+use super::command::{ActFunction, BackwardMode, Command, DataBuffer};
 use std::collections::BTreeMap;
 use std::fmt;
 use sysgrad_isa::command::{format_named, opcode, Arg, FORMATS};
@@ -40,6 +40,7 @@ fn named_values(arg: &str) -> Option<Vec<(&'static str, u64)>> {
     match arg {
         "mode" => Some(BackwardMode::ALL.map(|m| (m.name(), m.code())).to_vec()),
         "dst" => Some(DataBuffer::ALL.map(|d| (d.name(), d.code())).to_vec()),
+        "func" => Some(ActFunction::ALL.map(|f| (f.name(), f.code())).to_vec()),
         _ => None,
     }
 }
@@ -153,12 +154,17 @@ fn command(a: &mut Args) -> Result<Command, AsmError> {
     let mut values = BTreeMap::new();
     for arg in f.args {
         let left_out = !a.values.contains_key(arg.name);
-        let skip = match values.get("mode") {
-            Some(&m) if f.opcode == opcode::BACKWARD => {
-                left_out && ignored(BackwardMode::from_code(m), arg.name)
-            }
-            _ => false,
-        };
+        let skip = left_out
+            && match f.opcode {
+                opcode::BACKWARD => values
+                    .get("mode")
+                    .is_some_and(|&m| ignored(BackwardMode::from_code(m), arg.name)),
+                // Only the gradient gate reads a mask.
+                opcode::ACT => {
+                    arg.name == "mask" && values.get("func") != Some(&ActFunction::ReluGrad.code())
+                }
+                _ => false,
+            };
         let v = if skip { 0 } else { a.value(arg)? };
         values.insert(arg.name, v);
     }
@@ -259,11 +265,13 @@ mod tests {
                     BACKWARD mode=interleaved dy=0 x=0 dx=208 n=16 acc=1\n\
                     BACKWARD mode=dw dy=0 x=4 dx=0 n=16 acc=0\n\
                     DRAIN dw=352\nUPDATE lr=6\n\
-                    REQUANT src=0 dst=gradients addr=3 count=2\nSYNC\nFLUSH_W\nHALT\n\
-                    .word 0x0a00000000000000\n";
+                    REQUANT src=0 dst=gradients addr=3 count=2\nSYNC\nFLUSH_W\n\
+                    ACT func=relu src=0 dst=activations addr=64 count=16 lanes=12\n\
+                    ACT func=relu_grad src=1 dst=gradients addr=2 count=3 mask=4 lanes=5\nHALT\n\
+                    .word 0x0b00000000000000\n";
         let words = assemble(text).unwrap();
         assert_eq!(assemble(&disassemble(&words)).unwrap(), words);
-        assert!(disassemble(&words).ends_with(".word 0x0a00000000000000\n"));
+        assert!(disassemble(&words).ends_with(".word 0x0b00000000000000\n"));
         // One past the largest m the field holds.
         let m_field = sysgrad_isa::command::field::TILE_M;
         let too_big = m_field.max() + 1;
@@ -279,6 +287,14 @@ mod tests {
             ),
             ("BACKWARD mode=both dy=0 n=1", "mode=both is not one of"),
             ("UPDATE lr=x", "lr=x is not a number"),
+            (
+                "ACT func=gelu src=0 dst=activations addr=0 count=1 lanes=1",
+                "func=gelu is not one of identity, relu, relu_grad",
+            ),
+            (
+                "ACT func=relu_grad src=0 dst=gradients addr=0 count=1 lanes=1",
+                "ACT needs mask=",
+            ),
             ("SYNC\n.word 12 13", "line 2: .word takes one"),
         ] {
             let e = assemble(bad).unwrap_err().to_string();

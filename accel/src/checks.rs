@@ -29,9 +29,27 @@ impl Core {
         let outside =
             |id: BufferId, addr: u16, len: usize| !self.buffer(id).holds(addr.into(), len);
         match (code, *cmd) {
+            // Code 3 is refused by the decoder (`Command::decode`).
+            (BadFunction, Command::Act { func, dst, .. }) => !func.may_write(dst),
             (ZeroSize, Command::LoadW { m, k, .. }) => m == 0 || k == 0,
             (ZeroSize, Command::Forward { n, .. } | Command::Backward { n, .. }) => n == 0,
             (ZeroSize, Command::Requant { count, .. }) => count == 0,
+            (ZeroSize, Command::Act { count, lanes, .. }) => count == 0 || lanes == 0,
+            (
+                TileTooLarge,
+                Command::Act {
+                    func, dst, lanes, ..
+                },
+            ) => {
+                // The gate also reads `lanes` lanes of its mask line.
+                let mask = func
+                    .reads_mask()
+                    .then(|| self.buffer(BufferId::Activations).lanes());
+                let room = mask
+                    .into_iter()
+                    .fold(self.buffer(dst_buffer(dst)).lanes(), usize::min);
+                usize::from(lanes) > room
+            }
             (TileTooLarge, Command::LoadW { m, k, .. }) => {
                 usize::from(m) > cfg.cols() || usize::from(k) > cfg.rows()
             }
@@ -91,6 +109,20 @@ impl Core {
             } => {
                 outside(Accumulators, src, count.into())
                     || outside(dst_buffer(dst), dst_addr, count.into())
+            }
+            Command::Act {
+                func,
+                src,
+                dst,
+                dst_addr,
+                count,
+                mask,
+                ..
+            } => {
+                let n = count.into();
+                outside(Accumulators, src, n)
+                    || outside(dst_buffer(dst), dst_addr, n)
+                    || (func.reads_mask() && outside(Activations, mask, n))
             }
             Command::FlushW | Command::Update { .. } | Command::Sync | Command::Halt => false,
         }

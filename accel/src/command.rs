@@ -7,6 +7,7 @@
 //! configuration (tile sizes, addresses, `lr_shift <= 63`) happen when the
 //! command is executed, not here.
 
+pub use sysgrad_isa::command::ActFunction;
 use sysgrad_isa::command::{self as isa, field, format, opcode, Format};
 pub use sysgrad_isa::{BackwardMode, DataBuffer, ErrorCode};
 
@@ -50,6 +51,20 @@ pub enum Command {
         dst_addr: u16,
         count: u16,
     },
+    /// The activation unit: accumulator lines `src..+count` requantized,
+    /// then `func` applied (for `relu_grad`, gated by activation lines
+    /// `mask..+count`), into lanes `0..lanes` of `dst` lines
+    /// `dst_addr..+count`; the other lanes keep their words.
+    Act {
+        func: ActFunction,
+        src: u16,
+        dst: DataBuffer,
+        dst_addr: u16,
+        count: u16,
+        mask: u16,
+        /// 9 bits (`field::LANES`): up to 256 lanes and one more code.
+        lanes: u16,
+    },
     /// Fence: counts a sync point the host can observe; no other effect.
     Sync,
     /// Stop; the controller reports `halted`.
@@ -67,6 +82,7 @@ impl Command {
             Command::Drain { .. } => opcode::DRAIN,
             Command::Update { .. } => opcode::UPDATE,
             Command::Requant { .. } => opcode::REQUANT,
+            Command::Act { .. } => opcode::ACT,
             Command::Sync => opcode::SYNC,
             Command::Halt => opcode::HALT,
         };
@@ -97,16 +113,22 @@ impl Command {
             (Command::Backward { dx_addr, .. }, "dx") => u(dx_addr),
             (Command::Drain { dw_addr }, "dw") => u(dw_addr),
             (Command::Update { lr_shift }, "lr") => lr_shift.into(),
-            (Command::Requant { src, .. }, "src") => u(src),
-            (Command::Requant { dst, .. }, "dst") => dst.code(),
-            (Command::Requant { dst_addr, .. }, "addr") => u(dst_addr),
-            (Command::Requant { count, .. }, "count") => u(count),
+            (Command::Requant { src, .. } | Command::Act { src, .. }, "src") => u(src),
+            (Command::Requant { dst, .. } | Command::Act { dst, .. }, "dst") => dst.code(),
+            (Command::Requant { dst_addr, .. } | Command::Act { dst_addr, .. }, "addr") => {
+                u(dst_addr)
+            }
+            (Command::Requant { count, .. } | Command::Act { count, .. }, "count") => u(count),
+            (Command::Act { func, .. }, "func") => func.code(),
+            (Command::Act { mask, .. }, "mask") => u(mask),
+            (Command::Act { lanes, .. }, "lanes") => u(lanes),
             (cmd, name) => panic!("{} has no argument {name}", cmd.name()),
         }
     }
 
     /// The command built from its format and argument values (each value
-    /// fits its field, which fits the Rust field type).
+    /// fits its field, which fits the Rust field type; an ACT `func` is a
+    /// valid code, which [`Command::decode`] and the assembler check first).
     pub fn from_args(f: &Format, value: impl Fn(&str) -> u64) -> Command {
         let a16 = |n: &str| value(n) as u16;
         match f.opcode {
@@ -140,21 +162,33 @@ impl Command {
                 dst_addr: a16("addr"),
                 count: a16("count"),
             },
+            opcode::ACT => Command::Act {
+                func: ActFunction::from_code(value("func")).expect("a valid function code"),
+                src: a16("src"),
+                dst: DataBuffer::from_code(value("dst")),
+                dst_addr: a16("addr"),
+                count: a16("count"),
+                mask: a16("mask"),
+                lanes: a16("lanes"),
+            },
             opcode::SYNC => Command::Sync,
             opcode::HALT => Command::Halt,
             other => unreachable!("opcode {other:#04x} has no command"),
         }
     }
 
-    /// The command's words (one, or two for BACKWARD).
+    /// The command's words (one, or two for BACKWARD and ACT).
     pub fn encode(&self) -> Vec<u64> {
         self.format().encode(|name| self.arg(name))
     }
 
     /// Decodes the command starting at `words[0]`; returns it and how many
     /// words it used. Fails, in this order, on an unknown opcode, a command
-    /// cut off by the end of `words`, or a set bit outside the opcode's
-    /// fields (word 0, then word 1).
+    /// cut off by the end of `words`, a set bit outside the opcode's
+    /// fields (word 0, then word 1), or ACT's invalid function code 3
+    /// (`BAD_FUNCTION`: the first of the checks, and the only one that
+    /// needs nothing but the words, so it is made here and a [`Command`]
+    /// always holds a valid function).
     pub fn decode(words: &[u64]) -> Result<(Command, usize), ErrorCode> {
         let &w0 = words.first().ok_or(ErrorCode::ProgramEnd)?;
         let f = format(field::OPCODE.get(w0) as u8).ok_or(ErrorCode::UnknownOpcode)?;
@@ -164,6 +198,9 @@ impl Command {
             if w & !f.used_bits(i) != 0 {
                 return Err(ErrorCode::ReservedBits);
             }
+        }
+        if f.opcode == opcode::ACT && ActFunction::from_code(f.value(words, "func")).is_none() {
+            return Err(ErrorCode::BadFunction);
         }
         Ok((
             Command::from_args(f, |name| f.value(words, name)),
@@ -191,7 +228,7 @@ pub(crate) mod strategy {
     /// Any command, every field over its whole range.
     pub(crate) fn command() -> impl Strategy<Value = Command> {
         let mode = proptest::sample::select(BackwardMode::ALL.to_vec());
-        let dst = prop_oneof![Just(DataBuffer::Activations), Just(DataBuffer::Gradients)];
+        let dst = || prop_oneof![Just(DataBuffer::Activations), Just(DataBuffer::Gradients)];
         prop_oneof![
             (any::<u16>(), any::<u8>(), any::<u8>()).prop_map(|(addr, m, k)| Command::LoadW {
                 addr,
@@ -219,7 +256,7 @@ pub(crate) mod strategy {
             }),
             any::<u16>().prop_map(|dw_addr| Command::Drain { dw_addr }),
             any::<u8>().prop_map(|lr_shift| Command::Update { lr_shift }),
-            (any::<u16>(), dst, any::<u16>(), any::<u16>()).prop_map(
+            (any::<u16>(), dst(), any::<u16>(), any::<u16>()).prop_map(
                 |(src, dst, dst_addr, count)| Command::Requant {
                     src,
                     dst,
@@ -227,6 +264,21 @@ pub(crate) mod strategy {
                     count
                 }
             ),
+            (
+                proptest::sample::select(ActFunction::ALL.to_vec()),
+                any::<[u16; 4]>(),
+                dst(),
+                0..=field::LANES.max() as u16
+            )
+                .prop_map(|(func, a, dst, lanes)| Command::Act {
+                    func,
+                    src: a[0],
+                    dst,
+                    dst_addr: a[1],
+                    count: a[2],
+                    mask: a[3],
+                    lanes,
+                }),
             Just(Command::Sync),
             Just(Command::Halt),
         ]
@@ -288,6 +340,29 @@ mod tests {
             accumulate: false,
         }
         .encode();
+        let act = Command::Act {
+            func: ActFunction::Relu,
+            src: 0,
+            dst: DataBuffer::Activations,
+            dst_addr: 0,
+            count: 1,
+            mask: 0,
+            lanes: 1,
+        }
+        .encode();
+        assert_eq!(
+            Command::decode(&[act[0] | field::ACT_FUNC.put(3), act[1]]),
+            Err(ErrorCode::BadFunction)
+        );
+        // Reserved bits come first, and a cut-off command before either.
+        assert_eq!(
+            Command::decode(&[act[0] | field::ACT_FUNC.put(3), act[1] | 1 << 40]),
+            Err(ErrorCode::ReservedBits)
+        );
+        assert_eq!(
+            Command::decode(&[act[0] | field::ACT_FUNC.put(3)]),
+            Err(ErrorCode::ProgramEnd)
+        );
         // The second word may hold nothing but x_addr (no opcode byte).
         assert_eq!(
             Command::decode(&[bwd[0], bwd[1] | field::OPCODE.put(opcode::BACKWARD.into())]),

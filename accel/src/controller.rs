@@ -6,7 +6,7 @@
 //! operations, `dense.rs` decodes and issues waves side by side.
 
 use crate::buffer::{Buffer, BufferId};
-use crate::command::DataBuffer;
+use crate::command::{ActFunction, DataBuffer};
 use crate::error::{ErrorCode, Fault};
 use crate::stats::ControlStats;
 use sysgrad_config::{fixed, ArrayConfig, NumberFormat};
@@ -165,4 +165,46 @@ pub(crate) fn requant_line(
         .collect();
     buffers[id as usize].write(dst, &q);
     lanes
+}
+
+/// ACT's operands beside its line offset: what one line through the
+/// activation unit reads and writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActLines {
+    pub func: ActFunction,
+    pub src: usize,
+    pub dst: DataBuffer,
+    pub dst_addr: usize,
+    pub mask: usize,
+    pub lanes: usize,
+}
+
+/// Line `t` of an ACT: accumulator line `src + t` requantized, the
+/// function applied lane by lane (the gate reads activation line
+/// `mask + t`), into lanes `0..lanes` of line `dst_addr + t`; returns the
+/// words written.
+pub(crate) fn act_line(
+    buffers: &mut [Buffer; 4],
+    a: &ActLines,
+    t: usize,
+    fmt: NumberFormat,
+) -> usize {
+    let q: Vec<i64> = buffers[BufferId::Accumulators as usize]
+        .read(a.src + t, a.lanes)
+        .iter()
+        .map(|&acc| fixed::requantize(acc, fmt.frac_bits, fmt.in_bits, fmt.acc_bits))
+        .collect();
+    let out: Vec<i64> = match a.func {
+        ActFunction::Identity => q,
+        ActFunction::Relu => q.into_iter().map(|v| v.max(0)).collect(),
+        ActFunction::ReluGrad => {
+            let mask = buffers[BufferId::Activations as usize].read(a.mask + t, a.lanes);
+            q.into_iter()
+                .zip(mask)
+                .map(|(v, &m)| if m > 0 { v } else { 0 })
+                .collect()
+        }
+    };
+    buffers[dst_buffer(a.dst) as usize].write(a.dst_addr + t, &out);
+    a.lanes
 }

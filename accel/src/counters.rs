@@ -62,6 +62,8 @@ impl Accelerator {
             Syncs => ctl.syncs,
             Commands => ctl.commands(),
             LoadSlots => self.load_slots(),
+            ActCycles => ctl.act_cycles,
+            ActWords => ctl.act_words,
             DmaInBeats | DmaOutBeats | DmaInStalls | DmaOutStalls | HostIdleCycles => return None,
         })
     }

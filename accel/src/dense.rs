@@ -6,7 +6,9 @@
 
 use crate::buffer::{Buffer, BufferId};
 use crate::command::{Command, DataBuffer};
-use crate::controller::{count_result, requant_line, store_result, Controller, Core, Resident};
+use crate::controller::{
+    act_line, count_result, requant_line, store_result, ActLines, Controller, Core, Resident,
+};
 use crate::error::{ErrorCode, Fault};
 use crate::stats::ControlStats;
 use sysgrad_config::ArrayConfig;
@@ -44,6 +46,8 @@ pub enum Tag {
         dst: DataBuffer,
         dst_addr: usize,
     },
+    /// ACT rides the REQUANT engine (`docs/COMMANDS.md`: "ACT: as REQUANT").
+    Act(ActLines),
     /// Zero loads and swaps read nothing.
     None,
 }
@@ -291,6 +295,25 @@ impl DenseControl {
                     dst_addr: dst_addr.into(),
                 },
             }),
+            Command::Act {
+                func,
+                src,
+                dst,
+                dst_addr,
+                count,
+                mask,
+                lanes,
+            } => self.issuer.queue.push_back(Entry::Requant {
+                count: count.into(),
+                tag: Tag::Act(ActLines {
+                    func,
+                    src: src.into(),
+                    dst,
+                    dst_addr: dst_addr.into(),
+                    mask: mask.into(),
+                    lanes: lanes.into(),
+                }),
+            }),
             Command::Sync => core.control.syncs += 1,
             Command::Halt => unreachable!("HALT is the stop entry"),
         }
@@ -448,11 +471,19 @@ impl Waves<Tag> for Io<'_> {
     }
 
     fn requant(&mut self, tag: &Tag, t: usize) {
-        let Tag::Requant { src, dst, dst_addr } = *tag else {
-            unreachable!("only REQUANT requantizes")
-        };
-        let words = requant_line(self.buffers, src + t, dst, dst_addr + t, self.cfg.format());
-        self.control.requant_cycles += 1;
-        self.control.requant_words += words as u64;
+        let fmt = self.cfg.format();
+        match tag {
+            Tag::Requant { src, dst, dst_addr } => {
+                let words = requant_line(self.buffers, src + t, *dst, dst_addr + t, fmt);
+                self.control.requant_cycles += 1;
+                self.control.requant_words += words as u64;
+            }
+            Tag::Act(lines) => {
+                let words = act_line(self.buffers, lines, t, fmt);
+                self.control.act_cycles += 1;
+                self.control.act_words += words as u64;
+            }
+            _ => unreachable!("only REQUANT and ACT requantize"),
+        }
     }
 }

@@ -39,7 +39,7 @@ pub mod schedule;
 pub mod stats;
 
 pub use buffer::{Buffer, BufferId, HostError};
-pub use command::{encode_program, BackwardMode, Command, DataBuffer};
+pub use command::{encode_program, ActFunction, BackwardMode, Command, DataBuffer};
 pub use compile::{compile_backward, compile_forward, compile_layer, CompileError, FcLayer};
 pub use controller::{Resident, State};
 pub use device::{Device, DeviceError, HostCounters, HostOp, Traffic, Transcript};

@@ -4,12 +4,14 @@
 //! buffers and the array.
 //!
 //! Every cycle goes through the driver, so `driver.recording` (if enabled)
-//! is exactly the `sa_top` stimulus the RTL controller must produce: decode
-//! and REQUANT cycles appear as IDLE cycles.
+//! is exactly the `sa_top` stimulus the RTL controller must produce: decode,
+//! REQUANT and ACT cycles appear as IDLE cycles.
 
 use crate::buffer::BufferId;
 use crate::command::{BackwardMode, Command, DataBuffer};
-use crate::controller::{count_result, requant_line, store_result, Controller, Core, Resident};
+use crate::controller::{
+    act_line, count_result, requant_line, store_result, ActLines, Controller, Core, Resident,
+};
 use crate::error::{ErrorCode, Fault};
 use ndarray::{Array2, ArrayView2};
 use sysgrad_emulator::Phase;
@@ -123,6 +125,25 @@ impl Core {
                 dst_addr,
                 count,
             } => self.requant(src as usize, dst, dst_addr as usize, count as usize),
+            Command::Act {
+                func,
+                src,
+                dst,
+                dst_addr,
+                count,
+                mask,
+                lanes,
+            } => {
+                let lines = ActLines {
+                    func,
+                    src: src.into(),
+                    dst,
+                    dst_addr: dst_addr.into(),
+                    mask: mask.into(),
+                    lanes: lanes.into(),
+                };
+                self.act(&lines, count.into());
+            }
             Command::Sync => self.control.syncs += 1,
             Command::Halt => {}
         }
@@ -218,5 +239,17 @@ impl Core {
         self.driver.idle(cycles);
         self.control.requant_cycles += cycles as u64;
         self.control.requant_words += words as u64;
+    }
+
+    /// One line per cycle through the activation unit; the array idles.
+    fn act(&mut self, lines: &ActLines, count: usize) {
+        let fmt = self.cfg().format();
+        let words: usize = (0..count)
+            .map(|t| act_line(&mut self.buffers, lines, t, fmt))
+            .sum();
+        let cycles = self.cost(timing::REQUANT, count);
+        self.driver.idle(cycles);
+        self.control.act_cycles += cycles as u64;
+        self.control.act_words += words as u64;
     }
 }

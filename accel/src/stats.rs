@@ -19,6 +19,10 @@ pub struct ControlStats {
     pub requant_cycles: u64,
     /// Accumulator words read by REQUANT (as many data words are written).
     pub requant_words: u64,
+    /// One per ACT line (the array idles meanwhile).
+    pub act_cycles: u64,
+    /// Data words written by ACT (`lanes` per line).
+    pub act_words: u64,
     /// SYNC commands executed.
     pub syncs: u64,
     /// Per mnemonic, successfully executed commands only.

@@ -248,8 +248,26 @@ fn requant() -> impl Strategy<Value = Command> {
     })
 }
 
+/// ACT of any function into either buffer, up to 4 lanes (more than a
+/// small array's lanes, or a gate into activations, faults on both).
+fn act() -> impl Strategy<Value = Command> {
+    let dst = prop::sample::select(vec![DataBuffer::Activations, DataBuffer::Gradients]);
+    let func = prop::sample::select(ActFunction::ALL.to_vec());
+    (func, line(), dst, line(), 1..4u16, line(), 1..=4u16).prop_map(
+        |(func, src, dst, dst_addr, count, mask, lanes)| Command::Act {
+            func,
+            src,
+            dst,
+            dst_addr,
+            count,
+            mask,
+            lanes,
+        },
+    )
+}
+
 /// One weight tile's commands: LOAD_W, forward passes, backward passes
-/// closed by a sink, REQUANTs and SYNCs in between, maybe FLUSH_W.
+/// closed by a sink, REQUANTs, ACTs and SYNCs in between, maybe FLUSH_W.
 fn block(rows: usize, cols: usize) -> impl Strategy<Value = Vec<Command>> {
     let load = (line(), 1..=cols as u8, 1..=rows as u8).prop_map(|(addr, m, k)| Command::LoadW {
         addr,
@@ -260,7 +278,10 @@ fn block(rows: usize, cols: usize) -> impl Strategy<Value = Vec<Command>> {
     // An UPDATE right after LOAD_W (dW is 0 then on both) makes the tile
     // dirty before any command used it.
     let early_update = any::<bool>();
-    let extra = prop::collection::vec(prop_oneof![requant(), Just(Command::Sync), forward()], 0..3);
+    let extra = prop::collection::vec(
+        prop_oneof![requant(), act(), Just(Command::Sync), forward()],
+        0..3,
+    );
     (
         load,
         prop::collection::vec(forward(), 0..3),

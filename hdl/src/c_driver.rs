@@ -11,7 +11,7 @@
 use crate::files::VerilogFile;
 use std::fmt::Write;
 use sysgrad_config::ArrayConfig;
-use sysgrad_isa::command::{Field, Format, FORMATS, WORD_BITS};
+use sysgrad_isa::command::{ActFunction, Field, Format, FORMATS, WORD_BITS};
 use sysgrad_isa::error::CODE_BITS;
 use sysgrad_isa::host::{
     self, ctrl, lanes_per_beat, reg, shape, status, Counter, DmaError, DmaTarget, DMA_PACKED,
@@ -427,12 +427,22 @@ fn command_section(out: &mut String) {
             "BACKWARD mode",
         );
     }
-    for d in DataBuffer::ALL {
+    for command in ["REQUANT", "ACT"] {
+        for d in DataBuffer::ALL {
+            define(
+                out,
+                &format!("SA_{command}_TO_{}", upper(d.name())),
+                format!("{}u", d.code()),
+                &format!("{command} dst"),
+            );
+        }
+    }
+    for f in ActFunction::ALL {
         define(
             out,
-            &format!("SA_REQUANT_TO_{}", upper(d.name())),
-            format!("{}u", d.code()),
-            "REQUANT dst",
+            &format!("SA_ACT_{}", upper(f.name())),
+            format!("{}u", f.code()),
+            "ACT func",
         );
     }
     out.push_str(

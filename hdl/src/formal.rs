@@ -79,7 +79,7 @@ fn during_fault(c: Counter) -> DuringFault {
         | FwdMacs | DxMacs | DwMacs | IlMacs | LoadWReads | LoadWWrites | FwdXReads | DxDyReads
         | DwDyReads | DwXReads | IlDyReads | IlXReads | DrainDwWrites | RequantCycles
         | RequantWords | Syncs | Commands | DmaInBeats | DmaOutBeats | DmaInStalls
-        | DmaOutStalls | HostIdleCycles | LoadSlots => DuringFault::Still,
+        | DmaOutStalls | HostIdleCycles | LoadSlots | ActCycles | ActWords => DuringFault::Still,
     }
 }
 

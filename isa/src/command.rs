@@ -73,9 +73,16 @@ pub mod field {
     pub const LR_SHIFT: Field = Field { lo: 0, bits: 8 };
     /// BACKWARD's second word: the X line address.
     pub const X_ADDR: Field = Field { lo: 0, bits: 16 };
+    /// ACT `func` ([`super::ActFunction`]): BACKWARD's `mode` bits, so the
+    /// RTL slices one position for both.
+    pub const ACT_FUNC: Field = BACKWARD_MODE;
+    /// ACT's second word: the mask's line address (activations).
+    pub const MASK_ADDR: Field = X_ADDR;
+    /// ACT's second word: lanes written, at LOAD_W `m`'s bits.
+    pub const LANES: Field = TILE_M;
 }
 
-/// Opcodes (bits 63..56). 0x00 and 0x0A..=0xFF are invalid, so that running
+/// Opcodes (bits 63..56). 0x00 and 0x0B..=0xFF are invalid, so that running
 /// into zeroed command memory stops the controller.
 pub mod opcode {
     pub const LOAD_W: u8 = 0x01;
@@ -87,6 +94,7 @@ pub mod opcode {
     pub const REQUANT: u8 = 0x07;
     pub const SYNC: u8 = 0x08;
     pub const HALT: u8 = 0x09;
+    pub const ACT: u8 = 0x0A;
 }
 
 /// One argument of a command: its assembler name, the word it is in and
@@ -145,7 +153,7 @@ impl Format {
 use field::*;
 
 /// Every command, in opcode order.
-pub const FORMATS: [Format; 9] = [
+pub const FORMATS: [Format; 10] = [
     Format {
         opcode: opcode::LOAD_W,
         mnemonic: "LOAD_W",
@@ -211,6 +219,27 @@ pub const FORMATS: [Format; 9] = [
         opcode: opcode::HALT,
         mnemonic: "HALT",
         args: &[],
+    },
+    Format {
+        opcode: opcode::ACT,
+        mnemonic: "ACT",
+        args: &[
+            arg("func", ACT_FUNC),
+            arg("src", ADDR_A),
+            arg("dst", FLAG),
+            arg("addr", ADDR_B),
+            arg("count", LENGTH),
+            Arg {
+                name: "mask",
+                word: 1,
+                field: MASK_ADDR,
+            },
+            Arg {
+                name: "lanes",
+                word: 1,
+                field: LANES,
+            },
+        ],
     },
 ];
 
@@ -343,6 +372,52 @@ impl BackwardMode {
     }
 }
 
+/// What ACT's activation unit applies to each requantized word (its `func`
+/// field; code 3 is invalid: `BAD_FUNCTION`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ActFunction {
+    /// The requantized word itself (REQUANT restricted to `lanes`).
+    Identity = 0,
+    /// `max(v, 0)`: a ReLU layer's forward output.
+    Relu = 1,
+    /// `v` where the mask word (the ReLU's output, in the activation
+    /// buffer) is positive, else 0: a ReLU layer's backward pass. Writes
+    /// the gradient buffer only.
+    ReluGrad = 2,
+}
+
+impl ActFunction {
+    /// Every valid function, in code order.
+    pub const ALL: [ActFunction; 3] = [
+        ActFunction::Identity,
+        ActFunction::Relu,
+        ActFunction::ReluGrad,
+    ];
+    pub fn code(self) -> u64 {
+        self as u64
+    }
+    /// The function of `code`, `None` for the invalid code 3.
+    pub fn from_code(code: u64) -> Option<ActFunction> {
+        ActFunction::ALL.into_iter().find(|f| f.code() == code)
+    }
+    /// The assembler's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ActFunction::Identity => "identity",
+            ActFunction::Relu => "relu",
+            ActFunction::ReluGrad => "relu_grad",
+        }
+    }
+    /// Whether it reads a mask line from the activation buffer.
+    pub fn reads_mask(self) -> bool {
+        self == ActFunction::ReluGrad
+    }
+    /// Whether it may write `dst` (a gradient gate writes gradients only).
+    pub fn may_write(self, dst: DataBuffer) -> bool {
+        !(self.reads_mask() && dst == DataBuffer::Activations)
+    }
+}
+
 /// The data buffer a REQUANT writes into (its `dst` flag).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DataBuffer {
@@ -386,10 +461,10 @@ mod tests {
             }
         }
         assert_eq!(format(opcode::BACKWARD).unwrap().words(), 2);
-        // The RTL's program counter relies on BACKWARD being the only
-        // command longer than a word.
-        let long: Vec<_> = FORMATS.iter().filter(|f| f.words() > 1).collect();
-        assert_eq!(long.len(), 1);
+        assert_eq!(format(opcode::ACT).unwrap().words(), 2);
+        // No command is longer than two words (the RTL fetches at most
+        // one word after the opcode's).
+        assert!(FORMATS.iter().all(|f| f.words() <= 2));
         assert_eq!(words_of(0), 1);
     }
 

@@ -21,11 +21,12 @@ pub enum ErrorCode {
     NoTile = 0x08,
     AddressRange = 0x09,
     WeightOverlap = 0x0A,
+    BadFunction = 0x0B,
 }
 
 impl ErrorCode {
     /// Every code, in code order.
-    pub const ALL: [ErrorCode; 10] = [
+    pub const ALL: [ErrorCode; 11] = [
         ErrorCode::UnknownOpcode,
         ErrorCode::ReservedBits,
         ErrorCode::ProgramEnd,
@@ -36,12 +37,14 @@ impl ErrorCode {
         ErrorCode::NoTile,
         ErrorCode::AddressRange,
         ErrorCode::WeightOverlap,
+        ErrorCode::BadFunction,
     ];
 
     /// The checks made on a decoded command, highest priority first
     /// (`UNKNOWN_OPCODE` and `PROGRAM_END` are found while fetching, and
     /// `RESERVED_BITS` while decoding, before any of these).
-    pub const CHECK_ORDER: [ErrorCode; 7] = [
+    pub const CHECK_ORDER: [ErrorCode; 8] = [
+        ErrorCode::BadFunction,
         ErrorCode::ZeroSize,
         ErrorCode::TileTooLarge,
         ErrorCode::LrShift,
@@ -74,6 +77,7 @@ impl ErrorCode {
             NoTile => "NO_TILE",
             AddressRange => "ADDRESS_RANGE",
             WeightOverlap => "WEIGHT_OVERLAP",
+            BadFunction => "BAD_FUNCTION",
         }
     }
 
@@ -84,8 +88,11 @@ impl ErrorCode {
             UnknownOpcode => "unknown opcode",
             ReservedBits => "a reserved or unused field is not zero",
             ProgramEnd => "the program ended before a HALT (or inside a two-word command)",
-            ZeroSize => "a size field (m, k, n or count) is zero",
-            TileTooLarge => "the tile is larger than the array (m > cols or k > rows)",
+            ZeroSize => "a size field (m, k, n, count or lanes) is zero",
+            TileTooLarge => {
+                "the tile is larger than the array (m > cols or k > rows), or ACT writes more \
+                 lanes than its destination has"
+            },
             LrShift => {
                 "lr_shift is larger than 63 (the array's port is 6 bits), or is not the \
                  constant lr_shift the array was built with"
@@ -97,6 +104,9 @@ impl ErrorCode {
             AddressRange => "an address range runs past the end of its buffer",
             WeightOverlap => {
                 "LOAD_W reads lines that the write-back of the previous tile overwrites"
+            }
+            BadFunction => {
+                "ACT function code 3, or relu_grad (a gradient gate) into the activation buffer"
             }
         }
     }

@@ -251,7 +251,7 @@ macro_rules! counters {
 
 counters! {
     RunCycles => "cycles the controller ran (decode and execute)",
-    IdleCycles => "run cycles in which the array neither computes, loads, updates nor drains (none: decode and REQUANT; dense: bubbles and waits)",
+    IdleCycles => "run cycles in which the array neither computes, loads, updates nor drains (none: decode, REQUANT and ACT; dense: bubbles and waits)",
     LoadCycles => "cycles that only load weights (none: LOAD cycles; dense: slots without a data wave)",
     FwdCycles => "FWD cycles (dense: FWD waves)",
     DxCycles => "BWD_DX cycles (DX and the first SEQUENTIAL pass; dense: waves)",
@@ -292,6 +292,8 @@ counters! {
     DmaOutStalls => "cycles m_axis_tvalid waited for m_axis_tready",
     HostIdleCycles => "cycles with neither a run nor a DMA",
     LoadSlots => "weight rows exchanged into the array (none: LOAD cycles; dense: slots, hidden or not)",
+    ActCycles => "ACT cycles (one per line through the activation unit)",
+    ActWords => "words written by ACT (lanes per line)",
 }
 
 impl Counter {

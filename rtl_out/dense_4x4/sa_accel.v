@@ -86,7 +86,7 @@ module sa_accel #(
   wire [A_AB-1:0] a_ctl_waddr;
   wire [LA*AW-1:0] a_ctl_wdata;
   wire [LA*AW-1:0] a_rd;
-  wire [LA*DW-1:0] rq_out;
+  wire [LA*DW-1:0] act_out;
   reg [16:0] prog_len;
   wire start_req;
   reg dma_on;
@@ -145,6 +145,8 @@ module sa_accel #(
   reg [47:0] cnt_dma_out_stalls;
   reg [47:0] cnt_host_idle_cycles;
   reg [47:0] cnt_load_slots;
+  reg [47:0] cnt_act_cycles;
+  reg [47:0] cnt_act_words;
   // The array; its inputs arr_* are driven by the controller.
   wire [3:0] arr_mode;
   wire [5:0] arr_lr_shift;
@@ -298,6 +300,7 @@ module sa_accel #(
   localparam [7:0] OP_REQUANT = 8'd7;
   localparam [7:0] OP_SYNC = 8'd8;
   localparam [7:0] OP_HALT = 8'd9;
+  localparam [7:0] OP_ACT = 8'd10;
   localparam [7:0] E_UNKNOWN_OPCODE = 8'd1;
   localparam [7:0] E_RESERVED_BITS = 8'd2;
   localparam [7:0] E_PROGRAM_END = 8'd3;
@@ -308,6 +311,7 @@ module sa_accel #(
   localparam [7:0] E_NO_TILE = 8'd8;
   localparam [7:0] E_ADDRESS_RANGE = 8'd9;
   localparam [7:0] E_WEIGHT_OVERLAP = 8'd10;
+  localparam [7:0] E_BAD_FUNCTION = 8'd11;
   localparam MAX_K_I = R;
   localparam [8:0] MAX_K = MAX_K_I[8:0];
   localparam MAX_M_I = C;
@@ -357,8 +361,8 @@ module sa_accel #(
   reg dec_done;
   reg [63:0] cmd_q;
   reg [1:0] backlog_n;
-  reg [97:0] backlog0;
-  reg [97:0] backlog1;
+  reg [106:0] backlog0;
+  reg [106:0] backlog1;
   reg pend_valid;
   reg [5:0] pend_lr;
   reg resident_waits;
@@ -375,8 +379,8 @@ module sa_accel #(
   reg [7:0] err_code;
   reg [16:0] stop_pc;
   reg [1:0] q_len;
-  reg [97:0] q0;
-  reg [97:0] q1;
+  reg [106:0] q0;
+  reg [106:0] q1;
   wire queue_room = q_len != 2'd2;
   wire dec_slot = ctl_running && queue_room;
   wire backlog_push = dec_slot && (backlog_n != 2'd0);
@@ -385,7 +389,7 @@ module sa_accel #(
   wire in_dec2 = dec_cycle && dec_second;
   // Word 1 is only needed in the cycle it is fetched.
   wire [63:0] cmd2_q = c_rdata;
-  // The command: word 0 (and BACKWARD's word 1) and its fields.
+  // The command: word 0 (and a two-word command's word 1) and its fields.
   wire [63:0] w0 = in_dec ? c_rdata : cmd_q;
   wire [63:0] w1 = in_dec2 ? c_rdata : cmd2_q;
   wire [7:0] op = w0[63:56];
@@ -398,6 +402,9 @@ module sa_accel #(
   wire [8:0] f_m = w0[24:16];
   wire [8:0] f_k = w0[33:25];
   wire [15:0] f_x_addr = w1[15:0];
+  wire [1:0] f_func = w0[50:49];
+  wire [15:0] f_mask = w1[15:0];
+  wire [8:0] f_lanes = w1[24:16];
   wire is_load_w = op == OP_LOAD_W;
   wire is_flush_w = op == OP_FLUSH_W;
   wire is_forward = op == OP_FORWARD;
@@ -407,6 +414,10 @@ module sa_accel #(
   wire is_requant = op == OP_REQUANT;
   wire is_sync = op == OP_SYNC;
   wire is_halt = op == OP_HALT;
+  wire is_act = op == OP_ACT;
+  wire two_words = is_backward || is_act;
+  wire reads_mask = f_func == 2'd2;
+  wire [8:0] dst_lanes = f_flag ? MAX_M : MAX_K;
   // Checks, each complete before the command has any effect.
   function [0:0] past_end;
     input [17:0] a;
@@ -417,26 +428,27 @@ module sa_accel #(
     end
   endfunction
   wire [17:0] dst_span = f_flag ? G_DEPTH_SPAN : X_DEPTH_SPAN;
-  wire known_op = (op != 8'd0) && (op <= OP_HALT);
-  wire bad_reserved_bits = is_load_w ? |(w0 & 64'hfffffc00000000) : (is_flush_w ? |(w0 & 64'hffffffffffffff) : (is_forward ? |(w0 & 64'hfe000000000000) : (is_backward ? |(w0 & 64'hf8000000000000) || |(w1 & 64'hffffffffff0000) : (is_drain ? |(w0 & 64'hffffffffff0000) : (is_update ? |(w0 & 64'hffffffffffff00) : (is_requant ? |(w0 & 64'hfe000000000000) : (is_sync ? |(w0 & 64'hffffffffffffff) : (is_halt ? |(w0 & 64'hffffffffffffff) : 1'b0))))))));
-  wire bad_zero_size = is_load_w ? (f_m == 9'd0) || (f_k == 9'd0) : (is_forward || is_backward || is_requant) && (f_len == 16'd0);
-  wire bad_tile_too_large = is_load_w && ((f_m > MAX_M) || (f_k > MAX_K));
+  wire known_op = (op != 8'd0) && (op <= OP_ACT);
+  wire bad_reserved_bits = is_load_w ? |(w0 & 64'hfffffc00000000) : (is_flush_w ? |(w0 & 64'hffffffffffffff) : (is_forward ? |(w0 & 64'hfe000000000000) : (is_backward ? |(w0 & 64'hf8000000000000) || |(w1 & 64'hffffffffff0000) : (is_drain ? |(w0 & 64'hffffffffff0000) : (is_update ? |(w0 & 64'hffffffffffff00) : (is_requant ? |(w0 & 64'hfe000000000000) : (is_sync ? |(w0 & 64'hffffffffffffff) : (is_halt ? |(w0 & 64'hffffffffffffff) : (is_act ? |(w0 & 64'hf8000000000000) || |(w1 & 64'hfffffffe000000) : 1'b0)))))))));
+  wire bad_bad_function = is_act && (~((f_func == 2'd0) || (f_func == 2'd1) || (f_func == 2'd2)) || ((f_func == 2'd2) && (f_flag == 1'b0)));
+  wire bad_zero_size = is_load_w ? (f_m == 9'd0) || (f_k == 9'd0) : ((is_forward || is_backward || is_requant || is_act) && (f_len == 16'd0)) || (is_act && (f_lanes == 9'd0));
+  wire bad_tile_too_large = is_load_w ? (f_m > MAX_M) || (f_k > MAX_K) : is_act && ((f_lanes > dst_lanes) || (reads_mask && (f_lanes > MAX_K)));
   wire bad_lr_shift = is_update && ((f_lr > 8'd63) || ((LR_FIXED != 0) && (f_lr != LR_CONSTANT)));
   wire bad_not_interleaved = is_backward && (f_mode == 2'd3) && (INTERLEAVED == 0);
   wire bad_no_tile = (is_forward || is_backward || is_drain || is_update) && ~res_valid;
-  wire bad_address_range = is_load_w ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, f_k}, W_DEPTH_SPAN) : (is_forward ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) : (is_backward ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, G_DEPTH_SPAN) || (~(f_mode == 2'd0) && past_end({{2{1'b0}}, f_x_addr}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN)) || (~(f_mode == 2'd1) && past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN)) : (is_drain ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, res_m}, A_DEPTH_SPAN) : is_requant && (past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, dst_span)))));
+  wire bad_address_range = is_load_w ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, f_k}, W_DEPTH_SPAN) : (is_forward ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) : (is_backward ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, G_DEPTH_SPAN) || (~(f_mode == 2'd0) && past_end({{2{1'b0}}, f_x_addr}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN)) || (~(f_mode == 2'd1) && past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN)) : (is_drain ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, res_m}, A_DEPTH_SPAN) : (is_requant ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, dst_span) : is_act && (past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, dst_span) || (reads_mask && past_end({{2{1'b0}}, f_mask}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN)))))));
   wire bad_weight_overlap = is_load_w && res_valid && res_dirty && (f_addr_a != res_addr) && past_end({{2{1'b0}}, res_addr}, {{9{1'b0}}, res_k}, {{2{1'b0}}, f_addr_a}) && past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, f_k}, {{2{1'b0}}, res_addr});
-  wire [7:0] chk_err = bad_reserved_bits ? E_RESERVED_BITS : (bad_zero_size ? E_ZERO_SIZE : (bad_tile_too_large ? E_TILE_TOO_LARGE : (bad_lr_shift ? E_LR_SHIFT : (bad_not_interleaved ? E_NOT_INTERLEAVED : (bad_no_tile ? E_NO_TILE : (bad_address_range ? E_ADDRESS_RANGE : (bad_weight_overlap ? E_WEIGHT_OVERLAP : 8'd0)))))));
-  wire chk_bad = bad_reserved_bits || bad_zero_size || bad_tile_too_large || bad_lr_shift || bad_not_interleaved || bad_no_tile || bad_address_range || bad_weight_overlap;
+  wire [7:0] chk_err = bad_reserved_bits ? E_RESERVED_BITS : (bad_bad_function ? E_BAD_FUNCTION : (bad_zero_size ? E_ZERO_SIZE : (bad_tile_too_large ? E_TILE_TOO_LARGE : (bad_lr_shift ? E_LR_SHIFT : (bad_not_interleaved ? E_NOT_INTERLEAVED : (bad_no_tile ? E_NO_TILE : (bad_address_range ? E_ADDRESS_RANGE : (bad_weight_overlap ? E_WEIGHT_OVERLAP : 8'd0))))))));
+  wire chk_bad = bad_reserved_bits || bad_bad_function || bad_zero_size || bad_tile_too_large || bad_lr_shift || bad_not_interleaved || bad_no_tile || bad_address_range || bad_weight_overlap;
   wire end0 = pc >= prog_len;
   wire end1 = (pc + 17'd1) >= prog_len;
-  wire [7:0] dec_err = in_dec ? (end0 ? E_PROGRAM_END : (~known_op ? E_UNKNOWN_OPCODE : (is_backward ? 8'd0 : chk_err))) : (in_dec2 ? (end1 ? E_PROGRAM_END : chk_err) : 8'd0);
-  wire dec_final = (in_dec && (end0 || ~known_op || ~is_backward)) || in_dec2;
-  wire dec_go = (in_dec && ~end0 && known_op && ~is_backward && ~chk_bad) || (in_dec2 && ~end1 && ~chk_bad);
+  wire [7:0] dec_err = in_dec ? (end0 ? E_PROGRAM_END : (~known_op ? E_UNKNOWN_OPCODE : (two_words ? 8'd0 : chk_err))) : (in_dec2 ? (end1 ? E_PROGRAM_END : chk_err) : 8'd0);
+  wire dec_final = (in_dec && (end0 || ~known_op || ~two_words)) || in_dec2;
+  wire dec_go = (in_dec && ~end0 && known_op && ~two_words && ~chk_bad) || (in_dec2 && ~end1 && ~chk_bad);
   wire dec_fault = dec_final && ~dec_go;
   wire stop_now = dec_fault || (dec_go && is_halt);
   wire cmd_next = dec_go && ~is_halt;
-  wire [16:0] pc_next = cmd_next ? pc + (is_backward ? 17'd2 : 17'd1) : pc;
+  wire [16:0] pc_next = cmd_next ? pc + (two_words ? 17'd2 : 17'd1) : pc;
   wire second_next = dec_final ? 1'b0 : dec_second || in_dec;
   wire [16:0] fetch_next = pc_next + {{16{1'b0}}, second_next};
   wire [16:0] fetch_next_unused = fetch_next;
@@ -450,16 +462,16 @@ module sa_accel #(
   wire mk_evict = resident_waits && pend_valid;
   wire mk_first = ~resident_waits && pend_valid;
   wire [5:0] lr_field = f_lr[5:0];
-  wire dec_push = dec_cycle && (stop_now || (dec_go && (is_load_w || is_flush_w || is_forward || is_backward || is_drain || is_requant || (is_update && resident_waits))));
+  wire dec_push = dec_cycle && (stop_now || (dec_go && (is_load_w || is_flush_w || is_forward || is_backward || is_drain || is_requant || is_act || (is_update && resident_waits))));
   wire push_valid = backlog_push || dec_push;
-  wire [97:0] push_entry = backlog_push ? backlog0 : (stop_now ? (resident_waits ? {K_SWAP, 64'd0, 16'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0} : {K_STOP, 64'd0, 16'd0, 1'b0, 1'b0, 6'd0, pend_valid, pend_lr}) : (is_load_w ? (resident_waits ? {K_SWAP, 64'd0, 16'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0} : {K_LOAD, w0, 16'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0}) : (is_flush_w ? {K_ZERO_LOAD, 64'd0, 16'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0} : ((is_forward || is_backward) ? {K_STREAM, w0, f_x_addr, mk_swap, mk_evict, pend_lr, mk_first, pend_lr} : (is_drain ? {K_DRAIN, w0, f_x_addr, mk_swap, mk_evict, pend_lr, mk_first, pend_lr} : (is_requant ? {K_REQUANT, w0, 16'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0} : {K_SWAP, 64'd0, 16'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0}))))));
-  wire [97:0] flush_swap = {K_SWAP, 64'd0, 16'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0};
-  wire [97:0] load_entry = {K_LOAD, w0, 16'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0};
-  wire [97:0] zero_entry = {K_ZERO_LOAD, 64'd0, 16'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0};
-  wire [97:0] last_stop = {K_STOP, 64'd0, 16'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0};
+  wire [106:0] push_entry = backlog_push ? backlog0 : (stop_now ? (resident_waits ? {K_SWAP, 64'd0, 16'd0, 9'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0} : {K_STOP, 64'd0, 16'd0, 9'd0, 1'b0, 1'b0, 6'd0, pend_valid, pend_lr}) : (is_load_w ? (resident_waits ? {K_SWAP, 64'd0, 16'd0, 9'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0} : {K_LOAD, w0, 16'd0, 9'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0}) : (is_flush_w ? {K_ZERO_LOAD, 64'd0, 16'd0, 9'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0} : ((is_forward || is_backward) ? {K_STREAM, w0, f_x_addr, 9'd0, mk_swap, mk_evict, pend_lr, mk_first, pend_lr} : (is_drain ? {K_DRAIN, w0, f_x_addr, 9'd0, mk_swap, mk_evict, pend_lr, mk_first, pend_lr} : ((is_requant || is_act) ? {K_REQUANT, w0, f_mask, is_act ? f_lanes : dst_lanes, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0} : {K_SWAP, 64'd0, 16'd0, 9'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0}))))));
+  wire [106:0] flush_swap = {K_SWAP, 64'd0, 16'd0, 9'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0};
+  wire [106:0] load_entry = {K_LOAD, w0, 16'd0, 9'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0};
+  wire [106:0] zero_entry = {K_ZERO_LOAD, 64'd0, 16'd0, 9'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0};
+  wire [106:0] last_stop = {K_STOP, 64'd0, 16'd0, 9'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0};
   wire [1:0] queue_pops = {{1{1'b0}}, data_take} + {{1{1'b0}}, load_take};
   wire [1:0] queue_left = q_len - queue_pops;
-  wire [2:0] q0_kind = q0[97:95];
+  wire [2:0] q0_kind = q0[106:104];
   always @(posedge clk) begin
     if (rst) begin
       ctl_running <= 1'b0;
@@ -468,8 +480,8 @@ module sa_accel #(
       dec_done <= 1'b0;
       cmd_q <= 64'd0;
       backlog_n <= 2'd0;
-      backlog0 <= 98'd0;
-      backlog1 <= 98'd0;
+      backlog0 <= 107'd0;
+      backlog1 <= 107'd0;
       pend_valid <= 1'b0;
       pend_lr <= 6'd0;
       resident_waits <= 1'b0;
@@ -486,8 +498,8 @@ module sa_accel #(
       err_code <= 8'd0;
       stop_pc <= 17'd0;
       q_len <= 2'd0;
-      q0 <= 98'd0;
-      q1 <= 98'd0;
+      q0 <= 107'd0;
+      q1 <= 107'd0;
     end else begin
       if (ctl_running) begin
         if (backlog_push) begin
@@ -584,7 +596,7 @@ module sa_accel #(
   end
   // Issue engines: the data engine, the load engine and the tiles they move.
   reg d_busy;
-  reg [97:0] d_e;
+  reg [106:0] d_e;
   reg [2:0] d_step;
   reg d_pass;
   reg [15:0] d_t;
@@ -619,13 +631,15 @@ module sa_accel #(
   wire q0_is_load = (q0_kind == K_LOAD) || (q0_kind == K_ZERO_LOAD);
   assign data_take = ctl_running && ~d_busy && (q_len != 2'd0) && ~q0_is_load;
   wire c_valid = d_busy || data_take;
-  wire [97:0] c_e = data_take ? q0 : d_e;
-  wire [2:0] c_kind = c_e[97:95];
+  wire [106:0] c_e = data_take ? q0 : d_e;
+  wire [2:0] c_kind = c_e[106:104];
   wire [2:0] c_kind_unused = c_kind;
-  wire [63:0] c_w0 = c_e[94:31];
+  wire [63:0] c_w0 = c_e[103:40];
   wire [63:0] c_w0_unused = c_w0;
-  wire [15:0] c_x_addr = c_e[30:15];
+  wire [15:0] c_x_addr = c_e[39:24];
   wire [15:0] c_x_addr_unused = c_x_addr;
+  wire [8:0] c_lanes = c_e[23:15];
+  wire [8:0] c_lanes_unused = c_lanes;
   wire [0:0] c_swap = c_e[14];
   wire [0:0] c_swap_unused = c_swap;
   wire [0:0] c_evict = c_e[13];
@@ -642,6 +656,9 @@ module sa_accel #(
   wire [15:0] c_addr_a = c_w0[15:0];
   wire [15:0] c_addr_b = c_w0[31:16];
   wire c_fwd = c_w0[63:56] == OP_FORWARD;
+  wire c_act = c_w0[63:56] == OP_ACT;
+  wire [1:0] c_func = c_w0[50:49];
+  wire c_reads_mask = c_func == 2'd2;
   wire c_seq = ~c_fwd && (c_mode == 2'd2);
   wire [2:0] c_init = (c_kind == K_STREAM) ? ((c_swap && c_first) ? D_SWAP_BUBBLE : (c_first ? D_UPDATE_FIRST : D_WAVE)) : ((c_kind == K_DRAIN) ? (c_swap ? D_SWAP_BUBBLE : (c_first ? D_UPDATE_FIRST : D_DRAIN)) : ((c_kind == K_SWAP) ? D_SWAP_BUBBLE : ((c_kind == K_REQUANT) ? D_REQUANT : (c_first ? D_UPDATE_FIRST : D_STOP))));
   wire [2:0] c_step = data_take ? c_init : d_step;
@@ -693,11 +710,11 @@ module sa_accel #(
   wire [17:0] act_end = {{2{1'b0}}, act_addr} + {{9{1'b0}}, act_k};
   wire [17:0] sw_hull_lo = (swap_lines && (hull_empty || (act_start < hull_lo))) ? act_start : hull_lo;
   wire [17:0] sw_hull_hi = (swap_lines && (hull_empty || (act_end > hull_hi))) ? act_end : hull_hi;
-  wire [97:0] lh_e = data_take ? q1 : q0;
-  wire [97:0] lh_e_unused = lh_e;
-  wire [2:0] lh_kind = lh_e[97:95];
+  wire [106:0] lh_e = data_take ? q1 : q0;
+  wire [106:0] lh_e_unused = lh_e;
+  wire [2:0] lh_kind = lh_e[106:104];
   wire [2:0] lh_kind_unused = lh_kind;
-  wire [63:0] lh_w0 = lh_e[94:31];
+  wire [63:0] lh_w0 = lh_e[103:40];
   wire [63:0] lh_w0_unused = lh_w0;
   wire lh_avail = (q_len == 2'd2) || ((q_len == 2'd1) && ~data_take);
   wire lh_zero = lh_kind == K_ZERO_LOAD;
@@ -734,7 +751,7 @@ module sa_accel #(
   always @(posedge clk) begin
     if (rst) begin
       d_busy <= 1'b0;
-      d_e <= 98'd0;
+      d_e <= 107'd0;
       d_step <= 3'd0;
       d_pass <= 1'b0;
       d_t <= 16'd0;
@@ -1009,6 +1026,10 @@ module sa_accel #(
   wire [15:0] rq_line_unused = rq_line;
   reg rq_to_g;
   wire rq_to_g_unused = rq_to_g;
+  reg [8:0] rq_lanes;
+  wire [8:0] rq_lanes_unused = rq_lanes;
+  reg [1:0] rq_func;
+  wire [1:0] rq_func_unused = rq_func;
   wire [15:0] drain_j = DRAIN_LAST - c_t;
   always @(posedge clk) begin
     if (rst) begin
@@ -1018,6 +1039,8 @@ module sa_accel #(
       rq_write <= 1'b0;
       rq_line <= 16'd0;
       rq_to_g <= 1'b0;
+      rq_lanes <= 9'd0;
+      rq_func <= 2'd0;
     end else begin
       dr_write <= do_drain && (drain_j < {{7{1'b0}}, sw_act_m});
       dr_line <= c_addr_a + drain_j;
@@ -1025,6 +1048,8 @@ module sa_accel #(
       rq_write <= do_requant;
       rq_line <= c_addr_b + c_t;
       rq_to_g <= c_acc;
+      rq_lanes <= c_lanes;
+      rq_func <= c_func;
     end
   end
   // The lines the decisions read, before their buffers' address bits.
@@ -1042,18 +1067,19 @@ module sa_accel #(
   assign w_ctl_we = wd_valid ? ~({C{1'b1}} << wd_lanes) : {C{1'b0}};
   assign w_ctl_waddr = wd_line[W_AB-1:0];
   assign w_ctl_wdata = arr_w_out;
-  // Activations and gradients: wave reads; REQUANT's lines.
-  assign x_ctl_re = wave_x;
+  // Activations and gradients: wave and ACT mask reads; REQUANT's and ACT's lines.
+  wire mask_read = do_requant && c_act && c_reads_mask;
+  assign x_ctl_re = wave_x || mask_read;
   assign x_ctl_raddr = x_line[X_AB-1:0];
-  assign x_ctl_we = (rq_write && ~rq_to_g) ? {R{1'b1}} : {R{1'b0}};
+  assign x_ctl_we = (rq_write && ~rq_to_g) ? ~({R{1'b1}} << rq_lanes) : {R{1'b0}};
   assign x_ctl_waddr = rq_line[X_AB-1:0];
-  assign x_ctl_wdata = rq_out[R*DW-1:0];
+  assign x_ctl_wdata = act_out[R*DW-1:0];
   assign g_ctl_re = wave_dy;
   assign g_ctl_raddr = line_a_t[G_AB-1:0];
-  assign g_ctl_we = (rq_write && rq_to_g) ? {C{1'b1}} : {C{1'b0}};
+  assign g_ctl_we = (rq_write && rq_to_g) ? ~({C{1'b1}} << rq_lanes) : {C{1'b0}};
   assign g_ctl_waddr = rq_line[G_AB-1:0];
-  assign g_ctl_wdata = rq_out[C*DW-1:0];
-  // Accumulators: REQUANT and accumulating reads; results and DRAIN.
+  assign g_ctl_wdata = act_out[C*DW-1:0];
+  // Accumulators: REQUANT, ACT and accumulating reads; results and DRAIN.
   assign a_ctl_re = do_requant || wb_rd;
   assign a_ctl_raddr = do_requant ? line_a_t[A_AB-1:0] : pre_line[A_AB-1:0];
   assign a_ctl_we = dr_write ? ~({LA{1'b1}} << dr_lanes) : wb_we;
@@ -1072,6 +1098,7 @@ module sa_accel #(
       end
     end
   end
+  wire [LA*DW-1:0] rq_out;
   generate
   for (l = 0; l < LA; l = l + 1) begin : g_a_rd
     assign a_rd[l*AW +: AW] = a_fwd_q[l] ? a_fwd_data_q[l*AW +: AW] : a_rdata[l*AW +: AW];
@@ -1079,6 +1106,24 @@ module sa_accel #(
       .a(a_rd[l*AW +: AW]),
       .q(rq_out[l*DW +: DW])
     );
+  end
+  endgenerate
+  // Activation unit: each requantized lane passes or becomes 0 (ACT's function).
+  wire [LA-1:0] act_mask_pos;
+  generate
+  for (l = 0; l < LA; l = l + 1) begin : g_act_mask_pos
+    if (l < R) begin : g_in
+      assign act_mask_pos[l] = ~x_rdata[l*DW+(DW-1)] && |x_rdata[l*DW +: DW];
+    end else begin : g_in
+      assign act_mask_pos[l] = 1'b0;
+    end
+  end
+  endgenerate
+  wire [LA-1:0] act_keep;
+  generate
+  for (l = 0; l < LA; l = l + 1) begin : g_act_out
+    assign act_keep[l] = (rq_func == 2'd0) ? 1'b1 : ((rq_func == 2'd1) ? ~rq_out[l*DW+(DW-1)] : ((rq_func == 2'd2) ? act_mask_pos[l] : 1'b0));
+    assign act_out[l*DW +: DW] = act_keep[l] ? rq_out[l*DW +: DW] : {DW{1'b0}};
   end
   endgenerate
   // Host interface: registers (docs/HOST.md).
@@ -1547,6 +1592,22 @@ module sa_accel #(
             rdata_q <= {{16{1'b0}}, cnt_load_slots[47:32]};
             rresp_q <= 2'd0;
           end
+          12'h250: begin
+            rdata_q <= cnt_act_cycles[31:0];
+            rresp_q <= 2'd0;
+          end
+          12'h254: begin
+            rdata_q <= {{16{1'b0}}, cnt_act_cycles[47:32]};
+            rresp_q <= 2'd0;
+          end
+          12'h258: begin
+            rdata_q <= cnt_act_words[31:0];
+            rresp_q <= 2'd0;
+          end
+          12'h25c: begin
+            rdata_q <= {{16{1'b0}}, cnt_act_words[47:32]};
+            rresp_q <= 2'd0;
+          end
           default: begin
             rdata_q <= 32'd0;
             rresp_q <= 2'd2;
@@ -1713,8 +1774,8 @@ module sa_accel #(
   wire [18:0] inc_il_acc_writes = (wb_write && (wb_ph == 2'd2) && wb_acc) ? {{10{1'b0}}, wb_lanes} : 19'd0;
   wire [18:0] inc_drain_dw_writes = dr_write ? {{10{1'b0}}, dr_lanes} : 19'd0;
   wire [18:0] inc_decode_cycles = {{18{1'b0}}, in_dec || in_dec2};
-  wire [18:0] inc_requant_cycles = {{18{1'b0}}, do_requant};
-  wire [18:0] inc_requant_words = do_requant ? {{10{1'b0}}, c_acc ? MAX_M : MAX_K} : 19'd0;
+  wire [18:0] inc_requant_cycles = {{18{1'b0}}, do_requant && ~c_act};
+  wire [18:0] inc_requant_words = (do_requant && ~c_act) ? {{10{1'b0}}, c_acc ? MAX_M : MAX_K} : 19'd0;
   wire [18:0] inc_syncs = {{18{1'b0}}, dec_go && is_sync};
   wire [18:0] inc_commands = {{18{1'b0}}, dec_go};
   wire [18:0] inc_dma_in_beats = {{18{1'b0}}, dma_wbeat};
@@ -1723,6 +1784,8 @@ module sa_accel #(
   wire [18:0] inc_dma_out_stalls = {{18{1'b0}}, m_v && ~m_axis_tready};
   wire [18:0] inc_host_idle_cycles = {{18{1'b0}}, ~ctl_running && ~dma_on};
   wire [18:0] inc_load_slots = {{18{1'b0}}, slot_now};
+  wire [18:0] inc_act_cycles = {{18{1'b0}}, do_requant && c_act};
+  wire [18:0] inc_act_words = (do_requant && c_act) ? {{10{1'b0}}, c_lanes} : 19'd0;
   always @(posedge clk) begin
     if (rst || clear_req) begin
       cnt_run_cycles <= 48'd0;
@@ -1767,6 +1830,8 @@ module sa_accel #(
       cnt_dma_out_stalls <= 48'd0;
       cnt_host_idle_cycles <= 48'd0;
       cnt_load_slots <= 48'd0;
+      cnt_act_cycles <= 48'd0;
+      cnt_act_words <= 48'd0;
     end else begin
       cnt_run_cycles <= (cnt_run_cycles + {{29{1'b0}}, inc_run_cycles}) & CNT_MASK;
       cnt_idle_cycles <= (cnt_idle_cycles + {{29{1'b0}}, inc_idle_cycles}) & CNT_MASK;
@@ -1810,6 +1875,8 @@ module sa_accel #(
       cnt_dma_out_stalls <= (cnt_dma_out_stalls + {{29{1'b0}}, inc_dma_out_stalls}) & CNT_MASK;
       cnt_host_idle_cycles <= (cnt_host_idle_cycles + {{29{1'b0}}, inc_host_idle_cycles}) & CNT_MASK;
       cnt_load_slots <= (cnt_load_slots + {{29{1'b0}}, inc_load_slots}) & CNT_MASK;
+      cnt_act_cycles <= (cnt_act_cycles + {{29{1'b0}}, inc_act_cycles}) & CNT_MASK;
+      cnt_act_words <= (cnt_act_words + {{29{1'b0}}, inc_act_words}) & CNT_MASK;
     end
   end
 endmodule

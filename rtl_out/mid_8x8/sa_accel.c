@@ -49,11 +49,13 @@ static const char *const counter_names[SA_COUNTER_COUNT] = {
     "dma_out_stalls",
     "host_idle_cycles",
     "load_slots",
+    "act_cycles",
+    "act_words",
 };
 
 static const char *const counter_meanings[SA_COUNTER_COUNT] = {
     "cycles the controller ran (decode and execute)",
-    "run cycles in which the array neither computes, loads, updates nor drains (none: decode and REQUANT; dense: bubbles and waits)",
+    "run cycles in which the array neither computes, loads, updates nor drains (none: decode, REQUANT and ACT; dense: bubbles and waits)",
     "cycles that only load weights (none: LOAD cycles; dense: slots without a data wave)",
     "FWD cycles (dense: FWD waves)",
     "BWD_DX cycles (DX and the first SEQUENTIAL pass; dense: waves)",
@@ -94,6 +96,8 @@ static const char *const counter_meanings[SA_COUNTER_COUNT] = {
     "cycles m_axis_tvalid waited for m_axis_tready",
     "cycles with neither a run nor a DMA",
     "weight rows exchanged into the array (none: LOAD cycles; dense: slots, hidden or not)",
+    "ACT cycles (one per line through the activation unit)",
+    "words written by ACT (lanes per line)",
 };
 
 /* Whether a counter depends on the host's timing (not modelled by the emulator). */
@@ -140,6 +144,8 @@ static const unsigned char counter_host_only[SA_COUNTER_COUNT] = {
     1,
     1,
     0,
+    0,
+    0,
 };
 
 struct code_name {
@@ -152,13 +158,14 @@ static const struct code_name error_names[] = {
     {SA_ERR_UNKNOWN_OPCODE, "UNKNOWN_OPCODE", "unknown opcode"},
     {SA_ERR_RESERVED_BITS, "RESERVED_BITS", "a reserved or unused field is not zero"},
     {SA_ERR_PROGRAM_END, "PROGRAM_END", "the program ended before a HALT (or inside a two-word command)"},
-    {SA_ERR_ZERO_SIZE, "ZERO_SIZE", "a size field (m, k, n or count) is zero"},
-    {SA_ERR_TILE_TOO_LARGE, "TILE_TOO_LARGE", "the tile is larger than the array (m > cols or k > rows)"},
+    {SA_ERR_ZERO_SIZE, "ZERO_SIZE", "a size field (m, k, n, count or lanes) is zero"},
+    {SA_ERR_TILE_TOO_LARGE, "TILE_TOO_LARGE", "the tile is larger than the array (m > cols or k > rows), or ACT writes more lanes than its destination has"},
     {SA_ERR_LR_SHIFT, "LR_SHIFT", "lr_shift is larger than 63 (the array's port is 6 bits), or is not the constant lr_shift the array was built with"},
     {SA_ERR_NOT_INTERLEAVED, "NOT_INTERLEAVED", "interleaved backward on an array built with backward = \"sequential\""},
     {SA_ERR_NO_TILE, "NO_TILE", "the command needs a weight tile in the array and none is loaded"},
     {SA_ERR_ADDRESS_RANGE, "ADDRESS_RANGE", "an address range runs past the end of its buffer"},
     {SA_ERR_WEIGHT_OVERLAP, "WEIGHT_OVERLAP", "LOAD_W reads lines that the write-back of the previous tile overwrites"},
+    {SA_ERR_BAD_FUNCTION, "BAD_FUNCTION", "ACT function code 3, or relu_grad (a gradient gate) into the activation buffer"},
 };
 
 static const struct code_name dma_error_names[] = {

@@ -102,7 +102,7 @@ extern "C" {
    (bits 31:0) and + 4 (the high bits). ---- */
 #define SA_COUNTER_STRIDE                8u           /* bytes per counter */
 #define SA_COUNTER_BITS                  48u          /* width of a counter (it counts modulo 2^bits; 0: none, all read 0) */
-#define SA_COUNTER_COUNT                 42u          /* counters */
+#define SA_COUNTER_COUNT                 44u          /* counters */
 #define SA_COUNTER_RUN_CYCLES            0u           /* run_cycles */
 #define SA_COUNTER_IDLE_CYCLES           1u           /* idle_cycles */
 #define SA_COUNTER_LOAD_CYCLES           2u           /* load_cycles */
@@ -145,18 +145,21 @@ extern "C" {
 #define SA_COUNTER_DMA_OUT_STALLS        39u          /* dma_out_stalls (host side) */
 #define SA_COUNTER_HOST_IDLE_CYCLES      40u          /* host_idle_cycles (host side) */
 #define SA_COUNTER_LOAD_SLOTS            41u          /* load_slots */
+#define SA_COUNTER_ACT_CYCLES            42u          /* act_cycles */
+#define SA_COUNTER_ACT_WORDS             43u          /* act_words */
 
 /* ---- Command error codes (STATUS[15:8]), in code order. ---- */
 #define SA_ERR_UNKNOWN_OPCODE            0x01u        /* unknown opcode */
 #define SA_ERR_RESERVED_BITS             0x02u        /* a reserved or unused field is not zero */
 #define SA_ERR_PROGRAM_END               0x03u        /* the program ended before a HALT (or inside a two-word command) */
-#define SA_ERR_ZERO_SIZE                 0x04u        /* a size field (m, k, n or count) is zero */
-#define SA_ERR_TILE_TOO_LARGE            0x05u        /* the tile is larger than the array (m > cols or k > rows) */
+#define SA_ERR_ZERO_SIZE                 0x04u        /* a size field (m, k, n, count or lanes) is zero */
+#define SA_ERR_TILE_TOO_LARGE            0x05u        /* the tile is larger than the array (m > cols or k > rows), or ACT writes more lanes than its destination has */
 #define SA_ERR_LR_SHIFT                  0x06u        /* lr_shift is larger than 63 (the array's port is 6 bits), or is not the constant lr_shift the array was built with */
 #define SA_ERR_NOT_INTERLEAVED           0x07u        /* interleaved backward on an array built with backward = "sequential" */
 #define SA_ERR_NO_TILE                   0x08u        /* the command needs a weight tile in the array and none is loaded */
 #define SA_ERR_ADDRESS_RANGE             0x09u        /* an address range runs past the end of its buffer */
 #define SA_ERR_WEIGHT_OVERLAP            0x0Au        /* LOAD_W reads lines that the write-back of the previous tile overwrites */
+#define SA_ERR_BAD_FUNCTION              0x0Bu        /* ACT function code 3, or relu_grad (a gradient gate) into the activation buffer */
 
 /* ---- Command words (docs/COMMANDS.md): opcodes, argument fields, encoders. ---- */
 #define SA_WORD_BITS                     64u          /* command word */
@@ -237,12 +240,40 @@ extern "C" {
 #define SA_WORDS_SYNC                    1u           /* words */
 #define SA_OP_HALT                       0x09u        /* opcode */
 #define SA_WORDS_HALT                    1u           /* words */
+#define SA_OP_ACT                        0x0Au        /* opcode */
+#define SA_WORDS_ACT                     2u           /* words */
+#define SA_ACT_FUNC_WORD                 0u           /* word of the field */
+#define SA_ACT_FUNC_LO                   49u          /* field */
+#define SA_ACT_FUNC_BITS                 2u           /* field */
+#define SA_ACT_SRC_WORD                  0u           /* word of the field */
+#define SA_ACT_SRC_LO                    0u           /* field */
+#define SA_ACT_SRC_BITS                  16u          /* field */
+#define SA_ACT_DST_WORD                  0u           /* word of the field */
+#define SA_ACT_DST_LO                    48u          /* field */
+#define SA_ACT_DST_BITS                  1u           /* field */
+#define SA_ACT_ADDR_WORD                 0u           /* word of the field */
+#define SA_ACT_ADDR_LO                   16u          /* field */
+#define SA_ACT_ADDR_BITS                 16u          /* field */
+#define SA_ACT_COUNT_WORD                0u           /* word of the field */
+#define SA_ACT_COUNT_LO                  32u          /* field */
+#define SA_ACT_COUNT_BITS                16u          /* field */
+#define SA_ACT_MASK_WORD                 1u           /* word of the field */
+#define SA_ACT_MASK_LO                   0u           /* field */
+#define SA_ACT_MASK_BITS                 16u          /* field */
+#define SA_ACT_LANES_WORD                1u           /* word of the field */
+#define SA_ACT_LANES_LO                  16u          /* field */
+#define SA_ACT_LANES_BITS                9u           /* field */
 #define SA_BACKWARD_DX                   0u           /* BACKWARD mode */
 #define SA_BACKWARD_DW                   1u           /* BACKWARD mode */
 #define SA_BACKWARD_SEQUENTIAL           2u           /* BACKWARD mode */
 #define SA_BACKWARD_INTERLEAVED          3u           /* BACKWARD mode */
 #define SA_REQUANT_TO_ACTIVATIONS        0u           /* REQUANT dst */
 #define SA_REQUANT_TO_GRADIENTS          1u           /* REQUANT dst */
+#define SA_ACT_TO_ACTIVATIONS            0u           /* ACT dst */
+#define SA_ACT_TO_GRADIENTS              1u           /* ACT dst */
+#define SA_ACT_IDENTITY                  0u           /* ACT func */
+#define SA_ACT_RELU                      1u           /* ACT func */
+#define SA_ACT_RELU_GRAD                 2u           /* ACT func */
 
 /* v masked to `bits` bits at bit `lo`. The encoders mask every argument to its
    field; check ranges with the SA_<COMMAND>_<ARG>_BITS macros if they may not fit. */
@@ -322,6 +353,19 @@ static inline uint64_t sa_cmd_sync(void)
 static inline uint64_t sa_cmd_halt(void)
 {
     return sa_field(SA_OP_HALT, SA_FIELD_OPCODE_LO, SA_FIELD_OPCODE_BITS);
+}
+
+/* ACT func src dst addr count mask lanes: 2 word(s). */
+static inline void sa_cmd_act(uint64_t w[2], uint64_t func, uint64_t src, uint64_t dst, uint64_t addr, uint64_t count, uint64_t mask, uint64_t lanes)
+{
+    w[0] = sa_field(SA_OP_ACT, SA_FIELD_OPCODE_LO, SA_FIELD_OPCODE_BITS)
+        | sa_field(func, SA_ACT_FUNC_LO, SA_ACT_FUNC_BITS)
+        | sa_field(src, SA_ACT_SRC_LO, SA_ACT_SRC_BITS)
+        | sa_field(dst, SA_ACT_DST_LO, SA_ACT_DST_BITS)
+        | sa_field(addr, SA_ACT_ADDR_LO, SA_ACT_ADDR_BITS)
+        | sa_field(count, SA_ACT_COUNT_LO, SA_ACT_COUNT_BITS);
+    w[1] = sa_field(mask, SA_ACT_MASK_LO, SA_ACT_MASK_BITS)
+        | sa_field(lanes, SA_ACT_LANES_LO, SA_ACT_LANES_BITS);
 }
 
 /* ---- The driver (sa_accel.c). ----

@@ -82,7 +82,7 @@ module sa_accel #(
   wire [A_AB-1:0] a_ctl_waddr;
   wire [LA*AW-1:0] a_ctl_wdata;
   wire [LA*AW-1:0] dw_wide;
-  wire [LA*DW-1:0] rq_out;
+  wire [LA*DW-1:0] act_out;
   reg [A_AB-1:0] wb_line;
   wire wb_rd;
   wire [A_AB-1:0] wb_raddr;
@@ -146,6 +146,8 @@ module sa_accel #(
   reg [47:0] cnt_dma_out_stalls;
   reg [47:0] cnt_host_idle_cycles;
   reg [47:0] cnt_load_slots;
+  reg [47:0] cnt_act_cycles;
+  reg [47:0] cnt_act_words;
   // The array; its inputs arr_* are driven by the controller.
   wire [3:0] arr_mode;
   wire [5:0] arr_lr_shift;
@@ -293,6 +295,7 @@ module sa_accel #(
   localparam [7:0] OP_REQUANT = 8'd7;
   localparam [7:0] OP_SYNC = 8'd8;
   localparam [7:0] OP_HALT = 8'd9;
+  localparam [7:0] OP_ACT = 8'd10;
   localparam [7:0] E_UNKNOWN_OPCODE = 8'd1;
   localparam [7:0] E_RESERVED_BITS = 8'd2;
   localparam [7:0] E_PROGRAM_END = 8'd3;
@@ -303,6 +306,7 @@ module sa_accel #(
   localparam [7:0] E_NO_TILE = 8'd8;
   localparam [7:0] E_ADDRESS_RANGE = 8'd9;
   localparam [7:0] E_WEIGHT_OVERLAP = 8'd10;
+  localparam [7:0] E_BAD_FUNCTION = 8'd11;
   localparam MAX_K_I = R;
   localparam [8:0] MAX_K = MAX_K_I[8:0];
   localparam MAX_M_I = C;
@@ -355,7 +359,7 @@ module sa_accel #(
   wire in_dec = ctl_state == S_DEC;
   wire in_dec2 = ctl_state == S_DEC2;
   wire in_exec = ctl_state == S_EXEC;
-  // The command: word 0 (and BACKWARD's word 1) and its fields.
+  // The command: word 0 (and a two-word command's word 1) and its fields.
   wire [63:0] w0 = in_dec ? c_rdata : cmd_q;
   wire [63:0] w1 = in_dec2 ? c_rdata : cmd2_q;
   wire [7:0] op = w0[63:56];
@@ -368,6 +372,9 @@ module sa_accel #(
   wire [8:0] f_m = w0[24:16];
   wire [8:0] f_k = w0[33:25];
   wire [15:0] f_x_addr = w1[15:0];
+  wire [1:0] f_func = w0[50:49];
+  wire [15:0] f_mask = w1[15:0];
+  wire [8:0] f_lanes = w1[24:16];
   wire is_load_w = op == OP_LOAD_W;
   wire is_flush_w = op == OP_FLUSH_W;
   wire is_forward = op == OP_FORWARD;
@@ -377,6 +384,10 @@ module sa_accel #(
   wire is_requant = op == OP_REQUANT;
   wire is_sync = op == OP_SYNC;
   wire is_halt = op == OP_HALT;
+  wire is_act = op == OP_ACT;
+  wire two_words = is_backward || is_act;
+  wire reads_mask = f_func == 2'd2;
+  wire [8:0] dst_lanes = f_flag ? MAX_M : MAX_K;
   // Checks, each complete before the command has any effect.
   function [0:0] past_end;
     input [17:0] a;
@@ -387,23 +398,24 @@ module sa_accel #(
     end
   endfunction
   wire [17:0] dst_span = f_flag ? G_DEPTH_SPAN : X_DEPTH_SPAN;
-  wire known_op = (op != 8'd0) && (op <= OP_HALT);
-  wire bad_reserved_bits = is_load_w ? |(w0 & 64'hfffffc00000000) : (is_flush_w ? |(w0 & 64'hffffffffffffff) : (is_forward ? |(w0 & 64'hfe000000000000) : (is_backward ? |(w0 & 64'hf8000000000000) || |(w1 & 64'hffffffffff0000) : (is_drain ? |(w0 & 64'hffffffffff0000) : (is_update ? |(w0 & 64'hffffffffffff00) : (is_requant ? |(w0 & 64'hfe000000000000) : (is_sync ? |(w0 & 64'hffffffffffffff) : (is_halt ? |(w0 & 64'hffffffffffffff) : 1'b0))))))));
-  wire bad_zero_size = is_load_w ? (f_m == 9'd0) || (f_k == 9'd0) : (is_forward || is_backward || is_requant) && (f_len == 16'd0);
-  wire bad_tile_too_large = is_load_w && ((f_m > MAX_M) || (f_k > MAX_K));
+  wire known_op = (op != 8'd0) && (op <= OP_ACT);
+  wire bad_reserved_bits = is_load_w ? |(w0 & 64'hfffffc00000000) : (is_flush_w ? |(w0 & 64'hffffffffffffff) : (is_forward ? |(w0 & 64'hfe000000000000) : (is_backward ? |(w0 & 64'hf8000000000000) || |(w1 & 64'hffffffffff0000) : (is_drain ? |(w0 & 64'hffffffffff0000) : (is_update ? |(w0 & 64'hffffffffffff00) : (is_requant ? |(w0 & 64'hfe000000000000) : (is_sync ? |(w0 & 64'hffffffffffffff) : (is_halt ? |(w0 & 64'hffffffffffffff) : (is_act ? |(w0 & 64'hf8000000000000) || |(w1 & 64'hfffffffe000000) : 1'b0)))))))));
+  wire bad_bad_function = is_act && (~((f_func == 2'd0) || (f_func == 2'd1) || (f_func == 2'd2)) || ((f_func == 2'd2) && (f_flag == 1'b0)));
+  wire bad_zero_size = is_load_w ? (f_m == 9'd0) || (f_k == 9'd0) : ((is_forward || is_backward || is_requant || is_act) && (f_len == 16'd0)) || (is_act && (f_lanes == 9'd0));
+  wire bad_tile_too_large = is_load_w ? (f_m > MAX_M) || (f_k > MAX_K) : is_act && ((f_lanes > dst_lanes) || (reads_mask && (f_lanes > MAX_K)));
   wire bad_lr_shift = is_update && ((f_lr > 8'd63) || ((LR_FIXED != 0) && (f_lr != LR_CONSTANT)));
   wire bad_not_interleaved = is_backward && (f_mode == 2'd3) && (INTERLEAVED == 0);
   wire bad_no_tile = (is_forward || is_backward || is_drain || is_update) && ~res_valid;
-  wire bad_address_range = is_load_w ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, f_k}, W_DEPTH_SPAN) : (is_forward ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) : (is_backward ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, G_DEPTH_SPAN) || (~(f_mode == 2'd0) && past_end({{2{1'b0}}, f_x_addr}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN)) || (~(f_mode == 2'd1) && past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN)) : (is_drain ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, res_m}, A_DEPTH_SPAN) : is_requant && (past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, dst_span)))));
+  wire bad_address_range = is_load_w ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, f_k}, W_DEPTH_SPAN) : (is_forward ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) : (is_backward ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, G_DEPTH_SPAN) || (~(f_mode == 2'd0) && past_end({{2{1'b0}}, f_x_addr}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN)) || (~(f_mode == 2'd1) && past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN)) : (is_drain ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, res_m}, A_DEPTH_SPAN) : (is_requant ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, dst_span) : is_act && (past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, dst_span) || (reads_mask && past_end({{2{1'b0}}, f_mask}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN)))))));
   wire bad_weight_overlap = is_load_w && res_valid && res_dirty && (f_addr_a != res_addr) && past_end({{2{1'b0}}, res_addr}, {{9{1'b0}}, res_k}, {{2{1'b0}}, f_addr_a}) && past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, f_k}, {{2{1'b0}}, res_addr});
-  wire [7:0] chk_err = bad_reserved_bits ? E_RESERVED_BITS : (bad_zero_size ? E_ZERO_SIZE : (bad_tile_too_large ? E_TILE_TOO_LARGE : (bad_lr_shift ? E_LR_SHIFT : (bad_not_interleaved ? E_NOT_INTERLEAVED : (bad_no_tile ? E_NO_TILE : (bad_address_range ? E_ADDRESS_RANGE : (bad_weight_overlap ? E_WEIGHT_OVERLAP : 8'd0)))))));
-  wire chk_bad = bad_reserved_bits || bad_zero_size || bad_tile_too_large || bad_lr_shift || bad_not_interleaved || bad_no_tile || bad_address_range || bad_weight_overlap;
+  wire [7:0] chk_err = bad_reserved_bits ? E_RESERVED_BITS : (bad_bad_function ? E_BAD_FUNCTION : (bad_zero_size ? E_ZERO_SIZE : (bad_tile_too_large ? E_TILE_TOO_LARGE : (bad_lr_shift ? E_LR_SHIFT : (bad_not_interleaved ? E_NOT_INTERLEAVED : (bad_no_tile ? E_NO_TILE : (bad_address_range ? E_ADDRESS_RANGE : (bad_weight_overlap ? E_WEIGHT_OVERLAP : 8'd0))))))));
+  wire chk_bad = bad_reserved_bits || bad_bad_function || bad_zero_size || bad_tile_too_large || bad_lr_shift || bad_not_interleaved || bad_no_tile || bad_address_range || bad_weight_overlap;
   wire end0 = pc >= prog_len;
   wire end1 = (pc + 17'd1) >= prog_len;
-  wire [7:0] dec_err = in_dec ? (end0 ? E_PROGRAM_END : (~known_op ? E_UNKNOWN_OPCODE : (is_backward ? 8'd0 : chk_err))) : (in_dec2 ? (end1 ? E_PROGRAM_END : chk_err) : 8'd0);
+  wire [7:0] dec_err = in_dec ? (end0 ? E_PROGRAM_END : (~known_op ? E_UNKNOWN_OPCODE : (two_words ? 8'd0 : chk_err))) : (in_dec2 ? (end1 ? E_PROGRAM_END : chk_err) : 8'd0);
   // Sequencing: decode ends, execute length, the next cycle's view.
-  wire dec_final = (in_dec && (end0 || ~known_op || ~is_backward)) || in_dec2;
-  wire dec_go = (in_dec && ~end0 && known_op && ~is_backward && ~chk_bad) || (in_dec2 && ~end1 && ~chk_bad);
+  wire dec_final = (in_dec && (end0 || ~known_op || ~two_words)) || in_dec2;
+  wire dec_go = (in_dec && ~end0 && known_op && ~two_words && ~chk_bad) || (in_dec2 && ~end1 && ~chk_bad);
   wire dec_fault = dec_final && ~dec_go;
   wire exec_begin = dec_go && ~is_sync && ~is_halt;
   wire [16:0] ex_len = (is_load_w || is_flush_w) ? LOAD_LEN : ((is_forward || is_backward) ? {{1{1'b0}}, f_len} + PASS_EXTRA : (is_drain ? DRAIN_LEN : (is_update ? UPDATE_LEN : {{1{1'b0}}, f_len})));
@@ -456,20 +468,24 @@ module sa_accel #(
   assign w_ctl_we = wback ? m_mask : {C{1'b0}};
   assign w_ctl_waddr = res_addr[W_AB-1:0] + row[W_AB-1:0];
   assign w_ctl_wdata = arr_w_out;
-  // Activations and gradients: streamed lines; REQUANT's results.
+  // Activations and gradients: streamed lines and ACT's masks; REQUANT's and ACT's lines.
   wire req_wr = in_exec && is_requant;
-  assign x_ctl_re = read_ahead && (nx_t < {{1{1'b0}}, f_len}) && (is_forward || (is_backward && (nx_pass_mode != M_BWD_DX)));
-  assign x_ctl_raddr = (is_forward ? f_addr_a[X_AB-1:0] : f_x_addr[X_AB-1:0]) + nx_t[X_AB-1:0];
-  assign x_ctl_we = (req_wr && ~f_flag) ? {R{1'b1}} : {R{1'b0}};
+  wire act_wr = in_exec && is_act;
+  wire line_wr = req_wr || act_wr;
+  assign x_ctl_re = read_ahead && (nx_t < {{1{1'b0}}, f_len}) && (is_forward || (is_backward && (nx_pass_mode != M_BWD_DX)) || (is_act && reads_mask));
+  assign x_ctl_raddr = (is_forward ? f_addr_a[X_AB-1:0] : (is_act ? f_mask[X_AB-1:0] : f_x_addr[X_AB-1:0])) + nx_t[X_AB-1:0];
+  wire [R-1:0] line_mask_r = is_act ? ~({R{1'b1}} << f_lanes) : {R{1'b1}};
+  assign x_ctl_we = (line_wr && ~f_flag) ? line_mask_r : {R{1'b0}};
   assign x_ctl_waddr = f_addr_b[X_AB-1:0] + ex_t[X_AB-1:0];
-  assign x_ctl_wdata = rq_out[R*DW-1:0];
+  assign x_ctl_wdata = act_out[R*DW-1:0];
   assign g_ctl_re = read_ahead && is_backward && (nx_t < {{1{1'b0}}, f_len});
   assign g_ctl_raddr = f_addr_a[G_AB-1:0] + nx_t[G_AB-1:0];
-  assign g_ctl_we = (req_wr && f_flag) ? {C{1'b1}} : {C{1'b0}};
+  wire [C-1:0] line_mask_c = is_act ? ~({C{1'b1}} << f_lanes) : {C{1'b1}};
+  assign g_ctl_we = (line_wr && f_flag) ? line_mask_c : {C{1'b0}};
   assign g_ctl_waddr = f_addr_b[G_AB-1:0] + ex_t[G_AB-1:0];
-  assign g_ctl_wdata = rq_out[C*DW-1:0];
-  // Accumulators: REQUANT reads, DRAIN and write-back writes.
-  wire req_rd = read_ahead && is_requant;
+  assign g_ctl_wdata = act_out[C*DW-1:0];
+  // Accumulators: REQUANT and ACT reads, DRAIN and write-back writes.
+  wire req_rd = read_ahead && (is_requant || is_act);
   assign a_ctl_re = req_rd || wb_rd;
   assign a_ctl_raddr = req_rd ? f_addr_a[A_AB-1:0] + nx_t[A_AB-1:0] : wb_raddr;
   wire [16:0] drain_j = LAST_COL - ex_t;
@@ -521,6 +537,7 @@ module sa_accel #(
     end
   end
   wire [LA*AW-1:0] a_rd;
+  wire [LA*DW-1:0] rq_out;
   generate
   for (l = 0; l < LA; l = l + 1) begin : g_a_rd
     assign a_rd[l*AW +: AW] = a_fwd_q[l] ? a_fwd_data_q[l*AW +: AW] : a_rdata[l*AW +: AW];
@@ -528,6 +545,24 @@ module sa_accel #(
       .a(a_rd[l*AW +: AW]),
       .q(rq_out[l*DW +: DW])
     );
+  end
+  endgenerate
+  // Activation unit: each requantized lane passes or becomes 0 (ACT's function).
+  wire [LA-1:0] act_mask_pos;
+  generate
+  for (l = 0; l < LA; l = l + 1) begin : g_act_mask_pos
+    if (l < R) begin : g_in
+      assign act_mask_pos[l] = ~x_rdata[l*DW+(DW-1)] && |x_rdata[l*DW +: DW];
+    end else begin : g_in
+      assign act_mask_pos[l] = 1'b0;
+    end
+  end
+  endgenerate
+  wire [LA-1:0] act_keep;
+  generate
+  for (l = 0; l < LA; l = l + 1) begin : g_act_out
+    assign act_keep[l] = (f_func == 2'd0) ? 1'b1 : ((f_func == 2'd1) ? ~rq_out[l*DW+(DW-1)] : ((f_func == 2'd2) ? act_mask_pos[l] : 1'b0));
+    assign act_out[l*DW +: DW] = act_keep[l] ? rq_out[l*DW +: DW] : {DW{1'b0}};
   end
   endgenerate
   // Write-back of a pass's Y (FORWARD) or dX (BACKWARD) lines.
@@ -654,7 +689,7 @@ module sa_accel #(
               end else begin
                 if (ex_done) begin
                   ctl_state <= S_DEC;
-                  pc <= pc + (is_backward ? 17'd2 : 17'd1);
+                  pc <= pc + (two_words ? 17'd2 : 17'd1);
                 end else begin
                   ex_t <= ex_t + 17'd1;
                 end
@@ -1156,6 +1191,22 @@ module sa_accel #(
             rdata_q <= {{16{1'b0}}, cnt_load_slots[47:32]};
             rresp_q <= 2'd0;
           end
+          12'h250: begin
+            rdata_q <= cnt_act_cycles[31:0];
+            rresp_q <= 2'd0;
+          end
+          12'h254: begin
+            rdata_q <= {{16{1'b0}}, cnt_act_cycles[47:32]};
+            rresp_q <= 2'd0;
+          end
+          12'h258: begin
+            rdata_q <= cnt_act_words[31:0];
+            rresp_q <= 2'd0;
+          end
+          12'h25c: begin
+            rdata_q <= {{16{1'b0}}, cnt_act_words[47:32]};
+            rresp_q <= 2'd0;
+          end
           default: begin
             rdata_q <= 32'd0;
             rresp_q <= 2'd2;
@@ -1332,6 +1383,8 @@ module sa_accel #(
   wire [18:0] inc_dma_out_stalls = {{18{1'b0}}, m_v && ~m_axis_tready};
   wire [18:0] inc_host_idle_cycles = {{18{1'b0}}, ~ctl_running && ~dma_on};
   wire [18:0] inc_load_slots = {{18{1'b0}}, arr_mode == M_LOAD};
+  wire [18:0] inc_act_cycles = {{18{1'b0}}, act_wr};
+  wire [18:0] inc_act_words = act_wr ? {{10{1'b0}}, f_lanes} : 19'd0;
   always @(posedge clk) begin
     if (rst || clear_req) begin
       cnt_run_cycles <= 48'd0;
@@ -1376,6 +1429,8 @@ module sa_accel #(
       cnt_dma_out_stalls <= 48'd0;
       cnt_host_idle_cycles <= 48'd0;
       cnt_load_slots <= 48'd0;
+      cnt_act_cycles <= 48'd0;
+      cnt_act_words <= 48'd0;
     end else begin
       cnt_run_cycles <= (cnt_run_cycles + {{29{1'b0}}, inc_run_cycles}) & CNT_MASK;
       cnt_idle_cycles <= (cnt_idle_cycles + {{29{1'b0}}, inc_idle_cycles}) & CNT_MASK;
@@ -1419,6 +1474,8 @@ module sa_accel #(
       cnt_dma_out_stalls <= (cnt_dma_out_stalls + {{29{1'b0}}, inc_dma_out_stalls}) & CNT_MASK;
       cnt_host_idle_cycles <= (cnt_host_idle_cycles + {{29{1'b0}}, inc_host_idle_cycles}) & CNT_MASK;
       cnt_load_slots <= (cnt_load_slots + {{29{1'b0}}, inc_load_slots}) & CNT_MASK;
+      cnt_act_cycles <= (cnt_act_cycles + {{29{1'b0}}, inc_act_cycles}) & CNT_MASK;
+      cnt_act_words <= (cnt_act_words + {{29{1'b0}}, inc_act_words}) & CNT_MASK;
     end
   end
 endmodule

@@ -8,21 +8,32 @@
 //! in the issue register, an engine that thinks the array is empty one
 //! cycle early, and a miscounted slot.
 //!
-//! Seven small Verilator builds (about 40 s each on 2 cores, cached).
+//! The activation unit (ACT), under `common::act_program`: a relu that
+//! passes negative words, a relu_grad that ignores its gate, ACT's lane
+//! mask one lane too wide and the mask read from the next line, on
+//! `none`; the last two on the dense controller too (the unit itself is
+//! the same module text on both).
+//!
+//! Thirteen small Verilator builds (about 40 s each on 2 cores, cached).
 
 mod common;
 
 use sysgrad_accel::*;
 use sysgrad_testbench::accel::{self, AccelError};
 
-/// What the co-simulation of [`common::training_step`] says of `files`.
-fn run_files(
+/// The program a fault is run with: [`common::training_step`], or
+/// [`common::act_program`] for the activation unit's faults.
+type Scenario = fn(&sysgrad_config::ArrayConfig) -> (accel::Setup, Vec<u64>);
+
+/// What the co-simulation of `scenario` says of `files`.
+fn run_scenario(
     c: &sysgrad_config::ArrayConfig,
     files: Vec<sysgrad_hdl::VerilogFile>,
+    scenario: Scenario,
 ) -> Result<accel::AccelReport, AccelError> {
     let c = *c;
     let model = accel::build_files(&c, &files).unwrap_or_else(|e| panic!("{e}"));
-    let (setup, prog) = common::training_step(&c);
+    let (setup, prog) = scenario(&c);
     model.cosim(&setup, &prog, 5, 30)
 }
 
@@ -52,7 +63,25 @@ fn expect_files_caught(
     what: &str,
     named: &str,
 ) {
-    match run_files(c, files) {
+    expect_scenario_caught(c, files, common::training_step, what, named)
+}
+
+/// A fault of the activation unit (`from` -> `to`) is reported by the
+/// ACT program, naming `named`.
+fn expect_act_fault_caught(c: &sysgrad_config::ArrayConfig, from: &str, to: &str, named: &str) {
+    let files = common::with_fault(c, from, to);
+    let what = format!("{from}` -> `{to}");
+    expect_scenario_caught(c, files, common::act_program, &what, named)
+}
+
+fn expect_scenario_caught(
+    c: &sysgrad_config::ArrayConfig,
+    files: Vec<sysgrad_hdl::VerilogFile>,
+    scenario: Scenario,
+    what: &str,
+    named: &str,
+) {
+    match run_scenario(c, files, scenario) {
         Ok(_) => panic!("the fault `{what}` went unnoticed"),
         Err(AccelError::Mismatch { findings, .. }) => {
             let text = findings.join("\n");
@@ -175,4 +204,62 @@ fn wait_bits() -> u32 {
         .and_then(|m| m.trim().parse().ok())
         .expect("a numeric width");
     msb + 1
+}
+
+#[test]
+#[ignore = "needs verilator"]
+fn a_relu_that_passes_negative_words_is_caught() {
+    expect_act_fault_caught(
+        &common::small(),
+        "? ~rq_out[l*DW+(DW-1)] :",
+        "? 1'b1 :",
+        "Activations",
+    );
+}
+
+#[test]
+#[ignore = "needs verilator"]
+fn a_relu_grad_that_ignores_its_gate_is_caught() {
+    expect_act_fault_caught(
+        &common::small(),
+        "? act_mask_pos[l] :",
+        "? 1'b1 :",
+        "Gradients",
+    );
+}
+
+#[test]
+#[ignore = "needs verilator"]
+fn act_lanes_one_too_many_are_caught() {
+    // relu into the activations on fewer lanes than R writes one more.
+    expect_act_fault_caught(
+        &common::small(),
+        "~({R{1'b1}} << f_lanes)",
+        "~({R{1'b1}} << (f_lanes + 1'b1))",
+        "Activations",
+    );
+    expect_act_fault_caught(
+        &common::dense(common::small()),
+        "~({R{1'b1}} << rq_lanes)",
+        "~({R{1'b1}} << (rq_lanes + 1'b1))",
+        "Activations",
+    );
+}
+
+#[test]
+#[ignore = "needs verilator"]
+fn a_mask_read_from_the_wrong_line_is_caught() {
+    expect_act_fault_caught(
+        &common::small(),
+        "(is_act ? f_mask[X_AB-1:0] :",
+        "(is_act ? f_mask[X_AB-1:0] + 1'b1 :",
+        "Gradients",
+    );
+    // The dense decoder queues the mask line with the entry.
+    expect_act_fault_caught(
+        &common::dense(common::small()),
+        "{K_REQUANT, w0, f_mask,",
+        "{K_REQUANT, w0, f_mask + 1'b1,",
+        "Gradients",
+    );
 }

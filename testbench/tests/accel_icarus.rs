@@ -5,14 +5,15 @@
 //! counters, buffers read back).
 //!
 //! On the small 3 x 2 array (and its dense twin): a training step (LOAD_W, FORWARD, REQUANT,
-//! BACKWARD interleaved, UPDATE, FLUSH_W, HALT) and a program that faults
-//! after real work; a fault injected into `sa_accel.v` is reported. A missing `iverilog` fails the tests with the package
+//! BACKWARD interleaved, UPDATE, FLUSH_W, HALT), every ACT function
+//! (`common::act_program`) and programs that fault after real work; a
+//! fault injected into `sa_accel.v` is reported. A missing `iverilog` fails the tests with the package
 //! to install; nothing is skipped.
 
 mod common;
 
 use sysgrad_accel::*;
-use sysgrad_isa::host::status;
+use sysgrad_isa::host::{status, Counter};
 use sysgrad_testbench::accel::{self, AccelError, Setup};
 
 #[test]
@@ -63,6 +64,42 @@ fn icarus_dense_training_step_matches_the_emulator() {
         .unwrap_or_else(|e| panic!("Icarus co-simulation: {e}"));
     assert_eq!(rep.state, State::Halted);
     assert!(rep.run_cycles > 0 && rep.words_compared > 0, "{rep:?}");
+}
+
+#[test]
+#[ignore = "needs iverilog"]
+fn icarus_act_matches_the_emulator_on_both_controllers() {
+    // Every ACT function, partial lanes, the gate's mask (common::act_program).
+    for c in [common::small(), common::dense(common::small())] {
+        let (setup, prog) = common::act_program(&c);
+        let rep = accel::cosim_program_icarus(&c, &setup, &prog)
+            .unwrap_or_else(|e| panic!("{} under Icarus: {e}", c.tag()));
+        assert_eq!(rep.state, State::Halted);
+        assert!(rep.counter(Counter::ActWords).unwrap() > 0, "{rep:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs iverilog"]
+fn icarus_act_fault_matches_the_emulator() {
+    // A gate into the activations: BAD_FUNCTION, after real work.
+    let c = common::dense(common::small());
+    let (setup, _) = common::act_program(&c);
+    let work = common::act(ActFunction::Relu, (0, DataBuffer::Activations, 10, 4), 0, 2);
+    let bad = common::act(
+        ActFunction::ReluGrad,
+        (0, DataBuffer::Activations, 20, 4),
+        10,
+        2,
+    );
+    let words = encode_program(&[&common::loaded_forward(&c, 4)[..], &[work]].concat());
+    let prog = [words.clone(), bad.encode()].concat();
+    let rep = accel::cosim_program_icarus(&c, &setup, &prog)
+        .unwrap_or_else(|e| panic!("Icarus co-simulation: {e}"));
+    match rep.state {
+        State::Faulted(f) => assert_eq!((f.code, f.pc), (ErrorCode::BadFunction, words.len())),
+        s => panic!("emulator state {s:?}"),
+    }
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Random command programs on the whole accelerator, RTL against emulator:
-//! sequences of every command with random sizes, addresses, modes and
-//! flags (tracking the resident tile so that most commands are valid, with
+//! sequences of every command (ACT with every function among them) with
+//! random sizes, addresses, modes, functions, lanes and flags (tracking the resident tile so that most commands are valid, with
 //! a few bad commands and raw words mixed in), on buffers full of random
 //! data, with random back-pressure. Every run cycle's array inputs,
 //! STATUS, PC, every counter and all buffers must agree. Odd seeds move
@@ -13,27 +13,12 @@
 
 mod common;
 
+use common::model;
 use proptest::prelude::*;
 use sysgrad_accel::*;
 use sysgrad_config::{fixed, ArrayConfig};
 use sysgrad_rng::Rng;
-use sysgrad_testbench::accel::{self, AccelModel, Setup};
-
-/// One Verilator build per configuration, shared by the tests.
-fn model(c: ArrayConfig) -> &'static AccelModel {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static MODELS: OnceLock<Mutex<HashMap<String, &'static AccelModel>>> = OnceLock::new();
-    let models = MODELS.get_or_init(Default::default);
-    let key = format!("{c:?}");
-    if let Some(m) = models.lock().expect("models").get(&key) {
-        return m;
-    }
-    // Built outside the lock, so that tests on other configurations go on.
-    let built: &'static AccelModel =
-        Box::leak(Box::new(accel::build(&c).unwrap_or_else(|e| panic!("{e}"))));
-    models.lock().expect("models").entry(key).or_insert(built)
-}
+use sysgrad_testbench::accel::Setup;
 
 fn check(c: ArrayConfig, seed: u64, len: usize, gap: u32) -> Result<(), TestCaseError> {
     let mut rng = Rng::new(seed);
@@ -71,7 +56,7 @@ fn program(c: &ArrayConfig, rng: &mut Rng, len: usize) -> Vec<u64> {
             }) as u16
         };
         let n = rng.range(1, 9);
-        let pick = if tile || bad { rng.range(0, 19) } else { 0 };
+        let pick = if tile || bad { rng.range(0, 21) } else { 0 };
         let cmd = match pick {
             0..=3 => {
                 let (m, k) = (rng.range(1, cols), rng.range(1, r));
@@ -117,6 +102,7 @@ fn program(c: &ArrayConfig, rng: &mut Rng, len: usize) -> Vec<u64> {
                 tile = bad;
                 Command::FlushW
             }
+            18..=19 => random_act(c, rng, n, bad, addr),
             _ if bad => {
                 // A raw word: mostly an unknown opcode or reserved bits.
                 words.push(rng.next_u64());
@@ -128,6 +114,47 @@ fn program(c: &ArrayConfig, rng: &mut Rng, len: usize) -> Vec<u64> {
     }
     words.extend(Command::Halt.encode());
     words
+}
+
+/// A random ACT of `n` lines: any function (a gate into the gradients),
+/// any lanes of the destination (a gate at most R: its mask has R); if
+/// `bad`, a function into the buffer it may not write, or one lane too
+/// many, or (through `addr`) a range one line too long.
+fn random_act(
+    c: &ArrayConfig,
+    rng: &mut Rng,
+    n: i64,
+    bad: bool,
+    addr: impl Fn(&mut Rng, usize, i64) -> u16,
+) -> Command {
+    let b = c.buffers();
+    let func = ActFunction::ALL[rng.range(0, 2) as usize];
+    let mut dst = if rng.range(0, 1) == 1 {
+        DataBuffer::Gradients
+    } else {
+        DataBuffer::Activations
+    };
+    if !func.may_write(dst) && !(bad && rng.range(0, 1) == 0) {
+        dst = DataBuffer::Gradients;
+    }
+    let mut most = common::lanes_of(c, dst) as i64;
+    if func.reads_mask() {
+        most = most.min(c.rows() as i64);
+    }
+    let lanes = if bad && rng.range(0, 2) == 0 {
+        most + 1
+    } else {
+        rng.range(1, most)
+    };
+    Command::Act {
+        func,
+        src: addr(rng, b.accumulators, n),
+        dst,
+        dst_addr: addr(rng, b.activations.min(b.gradients), n),
+        count: n as u16,
+        mask: addr(rng, b.activations, n),
+        lanes: lanes as u16,
+    }
 }
 
 /// Every buffer full of random in-range words, and all of it compared.

@@ -13,9 +13,9 @@ use crate::ir::*;
 use crate::params::{
     A_DEPTH, C, G_DEPTH, INTERLEAVED, LR_FIXED, LR_SHIFT, MUL_REG, R, W_DEPTH, X_DEPTH,
 };
-use sysgrad_isa::command::{field, opcode, Format, FORMATS};
+use sysgrad_isa::command::{field, opcode, ActFunction, Format, FORMATS};
 use sysgrad_isa::timing::Cycles;
-use sysgrad_isa::{BackwardMode, ErrorCode, Mode};
+use sysgrad_isa::{BackwardMode, DataBuffer, ErrorCode, Mode};
 
 /// The part of a cycle count that does not depend on N, over the
 /// parameters `R`, `C` and `MUL_REG` (e.g. `R + C + MUL_REG - 1` for a
@@ -174,6 +174,17 @@ pub(super) struct Fields {
     pub f_m: Net,
     pub f_k: Net,
     pub f_x_addr: Net,
+    /// ACT's function, mask line (word 1) and lanes (word 1).
+    pub f_func: Net,
+    pub f_mask: Net,
+    pub f_lanes: Net,
+    /// The command has a second word (`Format::words`).
+    pub two_words: Net,
+    /// ACT reads a mask line (`ActFunction::reads_mask`).
+    pub reads_mask: Net,
+    /// The lanes of REQUANT's and ACT's destination (`dst`): C of the
+    /// gradients, R of the activations, in the width of `lanes`.
+    pub dst_lanes: Net,
     is: Vec<(u8, Net)>,
 }
 
@@ -190,11 +201,31 @@ impl Fields {
     pub fn mode_is(&self, m: BackwardMode) -> Expr {
         field_selects(self.f_mode, m)
     }
+    /// The command's words, `PC_BITS` wide (`Format::words`: 1 or 2).
+    pub fn words(&self) -> Expr {
+        cond(self.two_words, lit(PC_BITS, 2), lit(PC_BITS, 1))
+    }
+}
+
+/// `func == f`: ACT's function field selects `f`.
+pub(super) fn func_is(func: impl Into<Expr>, f: ActFunction) -> Expr {
+    func.into().equals(lit(field::ACT_FUNC.bits, f.code()))
+}
+
+/// Whether the function field `func` reads a mask line.
+pub(super) fn reads_mask_of(func: Net) -> Expr {
+    any_of(
+        ActFunction::ALL
+            .iter()
+            .filter(|f| f.reads_mask())
+            .map(|f| func_is(func, *f))
+            .collect(),
+    )
 }
 
 /// Command fields: from the command memory in decode, latched after.
 pub(super) fn fields(m: &mut Scope, src: &WordSource, consts: &CommandConsts) -> Fields {
-    m.comment("The command: word 0 (and BACKWARD's word 1) and its fields.");
+    m.comment("The command: word 0 (and a two-word command's word 1) and its fields.");
     let w0 = m.wire_of("w0", WORD, cond(src.in_dec, src.c_rdata, src.cmd_q));
     let w1 = m.wire_of("w1", WORD, cond(src.in_dec2, src.c_rdata, src.cmd2_q));
     let mut f = Fields {
@@ -210,6 +241,12 @@ pub(super) fn fields(m: &mut Scope, src: &WordSource, consts: &CommandConsts) ->
         f_m: m.wire_of("f_m", TILE_BITS, slice(w0, field::TILE_M)),
         f_k: m.wire_of("f_k", TILE_BITS, slice(w0, field::TILE_K)),
         f_x_addr: m.wire_of("f_x_addr", ADDR_BITS, slice(w1, field::X_ADDR)),
+        f_func: m.wire_of("f_func", field::ACT_FUNC.bits, slice(w0, field::ACT_FUNC)),
+        f_mask: m.wire_of("f_mask", ADDR_BITS, slice(w1, field::MASK_ADDR)),
+        f_lanes: m.wire_of("f_lanes", TILE_BITS, slice(w1, field::LANES)),
+        two_words: Net::named("two_words"),
+        reads_mask: Net::named("reads_mask"),
+        dst_lanes: Net::named("dst_lanes"),
         is: Vec::new(),
     };
     for fmt in &FORMATS {
@@ -219,6 +256,17 @@ pub(super) fn fields(m: &mut Scope, src: &WordSource, consts: &CommandConsts) ->
         );
         f.is.push((fmt.opcode, flag));
     }
+    // The RTL fetches at most one word after the opcode's.
+    debug_assert!(FORMATS.iter().all(|fmt| fmt.words() <= 2));
+    let long: Vec<Expr> = FORMATS
+        .iter()
+        .filter(|fmt| fmt.words() > 1)
+        .map(|fmt| f.is(fmt.opcode).e())
+        .collect();
+    m.define(wire_for(f.two_words, Width::bit()).init(any_of(long)));
+    m.define(wire_for(f.reads_mask, Width::bit()).init(reads_mask_of(f.f_func)));
+    let lanes = cond(f.f_flag, consts.max_m, consts.max_k);
+    m.define(wire_for(f.dst_lanes, Width::of(TILE_BITS)).init(lanes));
     f
 }
 
@@ -333,8 +381,15 @@ fn address_range(c: &CheckIn, past_end: &Function, dst_span: Net) -> Expr {
                 cond(
                     is(opcode::DRAIN),
                     range(f.f_addr_a, c.resident.m, TILE_BITS, a_span.e()),
-                    is(opcode::REQUANT)
-                        .and(stream(f.f_addr_a, a_span.e()).or(stream(f.f_addr_b, dst_span.e()))),
+                    cond(
+                        is(opcode::REQUANT),
+                        stream(f.f_addr_a, a_span.e()).or(stream(f.f_addr_b, dst_span.e())),
+                        is(opcode::ACT).and(any_of(vec![
+                            stream(f.f_addr_a, a_span.e()),
+                            stream(f.f_addr_b, dst_span.e()),
+                            f.reads_mask.and(stream(f.f_mask, x_span.e())),
+                        ])),
+                    ),
                 ),
             ),
         ),
@@ -363,6 +418,30 @@ fn weight_overlap(c: &CheckIn, past_end: &Function) -> Expr {
         .and(ends_past(f.f_addr_a, f.f_k, res.addr))
 }
 
+/// BAD_FUNCTION: ACT's function code is none of `ActFunction`'s, or the
+/// function may not write the destination (`ActFunction::may_write`).
+fn bad_function(f: &Fields) -> Expr {
+    let known = any_of(
+        ActFunction::ALL
+            .iter()
+            .map(|func| func_is(f.f_func, *func))
+            .collect(),
+    );
+    let mut refused = Vec::new();
+    for func in ActFunction::ALL {
+        for dst in DataBuffer::ALL.into_iter().filter(|d| !func.may_write(*d)) {
+            let to_dst = f.f_flag.equals(lit(1, dst.code()));
+            refused.push(func_is(f.f_func, func).and(to_dst));
+        }
+    }
+    let refused = refused.into_iter().reduce(|a, b| a.or(b));
+    let bad = match refused {
+        Some(r) => (!known).or(r),
+        None => !known,
+    };
+    f.is(opcode::ACT).and(bad)
+}
+
 /// The test for one checked error code.
 fn violates(code: ErrorCode, c: &CheckIn, past_end: &Function, dst_span: Net) -> Expr {
     let f = c.fields;
@@ -370,6 +449,7 @@ fn violates(code: ErrorCode, c: &CheckIn, past_end: &Function, dst_span: Net) ->
     let zero = |n: Net, bits: u32| n.equals(lit(bits, 0));
     match code {
         ErrorCode::ReservedBits => reserved_bits(f),
+        ErrorCode::BadFunction => bad_function(f),
         ErrorCode::ZeroSize => cond(
             is(opcode::LOAD_W),
             zero(f.f_m, TILE_BITS).or(zero(f.f_k, TILE_BITS)),
@@ -377,13 +457,22 @@ fn violates(code: ErrorCode, c: &CheckIn, past_end: &Function, dst_span: Net) ->
                 is(opcode::FORWARD).e(),
                 is(opcode::BACKWARD).e(),
                 is(opcode::REQUANT).e(),
+                is(opcode::ACT).e(),
             ])
-            .and(zero(f.f_len, LEN_BITS)),
+            .and(zero(f.f_len, LEN_BITS))
+            .or(is(opcode::ACT).and(zero(f.f_lanes, TILE_BITS))),
         ),
-        ErrorCode::TileTooLarge => is(opcode::LOAD_W).and(
+        ErrorCode::TileTooLarge => cond(
+            is(opcode::LOAD_W),
             f.f_m
                 .greater(c.consts.max_m)
                 .or(f.f_k.greater(c.consts.max_k)),
+            // A gate reads its mask in the activations' R lanes.
+            is(opcode::ACT).and(
+                f.f_lanes
+                    .greater(f.dst_lanes)
+                    .or(f.reads_mask.and(f.f_lanes.greater(c.consts.max_k))),
+            ),
         ),
         ErrorCode::LrShift => {
             // ArrayConfig::accepts_lr_shift: fits the port and, on an
@@ -422,8 +511,10 @@ pub(super) fn checks(m: &mut Scope, c: &CheckIn) -> Checks {
     let past_end = past_end_function(m);
     let [_, x_span, g_span, _] = consts.spans;
     let dst_span = m.wire_of("dst_span", SPAN_BITS, cond(f.f_flag, g_span, x_span));
+    // The opcodes are 1, 2, .. in table order (`sysgrad_isa`'s tests), so
+    // a known one is a nonzero one up to the last.
     let last_opcode = FORMATS.iter().map(|f| f.opcode).max().expect("commands");
-    debug_assert_eq!(last_opcode, opcode::HALT);
+    debug_assert!(FORMATS.iter().zip(1..).all(|(f, k)| f.opcode == k));
     let known_op = m.flag(
         "known_op",
         f.op.differs(lit(OP_BITS, 0))
@@ -451,7 +542,6 @@ pub(super) fn checks(m: &mut Scope, c: &CheckIn) -> Checks {
     let chk_bad = m.flag("chk_bad", any_of(bad.iter().map(|(_, n)| n.e()).collect()));
     let end0 = m.flag("end0", c.pc.at_least(c.prog_len));
     let end1 = m.flag("end1", pc_plus(1).at_least(c.prog_len));
-    let is_backward = f.is(opcode::BACKWARD);
     let dec_err = m.wire_of(
         "dec_err",
         ERROR_BITS,
@@ -463,7 +553,7 @@ pub(super) fn checks(m: &mut Scope, c: &CheckIn) -> Checks {
                 cond(
                     !known_op,
                     consts.error(ErrorCode::UnknownOpcode).e(),
-                    cond(is_backward, no_error(), chk_err),
+                    cond(f.two_words, no_error(), chk_err),
                 ),
             ),
             cond(
@@ -500,11 +590,10 @@ pub(super) fn decode_outcome(
     f: &Fields,
     c: &Checks,
 ) -> Outcome {
-    let is_backward = f.is(opcode::BACKWARD);
     let dec_final = m.flag(
         "dec_final",
         in_dec
-            .and(any_of(vec![c.end0.e(), !c.known_op, !is_backward]))
+            .and(any_of(vec![c.end0.e(), !c.known_op, !f.two_words]))
             .or(in_dec2),
     );
     // `dec_err` is nonzero exactly when the final decode cycle does
@@ -515,7 +604,7 @@ pub(super) fn decode_outcome(
         in_dec
             .and(!c.end0)
             .and(c.known_op)
-            .and(!is_backward)
+            .and(!f.two_words)
             .and(!c.chk_bad)
             .or(in_dec2.and(!c.end1).and(!c.chk_bad)),
     );

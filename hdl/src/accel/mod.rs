@@ -9,7 +9,8 @@
 //! * a controller ([`io::Controller`]): [`none::NoneController`] or
 //!   [`dense::DenseController`], chosen once from the configuration; what
 //!   both do alike is in [`commands`] (constants, fields, checks) and
-//!   [`results`] (accumulator reads, write-back data);
+//!   [`results`] (accumulator reads, write-back data) and [`activation`]
+//!   (the activation unit after the requantizer);
 //! * [`buffers`]: the banks and the port muxes between controller and DMA
 //!   (they never use a buffer in the same cycle: a DMA cannot start while
 //!   the controller runs, nor a run during a DMA);
@@ -18,6 +19,7 @@
 //! * this file: the ports, the parameters, the array instance (its nets
 //!   and connections read from `sa_top`'s module), and the assembly.
 
+mod activation;
 mod buffers;
 mod commands;
 mod counters;

@@ -3,6 +3,7 @@
 //! the lanes of Y, dX and dW widened to the accumulator buffer's, and the
 //! data of a write-back line (added to the line's old value or not).
 
+use super::activation::{self, ActIn};
 use super::buffers::BufNets;
 use super::sizes::lane_mask;
 use crate::ir::*;
@@ -37,11 +38,13 @@ pub(super) fn widen_lanes(m: &mut Scope, la: Const, wide_net: Net, src: Net, n: 
 }
 
 /// What the accumulator reads give: each lane's word with same-cycle
-/// write forwarding (`a_rd`), and each lane requantized (`rq_out`). The
-/// controllers write REQUANT's results before the read port is built.
+/// write forwarding (`a_rd`), each lane requantized (`rq_out`), and
+/// through the activation unit (`act_out`). The controllers write
+/// REQUANT's and ACT's results before the read port is built.
 pub(crate) struct AccRead {
     pub a_rd: Net,
     pub rq_out: Net,
+    pub act_out: Net,
 }
 
 impl AccRead {
@@ -49,19 +52,21 @@ impl AccRead {
         AccRead {
             a_rd: Net::named("a_rd"),
             rq_out: Net::named("rq_out"),
+            act_out: Net::named("act_out"),
         }
     }
 }
 
 /// Accumulator read data with same-cycle write forwarding (`a`: the
-/// accumulator buffer's ports), and REQUANT (`requant`, the number
-/// format's module, one instance per lane).
+/// accumulator buffer's ports), REQUANT (`requant`, the number format's
+/// module, one instance per lane) and the activation unit (reading `act`).
 pub(super) fn accumulator_read(
     m: &mut Scope,
     rst: Net,
     la: Const,
     a: &BufNets,
     requant: &Module,
+    act: &ActIn,
     out: &AccRead,
 ) {
     m.comment("A lane written in the cycle it is read reads the new word.");
@@ -109,6 +114,7 @@ pub(super) fn accumulator_read(
         conns,
     });
     m.gen_for(L.name(), la, "g_a_rd", lane);
+    activation::build(m, la, rq_out, act, out.act_out);
 }
 
 /// A write-back unit's state, as the data of its line needs it.

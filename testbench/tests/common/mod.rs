@@ -7,7 +7,7 @@
 use sysgrad_accel::*;
 use sysgrad_config::{fixed, ArrayConfig, Backward, BufferDepths, NumberFormat};
 use sysgrad_emulator::gemm::DwSink;
-use sysgrad_testbench::accel::Setup;
+use sysgrad_testbench::accel::{self, AccelModel, Setup};
 
 fn accel(
     (rows, cols, backward): (usize, usize, Backward),
@@ -171,4 +171,145 @@ pub fn with_fault(cfg: &ArrayConfig, from: &str, to: &str) -> Vec<sysgrad_hdl::V
     );
     top.text = top.text.replace(from, to);
     files
+}
+
+/// ACT `func` from `src` into `dst` at `dst_addr`, `count` lines, `lanes`
+/// lanes, reading the mask at `mask` (ignored unless `relu_grad`).
+pub fn act(
+    func: ActFunction,
+    (src, dst, dst_addr, count): (u16, DataBuffer, u16, u16),
+    mask: u16,
+    lanes: u16,
+) -> Command {
+    Command::Act {
+        func,
+        src,
+        dst,
+        dst_addr,
+        count,
+        mask,
+        lanes,
+    }
+}
+
+/// Every lane of `dst` on `c`.
+pub fn lanes_of(c: &ArrayConfig, dst: DataBuffer) -> u16 {
+    match dst {
+        DataBuffer::Activations => c.rows() as u16,
+        DataBuffer::Gradients => c.cols() as u16,
+    }
+}
+
+/// A program of every ACT function on a FORWARD's Y (both signs), on an
+/// array with buffers of at least 64 lines: identity right after the
+/// FORWARD that writes the line (the forwarding case), relu into the
+/// activations on all lanes and on fewer (the lanes past `lanes` keep
+/// their junk, as a bias row of ones would), relu_grad into the
+/// gradients gated by that relu's output (written by the command before)
+/// and by X itself (negative, zero and positive mask words), identity
+/// with fewer lanes, ACT right after LOAD_W (never marked swap on the
+/// dense controller), REQUANT between ACTs, SYNC, HALT. Every line the
+/// commands write and the lines around them are compared.
+pub fn act_program(c: &ArrayConfig) -> (Setup, Vec<u64>) {
+    use ActFunction::*;
+    use DataBuffer::*;
+    let (r, cols) = (c.rows(), c.cols());
+    let mut d = data(c, 13);
+    let n = 6;
+    let mut setup = Setup::default();
+    let x: Vec<Vec<i64>> = d(n, r).rows().into_iter().map(|v| v.to_vec()).collect();
+    let w: Vec<Vec<i64>> = d(r, cols).rows().into_iter().map(|v| v.to_vec()).collect();
+    // X has zeros as well as both signs, so that a mask word of 0 gates.
+    let x: Vec<Vec<i64>> = x
+        .into_iter()
+        .enumerate()
+        .map(|(t, l)| {
+            l.into_iter()
+                .enumerate()
+                .map(|(k, v)| if (t + k) % 4 == 0 { 0 } else { v })
+                .collect()
+        })
+        .collect();
+    let la = r.max(cols);
+    setup
+        .fill(BufferId::Weights, 0, w)
+        .fill(BufferId::Activations, 0, x)
+        .fill(BufferId::Activations, n, junk(64 - n, r))
+        .fill(BufferId::Gradients, 0, junk(64, cols))
+        .fill(BufferId::Accumulators, 0, junk(32, la))
+        .compare(BufferId::Activations, 0, 64)
+        .compare(BufferId::Gradients, 0, 64)
+        .compare(BufferId::Accumulators, 0, 32);
+    let (rl, cl) = (r as u16, cols as u16);
+    let few = |l: u16| (l - 1).max(1);
+    let fwd = |y_addr, acc| Command::Forward {
+        x_addr: 0,
+        y_addr,
+        n: n as u16,
+        accumulate: acc,
+    };
+    let load = Command::LoadW {
+        addr: 0,
+        m: cols as u8,
+        k: r as u8,
+    };
+    let prog = [
+        load,
+        fwd(0, false),
+        act(Identity, (n as u16 - 1, Gradients, 8, 1), 0, cl),
+        act(Relu, (0, Activations, 10, n as u16), 0, rl),
+        act(Relu, (0, Activations, 20, n as u16), 0, few(rl)),
+        act(ReluGrad, (0, Gradients, 12, n as u16), 20, few(rl).min(cl)),
+        act(ReluGrad, (0, Gradients, 20, n as u16), 0, rl.min(cl)),
+        act(Identity, (2, Activations, 30, 3), 0, few(rl)),
+        Command::Requant {
+            src: 1,
+            dst: Gradients,
+            dst_addr: 30,
+            count: 2,
+        },
+        act(Relu, (1, Gradients, 33, 4), 0, few(cl)),
+        load,
+        act(ReluGrad, (16, Gradients, 40, 8), 8, cl.min(rl)),
+        fwd(16, true),
+        act(Relu, (16, Activations, 40, n as u16), 0, rl),
+        Command::Sync,
+        Command::Halt,
+    ];
+    (setup, encode_program(&prog))
+}
+
+/// One Verilator build per configuration and test binary, shared by its
+/// tests (and cached on disk across binaries).
+pub fn model(c: ArrayConfig) -> &'static AccelModel {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static MODELS: OnceLock<Mutex<HashMap<String, &'static AccelModel>>> = OnceLock::new();
+    let models = MODELS.get_or_init(Default::default);
+    let key = format!("{c:?}");
+    if let Some(m) = models.lock().expect("models").get(&key) {
+        return m;
+    }
+    // Built outside the lock, so that tests on other configurations go on.
+    let built: &'static AccelModel =
+        Box::leak(Box::new(accel::build(&c).unwrap_or_else(|e| panic!("{e}"))));
+    models.lock().expect("models").entry(key).or_insert(built)
+}
+
+/// LOAD_W of a whole tile at line 0, then a FORWARD of `n` lines from X
+/// at line 0 into Y at line 0: real work before a command under test.
+pub fn loaded_forward(c: &ArrayConfig, n: u16) -> [Command; 2] {
+    [
+        Command::LoadW {
+            addr: 0,
+            m: c.cols() as u8,
+            k: c.rows() as u8,
+        },
+        Command::Forward {
+            x_addr: 0,
+            y_addr: 0,
+            n,
+            accumulate: false,
+        },
+    ]
 }

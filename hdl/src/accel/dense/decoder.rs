@@ -196,22 +196,13 @@ fn fetch(
     cy: &Cycles,
     out: &Outcome,
 ) -> Fetch {
-    let pc_lit = |k: u64| lit(PC_BITS, k);
     let is = |op: u8| f.is(op);
     let stop_now = m.flag(
         "stop_now",
         out.dec_fault.or(out.dec_go.and(is(opcode::HALT))),
     );
     let cmd_next = m.flag("cmd_next", out.dec_go.and(!is(opcode::HALT)));
-    let pc_next = m.wire_of(
-        "pc_next",
-        PC_BITS,
-        cond(
-            cmd_next,
-            r.pc + cond(is(opcode::BACKWARD), pc_lit(2), pc_lit(1)),
-            r.pc,
-        ),
-    );
+    let pc_next = m.wire_of("pc_next", PC_BITS, cond(cmd_next, r.pc + f.words(), r.pc));
     let second_next = m.flag(
         "second_next",
         cond(out.dec_final, lit(1, 0), r.dec_second.or(cy.in_dec)),
@@ -299,7 +290,19 @@ fn entries(
     let stream = || pk(Kind::Stream, &with_word(marks()));
     let drain = || pk(Kind::Drain, &with_word(marks()));
     let load = || pk(Kind::Load, &[(Field::W0, f.w0.e())]);
-    let requant = || pk(Kind::Requant, &[(Field::W0, f.w0.e())]);
+    // REQUANT writes every lane of its destination (C of gradients, R of
+    // activations), ACT its `lanes`.
+    let line_lanes = cond(is(opcode::ACT), f.f_lanes, f.dst_lanes);
+    let requant = || {
+        pk(
+            Kind::Requant,
+            &[
+                (Field::W0, f.w0.e()),
+                (Field::XAddr, f.f_mask.e()),
+                (Field::Lanes, line_lanes.clone()),
+            ],
+        )
+    };
     let stop = || {
         pk(
             Kind::Stop,
@@ -324,7 +327,11 @@ fn entries(
                     cond(
                         is(opcode::DRAIN),
                         drain(),
-                        cond(is(opcode::REQUANT), requant(), swap_out()),
+                        cond(
+                            is(opcode::REQUANT).or(is(opcode::ACT)),
+                            requant(),
+                            swap_out(),
+                        ),
                     ),
                 ),
             ),
@@ -344,6 +351,7 @@ fn entries(
             is(opcode::BACKWARD).e(),
             is(opcode::DRAIN).e(),
             is(opcode::REQUANT).e(),
+            is(opcode::ACT).e(),
             is(opcode::UPDATE).and(waiting),
         ])))),
     );

@@ -13,13 +13,13 @@
 
 use super::decoder::Decoder;
 use super::entry::{self, Field, Kind};
-use crate::accel::commands::{field_selects, pass_mode_of, CommandConsts};
+use crate::accel::commands::{field_selects, pass_mode_of, reads_mask_of, CommandConsts};
 use crate::accel::io::ControllerIo;
 use crate::accel::sizes::*;
 use crate::array::core::Modes;
 use crate::ir::*;
 use crate::params::{C, R};
-use sysgrad_isa::command::{field, format, opcode};
+use sysgrad_isa::command::{field, opcode};
 use sysgrad_isa::mode::MODE_BITS;
 use sysgrad_isa::{BackwardMode, Mode};
 
@@ -143,6 +143,11 @@ fn span(addr: Net, len: Net) -> Expr {
 /// The engines, as the outputs and the counters read them.
 pub(super) struct Engines {
     pub c: entry::Unpacked,
+    /// The entry is an ACT (else a REQUANT, where a line is written), its
+    /// function and whether that reads a mask line.
+    pub c_act: Net,
+    pub c_func: Net,
+    pub c_reads_mask: Net,
     pub c_acc: Net,
     pub c_addr_a: Net,
     pub c_addr_b: Net,
@@ -292,6 +297,9 @@ fn state_registers(m: &mut Scope) -> Regs {
 struct Current {
     c_valid: Net,
     c: entry::Unpacked,
+    c_act: Net,
+    c_func: Net,
+    c_reads_mask: Net,
     c_n: Net,
     c_acc: Net,
     c_addr_a: Net,
@@ -344,11 +352,16 @@ fn current_entry(
     let c_mode = m.wire_of("c_mode", MODE_FIELD_BITS, slice(w0, field::BACKWARD_MODE));
     let c_addr_a = m.wire_of("c_addr_a", ADDR_BITS, slice(w0, field::ADDR_A));
     let c_addr_b = m.wire_of("c_addr_b", ADDR_BITS, slice(w0, field::ADDR_B));
-    let forward = format(opcode::FORWARD).expect("a format").opcode;
     let c_fwd = m.flag(
         "c_fwd",
-        slice(w0, field::OPCODE).equals(cmd.opcode(forward)),
+        slice(w0, field::OPCODE).equals(cmd.opcode(opcode::FORWARD)),
     );
+    let c_act = m.flag(
+        "c_act",
+        slice(w0, field::OPCODE).equals(cmd.opcode(opcode::ACT)),
+    );
+    let c_func = m.wire_of("c_func", field::ACT_FUNC.bits, slice(w0, field::ACT_FUNC));
+    let c_reads_mask = m.flag("c_reads_mask", reads_mask_of(c_func));
     let c_seq = m.flag(
         "c_seq",
         (!c_fwd).and(field_selects(c_mode, BackwardMode::Sequential)),
@@ -401,6 +414,9 @@ fn current_entry(
     Current {
         c_valid,
         c,
+        c_act,
+        c_func,
+        c_reads_mask,
         c_n,
         c_acc,
         c_addr_a,
@@ -1103,6 +1119,9 @@ pub(super) fn build(
     clocked(m, io.rst, &ctx, &cycle, wd_valid, cmd.result_latency.1);
     let sl = &ld.slot;
     Engines {
+        c_act: cur.c_act,
+        c_func: cur.c_func,
+        c_reads_mask: cur.c_reads_mask,
         c_acc: cur.c_acc,
         c_addr_a: cur.c_addr_a,
         c_addr_b: cur.c_addr_b,

@@ -20,7 +20,8 @@ pub(super) enum Kind {
     Swap,
     /// DRAIN `w0`.
     Drain,
-    /// REQUANT `w0`.
+    /// REQUANT or ACT `w0`: lines through the activation unit (REQUANT
+    /// is its identity on every lane of the destination).
     Requant,
     /// HALT or a fault.
     Stop,
@@ -59,6 +60,7 @@ pub(super) enum Field {
     Kind,
     W0,
     XAddr,
+    Lanes,
     Swap,
     Evict,
     EvictLr,
@@ -72,6 +74,7 @@ impl Field {
             Field::Kind => "kind",
             Field::W0 => "w0",
             Field::XAddr => "x_addr",
+            Field::Lanes => "lanes",
             Field::Swap => "swap",
             Field::Evict => "evict",
             Field::EvictLr => "evict_lr",
@@ -82,12 +85,15 @@ impl Field {
 }
 
 /// The entry's fields, most significant first: the kind, the command's
-/// word 0 and BACKWARD's x address, and the decoder's marks (swap; evict
-/// with update and its lr; update first and its lr).
-pub(super) const FIELDS: [(Field, u32); 8] = [
+/// word 0, word 1's activation line (BACKWARD's x address, ACT's mask),
+/// the lanes a line write writes (ACT's `lanes`; REQUANT's, all of its
+/// destination's), and the decoder's marks (swap; evict with update and
+/// its lr; update first and its lr).
+pub(super) const FIELDS: [(Field, u32); 9] = [
     (Field::Kind, Kind::BITS),
     (Field::W0, WORD),
     (Field::XAddr, ADDR_BITS),
+    (Field::Lanes, TILE_BITS),
     (Field::Swap, 1),
     (Field::Evict, 1),
     (Field::EvictLr, LR_SHIFT_BITS),
@@ -96,8 +102,8 @@ pub(super) const FIELDS: [(Field, u32); 8] = [
 ];
 
 /// Every field, in [`FIELDS`] order.
-pub(super) const ALL_FIELDS: [Field; 8] = {
-    let mut names = [Field::Kind; 8];
+pub(super) const ALL_FIELDS: [Field; FIELDS.len()] = {
+    let mut names = [Field::Kind; FIELDS.len()];
     let mut i = 0;
     while i < FIELDS.len() {
         names[i] = FIELDS[i].0;

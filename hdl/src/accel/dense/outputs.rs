@@ -2,9 +2,12 @@
 //! the issue register that carries them to the array's inputs a cycle
 //! later (`arr_*`), and the writes of what comes out: results and weight
 //! rows R + C + 1 cycles after their decision (two delay lines), a DRAIN
-//! line a cycle after, a REQUANT line a cycle after its read.
+//! line a cycle after, a REQUANT or ACT line a cycle after its reads (the
+//! accumulator line and ACT's mask line).
 
 use super::engines::{Engines, States};
+use super::entry::Field;
+use crate::accel::activation::ActIn;
 use crate::accel::commands::CommandConsts;
 use crate::accel::counters::WbCount;
 use crate::accel::io::ControllerIo;
@@ -15,6 +18,7 @@ use crate::array::dense::wave_port;
 use crate::ir::*;
 use crate::params::{AW, C, DW, L, R, RB};
 use sysgrad_config::LR_SHIFT_BITS;
+use sysgrad_isa::command::field;
 use sysgrad_isa::host::DmaTarget;
 use sysgrad_isa::mode::{MODE_BITS, WAVE_OP_BITS};
 use sysgrad_isa::wave::WaveField;
@@ -181,7 +185,6 @@ struct Issue {
 }
 
 fn issue_register(m: &mut Scope, io: &ControllerIo, e: &Engines, modes: &Modes) -> Issue {
-    use super::entry::Field;
     let bits = |b: u32| int(b as i64);
     m.comment("The issue register: a decision reaches the array's inputs in the next cycle.");
     let (
@@ -436,7 +439,8 @@ fn write_backs(
     }
 }
 
-/// DRAIN and REQUANT lines: written in the cycle after their decision.
+/// DRAIN, REQUANT and ACT lines: written in the cycle after their
+/// decision (`rq_*`: REQUANT and ACT, through the activation unit).
 struct LineWrites {
     dr_write: Net,
     dr_line: Net,
@@ -444,6 +448,8 @@ struct LineWrites {
     rq_write: Net,
     rq_line: Net,
     rq_to_g: Net,
+    rq_lanes: Net,
+    rq_func: Net,
 }
 
 fn line_writes(m: &mut Scope, io: &ControllerIo, e: &Engines, st: &States) -> LineWrites {
@@ -454,14 +460,17 @@ fn line_writes(m: &mut Scope, io: &ControllerIo, e: &Engines, st: &States) -> Li
         ("rq_write", int(1)),
         ("rq_line", int(ADDR_BITS as i64)),
         ("rq_to_g", int(1)),
+        ("rq_lanes", int(TILE_BITS as i64)),
+        ("rq_func", int(field::ACT_FUNC.bits as i64)),
     ];
     let mut reset = Vec::new();
-    let [dr_write, dr_line, dr_lanes, rq_write, rq_line, rq_to_g] = table.map(|(name, width)| {
-        let (d, zero) = register_and_zero(Net::named(name), width);
-        let net = m.partly_used(d);
-        reset.push(set(net, zero));
-        net
-    });
+    let [dr_write, dr_line, dr_lanes, rq_write, rq_line, rq_to_g, rq_lanes, rq_func] =
+        table.map(|(name, width)| {
+            let (d, zero) = register_and_zero(Net::named(name), width);
+            let net = m.partly_used(d);
+            reset.push(set(net, zero));
+            net
+        });
     let drain_j = m.wire_of("drain_j", LEN_BITS, st.drain_last - e.c_t);
     let capture = vec![
         set(
@@ -474,6 +483,8 @@ fn line_writes(m: &mut Scope, io: &ControllerIo, e: &Engines, st: &States) -> Li
         set(rq_write, e.do_requant),
         set(rq_line, line_plus(e.c_addr_b, e.c_t)),
         set(rq_to_g, e.c_acc),
+        set(rq_lanes, e.c.get(Field::Lanes)),
+        set(rq_func, e.c_func),
     ];
     m.clocked(vec![if_else(io.rst, reset, capture)]);
     LineWrites {
@@ -483,6 +494,8 @@ fn line_writes(m: &mut Scope, io: &ControllerIo, e: &Engines, st: &States) -> Li
         rq_write,
         rq_line,
         rq_to_g,
+        rq_lanes,
+        rq_func,
     }
 }
 
@@ -527,22 +540,28 @@ fn buffer_ports(
     );
     define(m, w.waddr, Width::of(w_ab), low(w_ab, wd_line));
     define(m, w.wdata, Width::of(C * DW), io.arr.of(top.w_out).e());
-    m.comment("Activations and gradients: wave reads; REQUANT's lines.");
+    m.comment("Activations and gradients: wave and ACT mask reads; REQUANT's and ACT's lines.");
     let (x, x_ab) = (ctl(DmaTarget::Activations), ab(DmaTarget::Activations));
-    define(m, x.re, Width::bit(), iq.wave_x.e());
+    let mask_read = m.flag("mask_read", e.do_requant.and(e.c_act).and(e.c_reads_mask));
+    define(m, x.re, Width::bit(), iq.wave_x.or(mask_read));
+    // ACT's mask line is its entry's x address (word 1) plus the line.
     define(m, x.raddr, Width::of(x_ab), low(x_ab, x_line));
     define(
         m,
         x.we,
         Width::of(R),
-        cond(lw.rq_write.and(!lw.rq_to_g), ones(R), zeros(R)),
+        cond(
+            lw.rq_write.and(!lw.rq_to_g),
+            lane_mask(R, lw.rq_lanes),
+            zeros(R),
+        ),
     );
     define(m, x.waddr, Width::of(x_ab), low(x_ab, lw.rq_line));
     define(
         m,
         x.wdata,
         Width::of(R * DW),
-        acc.rq_out.bits(R * DW - 1, 0),
+        acc.act_out.bits(R * DW - 1, 0),
     );
     let (g, g_ab) = (ctl(DmaTarget::Gradients), ab(DmaTarget::Gradients));
     define(m, g.re, Width::bit(), iq.wave_dy.e());
@@ -551,16 +570,20 @@ fn buffer_ports(
         m,
         g.we,
         Width::of(C),
-        cond(lw.rq_write.and(lw.rq_to_g), ones(C), zeros(C)),
+        cond(
+            lw.rq_write.and(lw.rq_to_g),
+            lane_mask(C, lw.rq_lanes),
+            zeros(C),
+        ),
     );
     define(m, g.waddr, Width::of(g_ab), low(g_ab, lw.rq_line));
     define(
         m,
         g.wdata,
         Width::of(C * DW),
-        acc.rq_out.bits(C * DW - 1, 0),
+        acc.act_out.bits(C * DW - 1, 0),
     );
-    m.comment("Accumulators: REQUANT and accumulating reads; results and DRAIN.");
+    m.comment("Accumulators: REQUANT, ACT and accumulating reads; results and DRAIN.");
     let (a, a_ab) = (ctl(DmaTarget::Accumulators), ab(DmaTarget::Accumulators));
     let la = io.la;
     define(m, a.re, Width::bit(), e.do_requant.or(wbs.wb_rd));
@@ -613,7 +636,11 @@ pub(super) fn build(
     let lw = line_writes(m, io, e, st);
     buffer_ports(m, io, e, &iq, &wbs, &lw, acc);
     let a = io.bufs.of(DmaTarget::Accumulators);
-    accumulator_read(m, io.rst, io.la, &a, io.requant, acc);
+    let act = ActIn {
+        func: lw.rq_func,
+        mask: io.bufs.of(DmaTarget::Activations).rdata,
+    };
+    accumulator_read(m, io.rst, io.la, &a, io.requant, &act, acc);
     Outputs {
         wb: WbCount {
             write: wbs.wb_write,

@@ -11,6 +11,7 @@
 //! (`a_fwd_*`), which a read-before-write bank would not.
 
 use super::sequencer::Seq;
+use crate::accel::activation::ActIn;
 use crate::accel::buffers::CtlPort;
 use crate::accel::counters::WbCount;
 use crate::accel::io::ControllerIo;
@@ -38,7 +39,9 @@ pub(super) struct Streams {
 pub(super) struct Datapath {
     pub streams: Streams,
     pub wback: Net,
+    /// A REQUANT line and an ACT line are written.
     pub req_wr: Net,
+    pub act_wr: Net,
     pub drain_wr: Net,
     pub wb: WbCount,
     pub wb_begin: Net,
@@ -148,7 +151,7 @@ fn buffer_ports(
     st: &Streams,
     acc: &AccRead,
     wb: &WbEarly,
-) -> (Net, Net, Net) {
+) -> Writes {
     let (r, f) = (&s.regs, &s.fields);
     let is = |op: u8| s.is(op);
     let top = TopPorts::new();
@@ -199,17 +202,31 @@ fn buffer_ports(
     define(m, w.waddr, Width::of(w_ab), sum(w_ab, r.res_addr, st.row));
     define(m, w.wdata, Width::of(C * DW), io.arr.of(top.w_out).e());
     // Activations and gradients.
-    m.comment("Activations and gradients: streamed lines; REQUANT's results.");
+    m.comment(
+        "Activations and gradients: streamed lines and ACT's masks; REQUANT's and ACT's lines.",
+    );
     let req_wr = m.flag("req_wr", s.in_exec.and(is(opcode::REQUANT)));
+    let act_wr = m.flag("act_wr", s.in_exec.and(is(opcode::ACT)));
+    let line_wr = m.flag("line_wr", req_wr.or(act_wr));
+    let act_out = acc.act_out;
+    // The lanes a line write writes: ACT's `lanes`, REQUANT's all.
+    let line_mask = |m: &mut Scope, lanes: P| {
+        m.wire_of(
+            &format!("line_mask_{}", lanes.name().to_lowercase()),
+            lanes,
+            cond(is(opcode::ACT), lane_mask(lanes, f.f_lanes), ones(lanes)),
+        )
+    };
     let (x, x_ab) = (ctl(DmaTarget::Activations), ab(DmaTarget::Activations));
     define(
         m,
         x.re,
         Width::bit(),
-        s.read_ahead.and(s.nx_t.less(n17())).and(
-            is(opcode::FORWARD)
-                .or(is(opcode::BACKWARD).and(s.nx_pass_mode.differs(s.mode(Mode::BwdDx)))),
-        ),
+        s.read_ahead.and(s.nx_t.less(n17())).and(any_of(vec![
+            is(opcode::FORWARD).e(),
+            is(opcode::BACKWARD).and(s.nx_pass_mode.differs(s.mode(Mode::BwdDx))),
+            is(opcode::ACT).and(f.reads_mask),
+        ])),
     );
     define(
         m,
@@ -218,22 +235,18 @@ fn buffer_ports(
         cond(
             is(opcode::FORWARD),
             low(x_ab, f.f_addr_a),
-            low(x_ab, f.f_x_addr),
+            cond(is(opcode::ACT), low(x_ab, f.f_mask), low(x_ab, f.f_x_addr)),
         ) + low(x_ab, s.nx_t),
     );
+    let x_mask = line_mask(m, R);
     define(
         m,
         x.we,
         Width::of(R),
-        cond(req_wr.and(!f.f_flag), ones(R), zeros(R)),
+        cond(line_wr.and(!f.f_flag), x_mask, zeros(R)),
     );
     define(m, x.waddr, Width::of(x_ab), sum(x_ab, f.f_addr_b, r.ex_t));
-    define(
-        m,
-        x.wdata,
-        Width::of(R * DW),
-        acc.rq_out.bits(R * DW - 1, 0),
-    );
+    define(m, x.wdata, Width::of(R * DW), act_out.bits(R * DW - 1, 0));
     let (g, g_ab) = (ctl(DmaTarget::Gradients), ab(DmaTarget::Gradients));
     define(
         m,
@@ -244,24 +257,23 @@ fn buffer_ports(
             .and(s.nx_t.less(n17())),
     );
     define(m, g.raddr, Width::of(g_ab), sum(g_ab, f.f_addr_a, s.nx_t));
+    let g_mask = line_mask(m, C);
     define(
         m,
         g.we,
         Width::of(C),
-        cond(req_wr.and(f.f_flag), ones(C), zeros(C)),
+        cond(line_wr.and(f.f_flag), g_mask, zeros(C)),
     );
     define(m, g.waddr, Width::of(g_ab), sum(g_ab, f.f_addr_b, r.ex_t));
-    define(
-        m,
-        g.wdata,
-        Width::of(C * DW),
-        acc.rq_out.bits(C * DW - 1, 0),
-    );
+    define(m, g.wdata, Width::of(C * DW), act_out.bits(C * DW - 1, 0));
     // Accumulators.
     let (a, a_ab) = (ctl(DmaTarget::Accumulators), ab(DmaTarget::Accumulators));
     let la = io.la;
-    m.comment("Accumulators: REQUANT reads, DRAIN and write-back writes.");
-    let req_rd = m.flag("req_rd", s.read_ahead.and(is(opcode::REQUANT)));
+    m.comment("Accumulators: REQUANT and ACT reads, DRAIN and write-back writes.");
+    let req_rd = m.flag(
+        "req_rd",
+        s.read_ahead.and(is(opcode::REQUANT).or(is(opcode::ACT))),
+    );
     define(m, a.re, Width::bit(), req_rd.or(wb.wb_rd));
     define(
         m,
@@ -295,7 +307,20 @@ fn buffer_ports(
         Width::of(la * crate::params::AW),
         cond(drain_wr, wb.dw_wide, wb.data.data),
     );
-    (wback, req_wr, drain_wr)
+    Writes {
+        wback,
+        req_wr,
+        act_wr,
+        drain_wr,
+    }
+}
+
+/// The writes the counters count.
+struct Writes {
+    wback: Net,
+    req_wr: Net,
+    act_wr: Net,
+    drain_wr: Net,
 }
 
 /// The command memory's write port, which only the DMA uses.
@@ -431,20 +456,25 @@ pub(super) fn build(m: &mut Scope, io: &ControllerIo, s: &Seq, acc: &AccRead) ->
         data: WriteBackData::named(),
         dw_wide: Net::named("dw_wide"),
     };
-    let (wback, req_wr, drain_wr) = buffer_ports(m, io, s, &streams, acc, &early);
+    let writes = buffer_ports(m, io, s, &streams, acc, &early);
     widen_lanes(m, io.la, early.dw_wide, io.arr.of(top.dw_out), R);
     let y_wide = Net::named("y_wide");
     widen_lanes(m, io.la, y_wide, io.arr.of(top.y_out), C);
     let dx_wide = Net::named("dx_wide");
     widen_lanes(m, io.la, dx_wide, io.arr.of(top.dx_out), R);
     let a = io.bufs.of(DmaTarget::Accumulators);
-    accumulator_read(m, io.rst, io.la, &a, io.requant, acc);
+    let act = ActIn {
+        func: s.fields.f_func,
+        mask: io.bufs.of(DmaTarget::Activations).rdata,
+    };
+    accumulator_read(m, io.rst, io.la, &a, io.requant, &act, acc);
     let (wb, wb_begin) = write_back(m, io, s, &early, [y_wide, dx_wide], acc);
     Datapath {
         streams,
-        wback,
-        req_wr,
-        drain_wr,
+        wback: writes.wback,
+        req_wr: writes.req_wr,
+        act_wr: writes.act_wr,
+        drain_wr: writes.drain_wr,
         wb,
         wb_begin,
         wb_we: early.data.we,

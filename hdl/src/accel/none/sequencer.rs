@@ -202,6 +202,7 @@ fn execute_length(f: &Fields, c: &Consts) -> Expr {
                 cond(
                     is(opcode::UPDATE),
                     length(timing::UPDATE, Some(c.update_len), len()),
+                    // REQUANT and ACT: a line per cycle.
                     length(timing::REQUANT, None, len()),
                 ),
             ),
@@ -362,26 +363,12 @@ fn execute_step(s: &Seq) -> Stmt {
     let r = &s.regs;
     let s_dec = s.consts.states.of(State::Dec);
     let step = |k: u64| lit(STEP_BITS, k);
-    // BACKWARD is the only two-word command (`sysgrad_isa`'s tests).
-    let backward_words = sysgrad_isa::command::format(opcode::BACKWARD)
-        .expect("a format")
-        .words() as u64;
     if_else(
         s.seq_more,
         vec![set(r.ex_t, step(0)), set(r.ex_pass, lit(1, 1))],
         vec![if_else(
             s.ex_done,
-            vec![
-                set(r.ctl_state, s_dec),
-                set(
-                    r.pc,
-                    r.pc + cond(
-                        s.is(opcode::BACKWARD),
-                        lit(PC_BITS, backward_words),
-                        lit(PC_BITS, 1),
-                    ),
-                ),
-            ],
+            vec![set(r.ctl_state, s_dec), set(r.pc, r.pc + s.fields.words())],
             vec![set(r.ex_t, r.ex_t + step(1))],
         )],
     )
