@@ -64,6 +64,8 @@ pub(super) struct Regs {
     pub cmd2_q: Net,
     pub ex_t: Net,
     pub ex_end: Net,
+    pub ex_last_q: Net,
+    pub nx_t_q: Net,
     pub ex_pass: Net,
     pub halted: Net,
     pub faulted: Net,
@@ -90,7 +92,7 @@ pub(super) struct Seq {
     pub checks: Checks,
     pub outcome: Outcome,
     pub exec_begin: Net,
-    pub ex_len: Net,
+    pub dec_end: Net,
     pub seq_more: Net,
     pub ex_done: Net,
     pub read_ahead: Net,
@@ -108,15 +110,17 @@ impl Seq {
     }
 }
 
-/// The execute length of a command with the cost `c` and stream length
-/// `len` (`STEP_BITS` wide): the named fixed part, plus `len` if the cost
-/// grows with N.
-fn length(c: Cycles, fixed: Option<Const>, len: Expr) -> Expr {
+/// The last execute step of a command with the cost `c` and stream
+/// length `len` (`STEP_BITS` wide): its length minus one, the named fixed
+/// part less one plus `len` if the cost grows with N. One adder after the
+/// field, not an add and a subtract in a row: `fixed - 1` is a constant.
+fn last_step(c: Cycles, fixed: Option<Const>, len: Expr) -> Expr {
     let named = || fixed.expect("a localparam for a fixed part");
+    let one = || lit(STEP_BITS, 1);
     match (c.n_coef, fixed_part(c)) {
-        (0, _) => named().e(),
-        (1, Expr::Int(0)) => len,
-        (1, _) => len + named(),
+        (0, _) => named() - one(),
+        (1, Expr::Int(0)) => len - one(),
+        (1, _) => len + (named() - one()),
         (k, _) => unreachable!("no command costs {k} cycles per column"),
     }
 }
@@ -143,7 +147,7 @@ fn constants(m: &mut Scope, la: Const) -> Consts {
 fn state_registers(m: &mut Scope) -> Regs {
     let bits = |b: u32| int(b as i64);
     let (
-        [ctl_state, pc, cmd_q, cmd2_q, ex_t, ex_end, ex_pass, halted, faulted, err_code, stop_pc, res_valid, res_dirty, res_addr, res_m, res_k, res_mk],
+        [ctl_state, pc, cmd_q, cmd2_q, ex_t, ex_end, ex_last_q, nx_t_q, ex_pass, halted, faulted, err_code, stop_pc, res_valid, res_dirty, res_addr, res_m, res_k, res_mk],
         reset,
     ) = m.registers([
         ("ctl_state", bits(State::BITS)),
@@ -152,6 +156,8 @@ fn state_registers(m: &mut Scope) -> Regs {
         ("cmd2_q", bits(WORD)),
         ("ex_t", bits(STEP_BITS)),
         ("ex_end", bits(STEP_BITS)),
+        ("ex_last_q", int(1)),
+        ("nx_t_q", bits(STEP_BITS)),
         ("ex_pass", int(1)),
         ("halted", int(1)),
         ("faulted", int(1)),
@@ -171,6 +177,8 @@ fn state_registers(m: &mut Scope) -> Regs {
         cmd2_q,
         ex_t,
         ex_end,
+        ex_last_q,
+        nx_t_q,
         ex_pass,
         halted,
         faulted,
@@ -186,24 +194,25 @@ fn state_registers(m: &mut Scope) -> Regs {
     }
 }
 
-/// The execute length of the decoded command (`docs/COMMANDS.md`, Cycles).
-fn execute_length(f: &Fields, c: &Consts) -> Expr {
+/// The last execute step of the decoded command: its execute length
+/// (`docs/COMMANDS.md`, Cycles) minus one.
+fn execute_last_step(f: &Fields, c: &Consts) -> Expr {
     let len = || zext(1, f.f_len);
     let is = |op: u8| f.is(op);
     cond(
         is(opcode::LOAD_W).or(is(opcode::FLUSH_W)),
-        length(timing::LOAD, Some(c.load_len), len()),
+        last_step(timing::LOAD, Some(c.load_len), len()),
         cond(
             is(opcode::FORWARD).or(is(opcode::BACKWARD)),
-            length(timing::PASS, Some(c.pass_extra), len()),
+            last_step(timing::PASS, Some(c.pass_extra), len()),
             cond(
                 is(opcode::DRAIN),
-                length(timing::DRAIN, Some(c.drain_len), len()),
+                last_step(timing::DRAIN, Some(c.drain_len), len()),
                 cond(
                     is(opcode::UPDATE),
-                    length(timing::UPDATE, Some(c.update_len), len()),
+                    last_step(timing::UPDATE, Some(c.update_len), len()),
                     // REQUANT and ACT: a line per cycle.
-                    length(timing::REQUANT, None, len()),
+                    last_step(timing::REQUANT, None, len()),
                 ),
             ),
         ),
@@ -248,7 +257,6 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
             in_dec2,
         },
     );
-    let step = |k: u64| lit(STEP_BITS, k);
     m.comment("Sequencing: decode ends, execute length, the next cycle's view.");
     let outcome = decode_outcome(m, in_dec, in_dec2, &fields, &checks);
     let is = |op: u8| fields.is(op);
@@ -256,12 +264,15 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
         "exec_begin",
         outcome.dec_go.and(!is(opcode::SYNC)).and(!is(opcode::HALT)),
     );
-    let ex_len = m.wire_of("ex_len", STEP_BITS, execute_length(&fields, &consts));
-    // The last step, against a register set as execution begins: the
-    // length is a function of the command, and computing it from the
-    // command word every cycle put the decoder in front of every
-    // buffer read enable (the accelerator's critical path).
-    let ex_last = m.flag("ex_last", in_exec.and(regs.ex_t.equals(regs.ex_end)));
+    // The decoded command's last step, loaded into `ex_end` in every
+    // decode cycle (`ex_end` is read only in execute, which only a
+    // decode cycle that goes begins): its load waits for no check.
+    let dec_end = m.wire_of("dec_end", STEP_BITS, execute_last_step(&fields, &consts));
+    // The last step: `ex_last_q` holds `ex_t == ex_end` for the cycle,
+    // set a cycle ahead (`fsm`), so no compare of the step counter
+    // stands in front of the next-cycle view and every buffer read
+    // enable (the accelerator's critical path when it did).
+    let ex_last = m.flag("ex_last", in_exec.and(regs.ex_last_q));
     let seq_more = m.flag(
         "seq_more",
         ex_last
@@ -280,11 +291,10 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
         "read_ahead",
         any_of(vec![in_dec.e(), in_dec2.e(), in_exec.and(!ex_done)]),
     );
-    let nx_t = m.wire_of(
-        "nx_t",
-        STEP_BITS,
-        cond(in_exec.and(!ex_last), regs.ex_t + step(1), step(0)),
-    );
+    // The next cycle's step, `in_exec && !ex_last ? ex_t + 1 : 0`, held
+    // in a register set a cycle ahead (`fsm`): every read address adds
+    // it, and the read enables compare it, without an increment first.
+    let nx_t = m.wire_of("nx_t", STEP_BITS, regs.nx_t_q);
     let nx_pass = m.flag("nx_pass", in_exec.and(regs.ex_pass.or(ex_last)));
     let pass_mode = m.wire_of(
         "pass_mode",
@@ -307,7 +317,7 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
         checks,
         outcome,
         exec_begin,
-        ex_len,
+        dec_end,
         seq_more,
         ex_done,
         read_ahead,
@@ -343,7 +353,14 @@ fn decode_step(s: &Seq) -> Stmt {
                     vec![
                         set(r.ctl_state, state(State::Exec)),
                         set(r.ex_t, lit(STEP_BITS, 0)),
-                        set(r.ex_end, s.ex_len - lit(STEP_BITS, 1)),
+                        set(
+                            r.nx_t_q,
+                            cond(
+                                s.dec_end.equals(lit(STEP_BITS, 0)),
+                                lit(STEP_BITS, 0),
+                                lit(STEP_BITS, 1),
+                            ),
+                        ),
                         set(r.ex_pass, lit(1, 0)),
                     ],
                 )],
@@ -363,13 +380,31 @@ fn execute_step(s: &Seq) -> Stmt {
     let r = &s.regs;
     let s_dec = s.consts.states.of(State::Dec);
     let step = |k: u64| lit(STEP_BITS, k);
+    // `ex_last_q` and `nx_t_q` follow `ex_t` (`front`): in a step
+    // that is not the last, `nx_t_q` is `ex_t + 1`, the last when it
+    // equals `ex_end` (unchanged in execute); a new pass starts at 0.
+    let first_last = r.ex_end.equals(step(0));
+    let next_last = r.nx_t_q.equals(r.ex_end);
     if_else(
         s.seq_more,
-        vec![set(r.ex_t, step(0)), set(r.ex_pass, lit(1, 1))],
+        vec![
+            set(r.ex_t, step(0)),
+            set(r.ex_last_q, first_last.clone()),
+            set(r.nx_t_q, cond(first_last, step(0), step(1))),
+            set(r.ex_pass, lit(1, 1)),
+        ],
         vec![if_else(
             s.ex_done,
-            vec![set(r.ctl_state, s_dec), set(r.pc, r.pc + s.fields.words())],
-            vec![set(r.ex_t, r.ex_t + step(1))],
+            vec![
+                set(r.ctl_state, s_dec),
+                set(r.pc, r.pc + s.fields.words()),
+                set(r.nx_t_q, step(0)),
+            ],
+            vec![
+                set(r.ex_last_q, next_last.clone()),
+                set(r.nx_t_q, cond(next_last, step(0), r.nx_t_q + step(1))),
+                set(r.ex_t, r.nx_t_q),
+            ],
         )],
     )
 }
@@ -410,6 +445,16 @@ pub(super) fn fsm(m: &mut Scope, io: &ControllerIo, s: &Seq) {
     let running = vec![
         when(s.in_dec, vec![set(r.cmd_q, c_rdata)]),
         when(s.in_dec2, vec![set(r.cmd2_q, c_rdata)]),
+        // The last step and whether the first is it, for the command
+        // being decoded, whether or not it goes (see `dec_end`).
+        when(
+            s.in_dec.or(s.in_dec2),
+            vec![
+                set(r.ex_end, s.dec_end),
+                set(r.ex_last_q, s.dec_end.equals(lit(STEP_BITS, 0))),
+                set(r.nx_t_q, lit(STEP_BITS, 0)),
+            ],
+        ),
         decode_step(s),
     ];
     let stopped = vec![when(
