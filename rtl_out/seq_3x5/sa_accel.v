@@ -344,6 +344,8 @@ module sa_accel #(
   reg [63:0] cmd2_q;
   reg [16:0] ex_t;
   reg [16:0] ex_end;
+  reg ex_last_q;
+  reg [16:0] nx_t_q;
   reg ex_pass;
   reg halted;
   reg faulted;
@@ -418,12 +420,12 @@ module sa_accel #(
   wire dec_go = (in_dec && ~end0 && known_op && ~two_words && ~chk_bad) || (in_dec2 && ~end1 && ~chk_bad);
   wire dec_fault = dec_final && ~dec_go;
   wire exec_begin = dec_go && ~is_sync && ~is_halt;
-  wire [16:0] ex_len = (is_load_w || is_flush_w) ? LOAD_LEN : ((is_forward || is_backward) ? {{1{1'b0}}, f_len} + PASS_EXTRA : (is_drain ? DRAIN_LEN : (is_update ? UPDATE_LEN : {{1{1'b0}}, f_len})));
-  wire ex_last = in_exec && (ex_t == ex_end);
+  wire [16:0] dec_end = (is_load_w || is_flush_w) ? LOAD_LEN - 17'd1 : ((is_forward || is_backward) ? {{1{1'b0}}, f_len} + (PASS_EXTRA - 17'd1) : (is_drain ? DRAIN_LEN - 17'd1 : (is_update ? UPDATE_LEN - 17'd1 : {{1{1'b0}}, f_len} - 17'd1)));
+  wire ex_last = in_exec && ex_last_q;
   wire seq_more = ex_last && is_backward && (f_mode == 2'd2) && ~ex_pass;
   wire ex_done = ex_last && ~seq_more;
   wire read_ahead = in_dec || in_dec2 || (in_exec && ~ex_done);
-  wire [16:0] nx_t = (in_exec && ~ex_last) ? ex_t + 17'd1 : 17'd0;
+  wire [16:0] nx_t = nx_t_q;
   wire nx_pass = in_exec && (ex_pass || ex_last);
   wire [3:0] pass_mode = (f_mode == 2'd0) ? M_BWD_DX : ((f_mode == 2'd1) ? M_BWD_DW : ((f_mode == 2'd3) ? M_BWD_IL : (ex_pass ? M_BWD_DW : M_BWD_DX)));
   wire [3:0] nx_pass_mode = (f_mode == 2'd0) ? M_BWD_DX : ((f_mode == 2'd1) ? M_BWD_DW : ((f_mode == 2'd3) ? M_BWD_IL : (nx_pass ? M_BWD_DW : M_BWD_DX)));
@@ -639,6 +641,8 @@ module sa_accel #(
       cmd2_q <= 64'd0;
       ex_t <= 17'd0;
       ex_end <= 17'd0;
+      ex_last_q <= 1'b0;
+      nx_t_q <= 17'd0;
       ex_pass <= 1'b0;
       halted <= 1'b0;
       faulted <= 1'b0;
@@ -658,6 +662,11 @@ module sa_accel #(
         if (in_dec2) begin
           cmd2_q <= c_rdata;
         end
+        if (in_dec || in_dec2) begin
+          ex_end <= dec_end;
+          ex_last_q <= dec_end == 17'd0;
+          nx_t_q <= 17'd0;
+        end
         if (dec_fault) begin
           ctl_state <= S_STOP;
           faulted <= 1'b1;
@@ -675,7 +684,7 @@ module sa_accel #(
               end else begin
                 ctl_state <= S_EXEC;
                 ex_t <= 17'd0;
-                ex_end <= ex_len - 17'd1;
+                nx_t_q <= (dec_end == 17'd0) ? 17'd0 : 17'd1;
                 ex_pass <= 1'b0;
               end
             end
@@ -685,13 +694,18 @@ module sa_accel #(
             end else begin
               if (seq_more) begin
                 ex_t <= 17'd0;
+                ex_last_q <= ex_end == 17'd0;
+                nx_t_q <= (ex_end == 17'd0) ? 17'd0 : 17'd1;
                 ex_pass <= 1'b1;
               end else begin
                 if (ex_done) begin
                   ctl_state <= S_DEC;
                   pc <= pc + (two_words ? 17'd2 : 17'd1);
+                  nx_t_q <= 17'd0;
                 end else begin
-                  ex_t <= ex_t + 17'd1;
+                  ex_last_q <= nx_t_q == ex_end;
+                  nx_t_q <= (nx_t_q == ex_end) ? 17'd0 : nx_t_q + 17'd1;
+                  ex_t <= nx_t_q;
                 end
               end
             end
