@@ -89,6 +89,9 @@ pub(super) struct Seq {
     pub in_dec2: Net,
     pub in_exec: Net,
     pub fields: Fields,
+    /// The executing command's fields (`exec_fields`): for logic that
+    /// acts only in execute, such as the array's inputs.
+    pub xfields: Fields,
     pub checks: Checks,
     pub outcome: Outcome,
     pub exec_begin: Net,
@@ -98,6 +101,8 @@ pub(super) struct Seq {
     pub read_ahead: Net,
     pub nx_t: Net,
     pub pass_mode: Net,
+    /// `pass_mode` from the executing command's fields.
+    pub x_pass_mode: Net,
     pub nx_pass_mode: Net,
 }
 
@@ -238,6 +243,7 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
         cmd2_q: regs.cmd2_q,
     };
     let fields = fields(m, &src, &consts.cmd);
+    let xfields = exec_fields(m, &src, &consts.cmd);
     let resident = Resident {
         valid: regs.res_valid,
         dirty: regs.res_dirty,
@@ -301,6 +307,11 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
         MODE_BITS,
         pass_mode_of(&consts.modes, fields.f_mode, regs.ex_pass),
     );
+    let x_pass_mode = m.wire_of(
+        "x_pass_mode",
+        MODE_BITS,
+        pass_mode_of(&consts.modes, xfields.f_mode, regs.ex_pass),
+    );
     let nx_pass_mode = m.wire_of(
         "nx_pass_mode",
         MODE_BITS,
@@ -314,6 +325,7 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
         in_dec2,
         in_exec,
         fields,
+        xfields,
         checks,
         outcome,
         exec_begin,
@@ -323,6 +335,7 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
         read_ahead,
         nx_t,
         pass_mode,
+        x_pass_mode,
         nx_pass_mode,
     }
 }
