@@ -390,6 +390,35 @@ module sa_accel #(
   wire two_words = is_backward || is_act;
   wire reads_mask = f_func == 2'd2;
   wire [8:0] dst_lanes = f_flag ? MAX_M : MAX_K;
+  // The executing command's fields: the latched words only.
+  wire [63:0] x_w0 = cmd_q;
+  wire [63:0] x_w1 = cmd2_q;
+  wire [7:0] x_op = x_w0[63:56];
+  wire [15:0] x_f_addr_a = x_w0[15:0];
+  wire [15:0] x_f_addr_b = x_w0[31:16];
+  wire [15:0] x_f_len = x_w0[47:32];
+  wire x_f_flag = x_w0[48];
+  wire [1:0] x_f_mode = x_w0[50:49];
+  wire [7:0] x_f_lr = x_w0[7:0];
+  wire [8:0] x_f_m = x_w0[24:16];
+  wire [8:0] x_f_k = x_w0[33:25];
+  wire [15:0] x_f_x_addr = x_w1[15:0];
+  wire [1:0] x_f_func = x_w0[50:49];
+  wire [15:0] x_f_mask = x_w1[15:0];
+  wire [8:0] x_f_lanes = x_w1[24:16];
+  wire x_is_load_w = x_op == OP_LOAD_W;
+  wire x_is_flush_w = x_op == OP_FLUSH_W;
+  wire x_is_forward = x_op == OP_FORWARD;
+  wire x_is_backward = x_op == OP_BACKWARD;
+  wire x_is_drain = x_op == OP_DRAIN;
+  wire x_is_update = x_op == OP_UPDATE;
+  wire x_is_requant = x_op == OP_REQUANT;
+  wire x_is_sync = x_op == OP_SYNC;
+  wire x_is_halt = x_op == OP_HALT;
+  wire x_is_act = x_op == OP_ACT;
+  wire x_two_words = x_is_backward || x_is_act;
+  wire x_reads_mask = x_f_func == 2'd2;
+  wire [8:0] x_dst_lanes = x_f_flag ? MAX_M : MAX_K;
   // Checks, each complete before the command has any effect.
   function [0:0] past_end;
     input [17:0] a;
@@ -428,18 +457,19 @@ module sa_accel #(
   wire [16:0] nx_t = nx_t_q;
   wire nx_pass = in_exec && (ex_pass || ex_last);
   wire [3:0] pass_mode = (f_mode == 2'd0) ? M_BWD_DX : ((f_mode == 2'd1) ? M_BWD_DW : ((f_mode == 2'd3) ? M_BWD_IL : (ex_pass ? M_BWD_DW : M_BWD_DX)));
+  wire [3:0] x_pass_mode = (x_f_mode == 2'd0) ? M_BWD_DX : ((x_f_mode == 2'd1) ? M_BWD_DW : ((x_f_mode == 2'd3) ? M_BWD_IL : (ex_pass ? M_BWD_DW : M_BWD_DX)));
   wire [3:0] nx_pass_mode = (f_mode == 2'd0) ? M_BWD_DX : ((f_mode == 2'd1) ? M_BWD_DW : ((f_mode == 2'd3) ? M_BWD_IL : (nx_pass ? M_BWD_DW : M_BWD_DX)));
   // Array inputs, as the emulator's Driver drives them.
-  wire stream = in_exec && (ex_t < {{1{1'b0}}, f_len});
-  wire x_on = stream && (is_forward || (is_backward && (pass_mode != M_BWD_DX)));
-  wire dy_on = stream && is_backward;
+  wire stream = in_exec && (ex_t < {{1{1'b0}}, x_f_len});
+  wire x_on = stream && (x_is_forward || (x_is_backward && (x_pass_mode != M_BWD_DX)));
+  wire dy_on = stream && x_is_backward;
   wire [16:0] row = LAST_ROW - ex_t;
-  wire w_on = in_exec && is_load_w && (row < {{8{1'b0}}, f_k});
+  wire w_on = in_exec && x_is_load_w && (row < {{8{1'b0}}, x_f_k});
   wire [R-1:0] k_mask = ~({R{1'b1}} << res_k);
   wire [C-1:0] m_mask = ~({C{1'b1}} << res_m);
-  wire [C-1:0] fm_mask = ~({C{1'b1}} << f_m);
-  assign arr_mode = ~in_exec ? M_IDLE : ((is_load_w || is_flush_w) ? M_LOAD : (is_forward ? M_FWD : (is_backward ? pass_mode : (is_update ? M_UPDATE : (is_drain ? M_DRAIN : M_IDLE)))));
-  assign arr_lr_shift = (in_exec && is_update) ? f_lr[5:0] : 6'd0;
+  wire [C-1:0] fm_mask = ~({C{1'b1}} << x_f_m);
+  assign arr_mode = ~in_exec ? M_IDLE : ((x_is_load_w || x_is_flush_w) ? M_LOAD : (x_is_forward ? M_FWD : (x_is_backward ? x_pass_mode : (x_is_update ? M_UPDATE : (x_is_drain ? M_DRAIN : M_IDLE)))));
+  assign arr_lr_shift = (in_exec && x_is_update) ? x_f_lr[5:0] : 6'd0;
   assign arr_dy_valid = dy_on;
   generate
   for (l = 0; l < R; l = l + 1) begin : g_arr_x_in
