@@ -390,35 +390,22 @@ module sa_accel #(
   wire two_words = is_backward || is_act;
   wire reads_mask = f_func == 2'd2;
   wire [8:0] dst_lanes = f_flag ? MAX_M : MAX_K;
-  // The executing command's fields: the latched words only.
+  // The executing command's fields, from the latched word 0 alone.
   wire [63:0] x_w0 = cmd_q;
-  wire [63:0] x_w1 = cmd2_q;
+  wire [63:0] x_w0_unused = x_w0;
   wire [7:0] x_op = x_w0[63:56];
-  wire [15:0] x_f_addr_a = x_w0[15:0];
-  wire [15:0] x_f_addr_b = x_w0[31:16];
-  wire [15:0] x_f_len = x_w0[47:32];
-  wire x_f_flag = x_w0[48];
-  wire [1:0] x_f_mode = x_w0[50:49];
-  wire [7:0] x_f_lr = x_w0[7:0];
-  wire [8:0] x_f_m = x_w0[24:16];
-  wire [8:0] x_f_k = x_w0[33:25];
-  wire [15:0] x_f_x_addr = x_w1[15:0];
-  wire [1:0] x_f_func = x_w0[50:49];
-  wire [15:0] x_f_mask = x_w1[15:0];
-  wire [8:0] x_f_lanes = x_w1[24:16];
   wire x_is_load_w = x_op == OP_LOAD_W;
   wire x_is_flush_w = x_op == OP_FLUSH_W;
   wire x_is_forward = x_op == OP_FORWARD;
   wire x_is_backward = x_op == OP_BACKWARD;
-  wire x_is_drain = x_op == OP_DRAIN;
   wire x_is_update = x_op == OP_UPDATE;
-  wire x_is_requant = x_op == OP_REQUANT;
-  wire x_is_sync = x_op == OP_SYNC;
-  wire x_is_halt = x_op == OP_HALT;
-  wire x_is_act = x_op == OP_ACT;
-  wire x_two_words = x_is_backward || x_is_act;
-  wire x_reads_mask = x_f_func == 2'd2;
-  wire [8:0] x_dst_lanes = x_f_flag ? MAX_M : MAX_K;
+  wire x_is_drain = x_op == OP_DRAIN;
+  wire [15:0] x_f_len = x_w0[47:32];
+  wire [1:0] x_f_mode = x_w0[50:49];
+  wire [7:0] x_f_lr = x_w0[7:0];
+  wire [7:0] x_f_lr_unused = x_f_lr;
+  wire [8:0] x_f_m = x_w0[24:16];
+  wire [8:0] x_f_k = x_w0[33:25];
   // Checks, each complete before the command has any effect.
   function [0:0] past_end;
     input [17:0] a;

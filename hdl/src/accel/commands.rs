@@ -226,57 +226,32 @@ pub(super) fn reads_mask_of(func: Net) -> Expr {
 /// Command fields: from the command memory in decode, latched after.
 pub(super) fn fields(m: &mut Scope, src: &WordSource, consts: &CommandConsts) -> Fields {
     m.comment("The command: word 0 (and a two-word command's word 1) and its fields.");
-    let w0 = cond(src.in_dec, src.c_rdata, src.cmd_q);
-    let w1 = cond(src.in_dec2, src.c_rdata, src.cmd2_q);
-    fields_of(m, w0, w1, consts, "")
-}
-
-/// The executing command's fields, `x_<field>`: from the latched words
-/// alone, for logic that acts only in execute (where they equal
-/// [`fields`]), so that no path runs from the command memory's read
-/// port through it.
-pub(super) fn exec_fields(m: &mut Scope, src: &WordSource, consts: &CommandConsts) -> Fields {
-    m.comment("The executing command's fields: the latched words only.");
-    fields_of(m, src.cmd_q.e(), src.cmd2_q.e(), consts, "x_")
-}
-
-/// The fields of the words `w0` and `w1`, each net's name prefixed with `prefix`.
-fn fields_of(m: &mut Scope, w0: Expr, w1: Expr, consts: &CommandConsts, prefix: &str) -> Fields {
-    let n = |name: &str| format!("{prefix}{name}");
-    let w0 = m.wire_of(&n("w0"), WORD, w0);
-    let w1 = m.wire_of(&n("w1"), WORD, w1);
+    let w0 = m.wire_of("w0", WORD, cond(src.in_dec, src.c_rdata, src.cmd_q));
+    let w1 = m.wire_of("w1", WORD, cond(src.in_dec2, src.c_rdata, src.cmd2_q));
     let mut f = Fields {
         w0,
         w1,
-        op: m.wire_of(&n("op"), OP_BITS, slice(w0, field::OPCODE)),
-        f_addr_a: m.wire_of(&n("f_addr_a"), ADDR_BITS, slice(w0, field::ADDR_A)),
-        f_addr_b: m.wire_of(&n("f_addr_b"), ADDR_BITS, slice(w0, field::ADDR_B)),
-        f_len: m.wire_of(&n("f_len"), LEN_BITS, slice(w0, field::LENGTH)),
-        f_flag: m.flag(&n("f_flag"), w0.at(field::FLAG.lo)),
-        f_mode: m.wire_of(
-            &n("f_mode"),
-            MODE_FIELD_BITS,
-            slice(w0, field::BACKWARD_MODE),
-        ),
-        f_lr: m.wire_of(&n("f_lr"), LR_FIELD_BITS, slice(w0, field::LR_SHIFT)),
-        f_m: m.wire_of(&n("f_m"), TILE_BITS, slice(w0, field::TILE_M)),
-        f_k: m.wire_of(&n("f_k"), TILE_BITS, slice(w0, field::TILE_K)),
-        f_x_addr: m.wire_of(&n("f_x_addr"), ADDR_BITS, slice(w1, field::X_ADDR)),
-        f_func: m.wire_of(
-            &n("f_func"),
-            field::ACT_FUNC.bits,
-            slice(w0, field::ACT_FUNC),
-        ),
-        f_mask: m.wire_of(&n("f_mask"), ADDR_BITS, slice(w1, field::MASK_ADDR)),
-        f_lanes: m.wire_of(&n("f_lanes"), TILE_BITS, slice(w1, field::LANES)),
-        two_words: Net::named(&n("two_words")),
-        reads_mask: Net::named(&n("reads_mask")),
-        dst_lanes: Net::named(&n("dst_lanes")),
+        op: m.wire_of("op", OP_BITS, slice(w0, field::OPCODE)),
+        f_addr_a: m.wire_of("f_addr_a", ADDR_BITS, slice(w0, field::ADDR_A)),
+        f_addr_b: m.wire_of("f_addr_b", ADDR_BITS, slice(w0, field::ADDR_B)),
+        f_len: m.wire_of("f_len", LEN_BITS, slice(w0, field::LENGTH)),
+        f_flag: m.flag("f_flag", w0.at(field::FLAG.lo)),
+        f_mode: m.wire_of("f_mode", MODE_FIELD_BITS, slice(w0, field::BACKWARD_MODE)),
+        f_lr: m.wire_of("f_lr", LR_FIELD_BITS, slice(w0, field::LR_SHIFT)),
+        f_m: m.wire_of("f_m", TILE_BITS, slice(w0, field::TILE_M)),
+        f_k: m.wire_of("f_k", TILE_BITS, slice(w0, field::TILE_K)),
+        f_x_addr: m.wire_of("f_x_addr", ADDR_BITS, slice(w1, field::X_ADDR)),
+        f_func: m.wire_of("f_func", field::ACT_FUNC.bits, slice(w0, field::ACT_FUNC)),
+        f_mask: m.wire_of("f_mask", ADDR_BITS, slice(w1, field::MASK_ADDR)),
+        f_lanes: m.wire_of("f_lanes", TILE_BITS, slice(w1, field::LANES)),
+        two_words: Net::named("two_words"),
+        reads_mask: Net::named("reads_mask"),
+        dst_lanes: Net::named("dst_lanes"),
         is: Vec::new(),
     };
     for fmt in &FORMATS {
         let flag = m.flag(
-            &n(&format!("is_{}", fmt.mnemonic.to_lowercase())),
+            &format!("is_{}", fmt.mnemonic.to_lowercase()),
             f.op.equals(consts.opcode(fmt.opcode)),
         );
         f.is.push((fmt.opcode, flag));

@@ -91,7 +91,7 @@ pub(super) struct Seq {
     pub fields: Fields,
     /// The executing command's fields (`exec_fields`): for logic that
     /// acts only in execute, such as the array's inputs.
-    pub xfields: Fields,
+    pub xfields: ExecFields,
     pub checks: Checks,
     pub outcome: Outcome,
     pub exec_begin: Net,
@@ -112,6 +112,65 @@ impl Seq {
     }
     pub fn mode(&self, m: Mode) -> Const {
         self.consts.modes.of(m)
+    }
+}
+
+/// The executing command's fields the array's inputs read, `x_<field>`:
+/// decoded from the latched word 0 alone. In execute they equal the
+/// decoder's [`Fields`], which in a decode cycle take the command
+/// memory's read data; logic that acts only in execute reads these, so
+/// that no path runs from that read port through it.
+pub(super) struct ExecFields {
+    pub f_len: Net,
+    pub f_mode: Net,
+    pub f_lr: Net,
+    pub f_m: Net,
+    pub f_k: Net,
+    is: Vec<(u8, Net)>,
+}
+
+impl ExecFields {
+    /// `x_is_<mnemonic>`: the executing command is `op`, one of [`EXEC_OPS`].
+    pub fn is(&self, op: u8) -> Net {
+        self.is
+            .iter()
+            .find(|(o, _)| *o == op)
+            .expect("an executing opcode the array's inputs read")
+            .1
+    }
+}
+
+/// The opcodes the array's inputs tell apart.
+const EXEC_OPS: [u8; 6] = [
+    opcode::LOAD_W,
+    opcode::FLUSH_W,
+    opcode::FORWARD,
+    opcode::BACKWARD,
+    opcode::UPDATE,
+    opcode::DRAIN,
+];
+
+fn exec_fields(m: &mut Scope, cmd_q: Net, c: &CommandConsts) -> ExecFields {
+    use sysgrad_isa::command::{field, FORMATS};
+    m.comment("The executing command's fields, from the latched word 0 alone.");
+    let w0 = m.partly_used(wire("x_w0", Width::of(WORD)).init(cmd_q));
+    let op = m.wire_of("x_op", OP_BITS, slice(w0, field::OPCODE));
+    let is = EXEC_OPS
+        .iter()
+        .map(|&o| {
+            let fmt = FORMATS.iter().find(|f| f.opcode == o).expect("a format");
+            let name = format!("x_is_{}", fmt.mnemonic.to_lowercase());
+            (o, m.flag(&name, op.equals(c.opcode(o))))
+        })
+        .collect();
+    ExecFields {
+        f_len: m.wire_of("x_f_len", LEN_BITS, slice(w0, field::LENGTH)),
+        f_mode: m.wire_of("x_f_mode", MODE_FIELD_BITS, slice(w0, field::BACKWARD_MODE)),
+        f_lr: m
+            .partly_used(wire("x_f_lr", Width::of(LR_FIELD_BITS)).init(slice(w0, field::LR_SHIFT))),
+        f_m: m.wire_of("x_f_m", TILE_BITS, slice(w0, field::TILE_M)),
+        f_k: m.wire_of("x_f_k", TILE_BITS, slice(w0, field::TILE_K)),
+        is,
     }
 }
 
@@ -243,7 +302,7 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
         cmd2_q: regs.cmd2_q,
     };
     let fields = fields(m, &src, &consts.cmd);
-    let xfields = exec_fields(m, &src, &consts.cmd);
+    let xfields = exec_fields(m, regs.cmd_q, &consts.cmd);
     let resident = Resident {
         valid: regs.res_valid,
         dirty: regs.res_dirty,
