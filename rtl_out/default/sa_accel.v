@@ -345,6 +345,8 @@ module sa_accel #(
   reg [63:0] cmd2_q;
   reg [16:0] ex_t;
   reg [16:0] ex_end;
+  reg ex_last_q;
+  reg [16:0] nx_t_q;
   reg ex_pass;
   reg halted;
   reg faulted;
@@ -389,6 +391,22 @@ module sa_accel #(
   wire two_words = is_backward || is_act;
   wire reads_mask = f_func == 2'd2;
   wire [8:0] dst_lanes = f_flag ? MAX_M : MAX_K;
+  // The executing command's fields, from the latched word 0 alone.
+  wire [63:0] x_w0 = cmd_q;
+  wire [63:0] x_w0_unused = x_w0;
+  wire [7:0] x_op = x_w0[63:56];
+  wire x_is_load_w = x_op == OP_LOAD_W;
+  wire x_is_flush_w = x_op == OP_FLUSH_W;
+  wire x_is_forward = x_op == OP_FORWARD;
+  wire x_is_backward = x_op == OP_BACKWARD;
+  wire x_is_update = x_op == OP_UPDATE;
+  wire x_is_drain = x_op == OP_DRAIN;
+  wire [15:0] x_f_len = x_w0[47:32];
+  wire [1:0] x_f_mode = x_w0[50:49];
+  wire [7:0] x_f_lr = x_w0[7:0];
+  wire [7:0] x_f_lr_unused = x_f_lr;
+  wire [8:0] x_f_m = x_w0[24:16];
+  wire [8:0] x_f_k = x_w0[33:25];
   // Checks, each complete before the command has any effect.
   function [0:0] past_end;
     input [17:0] a;
@@ -419,26 +437,27 @@ module sa_accel #(
   wire dec_go = (in_dec && ~end0 && known_op && ~two_words && ~chk_bad) || (in_dec2 && ~end1 && ~chk_bad);
   wire dec_fault = dec_final && ~dec_go;
   wire exec_begin = dec_go && ~is_sync && ~is_halt;
-  wire [16:0] ex_len = (is_load_w || is_flush_w) ? LOAD_LEN : ((is_forward || is_backward) ? {{1{1'b0}}, f_len} + PASS_EXTRA : (is_drain ? DRAIN_LEN : (is_update ? UPDATE_LEN : {{1{1'b0}}, f_len})));
-  wire ex_last = in_exec && (ex_t == ex_end);
+  wire [16:0] dec_end = (is_load_w || is_flush_w) ? LOAD_LEN - 17'd1 : ((is_forward || is_backward) ? {{1{1'b0}}, f_len} + (PASS_EXTRA - 17'd1) : (is_drain ? DRAIN_LEN - 17'd1 : (is_update ? UPDATE_LEN - 17'd1 : {{1{1'b0}}, f_len} - 17'd1)));
+  wire ex_last = in_exec && ex_last_q;
   wire seq_more = ex_last && is_backward && (f_mode == 2'd2) && ~ex_pass;
   wire ex_done = ex_last && ~seq_more;
   wire read_ahead = in_dec || in_dec2 || (in_exec && ~ex_done);
-  wire [16:0] nx_t = (in_exec && ~ex_last) ? ex_t + 17'd1 : 17'd0;
+  wire [16:0] nx_t = nx_t_q;
   wire nx_pass = in_exec && (ex_pass || ex_last);
   wire [3:0] pass_mode = (f_mode == 2'd0) ? M_BWD_DX : ((f_mode == 2'd1) ? M_BWD_DW : ((f_mode == 2'd3) ? M_BWD_IL : (ex_pass ? M_BWD_DW : M_BWD_DX)));
+  wire [3:0] x_pass_mode = (x_f_mode == 2'd0) ? M_BWD_DX : ((x_f_mode == 2'd1) ? M_BWD_DW : ((x_f_mode == 2'd3) ? M_BWD_IL : (ex_pass ? M_BWD_DW : M_BWD_DX)));
   wire [3:0] nx_pass_mode = (f_mode == 2'd0) ? M_BWD_DX : ((f_mode == 2'd1) ? M_BWD_DW : ((f_mode == 2'd3) ? M_BWD_IL : (nx_pass ? M_BWD_DW : M_BWD_DX)));
   // Array inputs, as the emulator's Driver drives them.
-  wire stream = in_exec && (ex_t < {{1{1'b0}}, f_len});
-  wire x_on = stream && (is_forward || (is_backward && (pass_mode != M_BWD_DX)));
-  wire dy_on = stream && is_backward;
+  wire stream = in_exec && (ex_t < {{1{1'b0}}, x_f_len});
+  wire x_on = stream && (x_is_forward || (x_is_backward && (x_pass_mode != M_BWD_DX)));
+  wire dy_on = stream && x_is_backward;
   wire [16:0] row = LAST_ROW - ex_t;
-  wire w_on = in_exec && is_load_w && (row < {{8{1'b0}}, f_k});
+  wire w_on = in_exec && x_is_load_w && (row < {{8{1'b0}}, x_f_k});
   wire [R-1:0] k_mask = ~({R{1'b1}} << res_k);
   wire [C-1:0] m_mask = ~({C{1'b1}} << res_m);
-  wire [C-1:0] fm_mask = ~({C{1'b1}} << f_m);
-  assign arr_mode = ~in_exec ? M_IDLE : ((is_load_w || is_flush_w) ? M_LOAD : (is_forward ? M_FWD : (is_backward ? pass_mode : (is_update ? M_UPDATE : (is_drain ? M_DRAIN : M_IDLE)))));
-  assign arr_lr_shift = (in_exec && is_update) ? f_lr[5:0] : 6'd0;
+  wire [C-1:0] fm_mask = ~({C{1'b1}} << x_f_m);
+  assign arr_mode = ~in_exec ? M_IDLE : ((x_is_load_w || x_is_flush_w) ? M_LOAD : (x_is_forward ? M_FWD : (x_is_backward ? x_pass_mode : (x_is_update ? M_UPDATE : (x_is_drain ? M_DRAIN : M_IDLE)))));
+  assign arr_lr_shift = (in_exec && x_is_update) ? x_f_lr[5:0] : 6'd0;
   assign arr_dy_valid = dy_on;
   generate
   for (l = 0; l < R; l = l + 1) begin : g_arr_x_in
@@ -640,6 +659,8 @@ module sa_accel #(
       cmd2_q <= 64'd0;
       ex_t <= 17'd0;
       ex_end <= 17'd0;
+      ex_last_q <= 1'b0;
+      nx_t_q <= 17'd0;
       ex_pass <= 1'b0;
       halted <= 1'b0;
       faulted <= 1'b0;
@@ -659,6 +680,11 @@ module sa_accel #(
         if (in_dec2) begin
           cmd2_q <= c_rdata;
         end
+        if (in_dec || in_dec2) begin
+          ex_end <= dec_end;
+          ex_last_q <= dec_end == 17'd0;
+          nx_t_q <= 17'd0;
+        end
         if (dec_fault) begin
           ctl_state <= S_STOP;
           faulted <= 1'b1;
@@ -676,7 +702,7 @@ module sa_accel #(
               end else begin
                 ctl_state <= S_EXEC;
                 ex_t <= 17'd0;
-                ex_end <= ex_len - 17'd1;
+                nx_t_q <= (dec_end == 17'd0) ? 17'd0 : 17'd1;
                 ex_pass <= 1'b0;
               end
             end
@@ -686,13 +712,18 @@ module sa_accel #(
             end else begin
               if (seq_more) begin
                 ex_t <= 17'd0;
+                ex_last_q <= ex_end == 17'd0;
+                nx_t_q <= (ex_end == 17'd0) ? 17'd0 : 17'd1;
                 ex_pass <= 1'b1;
               end else begin
                 if (ex_done) begin
                   ctl_state <= S_DEC;
                   pc <= pc + (two_words ? 17'd2 : 17'd1);
+                  nx_t_q <= 17'd0;
                 end else begin
-                  ex_t <= ex_t + 17'd1;
+                  ex_last_q <= nx_t_q == ex_end;
+                  nx_t_q <= (nx_t_q == ex_end) ? 17'd0 : nx_t_q + 17'd1;
+                  ex_t <= nx_t_q;
                 end
               end
             end

@@ -50,8 +50,10 @@ pub(super) struct Datapath {
 
 /// `arr_*`: the array's inputs, zero outside the tile and the stream.
 fn array_inputs(m: &mut Scope, io: &ControllerIo, s: &Seq) -> Streams {
-    let (r, f) = (&s.regs, &s.fields);
-    let is = |op: u8| s.is(op);
+    // Only in execute: the latched command's fields, so no path runs
+    // from the command memory's read port to the array.
+    let (r, f) = (&s.regs, &s.xfields);
+    let is = |op: u8| f.is(op);
     let mode = |md: Mode| s.mode(md);
     let top = TopPorts::new();
     let arr = |p: Net| io.arr.of(p);
@@ -65,7 +67,7 @@ fn array_inputs(m: &mut Scope, io: &ControllerIo, s: &Seq) -> Streams {
         "x_on",
         stream.and(
             is(opcode::FORWARD)
-                .or(is(opcode::BACKWARD).and(s.pass_mode.differs(mode(Mode::BwdDx)))),
+                .or(is(opcode::BACKWARD).and(s.x_pass_mode.differs(mode(Mode::BwdDx)))),
         ),
     );
     let dy_on = m.flag("dy_on", stream.and(is(opcode::BACKWARD)));
@@ -92,7 +94,7 @@ fn array_inputs(m: &mut Scope, io: &ControllerIo, s: &Seq) -> Streams {
                     mode(Mode::Fwd).e(),
                     cond(
                         is(opcode::BACKWARD),
-                        s.pass_mode.e(),
+                        s.x_pass_mode.e(),
                         cond(
                             is(opcode::UPDATE),
                             mode(Mode::Update),

@@ -64,6 +64,8 @@ pub(super) struct Regs {
     pub cmd2_q: Net,
     pub ex_t: Net,
     pub ex_end: Net,
+    pub ex_last_q: Net,
+    pub nx_t_q: Net,
     pub ex_pass: Net,
     pub halted: Net,
     pub faulted: Net,
@@ -87,15 +89,20 @@ pub(super) struct Seq {
     pub in_dec2: Net,
     pub in_exec: Net,
     pub fields: Fields,
+    /// The executing command's fields (`exec_fields`): for logic that
+    /// acts only in execute, such as the array's inputs.
+    pub xfields: ExecFields,
     pub checks: Checks,
     pub outcome: Outcome,
     pub exec_begin: Net,
-    pub ex_len: Net,
+    pub dec_end: Net,
     pub seq_more: Net,
     pub ex_done: Net,
     pub read_ahead: Net,
     pub nx_t: Net,
     pub pass_mode: Net,
+    /// `pass_mode` from the executing command's fields.
+    pub x_pass_mode: Net,
     pub nx_pass_mode: Net,
 }
 
@@ -108,15 +115,76 @@ impl Seq {
     }
 }
 
-/// The execute length of a command with the cost `c` and stream length
-/// `len` (`STEP_BITS` wide): the named fixed part, plus `len` if the cost
-/// grows with N.
-fn length(c: Cycles, fixed: Option<Const>, len: Expr) -> Expr {
+/// The executing command's fields the array's inputs read, `x_<field>`:
+/// decoded from the latched word 0 alone. In execute they equal the
+/// decoder's [`Fields`], which in a decode cycle take the command
+/// memory's read data; logic that acts only in execute reads these, so
+/// that no path runs from that read port through it.
+pub(super) struct ExecFields {
+    pub f_len: Net,
+    pub f_mode: Net,
+    pub f_lr: Net,
+    pub f_m: Net,
+    pub f_k: Net,
+    is: Vec<(u8, Net)>,
+}
+
+impl ExecFields {
+    /// `x_is_<mnemonic>`: the executing command is `op`, one of [`EXEC_OPS`].
+    pub fn is(&self, op: u8) -> Net {
+        self.is
+            .iter()
+            .find(|(o, _)| *o == op)
+            .expect("an executing opcode the array's inputs read")
+            .1
+    }
+}
+
+/// The opcodes the array's inputs tell apart.
+const EXEC_OPS: [u8; 6] = [
+    opcode::LOAD_W,
+    opcode::FLUSH_W,
+    opcode::FORWARD,
+    opcode::BACKWARD,
+    opcode::UPDATE,
+    opcode::DRAIN,
+];
+
+fn exec_fields(m: &mut Scope, cmd_q: Net, c: &CommandConsts) -> ExecFields {
+    use sysgrad_isa::command::{field, FORMATS};
+    m.comment("The executing command's fields, from the latched word 0 alone.");
+    let w0 = m.partly_used(wire("x_w0", Width::of(WORD)).init(cmd_q));
+    let op = m.wire_of("x_op", OP_BITS, slice(w0, field::OPCODE));
+    let is = EXEC_OPS
+        .iter()
+        .map(|&o| {
+            let fmt = FORMATS.iter().find(|f| f.opcode == o).expect("a format");
+            let name = format!("x_is_{}", fmt.mnemonic.to_lowercase());
+            (o, m.flag(&name, op.equals(c.opcode(o))))
+        })
+        .collect();
+    ExecFields {
+        f_len: m.wire_of("x_f_len", LEN_BITS, slice(w0, field::LENGTH)),
+        f_mode: m.wire_of("x_f_mode", MODE_FIELD_BITS, slice(w0, field::BACKWARD_MODE)),
+        f_lr: m
+            .partly_used(wire("x_f_lr", Width::of(LR_FIELD_BITS)).init(slice(w0, field::LR_SHIFT))),
+        f_m: m.wire_of("x_f_m", TILE_BITS, slice(w0, field::TILE_M)),
+        f_k: m.wire_of("x_f_k", TILE_BITS, slice(w0, field::TILE_K)),
+        is,
+    }
+}
+
+/// The last execute step of a command with the cost `c` and stream
+/// length `len` (`STEP_BITS` wide): its length minus one, the named fixed
+/// part less one plus `len` if the cost grows with N. One adder after the
+/// field, not an add and a subtract in a row: `fixed - 1` is a constant.
+fn last_step(c: Cycles, fixed: Option<Const>, len: Expr) -> Expr {
     let named = || fixed.expect("a localparam for a fixed part");
+    let one = || lit(STEP_BITS, 1);
     match (c.n_coef, fixed_part(c)) {
-        (0, _) => named().e(),
-        (1, Expr::Int(0)) => len,
-        (1, _) => len + named(),
+        (0, _) => named() - one(),
+        (1, Expr::Int(0)) => len - one(),
+        (1, _) => len + (named() - one()),
         (k, _) => unreachable!("no command costs {k} cycles per column"),
     }
 }
@@ -143,7 +211,7 @@ fn constants(m: &mut Scope, la: Const) -> Consts {
 fn state_registers(m: &mut Scope) -> Regs {
     let bits = |b: u32| int(b as i64);
     let (
-        [ctl_state, pc, cmd_q, cmd2_q, ex_t, ex_end, ex_pass, halted, faulted, err_code, stop_pc, res_valid, res_dirty, res_addr, res_m, res_k, res_mk],
+        [ctl_state, pc, cmd_q, cmd2_q, ex_t, ex_end, ex_last_q, nx_t_q, ex_pass, halted, faulted, err_code, stop_pc, res_valid, res_dirty, res_addr, res_m, res_k, res_mk],
         reset,
     ) = m.registers([
         ("ctl_state", bits(State::BITS)),
@@ -152,6 +220,8 @@ fn state_registers(m: &mut Scope) -> Regs {
         ("cmd2_q", bits(WORD)),
         ("ex_t", bits(STEP_BITS)),
         ("ex_end", bits(STEP_BITS)),
+        ("ex_last_q", int(1)),
+        ("nx_t_q", bits(STEP_BITS)),
         ("ex_pass", int(1)),
         ("halted", int(1)),
         ("faulted", int(1)),
@@ -171,6 +241,8 @@ fn state_registers(m: &mut Scope) -> Regs {
         cmd2_q,
         ex_t,
         ex_end,
+        ex_last_q,
+        nx_t_q,
         ex_pass,
         halted,
         faulted,
@@ -186,24 +258,25 @@ fn state_registers(m: &mut Scope) -> Regs {
     }
 }
 
-/// The execute length of the decoded command (`docs/COMMANDS.md`, Cycles).
-fn execute_length(f: &Fields, c: &Consts) -> Expr {
+/// The last execute step of the decoded command: its execute length
+/// (`docs/COMMANDS.md`, Cycles) minus one.
+fn execute_last_step(f: &Fields, c: &Consts) -> Expr {
     let len = || zext(1, f.f_len);
     let is = |op: u8| f.is(op);
     cond(
         is(opcode::LOAD_W).or(is(opcode::FLUSH_W)),
-        length(timing::LOAD, Some(c.load_len), len()),
+        last_step(timing::LOAD, Some(c.load_len), len()),
         cond(
             is(opcode::FORWARD).or(is(opcode::BACKWARD)),
-            length(timing::PASS, Some(c.pass_extra), len()),
+            last_step(timing::PASS, Some(c.pass_extra), len()),
             cond(
                 is(opcode::DRAIN),
-                length(timing::DRAIN, Some(c.drain_len), len()),
+                last_step(timing::DRAIN, Some(c.drain_len), len()),
                 cond(
                     is(opcode::UPDATE),
-                    length(timing::UPDATE, Some(c.update_len), len()),
+                    last_step(timing::UPDATE, Some(c.update_len), len()),
                     // REQUANT and ACT: a line per cycle.
-                    length(timing::REQUANT, None, len()),
+                    last_step(timing::REQUANT, None, len()),
                 ),
             ),
         ),
@@ -229,6 +302,7 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
         cmd2_q: regs.cmd2_q,
     };
     let fields = fields(m, &src, &consts.cmd);
+    let xfields = exec_fields(m, regs.cmd_q, &consts.cmd);
     let resident = Resident {
         valid: regs.res_valid,
         dirty: regs.res_dirty,
@@ -248,7 +322,6 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
             in_dec2,
         },
     );
-    let step = |k: u64| lit(STEP_BITS, k);
     m.comment("Sequencing: decode ends, execute length, the next cycle's view.");
     let outcome = decode_outcome(m, in_dec, in_dec2, &fields, &checks);
     let is = |op: u8| fields.is(op);
@@ -256,12 +329,15 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
         "exec_begin",
         outcome.dec_go.and(!is(opcode::SYNC)).and(!is(opcode::HALT)),
     );
-    let ex_len = m.wire_of("ex_len", STEP_BITS, execute_length(&fields, &consts));
-    // The last step, against a register set as execution begins: the
-    // length is a function of the command, and computing it from the
-    // command word every cycle put the decoder in front of every
-    // buffer read enable (the accelerator's critical path).
-    let ex_last = m.flag("ex_last", in_exec.and(regs.ex_t.equals(regs.ex_end)));
+    // The decoded command's last step, loaded into `ex_end` in every
+    // decode cycle (`ex_end` is read only in execute, which only a
+    // decode cycle that goes begins): its load waits for no check.
+    let dec_end = m.wire_of("dec_end", STEP_BITS, execute_last_step(&fields, &consts));
+    // The last step: `ex_last_q` holds `ex_t == ex_end` for the cycle,
+    // set a cycle ahead (`fsm`), so no compare of the step counter
+    // stands in front of the next-cycle view and every buffer read
+    // enable (the accelerator's critical path when it did).
+    let ex_last = m.flag("ex_last", in_exec.and(regs.ex_last_q));
     let seq_more = m.flag(
         "seq_more",
         ex_last
@@ -280,16 +356,20 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
         "read_ahead",
         any_of(vec![in_dec.e(), in_dec2.e(), in_exec.and(!ex_done)]),
     );
-    let nx_t = m.wire_of(
-        "nx_t",
-        STEP_BITS,
-        cond(in_exec.and(!ex_last), regs.ex_t + step(1), step(0)),
-    );
+    // The next cycle's step, `in_exec && !ex_last ? ex_t + 1 : 0`, held
+    // in a register set a cycle ahead (`fsm`): every read address adds
+    // it, and the read enables compare it, without an increment first.
+    let nx_t = m.wire_of("nx_t", STEP_BITS, regs.nx_t_q);
     let nx_pass = m.flag("nx_pass", in_exec.and(regs.ex_pass.or(ex_last)));
     let pass_mode = m.wire_of(
         "pass_mode",
         MODE_BITS,
         pass_mode_of(&consts.modes, fields.f_mode, regs.ex_pass),
+    );
+    let x_pass_mode = m.wire_of(
+        "x_pass_mode",
+        MODE_BITS,
+        pass_mode_of(&consts.modes, xfields.f_mode, regs.ex_pass),
     );
     let nx_pass_mode = m.wire_of(
         "nx_pass_mode",
@@ -304,15 +384,17 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
         in_dec2,
         in_exec,
         fields,
+        xfields,
         checks,
         outcome,
         exec_begin,
-        ex_len,
+        dec_end,
         seq_more,
         ex_done,
         read_ahead,
         nx_t,
         pass_mode,
+        x_pass_mode,
         nx_pass_mode,
     }
 }
@@ -343,7 +425,14 @@ fn decode_step(s: &Seq) -> Stmt {
                     vec![
                         set(r.ctl_state, state(State::Exec)),
                         set(r.ex_t, lit(STEP_BITS, 0)),
-                        set(r.ex_end, s.ex_len - lit(STEP_BITS, 1)),
+                        set(
+                            r.nx_t_q,
+                            cond(
+                                s.dec_end.equals(lit(STEP_BITS, 0)),
+                                lit(STEP_BITS, 0),
+                                lit(STEP_BITS, 1),
+                            ),
+                        ),
                         set(r.ex_pass, lit(1, 0)),
                     ],
                 )],
@@ -363,13 +452,31 @@ fn execute_step(s: &Seq) -> Stmt {
     let r = &s.regs;
     let s_dec = s.consts.states.of(State::Dec);
     let step = |k: u64| lit(STEP_BITS, k);
+    // `ex_last_q` and `nx_t_q` follow `ex_t` (`front`): in a step
+    // that is not the last, `nx_t_q` is `ex_t + 1`, the last when it
+    // equals `ex_end` (unchanged in execute); a new pass starts at 0.
+    let first_last = r.ex_end.equals(step(0));
+    let next_last = r.nx_t_q.equals(r.ex_end);
     if_else(
         s.seq_more,
-        vec![set(r.ex_t, step(0)), set(r.ex_pass, lit(1, 1))],
+        vec![
+            set(r.ex_t, step(0)),
+            set(r.ex_last_q, first_last.clone()),
+            set(r.nx_t_q, cond(first_last, step(0), step(1))),
+            set(r.ex_pass, lit(1, 1)),
+        ],
         vec![if_else(
             s.ex_done,
-            vec![set(r.ctl_state, s_dec), set(r.pc, r.pc + s.fields.words())],
-            vec![set(r.ex_t, r.ex_t + step(1))],
+            vec![
+                set(r.ctl_state, s_dec),
+                set(r.pc, r.pc + s.fields.words()),
+                set(r.nx_t_q, step(0)),
+            ],
+            vec![
+                set(r.ex_last_q, next_last.clone()),
+                set(r.nx_t_q, cond(next_last, step(0), r.nx_t_q + step(1))),
+                set(r.ex_t, r.nx_t_q),
+            ],
         )],
     )
 }
@@ -410,6 +517,16 @@ pub(super) fn fsm(m: &mut Scope, io: &ControllerIo, s: &Seq) {
     let running = vec![
         when(s.in_dec, vec![set(r.cmd_q, c_rdata)]),
         when(s.in_dec2, vec![set(r.cmd2_q, c_rdata)]),
+        // The last step and whether the first is it, for the command
+        // being decoded, whether or not it goes (see `dec_end`).
+        when(
+            s.in_dec.or(s.in_dec2),
+            vec![
+                set(r.ex_end, s.dec_end),
+                set(r.ex_last_q, s.dec_end.equals(lit(STEP_BITS, 0))),
+                set(r.nx_t_q, lit(STEP_BITS, 0)),
+            ],
+        ),
         decode_step(s),
     ];
     let stopped = vec![when(
