@@ -150,7 +150,8 @@ pub(crate) fn count_result(stats: &mut Stats, phase: Phase, words: u64, acc: boo
 }
 
 /// One REQUANT line: accumulator line `src` requantized into line `dst`
-/// of `to`; returns the words it moved (the lanes of `to`).
+/// of `to`; returns the words it moved (the lanes of `to`). It is the
+/// activation unit's identity on every lane of `to`, as in the RTL.
 pub(crate) fn requant_line(
     buffers: &mut [Buffer; 4],
     src: usize,
@@ -158,15 +159,15 @@ pub(crate) fn requant_line(
     dst: usize,
     fmt: NumberFormat,
 ) -> usize {
-    let id = dst_buffer(to);
-    let lanes = buffers[id as usize].lanes();
-    let q: Vec<i64> = buffers[BufferId::Accumulators as usize]
-        .read(src, lanes)
-        .iter()
-        .map(|&a| fixed::requantize(a, fmt.frac_bits, fmt.in_bits, fmt.acc_bits))
-        .collect();
-    buffers[id as usize].write(dst, &q);
-    lanes
+    let line = ActLines {
+        func: ActFunction::Identity,
+        src,
+        dst: to,
+        dst_addr: dst,
+        mask: 0,
+        lanes: buffers[dst_buffer(to) as usize].lanes(),
+    };
+    act_line(buffers, &line, 0, fmt)
 }
 
 /// ACT's operands beside its line offset: what one line through the
