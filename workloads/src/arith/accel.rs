@@ -67,6 +67,37 @@ pub struct Held {
     pub dy: Option<Array2<i64>>,
 }
 
+/// One of a resident layer's two regions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Region {
+    /// X with its bias row, in the activation buffer.
+    X,
+    /// dY, in the gradient buffer.
+    Dy,
+}
+
+impl Region {
+    fn of(self, r: &Regions) -> Blocked {
+        match self {
+            Region::X => r.x,
+            Region::Dy => r.dy,
+        }
+    }
+    fn buffer(self) -> BufferId {
+        match self {
+            Region::X => BufferId::Activations,
+            Region::Dy => BufferId::Gradients,
+        }
+    }
+    /// The traffic the host's data for the region is charged as.
+    fn traffic_in(self) -> Traffic {
+        match self {
+            Region::X => Traffic::InputsIn,
+            Region::Dy => Traffic::GradientsIn,
+        }
+    }
+}
+
 /// What the products of one layer and phase cost on the accelerator.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct AccelCost {
@@ -154,10 +185,9 @@ pub struct AccelEngine {
     /// The weights each layer has on chip now (the host's copy of them).
     on_chip: BTreeMap<usize, (Blocked, Array2<i64>)>,
     resident: BTreeMap<usize, ResidentLayer>,
-    /// What each resident layer's X and dY regions hold now (as read back
-    /// or written), so equal host data is not sent again.
-    held_x: BTreeMap<usize, Array2<i64>>,
-    held_dy: BTreeMap<usize, Array2<i64>>,
+    /// What each resident layer's regions hold now (as read back or
+    /// written), so equal host data is not sent again.
+    held: BTreeMap<(usize, Region), Array2<i64>>,
     arena: Arena,
     mark: Mark,
 }
@@ -181,8 +211,7 @@ impl AccelEngine {
             weight_bases: placement.weight_bases,
             on_chip: BTreeMap::new(),
             resident: placement.resident,
-            held_x: BTreeMap::new(),
-            held_dy: BTreeMap::new(),
+            held: BTreeMap::new(),
             arena: placement.arena.unwrap_or_else(|| Arena::whole(&opts.cfg)),
             mark: Mark::default(),
         }
@@ -271,8 +300,8 @@ impl AccelEngine {
     /// must start its pass from the same chip, [`AccelEngine::place_held`]).
     pub fn held(&self, layer: usize) -> Held {
         Held {
-            x: self.held_x.get(&layer).cloned(),
-            dy: self.held_dy.get(&layer).cloned(),
+            x: self.held.get(&(layer, Region::X)).cloned(),
+            dy: self.held.get(&(layer, Region::Dy)).cloned(),
         }
     }
 
@@ -282,23 +311,18 @@ impl AccelEngine {
         let Some(res) = self.resident.get(&layer).copied() else {
             return;
         };
-        let parts = [
-            (held.x, res.regions.x, BufferId::Activations),
-            (held.dy, res.regions.dy, BufferId::Gradients),
-        ];
-        for (m, lay, id) in parts {
-            let held = match id {
-                BufferId::Activations => &mut self.held_x,
-                _ => &mut self.held_dy,
-            };
+        for (m, region) in [(held.x, Region::X), (held.dy, Region::Dy)] {
+            let key = (layer, region);
             // What the main run's chip did not hold, this one forgets too.
             let Some(m) = m else {
-                held.remove(&layer);
+                self.held.remove(&key);
                 continue;
             };
-            lay.store(self.dev.acc.buffer_mut(id), m.view())
+            region
+                .of(&res.regions)
+                .store(self.dev.acc.buffer_mut(region.buffer()), m.view())
                 .expect("held data fits its region and its word width");
-            held.insert(layer, m);
+            self.held.insert(key, m);
         }
     }
 
@@ -328,43 +352,18 @@ impl AccelEngine {
         (x.dim() == shape && out != Output::Raw).then_some(*res)
     }
 
-    /// Makes `layer`'s X region hold `x`, sending only the blocks that differ
-    /// from what it holds.
-    fn put(
-        &mut self,
-        layer: usize,
-        x: ArrayView2<i64>,
-        dy_region: bool,
-    ) -> Result<(), DeviceError> {
-        let res = self.resident[&layer];
-        let (lay, id, t, held) = if dy_region {
-            let h = &self.held_dy;
-            (
-                res.regions.dy,
-                BufferId::Gradients,
-                Traffic::GradientsIn,
-                h.get(&layer),
-            )
-        } else {
-            let h = &self.held_x;
-            (
-                res.regions.x,
-                BufferId::Activations,
-                Traffic::InputsIn,
-                h.get(&layer),
-            )
-        };
-        let blocks = resident::changed_blocks(&lay, held, x);
+    /// Makes `layer`'s `region` hold `m`, sending only the blocks that
+    /// differ from what it holds.
+    fn put(&mut self, layer: usize, region: Region, m: ArrayView2<i64>) -> Result<(), DeviceError> {
+        let key = (layer, region);
+        let lay = region.of(&self.resident[&layer].regions);
+        let blocks = resident::changed_blocks(&lay, self.held.get(&key), m);
         for (sub, rows) in blocks {
-            let part = x.slice(ndarray::s![rows, ..]);
-            self.dev.write_matrix(id, &sub, part, t)?;
+            let part = m.slice(ndarray::s![rows, ..]);
+            self.dev
+                .write_matrix(region.buffer(), &sub, part, region.traffic_in())?;
         }
-        let held = if dy_region {
-            &mut self.held_dy
-        } else {
-            &mut self.held_x
-        };
-        held.insert(layer, x.to_owned());
+        self.held.insert(key, m.to_owned());
         Ok(())
     }
 
@@ -381,7 +380,7 @@ impl AccelEngine {
         res: &ResidentLayer,
         x: ArrayView2<i64>,
     ) -> std::result::Result<Array2<i64>, DeviceError> {
-        self.put(layer, x, false)?;
+        self.put(layer, Region::X, x)?;
         let m = w.rows;
         match res.relu_into {
             Some(next) => {
@@ -390,12 +389,12 @@ impl AccelEngine {
                 // ReLU(Y), which the host's ReLU leaves as it is.
                 let held = self.check_read(BufferId::Activations, &next_x)?;
                 let y = held.slice(ndarray::s![..m, ..]).to_owned();
-                self.held_x.insert(next, held);
+                self.held.insert((next, Region::X), held);
                 Ok(y)
             }
             None => {
                 resident::forward(&mut self.dev, w, &res.regions, &ForwardEnd::Requant)?;
-                self.held_dy.remove(&layer);
+                self.held.remove(&(layer, Region::Dy));
                 self.dev
                     .read_matrix(BufferId::Gradients, &res.regions.dy, Traffic::ResultsOut)
             }
@@ -410,8 +409,8 @@ impl AccelEngine {
         (x, dy): (ArrayView2<i64>, ArrayView2<i64>),
         (lr_shift, out): (u8, Output),
     ) -> std::result::Result<Array2<i64>, DeviceError> {
-        self.put(layer, x, false)?;
-        self.put(layer, dy, true)?;
+        self.put(layer, Region::X, x)?;
+        self.put(layer, Region::Dy, dy)?;
         let prev = res.gate_into.map(|p| self.resident[&p].regions.dy);
         let end = match (out, prev) {
             (Output::Discard, _) => BackwardEnd::Discard,
@@ -429,11 +428,11 @@ impl AccelEngine {
                 let mut dx = Array2::zeros((k, n));
                 dx.slice_mut(ndarray::s![..prev_dy.rows, ..]).assign(&held);
                 let p = res.gate_into.expect("a gate has a previous layer");
-                self.held_dy.insert(p, held);
+                self.held.insert((p, Region::Dy), held);
                 dx
             }
             BackwardEnd::Requant => {
-                self.held_x.remove(&layer);
+                self.held.remove(&(layer, Region::X));
                 self.dev
                     .read_matrix(BufferId::Activations, &res.regions.x, Traffic::ResultsOut)?
             }
