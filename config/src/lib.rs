@@ -1,8 +1,8 @@
-//! The array configuration and the fixed-point number format.
+//! The array configuration and the number formats.
 //!
 //! Both the Verilog generator (`sysgrad-hdl`) and the cycle-accurate model
 //! (`sysgrad-emulator`) read their parameters from [`ArrayConfig`] and their
-//! arithmetic from [`fixed`], so the two cannot drift apart. The contract is
+//! arithmetic from [`fixed`] or [`float`], so the two cannot drift apart. The contract is
 //! written out in `docs/ARCHITECTURE.md`.
 
 pub mod budget;
@@ -10,6 +10,8 @@ pub mod budget;
 mod cli;
 pub mod files;
 pub mod fixed;
+pub mod float;
+mod format;
 mod load;
 pub mod outdir;
 
@@ -17,6 +19,8 @@ pub use load::{
     cut_long_lines, in_file, line_of_field, load_config, location, parse_config, ConfigError,
 };
 
+pub use format::Numbers;
+use format::RawFormat;
 use serde::{Deserialize, Serialize};
 
 /// How the backward pass computes dX and dW.
@@ -213,7 +217,7 @@ impl HostInterface {
 #[serde(try_from = "RawConfig", into = "RawConfig")]
 pub struct ArrayConfig {
     array: ArrayShape,
-    format: NumberFormat,
+    numbers: Numbers,
     buffers: BufferDepths,
     host: HostInterface,
 }
@@ -223,7 +227,7 @@ pub struct ArrayConfig {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawConfig {
     array: ArrayShape,
-    format: NumberFormat,
+    format: RawFormat,
     /// Optional `[buffers]` section; defaults when absent.
     #[serde(default, skip_serializing_if = "BufferDepths::is_default")]
     buffers: BufferDepths,
@@ -237,7 +241,7 @@ impl TryFrom<RawConfig> for ArrayConfig {
     fn try_from(raw: RawConfig) -> Result<Self, ConfigError> {
         let cfg = ArrayConfig {
             array: raw.array,
-            format: raw.format,
+            numbers: raw.format.numbers()?,
             buffers: raw.buffers,
             host: raw.host,
         };
@@ -250,7 +254,7 @@ impl From<ArrayConfig> for RawConfig {
     fn from(c: ArrayConfig) -> Self {
         RawConfig {
             array: c.array,
-            format: c.format,
+            format: RawFormat::from(c.numbers),
             buffers: c.buffers,
             host: c.host,
         }
@@ -283,7 +287,7 @@ impl ArrayConfig {
                 multiplier_register: false,
                 deferred_saturation: false,
             },
-            format,
+            format: RawFormat::from(Numbers::Fixed(format)),
             buffers: BufferDepths::default(),
             host: HostInterface::default(),
         }
@@ -321,8 +325,16 @@ impl ArrayConfig {
     pub fn interleaved(&self) -> bool {
         self.array.backward == Backward::Interleaved
     }
+    /// The widths of the words: for fixed point the format itself; for
+    /// floating point the data words' width (the widest of the three
+    /// formats), 32-bit accumulators and no fractional bits. What the words
+    /// mean is [`ArrayConfig::numbers`].
     pub fn format(&self) -> NumberFormat {
-        self.format
+        self.numbers.widths()
+    }
+    /// The number format: fixed point or floating point.
+    pub fn numbers(&self) -> Numbers {
+        self.numbers
     }
     pub fn buffers(&self) -> BufferDepths {
         self.buffers
@@ -441,10 +453,15 @@ impl ArrayConfig {
         .try_into()
     }
 
-    /// The same configuration with another number format, checked.
+    /// The same configuration with another fixed-point format, checked.
     pub fn with_format(self, format: NumberFormat) -> Result<Self, ConfigError> {
+        self.with_numbers(Numbers::Fixed(format))
+    }
+
+    /// The same configuration with another number format, checked.
+    pub fn with_numbers(self, numbers: Numbers) -> Result<Self, ConfigError> {
         RawConfig {
-            format,
+            format: RawFormat::from(numbers),
             ..self.into()
         }
         .try_into()
@@ -460,7 +477,6 @@ impl ArrayConfig {
             })
         };
         let a = &self.array;
-        let f = &self.format;
         if !(1..=MAX_DIM).contains(&a.rows) {
             return bad("array.rows", a.rows.to_string(), format!("1..={MAX_DIM}"));
         }
@@ -491,37 +507,16 @@ impl ArrayConfig {
                 "false with pipelining = \"dense\" (the dense PE saturates as it adds); use pipelining = \"none\"".into(),
             );
         }
-        if !IN_BITS.contains(&f.in_bits) {
-            return bad(
-                "format.in_bits",
-                f.in_bits.to_string(),
-                format!("{}..={}", IN_BITS.start(), IN_BITS.end()),
-            );
+        if let Numbers::Float(_) = self.numbers {
+            if a.deferred_saturation {
+                return bad(
+                    "array.deferred_saturation",
+                    "true".into(),
+                    "false with format.kind = \"float\" (floating-point accumulators do not saturate)".into(),
+                );
+            }
         }
-        if !ACC_BITS.contains(&f.acc_bits) {
-            return bad(
-                "format.acc_bits",
-                f.acc_bits.to_string(),
-                format!("{}..={}", ACC_BITS.start(), ACC_BITS.end()),
-            );
-        }
-        if f.acc_bits < 2 * f.in_bits {
-            return bad(
-                "format.acc_bits",
-                f.acc_bits.to_string(),
-                format!(
-                    "at least 2 * in_bits = {} so that a product fits",
-                    2 * f.in_bits
-                ),
-            );
-        }
-        if f.frac_bits >= f.in_bits {
-            return bad(
-                "format.frac_bits",
-                f.frac_bits.to_string(),
-                format!("0..={} (less than in_bits)", f.in_bits - 1),
-            );
-        }
+        self.numbers.validate()?;
         for (field, depth) in self.buffers().fields() {
             if !(1..=MAX_BUFFER_DEPTH).contains(&depth) {
                 return bad(
@@ -556,6 +551,9 @@ impl ArrayConfig {
     /// forward reduction K = 784") could saturate the accumulators. Saturation
     /// is defined behaviour, so this is advice, not an error.
     pub fn saturation_warning(&self, terms: usize, what: &str) -> Option<String> {
+        if let Numbers::Float(_) = self.numbers {
+            return None;
+        }
         let needed = self.acc_bits_needed(terms);
         (self.format().acc_bits < needed).then(|| {
             format!(
@@ -589,12 +587,10 @@ impl ArrayConfig {
             format!("_c{}", self.host.counter_bits)
         };
         format!(
-            "sa_{}x{}_i{}a{}f{}_{}{dense}{lr}{mul_reg}{deferred}{counters}",
+            "sa_{}x{}_{}_{}{dense}{lr}{mul_reg}{deferred}{counters}",
             self.array.rows,
             self.array.cols,
-            self.format().in_bits,
-            self.format().acc_bits,
-            self.format().frac_bits,
+            self.numbers.tag(),
             match self.array.backward {
                 Backward::Interleaved => "il",
                 Backward::Sequential => "seq",
