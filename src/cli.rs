@@ -3,7 +3,8 @@
 //! `cli_doc.rs` documents it.
 
 use crate::{
-    accel, cosim, emulate, figures, formal, gen, merge, pipeline, soak, sweep, synth, train,
+    accel, cosim, emulate, figures, formal, formats, gen, merge, pipeline, soak, sweep, synth,
+    train,
 };
 use clap::{Parser, Subcommand};
 
@@ -44,6 +45,10 @@ pub enum Cmd {
     /// Train a model (MLP, CNN, SNN) on the digits data set on the emulator
     /// next to an f32 reference, or count a SCALE-Sim topology's training cycles.
     Train(train::TrainArgs),
+    /// Train a model in f32, its fixed-point format and floating-point
+    /// formats of the array (bf16, FP8) side by side and print the test
+    /// accuracies.
+    Formats(formats::FormatsArgs),
     /// Pipelined training across several arrays (GPipe, 1F1B, LayerPipe,
     /// LayerPipe2, zero bubble, SpikePipe): time per iteration, bubble,
     /// utilisation, memory and link traffic per array, Gantt charts; with

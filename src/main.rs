@@ -18,6 +18,7 @@ mod emulate;
 mod fashion_table_args;
 mod figures;
 mod formal;
+mod formats;
 #[cfg(test)]
 mod fuzz_cli;
 mod gen;
@@ -47,6 +48,7 @@ fn run(cmd: Cmd) -> anyhow::Result<()> {
         Cmd::Synth(a) => synth::run(&a),
         Cmd::Formal(a) => formal::run(&a),
         Cmd::Train(a) => train::run(&a),
+        Cmd::Formats(a) => formats::run(&a),
         Cmd::Pipeline(a) => pipeline::run(&a),
         Cmd::Merge(a) => merge::run(&a),
         Cmd::Figures(a) => figures::run(&a),

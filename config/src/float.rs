@@ -176,6 +176,44 @@ impl FloatFormat {
     }
 }
 
+impl std::str::FromStr for FloatFormat {
+    type Err = String;
+
+    /// A format by its tag ([`FloatFormat::tag`]): `W-A-G` or one kind for
+    /// all three (`bf16`), then `-sr` for stochastic rounding; seed 1.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (kinds, rounding) = match s.strip_suffix("-sr") {
+            Some(k) => (k, Rounding::Stochastic),
+            None => (s, Rounding::Nearest),
+        };
+        let kind = |name: &str| {
+            FloatKind::ALL
+                .into_iter()
+                .find(|k| k.name() == name)
+                .ok_or_else(|| {
+                    format!("{s:?}: unknown format {name:?} (one of {FLOAT_KIND_NAMES}, as `bf16`, `bf16-sr`, `bf16-e4m3-e5m2` or `bf16-e4m3-e5m2-sr`)")
+                })
+        };
+        let parts: Vec<&str> = kinds.split('-').collect();
+        let (weights, activations, gradients) = match parts[..] {
+            [one] => (kind(one)?, kind(one)?, kind(one)?),
+            [w, a, g] => (kind(w)?, kind(a)?, kind(g)?),
+            _ => {
+                return Err(format!(
+                    "{s:?}: one format or three (weights-activations-gradients), then -sr for stochastic rounding"
+                ))
+            }
+        };
+        Ok(FloatFormat {
+            weights,
+            activations,
+            gradients,
+            rounding,
+            seed: 1,
+        })
+    }
+}
+
 /// The width of a stochastic-rounding draw: a rounding compares this
 /// many bits of the dropped fraction with as many random bits.
 pub const STOCHASTIC_BITS: u32 = 16;
@@ -708,5 +746,22 @@ mod tests {
             })
             .count();
         assert_eq!(ups, 18432);
+    }
+
+    #[test]
+    fn a_format_parses_from_its_tag() {
+        for tag in ["bf16-bf16-bf16", "bf16-e4m3-e5m2-sr", "e4m3-e4m3-e5m2"] {
+            assert_eq!(tag.parse::<FloatFormat>().unwrap().tag(), tag);
+        }
+        assert_eq!(
+            "bf16-sr".parse::<FloatFormat>().unwrap().tag(),
+            "bf16-bf16-bf16-sr"
+        );
+        for bad in ["fp16", "bf16-e4m3", "bf16-e4m3-e5m2-rz"] {
+            assert!(
+                bad.parse::<FloatFormat>().unwrap_err().contains(bad),
+                "{bad}"
+            );
+        }
     }
 }

@@ -9,11 +9,13 @@
 pub mod accel;
 mod fixed;
 mod float;
+mod format;
 pub mod tally;
 
 pub use accel::{AccelCost, AccelEngine, AccelOptions, Placement, ResidentLayer};
 pub use fixed::{mean_fixed, Bucket, FixedArith, Ledger};
 pub use float::FloatArith;
+pub use format::FormatArith;
 pub use tally::{Clamps, Quantity};
 
 use crate::error::Result;

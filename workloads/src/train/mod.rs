@@ -3,6 +3,7 @@
 //! input spikes, same hyperparameters.
 
 pub mod encode;
+pub mod formats;
 
 use crate::arith::{AccelOptions, FixedArith, FloatArith, Ledger, Step};
 use crate::compile::{accelerator_config, compile_network, NetworkPlan};

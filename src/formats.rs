@@ -1,0 +1,84 @@
+//! `sysgrad formats`: train a model in f32, in its own fixed-point format
+//! and in floating-point formats of the array side by side (same initial
+//! weights, batches and hyperparameters) and print the test accuracies
+//! (`docs/ARCHITECTURE.md`, Floating-point formats).
+
+use crate::args::TrainingLimits;
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+use sysgrad_config::float::FloatFormat;
+use sysgrad_emulator::fast::EngineKind;
+use sysgrad_workloads::train::formats::{train_formats, FormatResult};
+use sysgrad_workloads::{data, model, train};
+
+#[derive(clap::Args)]
+pub struct FormatsArgs {
+    /// Model file (.toml or .json) with a fixed-point array, e.g.
+    /// workloads/models/mlp.toml; give it several times for several models.
+    #[arg(long, value_name = "FILE", required = true)]
+    pub model: Vec<PathBuf>,
+    /// Floating-point formats, comma-separated, each `W-A-G` (weights,
+    /// activations, gradients: bf16, e4m3, e5m2) or one name for all three,
+    /// then `-sr` for stochastic rounding of the in-PE update.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "bf16,bf16-sr,bf16-e4m3-e5m2,bf16-e4m3-e5m2-sr"
+    )]
+    pub formats: Vec<FloatFormat>,
+    /// Where the products run: `cycle` (the clocked array) or `fast` (the
+    /// fast exact mode; the same bits).
+    #[arg(long, default_value = "fast")]
+    pub engine: EngineKind,
+    #[command(flatten)]
+    pub limits: TrainingLimits,
+}
+
+pub fn run(a: &FormatsArgs) -> Result<()> {
+    for path in &a.model {
+        let m = model::load_model(path)?;
+        let split = data::load_split(&m)?;
+        let opts = train::TrainOptions {
+            epochs: a.limits.epochs,
+            max_train: a.limits.max_train,
+            max_test: a.limits.max_test,
+            progress: !a.limits.quiet,
+            engine: a.engine,
+            ..train::TrainOptions::default()
+        };
+        let results = train_formats(&m, &split, &a.formats, &opts)
+            .with_context(|| path.display().to_string())?;
+        print!("{}", table(&m, &results));
+    }
+    Ok(())
+}
+
+/// The accuracies after the last epoch, each against f32's.
+fn table(m: &model::Model, results: &[FormatResult]) -> String {
+    let last = |r: &FormatResult| r.test_accuracy.last().copied().unwrap_or(0.0);
+    let f32_acc = results.first().map(last).unwrap_or(0.0);
+    let epochs = results.first().map_or(0, |r| r.test_accuracy.len());
+    let mut out = format!(
+        "{} on {}x{} ({}), {epochs} epochs\n| number format | test accuracy | vs f32 (points) | wall s |\n|---|---:|---:|---:|\n",
+        m.spec.name,
+        m.cfg.rows(),
+        m.cfg.cols(),
+        match m.cfg.backward() {
+            sysgrad_config::Backward::Interleaved => "interleaved",
+            sysgrad_config::Backward::Sequential => "sequential",
+        }
+    );
+    for r in results {
+        let gap = match r.name.as_str() {
+            "f32" => String::new(),
+            _ => format!("{:+.2}", 100.0 * (last(r) - f32_acc)),
+        };
+        out += &format!(
+            "| {} | {:.2}% | {gap} | {:.1} |\n",
+            r.name,
+            100.0 * last(r),
+            r.seconds
+        );
+    }
+    out
+}

@@ -1,0 +1,162 @@
+//! One model trained in several number formats side by side: the f32
+//! reference, the model's own fixed-point format and any floating-point
+//! formats of the array (`docs/ARCHITECTURE.md`, Floating-point formats),
+//! each from the same initial weights, on the same batches in the same
+//! order, with the same hyperparameters (the model's learning-rate and
+//! loss-gradient shifts; nothing tuned per format).
+
+use super::{encode, epoch_order, evaluate, limit, progress_bar, step_of, TrainOptions};
+use crate::arith::{Arith, FixedArith, FloatArith, FormatArith, Step};
+use crate::data::{Sample, Split};
+use crate::error::{Result, WorkloadError};
+use crate::model::Model;
+use crate::net::{initial_weights, BatchResult, Network};
+use ndarray::Array4;
+use std::time::Instant;
+use sysgrad_config::float::FloatFormat;
+use sysgrad_config::Numbers;
+use sysgrad_rng::Rng;
+
+/// What one number format reached.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FormatResult {
+    /// `f32`, the fixed-point tag (`i16a40f10`) or the float tag
+    /// (`bf16-e4m3-e5m2-sr`).
+    pub name: String,
+    /// Test accuracy after each epoch.
+    pub test_accuracy: Vec<f64>,
+    /// Wall time of its training steps and evaluations, all epochs.
+    pub seconds: f64,
+}
+
+/// A network of some number system, as the loop below drives it.
+trait Trainee {
+    fn step(&mut self) -> &mut Step;
+    fn train_step(&mut self, x: &Array4<f64>, labels: &[u8]) -> Result<BatchResult>;
+    fn test(&mut self, test_set: &[Sample], model: &Model, eval_batch: usize) -> Result<f64>;
+}
+
+/// The step of each number system's arithmetic.
+trait HasStep {
+    fn step_mut(&mut self) -> &mut Step;
+}
+impl HasStep for FloatArith {
+    fn step_mut(&mut self) -> &mut Step {
+        &mut self.step
+    }
+}
+impl HasStep for FixedArith {
+    fn step_mut(&mut self) -> &mut Step {
+        &mut self.step
+    }
+}
+impl HasStep for FormatArith {
+    fn step_mut(&mut self) -> &mut Step {
+        &mut self.step
+    }
+}
+
+impl<A: Arith + HasStep> Trainee for Network<A> {
+    fn step(&mut self) -> &mut Step {
+        self.arith.step_mut()
+    }
+    fn train_step(&mut self, x: &Array4<f64>, labels: &[u8]) -> Result<BatchResult> {
+        let input = self.input(x);
+        Network::train_step(self, input, labels)
+    }
+    fn test(&mut self, test_set: &[Sample], model: &Model, eval_batch: usize) -> Result<f64> {
+        Ok(evaluate(self, test_set, model, eval_batch)?.accuracy())
+    }
+}
+
+/// Trains `model` in f32, in its own fixed-point format and in each of
+/// `formats` (on the model's array with that format, on `opts.engine`),
+/// for `opts.epochs` (or the model's) epochs.
+pub fn train_formats(
+    model: &Model,
+    split: &Split,
+    formats: &[FloatFormat],
+    opts: &TrainOptions,
+) -> Result<Vec<FormatResult>> {
+    let spec = &model.spec;
+    let train_set = limit(&split.train, opts.max_train);
+    let test_set = limit(&split.test, opts.max_test);
+    let epochs = opts.epochs.unwrap_or(spec.training.epochs);
+    if epochs == 0 || train_set.is_empty() || test_set.is_empty() {
+        return Err(WorkloadError::out_of_range(
+            "epochs / training samples / test samples",
+            format!("{epochs} / {} / {}", train_set.len(), test_set.len()),
+            "at least 1 each",
+        ));
+    }
+    let Numbers::Fixed(_) = model.cfg.numbers() else {
+        return Err(WorkloadError::model(
+            "format.kind",
+            "the model's own configuration must be fixed point (the floating-point formats are chosen with --formats)",
+        ));
+    };
+    let step = step_of(model);
+    let init = initial_weights(model);
+    let mut names = vec!["f32".to_string(), model.cfg.numbers().tag()];
+    let mut nets: Vec<Box<dyn Trainee>> = vec![
+        Box::new(Network::new(model, FloatArith::new(step), &init)),
+        Box::new(Network::new(
+            model,
+            FixedArith::on(opts.engine, model.cfg, step)
+                .with_clamp_gradient(spec.optimizer.clamp_gradient)
+                .with_rounding(spec.optimizer.rounding, spec.training.seed),
+            &init,
+        )),
+    ];
+    for f in formats {
+        let cfg = model
+            .cfg
+            .with_numbers(Numbers::Float(*f))
+            .map_err(|e| WorkloadError::model("format", e.to_string()))?;
+        nets.push(Box::new(Network::new(
+            model,
+            FormatArith::on(opts.engine, cfg, step)?,
+            &init,
+        )));
+        names.push(f.tag());
+    }
+    let mut results: Vec<FormatResult> = names
+        .into_iter()
+        .map(|name| FormatResult {
+            name,
+            test_accuracy: Vec::new(),
+            seconds: 0.0,
+        })
+        .collect();
+    let batch = spec.training.batch_size.min(train_set.len()).max(1);
+    let bar = progress_bar((epochs * train_set.len()) as u64, opts.progress);
+    let mut spikes = Rng::derive(spec.training.seed, "input-spikes");
+    let o = spec.optimizer;
+    for epoch in 0..epochs {
+        let lr_shift = o.schedule.lr_shift(o.lr_shift, epoch);
+        for net in nets.iter_mut() {
+            net.step().lr_shift = lr_shift;
+        }
+        let order = epoch_order(spec.training.seed, epoch, train_set.len());
+        for chunk in order.chunks(batch) {
+            let samples: Vec<&Sample> = chunk.iter().map(|&i| &train_set[i]).collect();
+            let x = encode::encode(&samples, &spec.input, &mut spikes);
+            let labels = encode::labels(&samples);
+            for (net, r) in nets.iter_mut().zip(results.iter_mut()) {
+                let t = Instant::now();
+                net.train_step(&x, &labels)?;
+                r.seconds += t.elapsed().as_secs_f64();
+            }
+            bar.inc(chunk.len() as u64);
+        }
+        for (net, r) in nets.iter_mut().zip(results.iter_mut()) {
+            let t = Instant::now();
+            r.test_accuracy
+                .push(net.test(test_set, model, opts.eval_batch)?);
+            r.seconds += t.elapsed().as_secs_f64();
+        }
+        bar.set_message(format!("epoch {}", epoch + 1));
+    }
+    bar.finish_and_clear();
+    Ok(results)
+}
