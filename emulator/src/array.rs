@@ -141,6 +141,14 @@ impl Array {
         each_mesh!(self, m => m.dw_east(i))
     }
 
+    /// PE (`i`, `j`)'s stochastic-rounding generator, the RTL's `sr_state`
+    /// register (32 bits; reset to `StochasticBits::new(seed, i, j).state`),
+    /// or `None` for a format without one (fixed point).
+    pub fn sr_state(&self, i: usize, j: usize) -> Option<u32> {
+        let k = i * self.cols() + j;
+        each_mesh!(self, m => m.sr_state(k))
+    }
+
     /// The output ports as seen during the current cycle.
     pub fn outputs(&self) -> CycleOutput {
         CycleOutput {
