@@ -16,8 +16,20 @@
 //! reproduces Horowitz's 8 KB / 32 KB / 1 MB points within 15%), DRAM and
 //! registers linearly with bits.
 //!
-//! Own tables: a TOML file with the fields of [`EnergyTable`] (all
-//! required, in pJ), e.g.
+//! Floating-point formats (`[format] kind = "float"`) cost a
+//! floating-point multiply and an fp32 add per MAC instead, from the same
+//! paper: 16-bit FP multiply 1.1 pJ, add 0.4 pJ; 32-bit FP multiply 3.7
+//! pJ, add 0.9 pJ. Between and below those widths a power law through
+//! the two points is used (multiply `1.1 * (bits/16)^1.75`, so an FP8
+//! multiply is 0.33 pJ; add `0.4 * (bits/16)^1.17`), an extrapolation,
+//! not a measurement; a multiply is charged at the data word's width
+//! (the widest of the three formats), which overstates a bf16 x E4M3
+//! product. Data registers and buffer words are the data word wide,
+//! accumulators 32 bits.
+//!
+//! Own tables: a TOML file with the fields of [`EnergyTable`] (in pJ; the
+//! four floating-point fields are optional and default to the figures
+//! above, the others required), e.g.
 //!
 //! ```toml
 //! mult_8bit_pj = 0.2
@@ -31,7 +43,7 @@
 use crate::error::{Result, WorkloadError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-use sysgrad_config::ArrayConfig;
+use sysgrad_config::{ArrayConfig, Numbers};
 use sysgrad_emulator::{Counters, Phase, Stats};
 
 /// Energies of the reference actions, in pJ.
@@ -49,6 +61,35 @@ pub struct EnergyTable {
     pub sram_reference_kb: f64,
     /// Reading or writing 64 bits off chip.
     pub dram_64bit_pj: f64,
+    /// A 16-bit floating-point multiply.
+    #[serde(default = "horowitz::fmult_16bit")]
+    pub fmult_16bit_pj: f64,
+    /// A 32-bit floating-point multiply.
+    #[serde(default = "horowitz::fmult_32bit")]
+    pub fmult_32bit_pj: f64,
+    /// A 16-bit floating-point add.
+    #[serde(default = "horowitz::fadd_16bit")]
+    pub fadd_16bit_pj: f64,
+    /// A 32-bit floating-point add.
+    #[serde(default = "horowitz::fadd_32bit")]
+    pub fadd_32bit_pj: f64,
+}
+
+/// Horowitz's floating-point figures (ISSCC 2014, 45 nm), the defaults of
+/// the optional fields.
+mod horowitz {
+    pub fn fmult_16bit() -> f64 {
+        1.1
+    }
+    pub fn fmult_32bit() -> f64 {
+        3.7
+    }
+    pub fn fadd_16bit() -> f64 {
+        0.4
+    }
+    pub fn fadd_32bit() -> f64 {
+        0.9
+    }
 }
 
 impl Default for EnergyTable {
@@ -61,6 +102,10 @@ impl Default for EnergyTable {
             sram_64bit_pj: 10.0,
             sram_reference_kb: 8.0,
             dram_64bit_pj: 1950.0,
+            fmult_16bit_pj: horowitz::fmult_16bit(),
+            fmult_32bit_pj: horowitz::fmult_32bit(),
+            fadd_16bit_pj: horowitz::fadd_16bit(),
+            fadd_32bit_pj: horowitz::fadd_32bit(),
         }
     }
 }
@@ -88,6 +133,10 @@ impl EnergyTable {
             ("sram_64bit_pj", self.sram_64bit_pj),
             ("sram_reference_kb", self.sram_reference_kb),
             ("dram_64bit_pj", self.dram_64bit_pj),
+            ("fmult_16bit_pj", self.fmult_16bit_pj),
+            ("fmult_32bit_pj", self.fmult_32bit_pj),
+            ("fadd_16bit_pj", self.fadd_16bit_pj),
+            ("fadd_32bit_pj", self.fadd_32bit_pj),
         ] {
             if !(v.is_finite() && v > 0.0) {
                 return Err(name);
@@ -104,6 +153,15 @@ impl EnergyTable {
     pub fn add(&self, bits: u32) -> f64 {
         self.add_32bit_pj * bits as f64 / 32.0
     }
+    /// A `bits`-wide floating-point multiply: the power law through the
+    /// 16- and 32-bit figures.
+    pub fn float_multiply(&self, bits: u32) -> f64 {
+        power_law(self.fmult_16bit_pj, self.fmult_32bit_pj, bits)
+    }
+    /// A `bits`-wide floating-point add (power law, as the multiply).
+    pub fn float_add(&self, bits: u32) -> f64 {
+        power_law(self.fadd_16bit_pj, self.fadd_32bit_pj, bits)
+    }
     /// One `bits`-wide word of an SRAM of `kb` KB.
     pub fn sram_word(&self, bits: u32, kb: f64) -> f64 {
         self.sram_64bit_pj * bits as f64 / 64.0 * (kb / self.sram_reference_kb).sqrt()
@@ -111,6 +169,34 @@ impl EnergyTable {
     /// One `bits`-wide word off chip.
     pub fn dram_word(&self, bits: u32) -> f64 {
         self.dram_64bit_pj * bits as f64 / 64.0
+    }
+}
+
+/// `at16 * (bits / 16)^k` with `k` such that it gives `at32` at 32 bits.
+fn power_law(at16: f64, at32: f64, bits: u32) -> f64 {
+    at16 * (f64::from(bits) / 16.0).powf((at32 / at16).log2())
+}
+
+/// What one MAC costs in a number format: its multiply and its add.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+struct MacEnergy {
+    multiply_pj: f64,
+    accumulate_pj: f64,
+}
+
+impl MacEnergy {
+    fn of(t: &EnergyTable, cfg: &ArrayConfig) -> Self {
+        let (d, a) = (cfg.format().in_bits, cfg.format().acc_bits);
+        match cfg.numbers() {
+            Numbers::Fixed(_) => MacEnergy {
+                multiply_pj: t.multiply(d),
+                accumulate_pj: t.add(a),
+            },
+            Numbers::Float(_) => MacEnergy {
+                multiply_pj: t.float_multiply(d),
+                accumulate_pj: t.float_add(a),
+            },
+        }
     }
 }
 
@@ -162,6 +248,7 @@ pub struct EnergyModel {
     pub buffers: BufferSizes,
     in_bits: u32,
     acc_bits: u32,
+    mac: MacEnergy,
     pes: u64,
 }
 
@@ -172,6 +259,7 @@ impl EnergyModel {
             buffers,
             in_bits: cfg.format().in_bits,
             acc_bits: cfg.format().acc_bits,
+            mac: MacEnergy::of(&table, cfg),
             pes: (cfg.rows() * cfg.cols()) as u64,
         }
     }
@@ -205,8 +293,8 @@ impl EnergyModel {
                 c.y_writes + c.dx_writes + c.dw_writes + c.acc_reads + c.acc_writes,
             );
         Energy {
-            multiply_pj: c.macs as f64 * t.multiply(d),
-            accumulate_pj: c.macs as f64 * t.add(a),
+            multiply_pj: c.macs as f64 * self.mac.multiply_pj,
+            accumulate_pj: c.macs as f64 * self.mac.accumulate_pj,
             register_pj: reg_bits * t.register_bit_pj,
             buffer_pj,
             off_chip_pj: 0.0,
@@ -250,6 +338,32 @@ mod tests {
         assert!((t.sram_word(64, 32.0) - 20.0).abs() / 20.0 < 0.01);
         assert!((t.sram_word(64, 1024.0) - 100.0).abs() / 100.0 < 0.15);
         assert!((1300.0..=2600.0).contains(&t.dram_word(64)));
+        assert_eq!(t.float_multiply(16), 1.1);
+        assert!((t.float_multiply(32) - 3.7).abs() < 1e-12);
+        assert!((t.float_add(32) - 0.9).abs() < 1e-12);
+    }
+
+    /// A float configuration's MAC is a float multiply of the data word
+    /// and an fp32 add; everything else counts as the widths say.
+    #[test]
+    fn a_float_format_charges_float_macs() {
+        let text = "[array]\nrows = 4\ncols = 4\nbackward = \"interleaved\"\n[format]\nkind = \"float\"\nweights = \"bf16\"\nactivations = \"bf16\"\ngradients = \"bf16\"\n";
+        let cfg =
+            sysgrad_config::parse_config(text, false, std::path::Path::new("f.toml")).unwrap();
+        let buffers = BufferSizes {
+            weights_kb: 8.0,
+            activations_kb: 8.0,
+            gradients_kb: 8.0,
+            accumulators_kb: 8.0,
+        };
+        let m = EnergyModel::new(EnergyTable::default(), &cfg, buffers);
+        let c = Counters {
+            macs: 10,
+            ..Counters::default()
+        };
+        let e = m.phase(Phase::Forward, &c);
+        assert!((e.multiply_pj - 11.0).abs() < 1e-9, "{e:?}");
+        assert!((e.accumulate_pj - 9.0).abs() < 1e-9, "{e:?}");
     }
 
     #[test]
