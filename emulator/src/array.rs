@@ -8,7 +8,7 @@
 //!   (`dense.rs`), which never use each other;
 //! * the number format, a type implementing [`PeArith`] that the mesh is
 //!   generic over: [`Fixed`] (`fixed.rs`), with deferred saturation or
-//!   without; `arith.rs` says how to add one.
+//!   without, or [`Float`] (`float.rs`); `arith.rs` says how to add one.
 //!
 //! [`Array`] is the one enum over the combinations, so its users (the
 //! driver, the issue engine, the co-simulation) hold one type and call
@@ -19,6 +19,7 @@ mod core;
 mod delay;
 mod dense;
 mod fixed;
+mod float;
 mod none;
 mod ports;
 
@@ -27,9 +28,10 @@ pub use arith::PeArith;
 pub use delay::DelayLines;
 pub use dense::DenseArray;
 pub use fixed::Fixed;
+pub use float::Float;
 pub use none::NoneArray;
 pub use ports::{CycleInput, CycleOutput, Wave};
-use sysgrad_config::{ArrayConfig, Pipelining};
+use sysgrad_config::{ArrayConfig, Numbers, Pipelining};
 
 /// The state of every register in `sa_top`, of the configured pipelining
 /// and number format.
@@ -45,6 +47,10 @@ pub enum Array {
     /// `pipelining = "dense"`, fixed point (which has no deferred
     /// saturation).
     Dense(DenseArray<Fixed>),
+    /// `pipelining = "none"`, floating point.
+    NoneFloat(NoneArray<Float>),
+    /// `pipelining = "dense"`, floating point.
+    DenseFloat(DenseArray<Float>),
 }
 
 /// `$body` with `$mesh` bound to the array's mesh, whichever it is.
@@ -54,6 +60,8 @@ macro_rules! each_mesh {
             Array::None($mesh) => $body,
             Array::NoneDeferred($mesh) => $body,
             Array::Dense($mesh) => $body,
+            Array::NoneFloat($mesh) => $body,
+            Array::DenseFloat($mesh) => $body,
         }
     };
 }
@@ -61,9 +69,16 @@ macro_rules! each_mesh {
 impl Array {
     /// The array right after reset: every register 0.
     pub fn new(cfg: ArrayConfig) -> Self {
-        // Fixed point is the only number format so far; a second one is
-        // chosen here, from `cfg.format()`.
-        let f = cfg.format();
+        let f = match cfg.numbers() {
+            Numbers::Fixed(f) => f,
+            Numbers::Float(f) => {
+                // `ArrayConfig` refuses deferred saturation with a float format.
+                return match cfg.pipelining() {
+                    Pipelining::None => Array::NoneFloat(NoneArray::new(cfg, Float::new(f))),
+                    Pipelining::Dense => Array::DenseFloat(DenseArray::new(cfg, Float::new(f))),
+                };
+            }
+        };
         match (cfg.pipelining(), cfg.deferred_saturation()) {
             (Pipelining::None, false) => Array::None(NoneArray::new(cfg, Fixed::new(f))),
             (Pipelining::None, true) => Array::NoneDeferred(NoneArray::new(cfg, Fixed::new(f))),
@@ -139,6 +154,14 @@ impl Array {
     /// `dw` register clamped, with deferred saturation).
     pub fn dw_east(&self, i: usize) -> i64 {
         each_mesh!(self, m => m.dw_east(i))
+    }
+
+    /// PE (`i`, `j`)'s stochastic-rounding generator, the RTL's `sr_state`
+    /// register (32 bits; reset to `StochasticBits::new(seed, i, j).state`),
+    /// or `None` for a format without one (fixed point).
+    pub fn sr_state(&self, i: usize, j: usize) -> Option<u32> {
+        let k = i * self.cols() + j;
+        each_mesh!(self, m => m.sr_state(k))
     }
 
     /// The output ports as seen during the current cycle.

@@ -10,7 +10,7 @@
 use crate::array::{Array, CycleInput, CycleOutput};
 use crate::stats::{Phase, Stats};
 use ndarray::{Array2, ArrayView1, ArrayView2};
-use sysgrad_config::{fixed, ArrayConfig};
+use sysgrad_config::{fixed, ArrayConfig, Numbers};
 use sysgrad_isa::{timing, Mode};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -36,6 +36,17 @@ pub enum DriveError {
         bits: u32,
     },
     #[error(
+        "{what} holds {value:#x}, which is not a {format} bit pattern (0..={max:#x}; \
+         [format] {field} = \"{format}\")"
+    )]
+    FloatWord {
+        what: &'static str,
+        value: i64,
+        format: &'static str,
+        field: &'static str,
+        max: i64,
+    },
+    #[error(
         "the interleaved backward pass needs an array configured with backward = \"interleaved\""
     )]
     NotInterleaved,
@@ -49,6 +60,46 @@ pub enum DriveError {
     /// A figure counted from sizes alone does not fit in `u64`.
     #[error(transparent)]
     Overflow(#[from] sysgrad_isa::count::Overflow),
+}
+
+/// Whether every value of operand `what` ("W", "X" or "dY") is a data
+/// word of its format: a signed value of the data width in fixed point,
+/// a bit pattern of the operand's format (weights, activations or
+/// gradients) in floating point. The error names the first that is not,
+/// in row-major order.
+pub(crate) fn check_values(
+    cfg: &ArrayConfig,
+    what: &'static str,
+    t: ArrayView2<i64>,
+) -> Result<(), DriveError> {
+    match cfg.numbers() {
+        Numbers::Fixed(f) => {
+            let bits = f.in_bits;
+            match t.iter().find(|v| !fixed::fits(**v, bits)) {
+                Some(&value) => Err(DriveError::ValueRange { what, value, bits }),
+                None => Ok(()),
+            }
+        }
+        Numbers::Float(f) => {
+            let (kind, field) = match what {
+                "W" => (f.weights, "weights"),
+                "X" => (f.activations, "activations"),
+                "dY" => (f.gradients, "gradients"),
+                _ => unreachable!("operands are W, X and dY"),
+            };
+            let max = (1i64 << kind.encoding().bits()) - 1;
+            match t.iter().find(|v| !(0..=max).contains(*v)) {
+                Some(&value) => Err(DriveError::FloatWord {
+                    what,
+                    value,
+                    format: kind.name(),
+                    field,
+                    max,
+                }),
+                None => Ok(()),
+            }
+        }
+    }
 }
 
 /// Everything that crossed the array's ports, cycle by cycle; what the
@@ -166,11 +217,7 @@ impl Driver {
                 max_c,
             });
         }
-        let bits = self.cfg().format().in_bits;
-        if let Some(&value) = t.iter().find(|v| !fixed::fits(**v, bits)) {
-            return Err(DriveError::ValueRange { what, value, bits });
-        }
-        Ok(())
+        check_values(&self.cfg(), what, t.view())
     }
 
     /// Shifts `w` (M' x K', M' <= cols, K' <= rows, zero-padded) into the

@@ -1,6 +1,7 @@
 //! Layer-level products on the array: a layer larger than the array is cut
 //! into `cols` x `rows` weight tiles (M x K); partial sums of tiles are
-//! added in the accumulator buffer with the same saturating rule as the PEs.
+//! added in the accumulator buffer with the same rule as the PEs
+//! ([`acc_add`]: saturating in fixed point, `add32` in floating point).
 //!
 //! Each pipelining schedules the tiles its own way behind one trait
 //! (`layer.rs`, with the types both share): `none.rs` runs the driver's
@@ -16,7 +17,18 @@ use layer::Layers;
 pub(crate) use layer::{check_backward, check_inner, check_lr_shift};
 pub use layer::{tiles, BackwardResult, DwSink};
 use ndarray::{Array2, ArrayView2};
-use sysgrad_config::{ArrayConfig, Backward, Pipelining};
+use sysgrad_config::{fixed, float, ArrayConfig, Backward, Numbers, Pipelining};
+
+/// The accumulator buffer's add of a tile's partial result `p` into `a`
+/// (the PEs' accumulate): `sat(a + p, AW)` in fixed point, `add32` in
+/// floating point (`docs/ARCHITECTURE.md`, Sum orders).
+#[inline]
+pub(crate) fn acc_add(numbers: &Numbers, a: i64, p: i64) -> i64 {
+    match numbers {
+        Numbers::Fixed(f) => fixed::acc_add(a, p, f.acc_bits),
+        Numbers::Float(_) => i64::from(float::add32(a as u32, p as u32)),
+    }
+}
 
 /// The schedule of `cfg`'s pipelining.
 fn layers(cfg: &ArrayConfig) -> &'static dyn Layers {

@@ -9,10 +9,14 @@
 //!
 //! * [`number`]: the number format rules (`sat`, accumulate, `round_shift`,
 //!   requantization, the SGD update).
+//! * [`float`]: the floating-point formats (bf16, E4M3, E5M2 with fp32
+//!   accumulation) with the CPU's IEEE fp32 arithmetic and the `half` and
+//!   `float8` crates' conversions, and their layer-level products.
 //! * [`layer`]: `Y = W X`, dX, dW and the update of a layer of any size,
 //!   tiled and summed in the documented order.
 //! * [`matrix`]: a minimal row-major matrix of `i128`.
 
+pub mod float;
 pub mod layer;
 pub mod matrix;
 pub mod number;

@@ -27,7 +27,10 @@
 //!    SGD step scales `dw` by the learning rate and rounds to the data
 //!    format, and `shown` is the data-format rounding of a weight;
 //!    `accumulate` must keep a register whose `valid` is false as it is
-//!    (adding +0.0 would turn -0.0 into +0.0);
+//!    (adding +0.0 would turn -0.0 into +0.0); `product` widens each
+//!    operand from the format of its role ([`Product`]); a format whose
+//!    SGD unit keeps state (stochastic rounding's generator) names it as
+//!    its [`PeArith::Generator`], which every mesh holds per PE;
 //! 2. give `Array` one arm per pipelining for it (`NoneFloat(NoneArray<Float>)`
 //!    and `DenseFloat(DenseArray<Float>)`, as [`crate::array::Fixed`] has
 //!    arms with and without deferred saturation) and choose it in
@@ -36,12 +39,42 @@
 
 use std::fmt::Debug;
 
+/// Which of a PE's products a multiplier forms, so that a format whose
+/// operands differ (weights, activations and gradients each in their own
+/// format) widens each from its own. Callers pass a constant, which the
+/// inlined hot loops fold away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Product {
+    /// `w * x` (FWD): weight by activation.
+    Forward,
+    /// `w * dy` (BWD_DX): weight by gradient.
+    Dx,
+    /// `dy * x` (BWD_DW): gradient by activation.
+    Dw,
+}
+
 /// The arithmetic of a PE in one number format. Values are register
 /// contents (`i64` words); every method is a pure function of them and of
-/// the format (`self`, a small `Copy` value such as the widths and bounds).
+/// the format (`self`, a small `Copy` value such as the widths and bounds),
+/// except the SGD unit's random bits, which come from the PE's
+/// [`PeArith::Generator`], a register of each PE that the mesh holds.
 pub trait PeArith: Copy + Debug + PartialEq + Eq + Send + Sync + 'static {
+    /// The state the SGD unit of each PE keeps besides `w` (the stochastic
+    /// rounding generator's `sr_state`), `()` for a format without.
+    type Generator: Copy + Debug + PartialEq + Eq + Send + Sync + 'static;
+
+    /// PE (`row`, `col`)'s generator after reset.
+    fn generator(self, row: usize, col: usize) -> Self::Generator;
+
+    /// Steps the generator once (every cycle the PE's SGD unit writes a
+    /// weight) and returns the draw that cycle's rounding uses.
+    fn draw(self, g: &mut Self::Generator) -> u32;
+
+    /// The generator as the RTL's `sr_state` register, if it has one.
+    fn sr_state(g: &Self::Generator) -> Option<u32>;
+
     /// The exact product of two data words, as an accumulator-format word.
-    fn product(self, a: i64, b: i64) -> i64;
+    fn product(self, which: Product, a: i64, b: i64) -> i64;
 
     /// What an accumulator register (`psv`, `psh`, `dw`) holding `sum`
     /// presents to its readers: its neighbours, the output deskews, the
@@ -53,10 +86,18 @@ pub trait PeArith: Copy + Debug + PartialEq + Eq + Send + Sync + 'static {
     fn add(self, sum: i64, p: i64) -> i64;
 
     /// Every PE of a block adds the product of its two inputs to the sum
-    /// it holds: `sums[k] = add(sums[k], product(a[k], b[k]))`, only where
-    /// `valid[k]` if `valid` is given (an invalid dy leaves the register as
-    /// it is). One call steps whole rows of PEs, so it must vectorise.
-    fn accumulate(self, sums: &mut [i64], a: &[i64], b: &[i64], valid: Option<&[bool]>);
+    /// it holds: `sums[k] = add(sums[k], product(which, a[k], b[k]))`, only
+    /// where `valid[k]` if `valid` is given (an invalid dy leaves the
+    /// register as it is). One call steps whole rows of PEs, so it must
+    /// vectorise.
+    fn accumulate(
+        self,
+        which: Product,
+        sums: &mut [i64],
+        a: &[i64],
+        b: &[i64],
+        valid: Option<&[bool]>,
+    );
 
     /// The weight a PE presents to its multipliers and its south
     /// neighbour when its `w` register holds `w`.
@@ -64,14 +105,15 @@ pub trait PeArith: Copy + Debug + PartialEq + Eq + Send + Sync + 'static {
 
     /// The `w` register after an UPDATE of a PE that presents the weight
     /// `shown` and whose `dw` register holds `dw`, at learning-rate shift
-    /// `lr`, in one cycle.
-    fn sgd(self, shown: i64, dw: i64, lr: u32) -> i64;
+    /// `lr`, in one cycle, with the generator's draw `r`.
+    fn sgd(self, shown: i64, dw: i64, lr: u32, r: u32) -> i64;
 
     /// The step of an UPDATE (the scaled `dw`) that a PE with a multiplier
     /// register computes in one cycle and holds in `prod_dw`.
     fn step(self, dw: i64, lr: u32) -> i64;
 
     /// The `w` register after the registered `step` is subtracted from the
-    /// weight `shown`, in the UPDATE cycle after it was computed.
-    fn minus_step(self, shown: i64, step: i64) -> i64;
+    /// weight `shown`, in the UPDATE cycle after it was computed, with
+    /// that cycle's draw `r`.
+    fn minus_step(self, shown: i64, step: i64, r: u32) -> i64;
 }

@@ -156,6 +156,10 @@ pub trait Mesh {
     /// What the `w_out` port shows this cycle (C lanes).
     fn w_out(&self) -> &[i64];
 
+    /// PE `k`'s stochastic-rounding generator (the `sr_state` register),
+    /// if its number format has one.
+    fn sr_state(&self, k: usize) -> Option<u32>;
+
     /// What the `dw_out` port shows for row `i` this cycle: the east PE's
     /// `dw` register as it presents it.
     #[inline(always)]

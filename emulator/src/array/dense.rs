@@ -10,16 +10,17 @@
 //! registers, so those still hold their values from before the edge when
 //! it reads them.
 
-use super::arith::PeArith;
+use super::arith::{PeArith, Product};
 use super::core::{sums_east, sums_south, Core, Mesh};
 use super::delay::DelayLines;
+use super::none::generators;
 use super::ports::{CycleInput, Wave};
 use sysgrad_config::ArrayConfig;
 use sysgrad_isa::Mode;
 
 /// The registers of a dense array, in number format `N`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DenseArray<N> {
+pub struct DenseArray<N: PeArith> {
     pub core: Core,
     /// Shadow weight of each PE (indexed `i * cols + j`).
     pub ws: Vec<i64>,
@@ -40,6 +41,8 @@ pub struct DenseArray<N> {
     /// an exchange in it) and of the westmost one's operation. `step`
     /// keeps it, so that finding a row it can step whole scans nothing.
     plain_run: Vec<usize>,
+    /// Each PE's SGD generator (`sr_state`; `()` in fixed point).
+    pub sr_state: Vec<N::Generator>,
     arith: N,
 }
 
@@ -59,6 +62,7 @@ impl<N: PeArith> Mesh for DenseArray<N> {
             w_q: vec![0; c],
             // Bubbles everywhere: plain, one operation.
             plain_run: vec![c; r],
+            sr_state: generators(&cfg, arith),
             arith,
         }
     }
@@ -79,6 +83,10 @@ impl<N: PeArith> Mesh for DenseArray<N> {
     /// The output registers of the evicted weights.
     fn w_out(&self) -> &[i64] {
         &self.w_q
+    }
+
+    fn sr_state(&self, k: usize) -> Option<u32> {
+        N::sr_state(&self.sr_state[k])
     }
 
     #[inline(always)]
@@ -389,19 +397,25 @@ impl<N: PeArith> DenseArray<N> {
         );
         if op.fwd {
             sums_south(&mut core.psv, lo..hi, c);
-            arith.accumulate(&mut core.psv[block.clone()], w, x_in, None);
+            arith.accumulate(
+                Product::Forward,
+                &mut core.psv[block.clone()],
+                w,
+                x_in,
+                None,
+            );
         } else {
             clear(&mut core.psv[block.clone()]);
         }
         if op.dx {
             sums_east(&mut core.psh, lo..hi, c);
-            arith.accumulate(&mut core.psh[block.clone()], w, d_in, None);
+            arith.accumulate(Product::Dx, &mut core.psh[block.clone()], w, d_in, None);
         } else {
             clear(&mut core.psh[block.clone()]);
         }
         if op.dw {
             let dv_in = &core.dv[block.clone()];
-            arith.accumulate(&mut core.dw[block], d_in, x_in, Some(dv_in));
+            arith.accumulate(Product::Dw, &mut core.dw[block], d_in, x_in, Some(dv_in));
         }
     }
 
@@ -485,8 +499,16 @@ impl<N: PeArith> DenseArray<N> {
     fn step_pe(&mut self, i: usize, j: usize, inp: Inputs, mode: Mode, lr_shift: u32) {
         let (arith, cfg) = (self.arith, self.core.cfg);
         let k = i * cfg.cols() + j;
-        let sgd = |w: i64, dw: i64, lr: u32| arith.sgd(w, dw, cfg.pe_lr_shift(lr));
         let c = inp.c;
+        // The generator steps once in a cycle in which either SGD unit
+        // writes a weight (the leaving one of a swap with update, or w in
+        // UPDATE; both at once share the draw).
+        let r = if (c.swap && c.update) || mode == Mode::Update {
+            arith.draw(&mut self.sr_state[k])
+        } else {
+            0
+        };
+        let sgd = |w: i64, dw: i64, lr: u32| arith.sgd(w, dw, cfg.pe_lr_shift(lr), r);
         let op = self.op_of(c.op);
         let core = &mut self.core;
         let (w, ws, dw) = (core.w[k], self.ws[k], core.dw[k]);
@@ -508,20 +530,20 @@ impl<N: PeArith> DenseArray<N> {
         core.x[k] = inp.x_in;
         core.d[k] = inp.d_in;
         core.dv[k] = inp.dv_in;
-        let mac = |sum: i64, a: i64, b: i64| arith.add(sum, arith.product(a, b));
+        let mac = |which, sum: i64, a: i64, b: i64| arith.add(sum, arith.product(which, a, b));
         core.psv[k] = if op.fwd {
-            mac(inp.psv_in, w_eff, inp.x_in)
+            mac(Product::Forward, inp.psv_in, w_eff, inp.x_in)
         } else {
             0
         };
         core.psh[k] = if op.dx {
-            mac(inp.psh_in, w_eff, inp.d_in)
+            mac(Product::Dx, inp.psh_in, w_eff, inp.d_in)
         } else {
             0
         };
         let base = if c.swap { 0 } else { dw };
         let mut dw_next = if op.dw && inp.dv_in {
-            mac(base, inp.d_in, inp.x_in)
+            mac(Product::Dw, base, inp.d_in, inp.x_in)
         } else {
             base
         };

@@ -3,7 +3,7 @@
 //! of AW bits that saturate, and deferred saturation
 //! (`docs/ARCHITECTURE.md`, Deferred saturation).
 
-use super::arith::PeArith;
+use super::arith::{PeArith, Product};
 use sysgrad_config::{fixed, NumberFormat};
 
 /// The fixed-point arithmetic of a format's PEs, with deferred saturation
@@ -48,11 +48,26 @@ impl<const DEFERRED: bool> Fixed<DEFERRED> {
 }
 
 impl<const DEFERRED: bool> PeArith for Fixed<DEFERRED> {
+    /// Fixed point rounds its updates to nearest: no random bits.
+    type Generator = ();
+
+    #[inline(always)]
+    fn generator(self, _: usize, _: usize) {}
+
+    #[inline(always)]
+    fn draw(self, _: &mut ()) -> u32 {
+        0
+    }
+
+    fn sr_state(_: &()) -> Option<u32> {
+        None
+    }
+
     /// Data values have at most 16 bits (`sysgrad_config::IN_BITS`), so
     /// their 32-bit truncations multiply exactly into 64 bits, which AVX2
     /// does four at a time (it has no 64 x 64-bit multiply).
     #[inline(always)]
-    fn product(self, a: i64, b: i64) -> i64 {
+    fn product(self, _: Product, a: i64, b: i64) -> i64 {
         i64::from(a as i32) * i64::from(b as i32)
     }
 
@@ -74,14 +89,21 @@ impl<const DEFERRED: bool> PeArith for Fixed<DEFERRED> {
     /// with the PE it feeds and a block of rows is one loop: resliced to
     /// one length, without bounds checks or branches, it vectorises.
     #[inline(always)]
-    fn accumulate(self, sums: &mut [i64], a: &[i64], b: &[i64], valid: Option<&[bool]>) {
+    fn accumulate(
+        self,
+        which: Product,
+        sums: &mut [i64],
+        a: &[i64],
+        b: &[i64],
+        valid: Option<&[bool]>,
+    ) {
         let add = |sum: i64, p: i64| self.add(sum, p);
         let n = sums.len();
         let (a, b) = (&a[..n], &b[..n]);
         match valid {
             None => {
                 for k in 0..n {
-                    sums[k] = add(sums[k], self.product(a[k], b[k]));
+                    sums[k] = add(sums[k], self.product(which, a[k], b[k]));
                 }
             }
             Some(valid) => {
@@ -90,7 +112,7 @@ impl<const DEFERRED: bool> PeArith for Fixed<DEFERRED> {
                     // An invalid dy leaves the register as it is (the RTL's
                     // dw_en); adding 0 to an in-range value does the same.
                     sums[k] = if DEFERRED {
-                        let added = add(sums[k], self.product(a[k], b[k]));
+                        let added = add(sums[k], self.product(which, a[k], b[k]));
                         if valid[k] {
                             added
                         } else {
@@ -99,7 +121,7 @@ impl<const DEFERRED: bool> PeArith for Fixed<DEFERRED> {
                     } else {
                         // 0 or all ones: a select without a branch.
                         let keep = -i64::from(valid[k]);
-                        add(sums[k], self.product(a[k], b[k]) & keep)
+                        add(sums[k], self.product(which, a[k], b[k]) & keep)
                     };
                 }
             }
@@ -116,7 +138,7 @@ impl<const DEFERRED: bool> PeArith for Fixed<DEFERRED> {
     /// `sat(w - round_shift(dw, F + lr), DW)`; with deferred saturation
     /// the exact difference, with the step clamped ([`PeArith::step`]).
     #[inline(always)]
-    fn sgd(self, shown: i64, dw: i64, lr: u32) -> i64 {
+    fn sgd(self, shown: i64, dw: i64, lr: u32, _: u32) -> i64 {
         if DEFERRED {
             // ARCHITECTURE.md, Deferred saturation.
             shown - self.step(dw, lr)
@@ -138,7 +160,7 @@ impl<const DEFERRED: bool> PeArith for Fixed<DEFERRED> {
     /// Saturated to DW bits, or with deferred saturation the exact
     /// difference.
     #[inline(always)]
-    fn minus_step(self, shown: i64, step: i64) -> i64 {
+    fn minus_step(self, shown: i64, step: i64, _: u32) -> i64 {
         let diff = shown - step;
         if DEFERRED {
             diff

@@ -9,7 +9,7 @@
 //! per mode, over whole rows, so the mode and edge tests are out of the
 //! PE loop; `step` allocates nothing.
 
-use super::arith::PeArith;
+use super::arith::{PeArith, Product};
 use super::core::{sums_east, sums_south, Core, Mesh};
 use super::ports::CycleInput;
 use sysgrad_config::{ArrayConfig, MAX_DIM};
@@ -17,7 +17,7 @@ use sysgrad_isa::Mode;
 
 /// The registers of an array without pipelining, in number format `N`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NoneArray<N> {
+pub struct NoneArray<N: PeArith> {
     pub core: Core,
     /// The weight each PE presents to its multipliers and its south
     /// neighbour ([`PeArith::shown`] of `w`): with deferred saturation `w`
@@ -29,6 +29,8 @@ pub struct NoneArray<N> {
     /// without one (zero product stages).
     pub prod_sum: Vec<i64>,
     pub prod_dw: Vec<i64>,
+    /// Each PE's SGD generator (`sr_state`; `()` in fixed point).
+    pub sr_state: Vec<N::Generator>,
     arith: N,
 }
 
@@ -42,6 +44,7 @@ impl<N: PeArith> Mesh for NoneArray<N> {
             w_sat: vec![0; pes],
             prod_sum: vec![0; pes * cfg.product_stages()],
             prod_dw: vec![0; pes * cfg.product_stages()],
+            sr_state: generators(&cfg, arith),
             arith,
         }
     }
@@ -60,12 +63,17 @@ impl<N: PeArith> Mesh for NoneArray<N> {
         for v in [&mut self.w_sat, &mut self.prod_sum, &mut self.prod_dw] {
             v.fill(0);
         }
+        self.sr_state = generators(&self.core.cfg, self.arith);
     }
 
     /// The south row's weights as the PEs present them.
     fn w_out(&self) -> &[i64] {
         let (r, c) = (self.core.rows(), self.core.cols());
         &self.w_sat[(r - 1) * c..]
+    }
+
+    fn sr_state(&self, k: usize) -> Option<u32> {
+        N::sr_state(&self.sr_state[k])
     }
 
     #[inline(always)]
@@ -117,7 +125,7 @@ impl<N: PeArith> NoneArray<N> {
             let core = &mut self.core;
             sums_south(&mut core.psv, 0..r, core.cfg.cols());
             self.arith
-                .accumulate(&mut core.psv, &self.w_sat, &core.x, None);
+                .accumulate(Product::Forward, &mut core.psv, &self.w_sat, &core.x, None);
         }
     }
 
@@ -151,10 +159,10 @@ impl<N: PeArith> NoneArray<N> {
             let arith = self.arith;
             if mode.computes_dx() {
                 sums_east(&mut core.psh, 0..r, c);
-                arith.accumulate(&mut core.psh, &self.w_sat, &core.d, None);
+                arith.accumulate(Product::Dx, &mut core.psh, &self.w_sat, &core.d, None);
             }
             if mode.computes_dw() {
-                arith.accumulate(&mut core.dw, &core.d, &core.x, Some(&core.dv));
+                arith.accumulate(Product::Dw, &mut core.dw, &core.d, &core.x, Some(&core.dv));
             }
         }
     }
@@ -170,13 +178,15 @@ impl<N: PeArith> NoneArray<N> {
             // The rounded step waits a cycle in prod_dw (ARCHITECTURE.md,
             // Multiplier register): w takes the one registered before.
             for k in 0..core.w.len() {
-                core.w[k] = arith.minus_step(self.w_sat[k], self.prod_dw[k]);
+                let r = arith.draw(&mut self.sr_state[k]);
+                core.w[k] = arith.minus_step(self.w_sat[k], self.prod_dw[k], r);
                 self.prod_dw[k] = arith.step(core.dw[k], lr);
                 core.dw[k] = 0;
             }
         } else {
             for k in 0..core.w.len() {
-                core.w[k] = arith.sgd(self.w_sat[k], core.dw[k], lr);
+                let r = arith.draw(&mut self.sr_state[k]);
+                core.w[k] = arith.sgd(self.w_sat[k], core.dw[k], lr, r);
                 core.dw[k] = 0;
             }
         }
@@ -210,7 +220,7 @@ impl<N: PeArith> NoneArray<N> {
                 let above = if i == 0 { 0 } else { core.psv[k - c] };
                 let x_in = if j == 0 { x_west[i] } else { core.x[k - 1] };
                 core.psv[k] = arith.add(above, self.prod_sum[k]);
-                self.prod_sum[k] = arith.product(self.w_sat[k], x_in);
+                self.prod_sum[k] = arith.product(Product::Forward, self.w_sat[k], x_in);
             }
         }
     }
@@ -257,7 +267,7 @@ impl<N: PeArith> NoneArray<N> {
                 let k = i * c + j;
                 let old = core.psh[k];
                 core.psh[k] = arith.add(west, self.prod_sum[k]);
-                self.prod_sum[k] = arith.product(self.w_sat[k], d);
+                self.prod_sum[k] = arith.product(Product::Dx, self.w_sat[k], d);
                 west = old;
             }
         }
@@ -267,7 +277,7 @@ impl<N: PeArith> NoneArray<N> {
                 let x_in = if j == 0 { x_edge } else { core.x[k - 1] };
                 core.dw[k] = arith.add(core.dw[k], self.prod_dw[k]);
                 self.prod_dw[k] = if dv_in[j] {
-                    arith.product(d_in[j], x_in)
+                    arith.product(Product::Dw, d_in[j], x_in)
                 } else {
                     0
                 };
@@ -284,6 +294,14 @@ impl<N: PeArith> NoneArray<N> {
             row[0] = v;
         }
     }
+}
+
+/// Every PE's SGD generator after reset, PE (i, j) at `i * cols + j`.
+pub(crate) fn generators<N: PeArith>(cfg: &ArrayConfig, arith: N) -> Vec<N::Generator> {
+    let c = cfg.cols();
+    (0..cfg.rows() * c)
+        .map(|k| arith.generator(k / c, k % c))
+        .collect()
 }
 
 #[cfg(test)]

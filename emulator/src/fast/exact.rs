@@ -54,7 +54,7 @@ pub fn forward(
         w: w.view(),
         x: x.view(),
         dy: None,
-        bits: cfg.format().in_bits,
+        cfg: *cfg,
     };
     // The counters and the numbers are independent: a rayon join.
     let (counted, y) = rayon::join(
@@ -84,7 +84,7 @@ pub fn backward(
         w: w.view(),
         x: x.view(),
         dy: Some(dy.view()),
-        bits: f.in_bits,
+        cfg: *cfg,
     };
     // dX partial sums run east along a PE row, i.e. along M in tiles of
     // `cols`; dW accumulates in each PE over the whole stream, from 0 (a

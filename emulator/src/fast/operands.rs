@@ -4,7 +4,8 @@
 use crate::driver::DriveError;
 use crate::gemm::DwSink;
 use ndarray::{s, ArrayView2};
-use sysgrad_config::{fixed, Backward};
+use crate::driver::check_values as check_words;
+use sysgrad_config::{ArrayConfig, Backward};
 
 /// Which product of a layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,15 +45,13 @@ pub struct Views<'a> {
     pub w: ArrayView2<'a, i64>,
     pub x: ArrayView2<'a, i64>,
     pub dy: Option<ArrayView2<'a, i64>>,
-    pub bits: u32,
+    pub cfg: ArrayConfig,
 }
 
-/// The value check of `Driver::check_tile`: the first value, in row-major
-/// order of the tile, that does not fit.
-fn check_values(what: &'static str, t: ArrayView2<i64>, bits: u32) -> Result<(), DriveError> {
-    match t.iter().find(|v| !fixed::fits(**v, bits)) {
-        Some(&value) => Err(DriveError::ValueRange { what, value, bits }),
-        None => Ok(()),
+impl Views<'_> {
+    /// The value check of `Driver::check_tile`.
+    fn check_values(&self, what: &'static str, t: ArrayView2<i64>) -> Result<(), DriveError> {
+        check_words(&self.cfg, what, t)
     }
 }
 
@@ -62,13 +61,13 @@ impl Operands for Views<'_> {
         (m0, mt): (usize, usize),
         (k0, kt): (usize, usize),
     ) -> Result<(), DriveError> {
-        check_values("W", self.w.slice(s![m0..m0 + mt, k0..k0 + kt]), self.bits)
+        self.check_values("W", self.w.slice(s![m0..m0 + mt, k0..k0 + kt]))
     }
     fn check_x(&self, (k0, kt): (usize, usize)) -> Result<(), DriveError> {
-        check_values("X", self.x.slice(s![k0..k0 + kt, ..]), self.bits)
+        self.check_values("X", self.x.slice(s![k0..k0 + kt, ..]))
     }
     fn check_dy(&self, (m0, mt): (usize, usize)) -> Result<(), DriveError> {
         let dy = self.dy.expect("backward operands include dY");
-        check_values("dY", dy.slice(s![m0..m0 + mt, ..]), self.bits)
+        self.check_values("dY", dy.slice(s![m0..m0 + mt, ..]))
     }
 }

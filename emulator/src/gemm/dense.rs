@@ -9,7 +9,7 @@ use crate::driver::{DriveError, Driver};
 use crate::issue::{phase_of, Entry, Issuer, Marks, Tile, Waves};
 use crate::stats::{Phase, Stats};
 use ndarray::{Array2, ArrayView2};
-use sysgrad_config::{fixed, Backward};
+use sysgrad_config::{Backward, Numbers};
 use sysgrad_isa::Mode;
 
 /// The schedule of a dense array.
@@ -116,7 +116,7 @@ struct Layer<'a> {
     w_new: Option<Array2<i64>>,
     /// The phase the dX writes of the schedule are charged to.
     dx_phase: Phase,
-    acc_bits: u32,
+    numbers: Numbers,
     stats: Stats,
 }
 
@@ -187,12 +187,14 @@ impl Waves<At> for Layer<'_> {
     }
 
     fn result(&mut self, at: &At, mode: Mode, t: usize, (m, k): (usize, usize), array: &Array) {
-        let aw = self.acc_bits;
+        let numbers = self.numbers;
+        // A first tile's part is stored as it is: the fold from 0 (+0.0)
+        // gives it back (a part is never -0.0: the chain starts at +0.0).
         let add = |dst: &mut i64, v: i64, first: bool| {
             *dst = if first {
                 v
             } else {
-                fixed::acc_add(*dst, v, aw)
+                super::acc_add(&numbers, *dst, v)
             };
         };
         if mode == Mode::Fwd {
@@ -268,11 +270,7 @@ fn run(drv: &mut Driver, entries: Vec<Entry<At>>, layer: &mut Layer) {
 }
 
 fn checked(drv: &Driver, what: &'static str, t: ArrayView2<i64>) -> Result<(), DriveError> {
-    let bits = drv.cfg().format().in_bits;
-    match t.iter().find(|v| !fixed::fits(**v, bits)) {
-        Some(&value) => Err(DriveError::ValueRange { what, value, bits }),
-        None => Ok(()),
-    }
+    crate::driver::check_values(&drv.cfg(), what, t)
 }
 
 fn stream(passes: Vec<Mode>, n: usize, tag: At, evict_update: Option<u8>) -> Entry<At> {
@@ -305,7 +303,7 @@ fn new_layer<'a>(
         dw: None,
         w_new: None,
         dx_phase,
-        acc_bits: drv.cfg().format().acc_bits,
+        numbers: drv.cfg().numbers(),
         stats: Stats::default(),
     }
 }

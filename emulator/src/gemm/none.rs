@@ -6,7 +6,7 @@ use super::layer::{tiles, BackwardResult, DwSink, Layers};
 use crate::driver::{DriveError, Driver};
 use crate::stats::{Counters, Phase};
 use ndarray::{s, Array2, ArrayView2, ArrayViewMut2};
-use sysgrad_config::{fixed, Backward};
+use sysgrad_config::Backward;
 use sysgrad_isa::Mode;
 
 /// The schedule of a `none` array.
@@ -122,8 +122,8 @@ fn accumulate(
     part: ArrayView2<i64>,
     count_write: fn(&mut Counters) -> &mut u64,
 ) {
-    let aw = drv.cfg().format().acc_bits;
-    dst.zip_mut_with(&part, |a, p| *a = fixed::acc_add(*a, *p, aw));
+    let numbers = drv.cfg().numbers();
+    dst.zip_mut_with(&part, |a, p| *a = super::acc_add(&numbers, *a, *p));
     let st = drv.stats.phase_mut(phase);
     let n = part.len() as u64;
     if first {
