@@ -10,19 +10,20 @@ use crate::accel::io::Controller;
 use crate::accel::none::NoneController;
 use crate::accel::{self, FormalNets};
 use crate::arith::fixed::Fixed;
+use crate::arith::float::Float;
 use crate::arith::Arithmetic;
 use crate::array::dense::DenseArray;
 use crate::array::none::NoneArray;
 use crate::array::Array;
 use crate::ir::Module;
 use crate::{buffer, skew};
-use sysgrad_config::{ArrayConfig, Pipelining};
+use sysgrad_config::{ArrayConfig, Numbers, Pipelining};
 
 /// The variants of one configuration.
 pub(crate) struct Variant {
     pub array: &'static dyn Array,
     pub controller: &'static dyn Controller,
-    pub arith: &'static dyn Arithmetic,
+    pub arith: Box<dyn Arithmetic>,
 }
 
 /// The variants of `cfg`: its pipelining's array and controller, its
@@ -33,12 +34,14 @@ pub(crate) fn variant(cfg: &ArrayConfig) -> Variant {
         Pipelining::None => (&NoneArray, &NoneController),
         Pipelining::Dense => (&DenseArray, &DenseController),
     };
-    // One number format so far: fixed point (`cfg.format()`); a second
-    // is chosen here from the configuration (see `crate::arith`).
+    let arith: Box<dyn Arithmetic> = match cfg.numbers() {
+        Numbers::Fixed(_) => Box::new(Fixed),
+        Numbers::Float(format) => Box::new(Float { format }),
+    };
     Variant {
         array,
         controller,
-        arith: &Fixed,
+        arith,
     }
 }
 
@@ -71,15 +74,49 @@ impl Design {
 /// The array of `cfg`: its PE and `sa_top`.
 pub(crate) fn array(cfg: &ArrayConfig) -> (Module, Module) {
     let v = variant(cfg);
-    let pe = v.array.pe(cfg, v.arith);
+    let pe = v.array.pe(cfg, &*v.arith);
     let top = v.array.top(cfg, &pe);
     (pe, top)
 }
 
+/// Why `cfg` has no accelerator: `sa_accel` (its buffers, REQUANT and
+/// C driver) does not carry a float format yet.
+pub(crate) fn accel_refusal(cfg: &ArrayConfig) -> Option<String> {
+    match cfg.numbers() {
+        Numbers::Fixed(_) => None,
+        Numbers::Float(f) => Some(format!(
+            "format.kind = \"float\" ({}): the accelerator (sa_accel, its buffers, REQUANT and C driver) \
+             does not carry a floating-point format yet; only the array (sa_top, sa_pe) is generated",
+            f.tag()
+        )),
+    }
+}
+
+/// The modules of the array alone, leaves first: the PE, the skew bank
+/// and `sa_top`.
+pub(crate) fn array_modules(cfg: &ArrayConfig) -> Vec<Module> {
+    let (pe, top) = array(cfg);
+    vec![pe, skew::module(), top]
+}
+
+/// Every module of `cfg`; the array's alone if it has no accelerator
+/// ([`accel_refusal`]).
+pub(crate) fn modules(cfg: &ArrayConfig) -> Vec<Module> {
+    match accel_refusal(cfg) {
+        None => design(cfg).modules(),
+        Some(_) => array_modules(cfg),
+    }
+}
+
+/// Every module of a fixed-point `cfg` (a float one is refused:
+/// [`accel_refusal`]).
 pub(crate) fn design(cfg: &ArrayConfig) -> Design {
+    if let Some(why) = accel_refusal(cfg) {
+        panic!("{why}");
+    }
     let v = variant(cfg);
     let (pe, top) = array(cfg);
-    let accel::Accel { module, formal } = accel::build(cfg, &top, v.controller, v.arith);
+    let accel::Accel { module, formal } = accel::build(cfg, &top, v.controller, &*v.arith);
     Design {
         pe,
         skew: skew::module(),

@@ -75,8 +75,17 @@ pub fn accel_top_name() -> &'static str {
 /// The IR of every module of `cfg`, leaves first: the PE and `sa_top` of
 /// its pipelining (a dense array's with the wave ports), the skew bank,
 /// the buffer bank, the requantizer and `sa_accel`.
+/// A float configuration has the array's modules only
+/// ([`accel_refusal`]).
 pub fn modules(cfg: &ArrayConfig) -> Vec<ir::Module> {
-    design::design(cfg).modules()
+    design::modules(cfg)
+}
+
+/// Why `cfg` gets no accelerator (`sa_accel`, its C driver), if it does
+/// not: a float configuration, until the accelerator carries the format.
+/// The error names `format.kind`.
+pub fn accel_refusal(cfg: &ArrayConfig) -> Option<String> {
+    design::accel_refusal(cfg)
 }
 
 /// The Verilog files of `cfg` (deterministic: same config, same bytes).
@@ -92,7 +101,11 @@ pub fn generate(cfg: &ArrayConfig) -> Vec<VerilogFile> {
 
 /// The C host driver of `cfg`'s accelerator (`sa_accel.h`, `sa_accel.c`;
 /// [`c_driver`]): every configuration has one.
+/// A float configuration has none ([`accel_refusal`]).
 pub fn host_driver(cfg: &ArrayConfig) -> Vec<VerilogFile> {
+    if accel_refusal(cfg).is_some() {
+        return vec![];
+    }
     c_driver::files(cfg)
 }
 

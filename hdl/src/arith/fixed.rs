@@ -5,7 +5,7 @@
 
 use super::{Arithmetic, Deferred, DeferredIn, MulOperands, Products, Sgd, SgdNets, SgdShared};
 use crate::ir::*;
-use crate::params::{AW, DW, FRAC, INTERLEAVED, LR_FIXED, LR_SHIFT};
+use crate::params::{AW, DW, FRAC, INTERLEAVED, LR_FIXED, LR_SHIFT, MUL_REG};
 use sysgrad_config::LR_SHIFT_BITS;
 
 /// The fixed-point format (its widths are the modules' `DW`, `AW` and
@@ -104,8 +104,8 @@ impl Arithmetic for Fixed {
         let w7 = || Width::of(7);
         m.comment(unit.comment);
         let first = shared.is_none();
-        let (frac7, aw7, lr_k) = match shared {
-            Some(s) => (s.frac7, s.aw7, s.lr_k),
+        let (frac7, aw7, lr_k) = match shared.as_ref().and_then(|s| s.fixed.map(|f| (f, s.lr_k))) {
+            Some(((frac7, aw7, _), lr_k)) => (frac7, aw7, lr_k),
             None => (
                 m.localparam("FRAC7", w7(), FRAC.bits(6, 0)),
                 m.localparam("AW7", w7(), AW.bits(6, 0)),
@@ -120,16 +120,14 @@ impl Arithmetic for Fixed {
         // the barrel shifters below.
         let lr = cond(LR_FIXED.differs(0), lr_k, unit.lr);
         let shamt = m.add(wire(&n("shamt"), w7()).init(frac7 + cat([lit(1, 0), lr])));
-        let one = match shared {
-            Some(s) => s.one,
+        let one = match shared.as_ref().and_then(|s| s.fixed) {
+            Some((_, _, one)) => one,
             None => m.add(wire("one", Width::of(AW + 1)).init(cat([zeros(AW), lit(1, 1)]))),
         };
         if first {
             *shared = Some(SgdShared {
-                frac7,
-                aw7,
                 lr_k,
-                one,
+                fixed: Some((frac7, aw7, one)),
             });
         }
         let half = m.add(wire(&n("half"), Width::of(AW + 1)).init(cond(
@@ -223,6 +221,22 @@ impl Arithmetic for Fixed {
 
     fn product_or_zero(&self, valid: Net, p: Net) -> Expr {
         cond(valid, p, zeros(AW))
+    }
+
+    /// Deferred: the step arrives clamped to DW+1 bits (a DW+2-bit
+    /// subtract); else with MUL_REG so, without the full AW+2 bits.
+    fn subtrahend_width(&self, deferred: bool) -> (&'static str, Expr) {
+        if deferred {
+            (
+                "The SGD step arrives clamped to DW+1 bits: a DW+2-bit subtract, which w keeps.",
+                DW + 2,
+            )
+        } else {
+            (
+                "With MUL_REG the SGD step arrives clamped to DW+1 bits: a DW+2-bit subtract.",
+                cond(MUL_REG.differs(0), DW + 2, AW + 2),
+            )
+        }
     }
 
     /// `psv`, `psh` and `dw` hold the exact AW+1-bit sum of two AW-bit

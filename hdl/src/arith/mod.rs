@@ -23,6 +23,8 @@
 //!    co-simulation compares the two.
 
 pub(crate) mod fixed;
+pub(crate) mod float;
+pub(crate) mod float_units;
 
 use crate::ir::*;
 
@@ -87,10 +89,17 @@ pub(crate) struct SgdNets {
 /// The constants the first SGD unit of a module declares and the others
 /// share.
 pub(crate) struct SgdShared {
-    pub(crate) frac7: Const,
-    pub(crate) aw7: Const,
     pub(crate) lr_k: Const,
-    pub(crate) one: Net,
+    /// The fixed-point unit's: `FRAC7`, `AW7` and `one`.
+    pub(crate) fixed: Option<(Const, Const, Net)>,
+}
+
+impl SgdShared {
+    /// Only the learning-rate constant (a format whose step needs no
+    /// rounding constants).
+    pub(crate) fn lr_only(lr_k: Const) -> SgdShared {
+        SgdShared { lr_k, fixed: None }
+    }
 }
 
 /// The PE nets deferred saturation reads and writes.
@@ -179,4 +188,16 @@ pub(crate) trait Arithmetic {
     fn deferred_widths(&self) -> (Expr, Expr);
     /// `sa_requant`: one lane of REQUANT, accumulator to data.
     fn requant(&self) -> Module;
+    /// The width of the subtrahend an SGD unit takes from the product
+    /// stage (`SGD_W`), with or without deferred saturation, and the
+    /// comment that says why.
+    fn subtrahend_width(&self, deferred: bool) -> (&'static str, Expr);
+    /// The PE ports the format adds (a float PE with stochastic rounding:
+    /// `sr_seed`, its generator's reset value).
+    fn pe_ports(&self) -> Vec<Port> {
+        vec![]
+    }
+    /// The PE registers the format adds (`sr_state`), stepped in a cycle
+    /// in which `w_written` holds.
+    fn pe_state(&self, _m: &mut Scope, _rst: Net, _w_written: Expr) {}
 }

@@ -4,9 +4,10 @@
 //! arrays indexed `i*C+j` by the PE that drives them; the edges of the
 //! mesh are wired by generate-if.
 
+use crate::arith::float::SR_SEED;
 use crate::expr::intern;
 use crate::ir::*;
-use crate::params::{AW, C, DW, FRAC, I, INTERLEAVED, J, LR_FIXED, LR_SHIFT, MUL_REG, R};
+use crate::params::{AW, C, DW, FRAC, I, INTERLEAVED, J, LR_FIXED, LR_SHIFT, MUL_REG, R, SEED};
 use crate::skew::SKEW_MODULE;
 use sysgrad_config::{ArrayConfig, LR_SHIFT_BITS};
 use sysgrad_isa::mode::{Mode, MODE_BITS};
@@ -301,6 +302,19 @@ impl<'a> Cell<'a> {
         &mut self.m
     }
 
+    /// `sr_seed` of PE(i,j): `StochasticBits::new(SEED, i, j).state` as a
+    /// constant of the genvars, `((SEED ^ ((i << 16 | j) * 0x9E3779B9)) *
+    /// 0x85EBCA6B) mod 2^32`, or 1 if that is 0.
+    fn sr_seed(&mut self) -> (Net, Expr) {
+        let index = I * 65536 + J;
+        let mixed = (SEED.e().bit_xor(index * hex(32, 0x9E37_79B9))) * hex(32, 0x85EB_CA6B);
+        let mix = self.m.localparam("SR_MIX", Width::of(32), mixed);
+        (
+            Net::named(SR_SEED),
+            cond(mix.equals(lit(32, 0)), lit(32, 1), mix),
+        )
+    }
+
     /// The PE instance, and the cell's body: every port of `pe` connected,
     /// by its flow, to the cell's input or the mesh net; clock, reset,
     /// mode and learning rate to the array's ports; `extra` (port, value)
@@ -308,6 +322,10 @@ impl<'a> Cell<'a> {
     pub fn pe(mut self, pe: &Module, ports: &TopPorts, extra: &[(Net, Expr)]) -> Scope {
         // Every PE takes the array's clock, reset, mode and learning rate.
         let common = [ports.clk, ports.rst, ports.mode, ports.lr_shift];
+        let mut extra = extra.to_vec();
+        if pe.port(SR_SEED).is_some() {
+            extra.push(self.sr_seed());
+        }
         let mut conns = Vec::new();
         for p in &pe.ports {
             let name = p.name();
@@ -566,7 +584,21 @@ pub(crate) fn array_params(cfg: &ArrayConfig) -> Vec<Param> {
     ]
     .into_iter()
     .chain(lr_params(cfg.fixed_lr_shift()))
+    .chain(seed_param(cfg))
     .collect()
+}
+
+/// `SEED`, the stochastic rounding's seed, for a float configuration
+/// that rounds its update stochastically.
+fn seed_param(cfg: &ArrayConfig) -> Option<Param> {
+    let f = cfg.numbers().float()?;
+    (!f.rounding.is_nearest()).then(|| {
+        param(
+            SEED.name(),
+            f.seed.into(),
+            "seed of the PEs' stochastic-rounding generators (sr_state)",
+        )
+    })
 }
 
 /// The parameters of a PE that its array overrides: data format,

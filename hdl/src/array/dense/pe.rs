@@ -304,7 +304,9 @@ pub(crate) fn module(arith: &dyn Arithmetic) -> Module {
         signed: false,
     };
     let flows = flows();
-    let ports = PePorts::new(&flows, vec![row.clone()]);
+    let mut extra = vec![row.clone()];
+    extra.extend(arith.pe_ports());
+    let ports = PePorts::new(&flows, extra);
     let io = Io {
         rst: ports.rst,
         mode: ports.mode,
@@ -392,6 +394,14 @@ pub(crate) fn module(arith: &dyn Arithmetic) -> Module {
     };
     let pe = Pe { io, regs, dec };
     registers(&mut m, &pe, &acc, &products, &x, weights, &mode);
+    // The SGD units write a weight in UPDATE and when a swap wave updates
+    // the leaving one.
+    let updates = pe.io.mode.equals(mode(Mode::Update)).or(pe
+        .dec
+        .c_in
+        .of(WaveField::Swap)
+        .and(pe.dec.c_in.of(WaveField::Update)));
+    arith.pe_state(&mut m, pe.io.rst, updates);
     let (io, regs) = (&pe.io, &pe.regs);
     for (f, ..) in data_state() {
         m.assign(io.outputs.of(f), regs.data.of(f));

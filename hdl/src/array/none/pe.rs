@@ -119,21 +119,11 @@ impl Held {
     }
 }
 
-fn product_nets(m: &mut Scope, deferred: bool) -> ProductNets {
+fn product_nets(m: &mut Scope, arith: &dyn Arithmetic, deferred: bool) -> ProductNets {
     let add_sum = m.add(wire("add_sum", Width::of(AW)).signed());
     let add_dw = m.add(wire("add_dw", Width::of(AW)).signed());
     let dw_en = m.wire("dw_en", Width::bit());
-    let (comment, sgd_w) = if deferred {
-        (
-            "The SGD step arrives clamped to DW+1 bits: a DW+2-bit subtract, which w keeps.",
-            DW + 2,
-        )
-    } else {
-        (
-            "With MUL_REG the SGD step arrives clamped to DW+1 bits: a DW+2-bit subtract.",
-            cond(MUL_REG.differs(0), DW + 2, AW + 2),
-        )
-    };
+    let (comment, sgd_w) = arith.subtrahend_width(deferred);
     m.comment(comment);
     let sgd_w = m.localparam("SGD_W", Width::bit(), sgd_w);
     let sgd_sub = m.add(wire("sgd_sub", Width::of(sgd_w)).signed());
@@ -317,7 +307,7 @@ fn registers(
 /// its accumulators and weight are held exact and saturated where they
 /// are read ([`Arithmetic::deferred`]).
 pub(crate) fn module(arith: &dyn Arithmetic, deferred: bool) -> Module {
-    let ports = PePorts::new(&state(), vec![]);
+    let ports = PePorts::new(&state(), arith.pe_ports());
     let io = Io {
         mode: ports.mode,
         lr_shift: ports.lr_shift,
@@ -378,7 +368,7 @@ pub(crate) fn module(arith: &dyn Arithmetic, deferred: bool) -> Module {
             dw: mode_is(Mode::BwdDw),
         },
     );
-    let nets = product_nets(&mut m, deferred);
+    let nets = product_nets(&mut m, arith, deferred);
     if let Held::Deferred(out) = &held {
         let r = DeferredIn {
             psv,
@@ -418,6 +408,8 @@ pub(crate) fn module(arith: &dyn Arithmetic, deferred: bool) -> Module {
         w_next: sgd.w_next.unwrap_or(sgd.w_diff),
     };
     registers(&mut m, &acc, &pe, &nets, &held, update);
+    let updating = pe.io.mode.equals(pe.modes.of(Mode::Update));
+    arith.pe_state(&mut m, pe.io.rst, updating);
     for (flow, ..) in state() {
         m.assign(ports.output(flow), held.read(&pe.regs, pe.regs.of(flow)));
     }

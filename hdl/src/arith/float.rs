@@ -1,0 +1,240 @@
+//! Floating point (`docs/ARCHITECTURE.md`, Floating-point formats):
+//! bf16, E4M3 or E5M2 data in the low bits of DW-bit words, fp32
+//! accumulators (AW = 32); products exact in fp32 (rounded only where
+//! they leave its normal range), sums rounded to nearest even, the SGD
+//! update `round_w(w - dw * 2^-lr)` rounded twice (to fp32, then to the
+//! weight format, to nearest or stochastically with the PE's xorshift
+//! generator `sr_state`). The units are Verilog functions built from the
+//! format tables ([`super::float_units`]).
+
+use super::float_units::{self as units, FP32_ADD, FP32_OF, FP32_SCALE, FP32_SUB, FP_MUL};
+use super::{Arithmetic, Deferred, DeferredIn, MulOperands, Products, Sgd, SgdNets, SgdShared};
+use crate::ir::*;
+use crate::params::{AW, DW, INTERLEAVED, LR_FIXED, LR_SHIFT};
+use sysgrad_config::float::{FloatFormat, FloatKind, Rounding, STOCHASTIC_BITS};
+use sysgrad_config::LR_SHIFT_BITS;
+
+/// The PE register of the stochastic rounding's generator.
+pub const SR_STATE: &str = "sr_state";
+/// The PE port that gives `sr_state` its reset value.
+pub const SR_SEED: &str = "sr_seed";
+/// The generator's next state, whose low bits are the draw.
+const SR_NEXT: &str = "sr_next";
+
+/// The floating-point format of a configuration.
+pub(crate) struct Float {
+    pub format: FloatFormat,
+}
+
+impl Float {
+    fn stochastic(&self) -> bool {
+        self.format.rounding == Rounding::Stochastic
+    }
+
+    /// `v[bits-1:0]`: the low bits of a DW-bit word that hold format `k`.
+    fn low(v: Expr, k: FloatKind) -> Expr {
+        v.bits(k.encoding().bits() as i64 - 1, 0)
+    }
+
+    /// A value of format `k` as a DW-bit word: zeros above it.
+    fn word(&self, v: Expr, k: FloatKind) -> Expr {
+        let pad = self.format.data_bits() - k.encoding().bits();
+        if pad == 0 {
+            v
+        } else {
+            cat([lit(pad, 0), v])
+        }
+    }
+
+    fn unpack(v: Expr, k: FloatKind) -> Expr {
+        call(&units::unpack_name(k), [Self::low(v, k)])
+    }
+}
+
+impl Arithmetic for Float {
+    /// Declares every unit of the format (functions) and returns the
+    /// accumulate, `fp32_add`.
+    fn accumulate(&self, m: &mut Scope) -> Function {
+        let f = &self.format;
+        m.comment(
+            "Floating-point units (ARCHITECTURE.md, Floating-point formats): fp32 accumulators,",
+        );
+        m.comment(format!(
+            "weights {}, activations {}, gradients {}; the update rounds {}.",
+            f.weights.name(),
+            f.activations.name(),
+            f.gradients.name(),
+            match f.rounding {
+                Rounding::Nearest => "to nearest even",
+                Rounding::Stochastic => "stochastically (sr_state)",
+            }
+        ));
+        let lib = units::library(
+            &[f.weights, f.activations, f.gradients],
+            &[(f.weights, self.stochastic())],
+            LR_SHIFT_BITS,
+        );
+        let mut add = None;
+        for func in lib {
+            let is_add = func.name == FP32_ADD;
+            let declared = m.function(func);
+            if is_add {
+                add = Some(declared);
+            }
+        }
+        add.expect("the library has the adder")
+    }
+
+    fn multipliers(&self, m: &mut Scope, ops: MulOperands) -> Products {
+        let f = &self.format;
+        m.comment("Unpacked operands: {nan, inf, zero, sign, exp, sig}; products in fp32.");
+        let u = || Width::of(units::UNPACKED_BITS as i64);
+        let uw = m.add(wire("u_w", u()).init(Self::unpack(ops.weight.clone(), f.weights)));
+        let ux = m.add(wire("u_x", u()).init(Self::unpack(ops.x.e(), f.activations)));
+        let ud = m.add(wire("u_d", u()).init(Self::unpack(ops.d.e(), f.gradients)));
+        let p_dx = m.add(wire("p_dx", Width::of(AW)));
+        let p_dw = m.add(wire("p_dw", Width::of(AW)));
+        let mut two = Scope::new();
+        let dx_op = two.add(wire("dx_op", u()).init(cond(ops.fwd, ux, ud)));
+        two.assign(p_dx, call(FP_MUL, [uw.e(), dx_op.e()]));
+        two.assign(p_dw, call(FP_MUL, [ud.e(), ux.e()]));
+        let mut one = Scope::new();
+        one.comment(format!(
+            "One multiplier, its operands chosen by {}.",
+            ops.chooser
+        ));
+        let op_a = one.add(wire("op_a", u()).init(cond(ops.dw, ud, uw)));
+        let op_b = one.add(wire("op_b", u()).init(cond(ops.dx, ud, ux)));
+        let m_one = one.add(wire("m_one", Width::of(AW)).init(call(FP_MUL, [op_a.e(), op_b.e()])));
+        one.assign(p_dx, m_one);
+        one.assign(p_dw, m_one);
+        m.gen_if(INTERLEAVED.differs(0), "g_mul", two, one);
+        Products { p_dx, p_dw }
+    }
+
+    /// `<prefix>dw_step = dw * 2^-lr` (fp32), `<prefix>w_diff = widen(w)
+    /// - step` (fp32), `<prefix>w_next` that rounded to the weight format.
+    fn sgd_unit(&self, m: &mut Scope, unit: Sgd, shared: &mut Option<SgdShared>) -> SgdNets {
+        let f = &self.format;
+        let n = |s: &str| format!("{}{s}", unit.prefix);
+        m.comment(unit.comment);
+        let lr_k = match shared {
+            Some(s) => s.lr_k,
+            None => {
+                let lr_k = m.localparam(
+                    "LR_K",
+                    Width::of(LR_SHIFT_BITS),
+                    LR_SHIFT.bits(LR_SHIFT_BITS as i64 - 1, 0),
+                );
+                *shared = Some(SgdShared::lr_only(lr_k));
+                lr_k
+            }
+        };
+        let lr = cond(LR_FIXED.differs(0), lr_k, unit.lr);
+        let dw_step =
+            m.add(wire(&n("dw_step"), Width::of(AW)).init(call(FP32_SCALE, [unit.dw, lr])));
+        let sub = match unit.subtrahend {
+            Some(s) => s.value,
+            None => dw_step.e(),
+        };
+        let wide = call(FP32_OF, [Self::unpack(unit.w, f.weights)]);
+        let w_diff = m.add(wire(&n("w_diff"), Width::of(AW)).init(call(FP32_SUB, [wide, sub])));
+        let rounded = if self.stochastic() {
+            call(
+                &units::round_name(f.weights, true),
+                [
+                    w_diff.e(),
+                    Net::named(SR_NEXT).bits(STOCHASTIC_BITS as i64 - 1, 0),
+                ],
+            )
+        } else {
+            call(&units::round_name(f.weights, false), [w_diff.e()])
+        };
+        let w_next = m.add(wire(&n("w_next"), Width::of(DW)).init(self.word(rounded, f.weights)));
+        SgdNets {
+            dw_step,
+            w_diff,
+            w_next: Some(w_next),
+        }
+    }
+
+    /// The float step is an fp32 value: it is carried as it is.
+    fn step_clamp(&self, _m: &mut Scope, dw_step: Net) -> Net {
+        dw_step
+    }
+
+    fn step_to_accumulator(&self, step_q: Net) -> Expr {
+        step_q.e()
+    }
+
+    fn carried_subtrahend(&self, prod_dw: Net) -> Expr {
+        prod_dw.e()
+    }
+
+    fn narrow_subtrahend(&self, step_q: Net) -> Expr {
+        step_q.e()
+    }
+
+    fn full_subtrahend(&self, dw_step: Net) -> Expr {
+        dw_step.e()
+    }
+
+    fn subtrahend_width(&self, _deferred: bool) -> (&'static str, Expr) {
+        (
+            "The SGD step is an fp32 value, carried whole (with MUL_REG in prod_dw).",
+            AW.e(),
+        )
+    }
+
+    /// An invalid dy adds -0.0, which leaves every sum as it is (+0.0
+    /// would turn -0.0 into +0.0).
+    fn product_or_zero(&self, valid: Net, p: Net) -> Expr {
+        cond(valid, p, hex(32, 0x8000_0000))
+    }
+
+    fn deferred(&self, _m: &mut Scope, _regs: DeferredIn, _out: &Deferred) {
+        unreachable!("the configuration refuses deferred saturation with a float format")
+    }
+
+    fn deferred_widths(&self) -> (Expr, Expr) {
+        (AW.e(), DW.e())
+    }
+
+    /// REQUANT's destination format differs by destination (Y or dX):
+    /// the accelerator is refused for a float configuration, so there is
+    /// no `sa_requant`.
+    fn requant(&self) -> Module {
+        unreachable!("the accelerator is refused for a float configuration")
+    }
+
+    fn pe_ports(&self) -> Vec<Port> {
+        if !self.stochastic() {
+            return vec![];
+        }
+        vec![Port {
+            dir: Dir::Input,
+            net: Net::named(SR_SEED),
+            width: Width::of(32),
+            signed: false,
+        }]
+    }
+
+    /// `sr_state`: the PE's xorshift generator (shifts 13, 17, 5), reset
+    /// to `sr_seed`, stepped in each cycle the SGD unit writes `w`; the
+    /// draw is the low 16 bits of the new state `sr_next`.
+    fn pe_state(&self, m: &mut Scope, rst: Net, w_written: Expr) {
+        if !self.stochastic() {
+            return;
+        }
+        m.comment("Stochastic rounding's xorshift generator (13, 17, 5); the draw is sr_next's low 16 bits.");
+        let state = m.reg(SR_STATE, Width::of(32));
+        let s1 = m.add(wire("sr_s1", Width::of(32)).init(state.e().bit_xor(state << lit(5, 13))));
+        let s2 = m.add(wire("sr_s2", Width::of(32)).init(s1.e().bit_xor(s1 >> lit(5, 17))));
+        let next = m.add(wire(SR_NEXT, Width::of(32)).init(s2.e().bit_xor(s2 << lit(5, 5))));
+        m.clocked(vec![if_else(
+            rst,
+            vec![set(state, Net::named(SR_SEED))],
+            vec![when(w_written, vec![set(state, next)])],
+        )]);
+    }
+}

@@ -1,0 +1,657 @@
+//! The floating-point units as Verilog functions, generated from the
+//! format tables (`sysgrad_config::float::Encoding`;
+//! `docs/ARCHITECTURE.md`, Floating-point formats): unpack a data value,
+//! widen it to fp32, multiply (exact significand product, rounded only
+//! where the product leaves fp32's normal range), add (align with guard,
+//! round and sticky bits, add, normalise by a leading-zero count), scale by
+//! a power of two, and round fp32 to a narrower format to nearest even or
+//! stochastically. One rounder ([`rounder`]) does every rounding: the
+//! adder's, the multiplier's, the scale's and the narrowing ones.
+//!
+//! An unpacked data value is [`UNPACKED_BITS`] wide: `{nan, inf, zero,
+//! sign, exp[9:0], sig[7:0]}`, with `exp` the unbiased exponent (two's
+//! complement) of the significand's leading one, which `sig` holds at
+//! bit 7 (subnormals are normalised as they are unpacked).
+
+use crate::expr::intern;
+use crate::ir::*;
+use sysgrad_config::float::{Encoding, FloatKind, FP32, STOCHASTIC_BITS};
+
+/// Width of an unpacked data value.
+pub(crate) const UNPACKED_BITS: u32 = 22;
+/// Width of the rounder's exponent input (two's complement, fp32 bias).
+const EXP_BITS: u32 = 12;
+/// Width of the rounder's significand input: leading one at the top,
+/// then 23 fraction bits and 3 more (guard, round, sticky) below.
+const SIG_BITS: u32 = 27;
+/// Bits the rounder shifts out below the significand (as many as it
+/// has, so that a value shifted entirely out is still seen as sticky).
+const LOW_BITS: u32 = 28;
+
+/// A function under construction: its locals and statements.
+struct Body {
+    locals: Vec<Decl>,
+    stmts: Vec<Stmt>,
+}
+
+impl Body {
+    fn new() -> Body {
+        Body {
+            locals: Vec::new(),
+            stmts: Vec::new(),
+        }
+    }
+    fn local(&mut self, name: &str, bits: u32) -> Net {
+        let d = reg(name, width(bits));
+        let n = d.net;
+        self.locals.push(d);
+        n
+    }
+    fn set(&mut self, n: impl Into<Expr>, e: impl Into<Expr>) {
+        self.stmts.push(blocking(n, e));
+    }
+    fn comment(&mut self, text: &str) {
+        self.stmts.push(Stmt::Comment(text.into()));
+    }
+    fn push(&mut self, s: Stmt) {
+        self.stmts.push(s);
+    }
+    fn function(self, name: &str, bits: u32, inputs: Vec<(Net, Width, bool)>) -> Function {
+        Function {
+            name: intern(name),
+            width: width(bits),
+            signed: false,
+            inputs,
+            locals: self.locals,
+            body: self.stmts,
+        }
+    }
+}
+
+fn width(bits: u32) -> Width {
+    if bits == 1 {
+        Width::bit()
+    } else {
+        Width::of(bits as i64)
+    }
+}
+
+fn input(name: &str, bits: u32) -> (Net, Width, bool) {
+    (Net::named(name), width(bits), false)
+}
+
+/// An `n`-bit constant of value `v` (two's complement for a negative one).
+fn k(n: u32, v: i64) -> Expr {
+    lit(n, (v as u64) & ((1u64 << n) - 1))
+}
+
+/// `{n{1'b0}}` where `n` may be 0: what to put beside it instead.
+fn pad_low(e: Expr, zeros_below: u32) -> Expr {
+    if zeros_below == 0 {
+        e
+    } else {
+        cat([e, lit(zeros_below, 0)])
+    }
+}
+
+/// `e` (of `from` bits) zero-extended to `to` bits.
+fn zext(e: Expr, from: u32, to: u32) -> Expr {
+    if to == from {
+        e
+    } else {
+        cat([lit(to - from, 0), e])
+    }
+}
+
+/// The function names, one per unit and format.
+pub(crate) fn unpack_name(k: FloatKind) -> String {
+    format!("unpack_{}", k.name())
+}
+pub(crate) fn round_name(k: FloatKind, stochastic: bool) -> String {
+    if stochastic {
+        format!("round_sr_{}", k.name())
+    } else {
+        format!("round_{}", k.name())
+    }
+}
+pub(crate) const ROUND_FP32: &str = "round_fp32";
+pub(crate) const FP32_OF: &str = "fp32_of";
+pub(crate) const FP_MUL: &str = "fp_mul";
+pub(crate) const FP32_ADD: &str = "fp32_add";
+pub(crate) const FP32_SUB: &str = "fp32_sub";
+pub(crate) const FP32_SCALE: &str = "fp32_scale";
+/// The canonical fp32 NaN.
+fn nan32() -> Expr {
+    hex(32, FP32.nan.into())
+}
+
+/// The rounder of format `enc` (`name`): `(sign, e, sig, sticky[, r])`,
+/// the value `sig / 2^26 * 2^(e - 127)` with `sticky` set if anything
+/// nonzero lies below `sig`, rounded to `enc` to nearest even, or with
+/// `stochastic` up with the probability of its top 16 dropped bits
+/// (`r < phi`). Subnormal results are kept; a result beyond the largest
+/// finite value is infinity, or the largest finite value in a format
+/// without infinities. NaNs and infinities are the caller's.
+pub(crate) fn rounder(name: &str, enc: Encoding, stochastic: bool) -> Function {
+    let (eb, mb) = (enc.exp_bits, enc.man_bits);
+    // The packed magnitude {exponent, fraction}, with room above it to
+    // see an overflow.
+    let pw = EXP_BITS + mb + 1;
+    let mut b = Body::new();
+    let (sign, e, sig, sticky) = (
+        Net::named("sign"),
+        Net::named("e"),
+        Net::named("sig"),
+        Net::named("sticky"),
+    );
+    let r = Net::named("r");
+    let ek = b.local("ek", EXP_BITS);
+    let normal = b.local("normal", 1);
+    let shift = b.local("shift", EXP_BITS);
+    let wide = b.local("wide", SIG_BITS + LOW_BITS);
+    let t = b.local("t", SIG_BITS);
+    let packed = b.local("kept", pw);
+    let up = b.local("up", 1);
+    let rounded = b.local("rounded", pw);
+    b.comment(
+        "The exponent in this format's bias; below its normal range the significand shifts right.",
+    );
+    b.set(ek, e + k(EXP_BITS, enc.bias as i64 - FP32.bias as i64));
+    b.set(
+        normal,
+        (!ek.at(EXP_BITS - 1)).and(ek.differs(lit(EXP_BITS, 0))),
+    );
+    b.set(shift, cond(normal, lit(EXP_BITS, 0), k(EXP_BITS, 1) - ek));
+    b.push(when(
+        shift.greater(lit(EXP_BITS, LOW_BITS.into())),
+        vec![blocking(shift, lit(EXP_BITS, LOW_BITS.into()))],
+    ));
+    b.set(wide, cat([sig.e(), lit(LOW_BITS, 0)]) >> shift);
+    b.set(t, wide.bits(SIG_BITS + LOW_BITS - 1, LOW_BITS));
+    b.comment("Truncated: {exponent - 1, 0} plus {hidden bit, fraction}; a hidden 1 carries into the exponent.");
+    let exp_base = cond(normal, ek - k(EXP_BITS, 1), lit(EXP_BITS, 0));
+    b.set(
+        packed,
+        pad_low(cat([lit(1, 0), exp_base]), mb)
+            + zext(t.bits(SIG_BITS - 1, SIG_BITS - 1 - mb), mb + 1, pw),
+    );
+    let g = SIG_BITS - 2 - mb;
+    if stochastic {
+        let sb = STOCHASTIC_BITS;
+        b.comment("Stochastic: up iff the draw is below the top 16 dropped bits (phi).");
+        b.set(up, r.less(t.bits(g, g + 1 - sb)));
+    } else {
+        b.comment(
+            "Nearest, ties to even: up iff guard and (anything below it, or the kept bit odd).",
+        );
+        let rest = t
+            .bits(g - 1, 0)
+            .any()
+            .or(wide.bits(LOW_BITS - 1, 0).any())
+            .or(sticky);
+        b.set(up, t.at(g).and(rest.or(packed.at(0))));
+    }
+    b.set(rounded, packed + zext(up.e(), 1, pw));
+    let result = Function::result(name);
+    let inf_code = ((1u64 << eb) - 1) << mb;
+    let overflow = if enc.has_infinity {
+        b.comment("Past the largest finite value: infinity.");
+        vec![blocking(
+            result.clone(),
+            cat([sign.e(), hex(eb + mb, inf_code)]),
+        )]
+    } else {
+        b.comment("Past the largest finite value: saturate (no infinities).");
+        vec![blocking(
+            result.clone(),
+            cat([sign.e(), hex(eb + mb, enc.max_finite.into())]),
+        )]
+    };
+    let limit = if enc.has_infinity {
+        rounded.at_least(lit(pw, inf_code))
+    } else {
+        rounded.greater(lit(pw, enc.max_finite.into()))
+    };
+    b.push(if_else(
+        limit,
+        overflow,
+        vec![blocking(
+            result,
+            cat([sign.e(), rounded.bits(eb + mb - 1, 0)]),
+        )],
+    ));
+    let mut inputs = vec![
+        input("sign", 1),
+        input("e", EXP_BITS),
+        input("sig", SIG_BITS),
+        input("sticky", 1),
+    ];
+    if stochastic {
+        inputs.push(input("r", STOCHASTIC_BITS));
+    }
+    let mut f = b.function(name, enc.bits(), inputs);
+    if stochastic {
+        // The stochastic rounder reads no sticky bit: phi is 16 bits.
+        f.inputs.retain(|(n, ..)| *n != sticky);
+    }
+    f
+}
+
+/// `unpack_<k>(v)`: a data value of format `k` unpacked (module docs).
+pub(crate) fn unpack(kind: FloatKind) -> Function {
+    let enc = kind.encoding();
+    let (eb, mb) = (enc.exp_bits, enc.man_bits);
+    let name = unpack_name(kind);
+    let mut b = Body::new();
+    let v = Net::named("v");
+    let e = b.local("e", eb);
+    let m = b.local("m", mb);
+    let s = v.at(eb + mb);
+    b.set(e, v.bits(eb + mb - 1, mb));
+    b.set(m, v.bits(mb - 1, 0));
+    let result = || Function::result(&name);
+    // {nan, inf, zero, sign, exp, sig}
+    let out = |nan: u64, inf: u64, zero: u64, exp: Expr, sig: Expr| {
+        blocking(
+            result(),
+            cat([lit(1, nan), lit(1, inf), lit(1, zero), s.clone(), exp, sig]),
+        )
+    };
+    let all_ones = e.equals(hex(eb, (1 << eb) - 1));
+    let zero_exp = e.equals(lit(eb, 0));
+    let zero_man = m.equals(lit(mb, 0));
+    // Subnormals: the leading one of m at bit p gives exponent
+    // p + 1 - bias - mb and the significand m[p:0] moved to the top.
+    let mut subnormal = vec![out(0, 0, 1, lit(10, 0), lit(8, 0))];
+    for p in 0..mb {
+        let exp = k(10, p as i64 + 1 - enc.bias as i64 - mb as i64);
+        let sig = pad_low(m.bits(p, 0), 7 - p);
+        subnormal = vec![if_else(m.at(p), vec![out(0, 0, 0, exp, sig)], subnormal)];
+    }
+    let normal = out(
+        0,
+        0,
+        0,
+        zext(e.e(), eb, 10) - lit(10, enc.bias as u64),
+        pad_low(cat([lit(1, 1), m.e()]), 7 - mb),
+    );
+    let nan = out(1, 0, 0, lit(10, 0), lit(8, 0));
+    b.comment("Normal by default; then the specials, then zeros and subnormals (normalised).");
+    let special = if enc.has_infinity {
+        if_else(
+            all_ones.clone().and(zero_man.clone()),
+            vec![out(0, 1, 0, lit(10, 0), lit(8, 0))],
+            vec![if_else(all_ones, vec![nan], vec![])],
+        )
+    } else {
+        if_else(
+            all_ones.and(m.equals(hex(mb, (1 << mb) - 1))),
+            vec![nan],
+            vec![],
+        )
+    };
+    b.push(normal);
+    b.push(special);
+    b.push(if_else(
+        zero_exp.clone().and(zero_man),
+        vec![out(0, 0, 1, lit(10, 0), lit(8, 0))],
+        vec![if_else(zero_exp, subnormal, vec![])],
+    ));
+    b.function(&name, UNPACKED_BITS, vec![input("v", enc.bits())])
+}
+
+/// Bits of an unpacked value.
+fn u_nan(u: Net) -> Expr {
+    u.at(21)
+}
+fn u_inf(u: Net) -> Expr {
+    u.at(20)
+}
+fn u_zero(u: Net) -> Expr {
+    u.at(19)
+}
+fn u_sign(u: Net) -> Expr {
+    u.at(18)
+}
+/// The exponent sign-extended to the rounder's width.
+fn u_exp(u: Net) -> Expr {
+    cat([u.at(17), u.at(17), u.bits(17, 8)])
+}
+fn u_sig(u: Net) -> Expr {
+    u.bits(7, 0)
+}
+
+/// `fp32_of(u)`: an unpacked data value as fp32 (exact: every data value
+/// is an fp32 value).
+pub(crate) fn fp32_of() -> Function {
+    let mut b = Body::new();
+    let u = Net::named("u");
+    let result = || Function::result(FP32_OF);
+    b.push(if_else(
+        u_nan(u),
+        vec![blocking(result(), nan32())],
+        vec![if_else(
+            u_inf(u),
+            vec![blocking(result(), cat([u_sign(u), hex(31, 0x7F80_0000)]))],
+            vec![if_else(
+                u_zero(u),
+                vec![blocking(result(), cat([u_sign(u), lit(31, 0)]))],
+                vec![blocking(
+                    result(),
+                    call(
+                        ROUND_FP32,
+                        [
+                            u_sign(u),
+                            u_exp(u) + lit(EXP_BITS, FP32.bias as u64),
+                            cat([u_sig(u), lit(SIG_BITS - 8, 0)]),
+                            lit(1, 0),
+                        ],
+                    ),
+                )],
+            )],
+        )],
+    ));
+    b.function(FP32_OF, 32, vec![input("u", UNPACKED_BITS)])
+}
+
+/// `fp_mul(a, b)`: the product of two unpacked data values in fp32. The
+/// 8x8-bit significand product is exact; it is rounded only where it
+/// leaves fp32's normal range.
+pub(crate) fn mul() -> Function {
+    let mut b = Body::new();
+    let (a, c) = (Net::named("a"), Net::named("b"));
+    let sign = b.local("sign", 1);
+    let prod = b.local("prod", 16);
+    let e = b.local("e", EXP_BITS);
+    let sig = b.local("sig", SIG_BITS);
+    let result = || Function::result(FP_MUL);
+    b.set(sign, u_sign(a).bit_xor(u_sign(c)));
+    b.comment("Exact significand product: its leading one at bit 15 or 14.");
+    b.set(prod, u_sig(a) * u_sig(c));
+    b.set(
+        e,
+        u_exp(a) + u_exp(c) + lit(EXP_BITS, FP32.bias as u64) + zext(prod.at(15), 1, EXP_BITS),
+    );
+    b.set(
+        sig,
+        cond(
+            prod.at(15),
+            cat([prod.e(), lit(SIG_BITS - 16, 0)]),
+            cat([prod.bits(14, 0), lit(SIG_BITS - 15, 0)]),
+        ),
+    );
+    let invalid = u_nan(a)
+        .or(u_nan(c))
+        .or(u_inf(a).and(u_zero(c)))
+        .or(u_zero(a).and(u_inf(c)));
+    b.comment("NaN for a NaN or 0 * inf; then infinities, zeros, and the rounded product.");
+    b.push(if_else(
+        invalid,
+        vec![blocking(result(), nan32())],
+        vec![if_else(
+            u_inf(a).or(u_inf(c)),
+            vec![blocking(result(), cat([sign.e(), hex(31, 0x7F80_0000)]))],
+            vec![if_else(
+                u_zero(a).or(u_zero(c)),
+                vec![blocking(result(), cat([sign.e(), lit(31, 0)]))],
+                vec![blocking(
+                    result(),
+                    call(ROUND_FP32, [sign.e(), e.e(), sig.e(), lit(1, 0)]),
+                )],
+            )],
+        )],
+    ));
+    b.function(
+        FP_MUL,
+        32,
+        vec![input("a", UNPACKED_BITS), input("b", UNPACKED_BITS)],
+    )
+}
+
+/// The stages of the adder's leading-zero count, largest first: each
+/// shifts left by its amount if that many top bits are zero and the
+/// exponent stays normal (the count stops at the subnormal range).
+const LZC_STAGES: [u32; 5] = [16, 8, 4, 2, 1];
+
+/// `fp32_add(a, b)`: IEEE binary32 addition, round to nearest even,
+/// subnormals kept, one NaN, `x + (-x) = +0`.
+pub(crate) fn add() -> Function {
+    let mut b = Body::new();
+    let (a, c) = (Net::named("a"), Net::named("b"));
+    let nan_a = a.bits(30, 23).equals(hex(8, 0xFF)).and(a.bits(22, 0).any());
+    let nan_b = c.bits(30, 23).equals(hex(8, 0xFF)).and(c.bits(22, 0).any());
+    let inf = |v: Net| v.bits(30, 0).equals(hex(31, 0x7F80_0000));
+    let a_big = b.local("a_larger", 1);
+    let big = b.local("larger", 32);
+    let small = b.local("smaller", 32);
+    let x_big = b.local("x_larger", 8);
+    let x_small = b.local("x_smaller", 8);
+    let dist = b.local("gap", 8);
+    let wide = b.local("wide", 2 * SIG_BITS);
+    let aligned = b.local("aligned", SIG_BITS);
+    let sum = b.local("sum", SIG_BITS + 1);
+    let norm = b.local("norm", SIG_BITS);
+    let room = b.local("room", 8);
+    let e = b.local("e", 8);
+    let carry_sticky = b.local("carry_sticky", 1);
+    let result = || Function::result(FP32_ADD);
+    // The significand of an fp32 value with its hidden bit; its
+    // exponent, subnormals at 1.
+    let significand = |v: Net| cat([v.bits(30, 23).any(), v.bits(22, 0)]);
+    let exponent = |v: Net| cond(v.bits(30, 23).any(), v.bits(30, 23), lit(8, 1));
+    b.comment("Order by magnitude: the larger has the larger exponent and fraction.");
+    b.set(a_big, a.bits(30, 0).at_least(c.bits(30, 0)));
+    b.set(big, cond(a_big, a, c));
+    b.set(small, cond(a_big, c, a));
+    b.set(x_big, exponent(big));
+    b.set(x_small, exponent(small));
+    b.set(dist, x_big - x_small);
+    b.push(when(
+        dist.greater(lit(8, SIG_BITS.into())),
+        vec![blocking(dist, lit(8, SIG_BITS.into()))],
+    ));
+    b.comment(
+        "Align: the smaller significand shifts right by the exponent difference; guard, round",
+    );
+    b.comment("and sticky bits below it, the sticky one the OR of everything shifted past them.");
+    b.set(
+        wide,
+        cat([significand(small), lit(3, 0), lit(SIG_BITS, 0)]) >> dist,
+    );
+    b.set(
+        aligned,
+        cat([
+            wide.bits(2 * SIG_BITS - 1, SIG_BITS + 1),
+            wide.at(SIG_BITS).or(wide.bits(SIG_BITS - 1, 0).any()),
+        ]),
+    );
+    b.comment("Add or subtract (signs differ): the sum is 28 bits, a carry at the top.");
+    let big_ext = cat([lit(1, 0), significand(big), lit(3, 0)]);
+    let small_ext = cat([lit(1, 0), aligned.e()]);
+    b.set(
+        sum,
+        cond(
+            big.at(31).equals(small.at(31)),
+            big_ext.clone() + small_ext.clone(),
+            big_ext - small_ext,
+        ),
+    );
+    b.comment("Normalise: a carry shifts right by one (its bit joins the sticky one); else the");
+    b.comment("leading-zero count shifts left, stopping at the smallest normal exponent.");
+    b.set(carry_sticky, lit(1, 0));
+    b.set(e, x_big);
+    b.set(norm, sum.bits(SIG_BITS - 1, 0));
+    b.set(room, x_big - lit(8, 1));
+    let mut lzc = Vec::new();
+    for s in LZC_STAGES {
+        let top = norm.bits(SIG_BITS - 1, SIG_BITS - s);
+        lzc.push(when(
+            top.equals(lit(s, 0)).and(room.at_least(lit(8, s.into()))),
+            vec![
+                blocking(norm, norm << lit(5, s.into())),
+                blocking(room, room - lit(8, s.into())),
+                blocking(e, e - lit(8, s.into())),
+            ],
+        ));
+    }
+    b.push(if_else(
+        sum.at(SIG_BITS),
+        vec![
+            blocking(norm, sum.bits(SIG_BITS, 1)),
+            blocking(carry_sticky, sum.at(0)),
+            blocking(e, x_big + lit(8, 1)),
+        ],
+        lzc,
+    ));
+    b.comment(
+        "NaN for a NaN or inf - inf; then infinities; an exact zero is +0 unless both are -0.",
+    );
+    let plain = vec![if_else(
+        sum.equals(lit(SIG_BITS + 1, 0)),
+        vec![blocking(
+            result(),
+            cat([a.at(31).bit_and(c.at(31)), lit(31, 0)]),
+        )],
+        vec![blocking(
+            result(),
+            call(
+                ROUND_FP32,
+                [
+                    big.at(31),
+                    zext(e.e(), 8, EXP_BITS),
+                    norm.e(),
+                    carry_sticky.e(),
+                ],
+            ),
+        )],
+    )];
+    b.push(if_else(
+        nan_a
+            .or(nan_b)
+            .or(inf(a).and(inf(c)).and(a.at(31).differs(c.at(31)))),
+        vec![blocking(result(), nan32())],
+        vec![if_else(
+            inf(a),
+            vec![blocking(result(), a)],
+            vec![if_else(inf(c), vec![blocking(result(), c)], plain)],
+        )],
+    ));
+    b.function(FP32_ADD, 32, vec![input("a", 32), input("b", 32)])
+}
+
+/// `fp32_sub(a, b) = fp32_add(a, -b)`.
+pub(crate) fn sub() -> Function {
+    let (a, c) = (Net::named("a"), Net::named("b"));
+    let mut b = Body::new();
+    b.set(
+        Function::result(FP32_SUB),
+        call(FP32_ADD, [a.e(), cat([!c.at(31), c.bits(30, 0)])]),
+    );
+    b.function(FP32_SUB, 32, vec![input("a", 32), input("b", 32)])
+}
+
+/// `fp32_scale(v, lr)`: `v * 2^-lr`, rounded to nearest even (exact
+/// unless subnormal).
+pub(crate) fn scale(lr_bits: u32) -> Function {
+    let (v, lr) = (Net::named("v"), Net::named("lr"));
+    let mut b = Body::new();
+    let result = || Function::result(FP32_SCALE);
+    let special = v.bits(30, 23).equals(hex(8, 0xFF));
+    let zero = v.bits(30, 0).equals(lit(31, 0));
+    let exp = cond(v.bits(30, 23).any(), v.bits(30, 23), lit(8, 1));
+    b.comment(
+        "NaN canonical, infinities and zeros as they are; else the exponent less lr, rounded.",
+    );
+    b.push(if_else(
+        special.clone().and(v.bits(22, 0).any()),
+        vec![blocking(result(), nan32())],
+        vec![if_else(
+            special.or(zero),
+            vec![blocking(result(), v)],
+            vec![blocking(
+                result(),
+                call(
+                    ROUND_FP32,
+                    [
+                        v.at(31),
+                        zext(exp, 8, EXP_BITS) - zext(lr.e(), lr_bits, EXP_BITS),
+                        cat([v.bits(30, 23).any(), v.bits(22, 0), lit(3, 0)]),
+                        lit(1, 0),
+                    ],
+                ),
+            )],
+        )],
+    ));
+    b.function(FP32_SCALE, 32, vec![input("v", 32), input("lr", lr_bits)])
+}
+
+/// `round_<k>(v)` (or `round_sr_<k>(v, r)`): fp32 to format `k`, NaN to
+/// `k`'s NaN, everything else through `k`'s rounder (`rounder_<k>`).
+pub(crate) fn narrow(kind: FloatKind, stochastic: bool) -> Function {
+    let enc = kind.encoding();
+    let name = round_name(kind, stochastic);
+    let inner = format!("{name}_core");
+    let (v, r) = (Net::named("v"), Net::named("r"));
+    let mut b = Body::new();
+    let result = || Function::result(&name);
+    let nan = v.bits(30, 23).equals(hex(8, 0xFF)).and(v.bits(22, 0).any());
+    let exp = cond(v.bits(30, 23).any(), v.bits(30, 23), lit(8, 1));
+    let mut args = vec![
+        v.at(31),
+        zext(exp, 8, EXP_BITS),
+        cat([v.bits(30, 23).any(), v.bits(22, 0), lit(3, 0)]),
+    ];
+    if stochastic {
+        args.push(r.e());
+    } else {
+        args.push(lit(1, 0));
+    }
+    b.comment("NaN becomes this format's NaN; infinities overflow in the rounder.");
+    b.push(if_else(
+        nan,
+        vec![blocking(result(), hex(enc.bits(), enc.nan.into()))],
+        vec![blocking(result(), Expr::Call(inner.clone(), args))],
+    ));
+    let mut inputs = vec![input("v", 32)];
+    if stochastic {
+        inputs.push(input("r", STOCHASTIC_BITS));
+    }
+    b.function(&name, enc.bits(), inputs)
+}
+
+/// The rounder a [`narrow`] function calls.
+pub(crate) fn narrow_core(kind: FloatKind, stochastic: bool) -> Function {
+    rounder(
+        &format!("{}_core", round_name(kind, stochastic)),
+        kind.encoding(),
+        stochastic,
+    )
+}
+
+/// fp32's own rounder (the adder's, the multiplier's and the scale's).
+pub(crate) fn round_fp32() -> Function {
+    rounder(ROUND_FP32, FP32, false)
+}
+
+/// Every function a unit test or a PE of formats `kinds` with rounding
+/// `stochastic` needs, leaves first.
+pub(crate) fn library(
+    kinds: &[FloatKind],
+    narrow_kinds: &[(FloatKind, bool)],
+    lr_bits: u32,
+) -> Vec<Function> {
+    let mut v = vec![round_fp32()];
+    let mut seen = Vec::new();
+    for kind in kinds {
+        if !seen.contains(kind) {
+            seen.push(*kind);
+            v.push(unpack(*kind));
+        }
+    }
+    v.extend([fp32_of(), mul(), add(), sub(), scale(lr_bits)]);
+    for (kind, sr) in narrow_kinds {
+        v.push(narrow_core(*kind, *sr));
+        v.push(narrow(*kind, *sr));
+    }
+    v
+}
