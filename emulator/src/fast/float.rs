@@ -5,9 +5,10 @@
 //! buffer in K (or M) order, `dw` over the stream in order; the update
 //! rounds with each PE's generator as the array steps it.
 //!
-//! Products and sums are `sysgrad_config::float`'s, as in the PEs; rows
-//! of the result run on rayon's threads (each entry's order is fixed, so
-//! the threads cannot change a bit).
+//! Products and sums are the CPU's IEEE fp32 operations, which are
+//! `sysgrad_config::float`'s up to a NaN's bits (see [`chained`]); rows of
+//! the result run on rayon's threads (each entry's order is fixed, so the
+//! threads cannot change a bit).
 
 use crate::gemm::tiles;
 use ndarray::{Array2, ArrayView2};
@@ -18,6 +19,15 @@ use sysgrad_config::float::{self as sf, FloatFormat, FloatKind, StochasticBits};
 /// L x N, the chain of every output runs over L in blocks of `step`
 /// (one tile each) from +0.0, and the tiles' parts are folded in block
 /// order from +0.0. `ka`/`kb` are the operands' formats.
+///
+/// The products and sums are the CPU's own IEEE fp32 operations, which
+/// compute exactly `mul32` and `add32` of `sysgrad_config::float` (round
+/// to nearest even, subnormals kept: Rust neither fuses a multiply into an
+/// add nor flushes subnormals) except for a NaN's bits; a NaN stays a NaN
+/// through every later add, so each result that is one is replaced by the
+/// contract's NaN at the end. The rows of a block then vectorise.
+/// `tests/float.rs` compares this mode with the oracle and the clocked
+/// array bit for bit.
 fn chained(
     a: ArrayView2<i64>,
     ka: FloatKind,
@@ -27,30 +37,37 @@ fn chained(
 ) -> Array2<i64> {
     let (p, l) = a.dim();
     let n = b.ncols();
-    // Widen once: every operand is used by many products.
-    let wa = a.mapv(|v| sf::widen(ka, v as u32));
-    let wb = b.mapv(|v| sf::widen(kb, v as u32));
-    let rows: Vec<Vec<u32>> = (0..p)
+    let value = |k: FloatKind, v: i64| f32::from_bits(sf::widen(k, v as u32));
+    // Widen once (every operand is used by many products), b row-major so
+    // that a row of it is a slice.
+    let wa = a.mapv(|v| value(ka, v));
+    let wb: Vec<f32> = b.iter().map(|&v| value(kb, v)).collect();
+    let rows: Vec<Vec<f32>> = (0..p)
         .into_par_iter()
         .map(|r| {
-            let mut acc = vec![0u32; n];
-            let mut part = vec![0u32; n];
+            let mut acc = vec![0f32; n];
+            let mut part = vec![0f32; n];
             for (t0, tl) in tiles(l, step) {
-                part.fill(0);
+                part.fill(0.0);
                 for i in t0..t0 + tl {
                     let s = wa[[r, i]];
-                    for (c, dst) in part.iter_mut().enumerate() {
-                        *dst = sf::add32(*dst, sf::mul32(s, wb[[i, c]]));
+                    let b_row = &wb[i * n..(i + 1) * n];
+                    for (dst, &v) in part.iter_mut().zip(b_row) {
+                        *dst += s * v;
                     }
                 }
                 for (dst, &v) in acc.iter_mut().zip(&part) {
-                    *dst = sf::add32(*dst, v);
+                    *dst += v;
                 }
             }
             acc
         })
         .collect();
-    Array2::from_shape_fn((p, n), |(r, c)| i64::from(rows[r][c]))
+    let bits = |v: f32| match v.is_nan() {
+        true => sf::FP32.nan,
+        false => v.to_bits(),
+    };
+    Array2::from_shape_fn((p, n), |(r, c)| i64::from(bits(rows[r][c])))
 }
 
 /// `Y = W X`: chains down the array's columns (K, in tiles of `rows`).
