@@ -63,7 +63,7 @@ fn table(m: &model::Model, results: &[FormatResult]) -> String {
     let f32_acc = results.first().map(last).unwrap_or(0.0);
     let epochs = results.first().map_or(0, |r| r.test_accuracy.len());
     let mut out = format!(
-        "{} on {}x{} ({}), {epochs} epochs\n| number format | test accuracy | vs f32 (points) |\n|---|---:|---:|\n",
+        "{} on {}x{} ({}), {epochs} epochs\n| number format | test accuracy | vs f32 (points) | test loss |\n|---|---:|---:|---:|\n",
         m.spec.name,
         m.cfg.rows(),
         m.cfg.cols(),
@@ -77,7 +77,12 @@ fn table(m: &model::Model, results: &[FormatResult]) -> String {
             "f32" => String::new(),
             _ => format!("{:+.2}", 100.0 * (last(r) - f32_acc)),
         };
-        out += &format!("| {} | {:.2}% | {gap} |\n", r.name, 100.0 * last(r));
+        let loss = r.test_loss.last().copied().unwrap_or(0.0);
+        out += &format!(
+            "| {} | {:.2}% | {gap} | {loss:.4} |\n",
+            r.name,
+            100.0 * last(r)
+        );
     }
     out
 }

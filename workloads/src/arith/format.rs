@@ -19,16 +19,22 @@
 use super::{Arith, Site, Step};
 use crate::error::{Result, WorkloadError};
 use ndarray::{Array2, ArrayView2, Zip};
-use sysgrad_config::float::{round_to, widen, FloatFormat, FloatKind};
+use sysgrad_config::float::{
+    round_to, round_update, widen, FloatFormat, FloatKind, STOCHASTIC_BITS,
+};
 use sysgrad_config::{ArrayConfig, Numbers};
 use sysgrad_emulator::fast::{Engine, EngineKind};
 use sysgrad_emulator::gemm::DwSink;
+use sysgrad_rng::Rng;
 
 /// A network's numbers in a floating-point format of the array.
 pub struct FormatArith {
     pub step: Step,
     format: FloatFormat,
     engine: Box<dyn Engine>,
+    /// The draws of the host's momentum step when the format rounds
+    /// stochastically (the PEs draw their own for the in-place update).
+    draws: Rng,
 }
 
 impl std::fmt::Debug for FormatArith {
@@ -41,8 +47,9 @@ impl std::fmt::Debug for FormatArith {
 }
 
 impl FormatArith {
-    /// Products on `engine` with `cfg`, whose format must be a float one.
-    pub fn on(engine: EngineKind, cfg: ArrayConfig, step: Step) -> Result<Self> {
+    /// Products on `engine` with `cfg`, whose format must be a float one;
+    /// `seed` seeds the host's stochastic rounding (momentum only).
+    pub fn on(engine: EngineKind, cfg: ArrayConfig, step: Step, seed: u64) -> Result<Self> {
         let Numbers::Float(format) = cfg.numbers() else {
             return Err(WorkloadError::model(
                 "format.kind",
@@ -53,6 +60,7 @@ impl FormatArith {
             step,
             format,
             engine: engine.engine(cfg),
+            draws: Rng::derive(seed, "update-rounding"),
         })
     }
 
@@ -193,7 +201,8 @@ impl Arith for FormatArith {
         match momentum {
             Some((mu, v)) => {
                 // Momentum on the host in fp32; the weight rounded to its
-                // format to nearest.
+                // format as the PEs round (stochastically with the host's
+                // own draws).
                 let dw = res
                     .dw
                     .expect("a backward pass with DwSink::Drain returns dW");
@@ -201,9 +210,12 @@ impl Arith for FormatArith {
                 Zip::from(&mut *v)
                     .and(&dw)
                     .for_each(|v, &d| *v = mu * *v + fp32(d));
-                Zip::from(w)
-                    .and(&*v)
-                    .for_each(|w, &v| *w = rounded(f.weights, *w - lr * v));
+                let draws = &mut self.draws;
+                Zip::from(w).and(&*v).for_each(|w, &v| {
+                    let r = draws.next_u64() as u32 & ((1 << STOCHASTIC_BITS) - 1);
+                    let bits = round_update(&f, (*w - lr * v).to_bits(), r);
+                    *w = value(f.weights, i64::from(bits));
+                });
             }
             None => {
                 let updated = res

@@ -25,6 +25,8 @@ pub struct FormatResult {
     pub name: String,
     /// Test accuracy after each epoch.
     pub test_accuracy: Vec<f64>,
+    /// Mean test loss after each epoch.
+    pub test_loss: Vec<f64>,
     /// Wall time of its training steps and evaluations, all epochs.
     pub seconds: f64,
 }
@@ -33,7 +35,12 @@ pub struct FormatResult {
 trait Trainee {
     fn step(&mut self) -> &mut Step;
     fn train_step(&mut self, x: &Array4<f64>, labels: &[u8]) -> Result<BatchResult>;
-    fn test(&mut self, test_set: &[Sample], model: &Model, eval_batch: usize) -> Result<f64>;
+    fn test(
+        &mut self,
+        test_set: &[Sample],
+        model: &Model,
+        eval_batch: usize,
+    ) -> Result<BatchResult>;
 }
 
 /// The step of each number system's arithmetic.
@@ -64,8 +71,13 @@ impl<A: Arith + HasStep> Trainee for Network<A> {
         let input = self.input(x);
         Network::train_step(self, input, labels)
     }
-    fn test(&mut self, test_set: &[Sample], model: &Model, eval_batch: usize) -> Result<f64> {
-        Ok(evaluate(self, test_set, model, eval_batch)?.accuracy())
+    fn test(
+        &mut self,
+        test_set: &[Sample],
+        model: &Model,
+        eval_batch: usize,
+    ) -> Result<BatchResult> {
+        evaluate(self, test_set, model, eval_batch)
     }
 }
 
@@ -115,7 +127,7 @@ pub fn train_formats(
             .map_err(|e| WorkloadError::model("format", e.to_string()))?;
         nets.push(Box::new(Network::new(
             model,
-            FormatArith::on(opts.engine, cfg, step)?,
+            FormatArith::on(opts.engine, cfg, step, spec.training.seed)?,
             &init,
         )));
         names.push(f.tag());
@@ -125,6 +137,7 @@ pub fn train_formats(
         .map(|name| FormatResult {
             name,
             test_accuracy: Vec::new(),
+            test_loss: Vec::new(),
             seconds: 0.0,
         })
         .collect();
@@ -151,8 +164,9 @@ pub fn train_formats(
         }
         for (net, r) in nets.iter_mut().zip(results.iter_mut()) {
             let t = Instant::now();
-            r.test_accuracy
-                .push(net.test(test_set, model, opts.eval_batch)?);
+            let res = net.test(test_set, model, opts.eval_batch)?;
+            r.test_accuracy.push(res.accuracy());
+            r.test_loss.push(res.mean_loss());
             r.seconds += t.elapsed().as_secs_f64();
         }
         bar.set_message(format!("epoch {}", epoch + 1));
