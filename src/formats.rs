@@ -30,13 +30,22 @@ pub struct FormatsArgs {
     /// fast exact mode; the same bits).
     #[arg(long, default_value = "fast")]
     pub engine: EngineKind,
+    /// Override the model's learning-rate shift (`optimizer.lr_shift`):
+    /// with smaller steps, more of each in-place update falls below half
+    /// a weight's last place, which round-to-nearest drops and stochastic
+    /// rounding keeps on average.
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<u32>::new().range(0..64))]
+    pub lr_shift: Option<u32>,
     #[command(flatten)]
     pub limits: TrainingLimits,
 }
 
 pub fn run(a: &FormatsArgs) -> Result<()> {
     for path in &a.model {
-        let m = model::load_model(path)?;
+        let mut m = model::load_model(path)?;
+        if let Some(k) = a.lr_shift {
+            m.spec.optimizer.lr_shift = k;
+        }
         let split = data::load_split(&m)?;
         let opts = train::TrainOptions {
             epochs: a.limits.epochs,
@@ -63,14 +72,15 @@ fn table(m: &model::Model, results: &[FormatResult]) -> String {
     let f32_acc = results.first().map(last).unwrap_or(0.0);
     let epochs = results.first().map_or(0, |r| r.test_accuracy.len());
     let mut out = format!(
-        "{} on {}x{} ({}), {epochs} epochs\n| number format | test accuracy | vs f32 (points) | test loss |\n|---|---:|---:|---:|\n",
+        "{} on {}x{} ({}), {epochs} epochs, lr_shift {}\n| number format | test accuracy | vs f32 (points) | test loss |\n|---|---:|---:|---:|\n",
         m.spec.name,
         m.cfg.rows(),
         m.cfg.cols(),
         match m.cfg.backward() {
             sysgrad_config::Backward::Interleaved => "interleaved",
             sysgrad_config::Backward::Sequential => "sequential",
-        }
+        },
+        m.spec.optimizer.lr_shift
     );
     for r in results {
         let gap = match r.name.as_str() {
