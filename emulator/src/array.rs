@@ -164,6 +164,29 @@ impl Array {
         each_mesh!(self, m => m.sr_state(k))
     }
 
+    /// The product registers (`prod_sum`, `prod_dw`, PE (i, j) at
+    /// `i * cols + j`) of an array without pipelining, whatever its
+    /// number format; `None` on a dense array.
+    pub fn product_registers(&self) -> Option<(&[i64], &[i64])> {
+        match self {
+            Array::None(n) => Some((&n.prod_sum, &n.prod_dw)),
+            Array::NoneDeferred(n) => Some((&n.prod_sum, &n.prod_dw)),
+            Array::NoneFloat(n) => Some((&n.prod_sum, &n.prod_dw)),
+            Array::Dense(_) | Array::DenseFloat(_) => None,
+        }
+    }
+
+    /// The registers only a dense array has (`ws`, `wp` and the wave
+    /// control each PE took, PE (i, j) at `i * cols + j`), whatever its
+    /// number format; `None` on an array without pipelining.
+    pub fn dense_registers(&self) -> Option<(&[i64], &[i64], &[Wave])> {
+        match self {
+            Array::Dense(d) => Some((&d.ws, &d.wp, &d.ctl)),
+            Array::DenseFloat(d) => Some((&d.ws, &d.wp, &d.ctl)),
+            Array::None(_) | Array::NoneDeferred(_) | Array::NoneFloat(_) => None,
+        }
+    }
+
     /// The output ports as seen during the current cycle.
     pub fn outputs(&self) -> CycleOutput {
         CycleOutput {
