@@ -19,7 +19,7 @@ mod core;
 mod delay;
 mod dense;
 mod fixed;
-mod float;
+pub(crate) mod float;
 mod none;
 mod ports;
 

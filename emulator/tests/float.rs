@@ -434,3 +434,23 @@ fn engines_draw_alike_over_successive_updates() {
         assert_eq!(cycle.stats(), fast.stats(), "{}", c.cfg.tag());
     }
 }
+
+/// A word that is not a pattern of its operand's format (a 9-bit word for
+/// E4M3 weights, a negative one) is refused alike by both modes, naming
+/// the operand and the `[format]` field.
+#[test]
+fn words_outside_their_format_are_refused() {
+    let mut c = case_from(3);
+    c.format.weights = FloatKind::E4M3;
+    c.cfg = c.cfg.with_numbers(Numbers::Float(c.format)).unwrap();
+    for bad in [0x100, -1] {
+        let mut w = c.w.mapv(|v| v & 0xFF);
+        w[[0, 0]] = bad;
+        let mut drv = Driver::new(c.cfg);
+        let cycle = gemm::forward(&mut drv, w.view(), c.x.view()).unwrap_err();
+        let fast = fast::forward(&mut Stats::default(), &c.cfg, w.view(), c.x.view()).unwrap_err();
+        assert_eq!(cycle, fast);
+        let msg = cycle.to_string();
+        assert!(msg.contains("W holds") && msg.contains("weights = \"e4m3\""), "{msg}");
+    }
+}

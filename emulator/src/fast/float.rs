@@ -5,10 +5,13 @@
 //! buffer in K (or M) order, `dw` over the stream in order; the update
 //! rounds with each PE's generator as the array steps it.
 //!
-//! Products and sums are `sysgrad_config::float`'s, as in the PEs; rows
-//! of the result run on rayon's threads (each entry's order is fixed, so
-//! the threads cannot change a bit).
+//! Products and sums are the PEs' (`crate::array::float`: `widen` by
+//! table, the CPU's IEEE binary32 multiply and add with one NaN), the
+//! update `sysgrad_config::float::sgd`; rows of the result run on rayon's
+//! threads (each entry's order is fixed, so the threads cannot change a
+//! bit).
 
+use crate::array::float::{add32, mul32, widened};
 use crate::gemm::tiles;
 use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
@@ -28,8 +31,11 @@ fn chained(
     let (p, l) = a.dim();
     let n = b.ncols();
     // Widen once: every operand is used by many products.
-    let wa = a.mapv(|v| sf::widen(ka, v as u32));
-    let wb = b.mapv(|v| sf::widen(kb, v as u32));
+    let (ta, tb) = (widened(ka), widened(kb));
+    // Masked: the operands' checks run beside this (a value out of its
+    // format is an error returned once both finish, not a panic here).
+    let wa = a.mapv(|v| ta[v as usize & (ta.len() - 1)]);
+    let wb = b.mapv(|v| tb[v as usize & (tb.len() - 1)]);
     let rows: Vec<Vec<u32>> = (0..p)
         .into_par_iter()
         .map(|r| {
@@ -40,11 +46,11 @@ fn chained(
                 for i in t0..t0 + tl {
                     let s = wa[[r, i]];
                     for (c, dst) in part.iter_mut().enumerate() {
-                        *dst = sf::add32(*dst, sf::mul32(s, wb[[i, c]]));
+                        *dst = add32(*dst, mul32(s, wb[[i, c]]));
                     }
                 }
                 for (dst, &v) in acc.iter_mut().zip(&part) {
-                    *dst = sf::add32(*dst, v);
+                    *dst = add32(*dst, v);
                 }
             }
             acc
