@@ -434,3 +434,81 @@ fn engines_draw_alike_over_successive_updates() {
         assert_eq!(cycle.stats(), fast.stats(), "{}", c.cfg.tag());
     }
 }
+
+/// A word that is not a pattern of its operand's format (a 9-bit word for
+/// E4M3 weights, a negative one) is refused alike by both modes, naming
+/// the operand and the `[format]` field.
+#[test]
+fn words_outside_their_format_are_refused() {
+    let mut c = case_from(3);
+    c.format.weights = FloatKind::E4M3;
+    c.cfg = c.cfg.with_numbers(Numbers::Float(c.format)).unwrap();
+    for bad in [0x100, -1] {
+        let mut w = c.w.mapv(|v| v & 0xFF);
+        w[[0, 0]] = bad;
+        let mut drv = Driver::new(c.cfg);
+        let cycle = gemm::forward(&mut drv, w.view(), c.x.view()).unwrap_err();
+        let fast = fast::forward(&mut Stats::default(), &c.cfg, w.view(), c.x.view()).unwrap_err();
+        assert_eq!(cycle, fast);
+        let msg = cycle.to_string();
+        assert!(
+            msg.contains("W holds") && msg.contains("weights = \"e4m3\""),
+            "{msg}"
+        );
+    }
+}
+
+/// The cases are only as good as their data: among 200 generated ones,
+/// some results are NaN, some infinite, some subnormal, and many cases
+/// have none of these (ordinary arithmetic); some updates round
+/// stochastically to a value nearest rounding does not give.
+#[test]
+fn generated_cases_reach_every_kind_of_result() {
+    let (mut nan, mut inf, mut sub, mut ordinary, mut stochastic) = (0, 0, 0, 0, 0);
+    for seed in 0..200u64 {
+        let c = case_from(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let e = expected(&c);
+        let fp32 = |m: &Matrix| {
+            m.values()
+                .map(|v| f32::from_bits(v as u32))
+                .collect::<Vec<_>>()
+        };
+        let all: Vec<f32> = [&e.y, &e.dx, &e.dw].into_iter().flat_map(fp32).collect();
+        let (n, i, s) = (
+            all.iter().any(|v| v.is_nan()),
+            all.iter().any(|v| v.is_infinite()),
+            all.iter().any(|v| v.is_subnormal()),
+        );
+        (nan, inf, sub) = (
+            nan + usize::from(n),
+            inf + usize::from(i),
+            sub + usize::from(s),
+        );
+        ordinary += usize::from(!(n || i || s));
+        if c.format.rounding == Rounding::Stochastic {
+            let nearest = FloatFormat {
+                rounding: Rounding::Nearest,
+                ..c.format
+            };
+            let near = expected(&Case {
+                cfg: c.cfg.with_numbers(Numbers::Float(nearest)).unwrap(),
+                format: nearest,
+                ..c.clone()
+            });
+            stochastic += usize::from(near.w != e.w);
+        }
+    }
+    eprintln!("of 200 cases: NaN {nan}, inf {inf}, subnormal {sub}, none {ordinary}, SR differs {stochastic}");
+    for (what, n) in [
+        ("NaN", nan),
+        ("infinite", inf),
+        ("subnormal", sub),
+        ("ordinary", ordinary),
+        ("stochastic", stochastic),
+    ] {
+        assert!(
+            (10..=190).contains(&n),
+            "{n} of 200 cases with {what} results"
+        );
+    }
+}

@@ -163,7 +163,10 @@ fn products(a: &Array) -> (&[i64], &[i64]) {
     match a {
         Array::None(n) => (&n.prod_sum, &n.prod_dw),
         Array::NoneDeferred(n) => (&n.prod_sum, &n.prod_dw),
-        Array::Dense(_) => panic!("a product register read on a dense array"),
+        Array::NoneFloat(n) => (&n.prod_sum, &n.prod_dw),
+        Array::Dense(_) | Array::DenseFloat(_) => {
+            panic!("a product register read on a dense array")
+        }
     }
 }
 

@@ -5,11 +5,13 @@
 //! buffer in K (or M) order, `dw` over the stream in order; the update
 //! rounds with each PE's generator as the array steps it.
 //!
-//! Products and sums are the CPU's IEEE fp32 operations, which are
-//! `sysgrad_config::float`'s up to a NaN's bits (see [`chained`]); rows of
-//! the result run on rayon's threads (each entry's order is fixed, so the
-//! threads cannot change a bit).
+//! Products and sums are the PEs' (`crate::array::float`: `widen` by
+//! table, the CPU's IEEE binary32 multiply and add with one NaN), the
+//! update `sysgrad_config::float::sgd`; rows of the result run on rayon's
+//! threads (each entry's order is fixed, so the threads cannot change a
+//! bit).
 
+use crate::array::float::{one_nan, widened};
 use crate::gemm::tiles;
 use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
@@ -20,14 +22,11 @@ use sysgrad_config::float::{self as sf, FloatFormat, FloatKind, StochasticBits};
 /// (one tile each) from +0.0, and the tiles' parts are folded in block
 /// order from +0.0. `ka`/`kb` are the operands' formats.
 ///
-/// The products and sums are the CPU's own IEEE fp32 operations, which
-/// compute exactly `mul32` and `add32` of `sysgrad_config::float` (round
-/// to nearest even, subnormals kept: Rust neither fuses a multiply into an
-/// add nor flushes subnormals) except for a NaN's bits; a NaN stays a NaN
-/// through every later add, so each result that is one is replaced by the
-/// contract's NaN at the end. The rows of a block then vectorise.
-/// `tests/float.rs` compares this mode with the oracle and the clocked
-/// array bit for bit.
+/// The chains run on `f32` values, a NaN's bits made the contract's one
+/// NaN at the end only: a NaN stays a NaN through every later add, and
+/// every other bit is the PEs' (`mul32`, `add32` are the CPU's IEEE
+/// operations; Rust neither fuses a multiply into an add nor flushes
+/// subnormals). Rows of `b` are slices, so a chain step vectorises.
 fn chained(
     a: ArrayView2<i64>,
     ka: FloatKind,
@@ -37,11 +36,14 @@ fn chained(
 ) -> Array2<i64> {
     let (p, l) = a.dim();
     let n = b.ncols();
-    let value = |k: FloatKind, v: i64| f32::from_bits(sf::widen(k, v as u32));
-    // Widen once (every operand is used by many products), b row-major so
-    // that a row of it is a slice.
-    let wa = a.mapv(|v| value(ka, v));
-    let wb: Vec<f32> = b.iter().map(|&v| value(kb, v)).collect();
+    // Widen once: every operand is used by many products.
+    let (ta, tb) = (widened(ka), widened(kb));
+    // Masked: the operands' checks run beside this (a value out of its
+    // format is an error returned once both finish, not a panic here).
+    let value = |t: &[u32], v: i64| f32::from_bits(t[v as usize & (t.len() - 1)]);
+    let wa = a.mapv(|v| value(ta, v));
+    // Row-major (`iter` is the logical order), so that a row is a slice.
+    let wb: Vec<f32> = b.iter().map(|&v| value(tb, v)).collect();
     let rows: Vec<Vec<f32>> = (0..p)
         .into_par_iter()
         .map(|r| {
@@ -51,8 +53,7 @@ fn chained(
                 part.fill(0.0);
                 for i in t0..t0 + tl {
                     let s = wa[[r, i]];
-                    let b_row = &wb[i * n..(i + 1) * n];
-                    for (dst, &v) in part.iter_mut().zip(b_row) {
+                    for (dst, &v) in part.iter_mut().zip(&wb[i * n..(i + 1) * n]) {
                         *dst += s * v;
                     }
                 }
@@ -63,11 +64,7 @@ fn chained(
             acc
         })
         .collect();
-    let bits = |v: f32| match v.is_nan() {
-        true => sf::FP32.nan,
-        false => v.to_bits(),
-    };
-    Array2::from_shape_fn((p, n), |(r, c)| i64::from(bits(rows[r][c])))
+    Array2::from_shape_fn((p, n), |(r, c)| i64::from(one_nan(rows[r][c])))
 }
 
 /// `Y = W X`: chains down the array's columns (K, in tiles of `rows`).
