@@ -209,6 +209,10 @@ impl Arithmetic for Float {
         unreachable!("the accelerator is refused for a float configuration")
     }
 
+    fn has_frac(&self) -> bool {
+        false
+    }
+
     fn pe_ports(&self) -> Vec<Port> {
         if !self.stochastic() {
             return vec![];

@@ -192,6 +192,11 @@ pub(crate) trait Arithmetic {
     /// stage (`SGD_W`), with or without deferred saturation, and the
     /// comment that says why.
     fn subtrahend_width(&self, deferred: bool) -> (&'static str, Expr);
+    /// Whether the modules take `FRAC` (fixed point's fractional bits);
+    /// a format without it has no such parameter.
+    fn has_frac(&self) -> bool {
+        true
+    }
     /// The PE ports the format adds (a float PE with stochastic rounding:
     /// `sr_seed`, its generator's reset value).
     fn pe_ports(&self) -> Vec<Port> {
