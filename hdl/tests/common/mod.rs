@@ -23,6 +23,7 @@ pub fn cfg(r: usize, c: usize, b: Backward, in_bits: u32, acc_bits: u32, frac: u
 
 /// `cfg` in floating point: weights `w`, activations `x`, gradients `g`,
 /// the update rounded by `rounding` (seed 7).
+#[allow(dead_code)] // the lint test's
 pub fn float(cfg: ArrayConfig, [w, x, g]: [FloatKind; 3], rounding: Rounding) -> ArrayConfig {
     cfg.with_numbers(Numbers::Float(FloatFormat {
         weights: w,
