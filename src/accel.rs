@@ -145,7 +145,7 @@ pub fn prepare(
         ("gradients", BufferId::Gradients, layer.dy.end()),
         ("accumulators", BufferId::Accumulators, layer.dw_t.end()),
     ];
-    let mut acc = Accelerator::new(cfg);
+    let mut acc = Accelerator::try_new(cfg)?;
     for (name, id, lines) in need {
         let depth = acc.buffer(id).depth();
         if lines > depth {
@@ -437,7 +437,7 @@ pub fn run_program(a: &ProgramArgs) -> Result<()> {
         );
     }
     a.budget.admit(&run_estimate(&cfg, &program, a.rtl))?;
-    let mut acc = Accelerator::new(cfg);
+    let mut acc = Accelerator::try_new(cfg)?;
     let mut setup = Setup::default();
     let mut rng = Rng::new(a.seed);
     for id in [

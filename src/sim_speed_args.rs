@@ -14,6 +14,10 @@ pub enum SpeedWorkload {
     Dense,
     /// One training step of the CNN example.
     Cnn,
+    /// The `none` pass in floating point (bf16 weights, E4M3 activations,
+    /// E5M2 gradients, stochastic update): emulator and fast mode only
+    /// until the generated RTL has the float PE.
+    Float,
 }
 
 /// Simulation speed, measured in one run: the same stimulus through the

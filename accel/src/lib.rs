@@ -49,5 +49,5 @@ pub use device::{Device, DeviceError, HostCounters, HostOp, KeptPrograms, Traffi
 pub use error::{ErrorCode, Fault};
 pub use layout::Blocked;
 pub use link::HostLink;
-pub use machine::Accelerator;
+pub use machine::{Accelerator, Unsupported};
 pub use stats::{CommandCounters, ControlStats};

@@ -19,7 +19,7 @@ mod core;
 mod delay;
 mod dense;
 mod fixed;
-mod float;
+pub(crate) mod float;
 mod none;
 mod ports;
 
@@ -164,6 +164,29 @@ impl Array {
         each_mesh!(self, m => m.sr_state(k))
     }
 
+    /// The product registers (`prod_sum`, `prod_dw`, PE (i, j) at
+    /// `i * cols + j`) of an array without pipelining, whatever its
+    /// number format; `None` on a dense array.
+    pub fn product_registers(&self) -> Option<(&[i64], &[i64])> {
+        match self {
+            Array::None(n) => Some((&n.prod_sum, &n.prod_dw)),
+            Array::NoneDeferred(n) => Some((&n.prod_sum, &n.prod_dw)),
+            Array::NoneFloat(n) => Some((&n.prod_sum, &n.prod_dw)),
+            Array::Dense(_) | Array::DenseFloat(_) => None,
+        }
+    }
+
+    /// The registers only a dense array has (`ws`, `wp` and the wave
+    /// control each PE took, PE (i, j) at `i * cols + j`), whatever its
+    /// number format; `None` on an array without pipelining.
+    pub fn dense_registers(&self) -> Option<(&[i64], &[i64], &[Wave])> {
+        match self {
+            Array::Dense(d) => Some((&d.ws, &d.wp, &d.ctl)),
+            Array::DenseFloat(d) => Some((&d.ws, &d.wp, &d.ctl)),
+            Array::None(_) | Array::NoneDeferred(_) | Array::NoneFloat(_) => None,
+        }
+    }
+
     /// The output ports as seen during the current cycle.
     pub fn outputs(&self) -> CycleOutput {
         CycleOutput {
@@ -178,7 +201,8 @@ impl Array {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sysgrad_config::{Backward, NumberFormat};
+    use sysgrad_config::float::{FloatFormat, FloatKind, Rounding, StochasticBits};
+    use sysgrad_config::{Backward, NumberFormat, Numbers};
     use sysgrad_isa::{Mode, ModeCode};
     use sysgrad_rng::Rng;
 
@@ -205,6 +229,19 @@ mod tests {
                 .unwrap();
             v.push(cfg);
         }
+        // Floating point, both pipelinings, with and without the multiplier
+        // register, stochastic rounding and mixed formats.
+        let float = FloatFormat {
+            weights: FloatKind::Bf16,
+            activations: FloatKind::E4M3,
+            gradients: FloatKind::E5M2,
+            rounding: Rounding::Stochastic,
+            seed: 7,
+        };
+        let f = config().with_numbers(Numbers::Float(float)).unwrap();
+        v.push(f);
+        v.push(f.with_multiplier_register(true).unwrap());
+        v.push(f.with_pipelining(Pipelining::Dense).unwrap());
         v
     }
 
@@ -275,5 +312,53 @@ mod tests {
         assert!(matches!(Array::new(deferred), Array::NoneDeferred(_)));
         let dense = none.with_pipelining(Pipelining::Dense).unwrap();
         assert!(matches!(Array::new(dense), Array::Dense(_)));
+        let float = configs().pop().unwrap();
+        assert!(matches!(Array::new(float), Array::DenseFloat(_)));
+        let float = float.with_pipelining(Pipelining::None).unwrap();
+        assert!(matches!(Array::new(float), Array::NoneFloat(_)));
+    }
+
+    /// `sr_state` starts at `StochasticBits::new(seed, i, j)` and steps once
+    /// per cycle that writes the PE's weight: each UPDATE cycle (two with
+    /// the multiplier register), nothing else; fixed point has none.
+    #[test]
+    fn every_update_cycle_steps_each_pes_generator_once() {
+        let cfgs = configs();
+        assert_eq!(Array::new(cfgs[0]).sr_state(0, 0), None);
+        for cfg in cfgs.into_iter().filter(|c| c.numbers().float().is_some()) {
+            let seed = cfg.numbers().float().unwrap().seed;
+            let mut a = Array::new(cfg);
+            let (r, c) = (cfg.rows(), cfg.cols());
+            let mut rng = Rng::new(5);
+            let mut steps = 0;
+            for _ in 0..200 {
+                let mut inp = CycleInput::random(&cfg, &mut rng, usize::MAX);
+                if cfg.dense() {
+                    // Global modes only: the waves' updates are the
+                    // co-simulation's to check.
+                    inp.wave = Default::default();
+                }
+                steps += usize::from(decodes_as_update(&cfg, inp.mode));
+                a.step(&inp);
+                for (i, j) in [(0, 0), (r - 1, c - 1), (r / 2, c - 1)] {
+                    let mut g = StochasticBits::new(seed, i, j);
+                    for _ in 0..steps {
+                        g.draw();
+                    }
+                    assert_eq!(a.sr_state(i, j), Some(g.state), "{} ({i}, {j})", cfg.tag());
+                }
+            }
+            assert!(steps > 5, "{steps} updates");
+        }
+    }
+
+    /// Whether the array runs `code` as UPDATE.
+    fn decodes_as_update(cfg: &ArrayConfig, code: ModeCode) -> bool {
+        let mode = match cfg.pipelining() {
+            Pipelining::None if code.is_reserved() => Mode::Idle,
+            Pipelining::None => code.mode(),
+            Pipelining::Dense => Mode::dense_from_code(code.code()),
+        };
+        mode == Mode::Update
     }
 }

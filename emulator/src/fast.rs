@@ -9,7 +9,8 @@
 //!   the driver's points; [`dense`]: a dense array's, its cycles in closed
 //!   form; [`operands`]: what both take.
 //! * [`kernel`]: the numbers, folded in the array's saturation order, with a
-//!   float GEMM for the rows that provably cannot saturate.
+//!   float GEMM for the rows that provably cannot saturate; [`float`]: a
+//!   floating-point format's, added in the array's exact order.
 //! * [`engine`]: one trait over both modes, so a caller switches with a flag.
 //!
 //! `tests/fast_vs_cycle.rs` checks results, errors and every counter
@@ -18,9 +19,10 @@
 pub mod dense;
 pub mod engine;
 pub mod exact;
+pub mod float;
 pub mod kernel;
 pub mod ledger;
 pub mod operands;
 
 pub use engine::{Engine, EngineKind, FastEngine, UnknownEngine};
-pub use exact::{backward, count_backward, count_forward, forward};
+pub use exact::{backward, backward_on, count_backward, count_forward, forward, generators};

@@ -19,7 +19,9 @@
 //!
 //! The results of [`gemm`] and [`fast`] (and of `sysgrad-accel`) are
 //! checked by property test against `sysgrad-oracle`, an independent i128
-//! reference written from `docs/ARCHITECTURE.md` alone (`tests/oracle.rs`).
+//! reference written from `docs/ARCHITECTURE.md` alone (`tests/oracle.rs`),
+//! and in floating point against its `float` module (the CPU's IEEE fp32,
+//! the `half` and `float8` crates' conversions; `tests/float.rs`).
 
 pub mod array;
 pub mod budget;

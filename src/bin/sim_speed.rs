@@ -4,7 +4,10 @@
 //! workloads: one interleaved backward pass of an N x N x N layer with an
 //! in-place update on the default 16x16 array, `none` and dense (both also
 //! timed in the fast exact mode), and one full training step (forward, backward, update of every
-//! layer) of the CNN example on its own array. Each engine's time is the
+//! layer) of the CNN example on its own array. A fourth, the `none` pass in
+//! floating point (bf16/E4M3/E5M2, stochastic update), is timed on the
+//! emulator (cycle-accurate and fast) only: the generated RTL has no float
+//! PE yet, so there is no Verilator or Icarus model to run it on. Each engine's time is the
 //! best of several runs (5 for the emulator, 3 for Verilator).
 //!
 //!     cargo run --release --bin sim-speed -- [--size 256] [--icarus-cycles 4000]
@@ -30,7 +33,8 @@ use clap::Parser;
 use sim_speed_args::{SimSpeedArgs, SpeedWorkload};
 use std::path::Path;
 use std::time::Instant;
-use sysgrad_config::{ArrayConfig, Backward, Pipelining};
+use sysgrad_config::float::{FloatFormat, FloatKind, Rounding};
+use sysgrad_config::{ArrayConfig, Backward, Numbers, Pipelining};
 use sysgrad_emulator::gemm::{self, DwSink};
 use sysgrad_emulator::{fast, Array, CycleInput, Driver, Stats};
 use sysgrad_isa::Mode;
@@ -46,18 +50,57 @@ struct Workload {
     fast_seconds: Option<f64>,
 }
 
+/// The float format of the float workload: the FP8 training mix, with
+/// stochastic rounding of the bf16 weights.
+const FLOAT: FloatFormat = FloatFormat {
+    weights: FloatKind::Bf16,
+    activations: FloatKind::E4M3,
+    gradients: FloatKind::E5M2,
+    rounding: Rounding::Stochastic,
+    seed: 1,
+};
+
+/// A `size` x `size` matrix of data words of `cfg`'s format for operand
+/// `kind` (fixed point: full-range values; float: values within a few
+/// binades of one, random sign and mantissa, so that the sums stay finite).
+fn operand(
+    cfg: &ArrayConfig,
+    kind: fn(&FloatFormat) -> FloatKind,
+    size: usize,
+    rng: &mut Rng,
+) -> ndarray::Array2<i64> {
+    match cfg.numbers() {
+        Numbers::Fixed(f) => rng.matrix(size, size, f.in_bits),
+        Numbers::Float(f) => {
+            let e = kind(&f).encoding();
+            ndarray::Array2::from_shape_simple_fn((size, size), || {
+                let exp = e.bias as u32 - 3 + rng.below(7) as u32;
+                let man = rng.below(1 << e.man_bits) as u32;
+                let sign = if rng.below(2) == 0 { 0 } else { e.sign_mask() };
+                i64::from(sign | exp << e.man_bits | man)
+            })
+        }
+    }
+}
+
 /// One interleaved backward pass of a `size`^3 layer on the default array
-/// with `pipelining`.
-fn backward_pass(size: usize, pipelining: Pipelining) -> Result<Workload, String> {
-    let cfg = ArrayConfig::default_16x16()
+/// with `pipelining`, in `numbers` (the default array's if `None`).
+fn backward_pass(
+    size: usize,
+    pipelining: Pipelining,
+    numbers: Option<Numbers>,
+) -> Result<Workload, String> {
+    let mut cfg = ArrayConfig::default_16x16()
         .with_pipelining(pipelining)
         .map_err(|e| e.to_string())?;
+    if let Some(n) = numbers {
+        cfg = cfg.with_numbers(n).map_err(|e| e.to_string())?;
+    }
     let mut rng = Rng::new(7);
-    let bits = cfg.format().in_bits;
     let (w, x, dy) = (
-        rng.matrix(size, size, bits),
-        rng.matrix(size, size, bits),
-        rng.matrix(size, size, bits),
+        operand(&cfg, |f| f.weights, size, &mut rng),
+        operand(&cfg, |f| f.activations, size, &mut rng),
+        operand(&cfg, |f| f.gradients, size, &mut rng),
     );
     let sink = DwSink::Update { lr_shift: 8 };
     let mut rec = Driver::recording(cfg, false);
@@ -124,10 +167,14 @@ fn workloads(size: usize, only: Option<SpeedWorkload>) -> Result<Vec<Workload>, 
     let wanted = |w: SpeedWorkload| only.is_none_or(|o| o == w);
     let mut all = Vec::new();
     if wanted(SpeedWorkload::None) {
-        all.push(backward_pass(size, Pipelining::None)?);
+        all.push(backward_pass(size, Pipelining::None, None)?);
     }
     if wanted(SpeedWorkload::Dense) {
-        all.push(backward_pass(size, Pipelining::Dense)?);
+        all.push(backward_pass(size, Pipelining::Dense, None)?);
+    }
+    if wanted(SpeedWorkload::Float) {
+        let float = Some(Numbers::Float(FLOAT));
+        all.push(backward_pass(size, Pipelining::None, float)?);
     }
     if wanted(SpeedWorkload::Cnn) {
         all.push(cnn_step()?);
@@ -149,18 +196,29 @@ fn best_of(runs: usize, mut f: impl FnMut() -> Result<f64, String>) -> Result<f6
 struct PackedStimulus {
     /// Each cycle's input without its lanes.
     controls: Vec<CycleInput>,
-    /// x, w and dy of every cycle, back to back (data is at most 16 bits).
+    /// x, w and dy of every cycle, back to back (data is at most 16 bits:
+    /// a signed value, or a float format's bit pattern).
     lanes: Vec<i16>,
+    /// Whether a lane holds a bit pattern (zero-extended when read back).
+    patterns: bool,
 }
 
 impl PackedStimulus {
-    fn new(inputs: &[CycleInput]) -> Self {
+    fn new(cfg: &ArrayConfig, inputs: &[CycleInput]) -> Self {
+        let patterns = cfg.numbers().float().is_some();
         let mut lanes = Vec::new();
         let controls = inputs
             .iter()
             .map(|inp| {
                 let words = inp.x.iter().chain(&inp.w).chain(&inp.dy);
-                lanes.extend(words.map(|&v| i16::try_from(v).expect("data of at most 16 bits")));
+                lanes.extend(words.map(|&v| {
+                    let bits = if patterns {
+                        u16::try_from(v).map(|b| b as i16).ok()
+                    } else {
+                        i16::try_from(v).ok()
+                    };
+                    bits.expect("data of at most 16 bits")
+                }));
                 CycleInput {
                     x: Vec::new(),
                     w: Vec::new(),
@@ -169,7 +227,11 @@ impl PackedStimulus {
                 }
             })
             .collect();
-        PackedStimulus { controls, lanes }
+        PackedStimulus {
+            controls,
+            lanes,
+            patterns,
+        }
     }
 
     /// Steps `array` through every cycle, reusing one input's lanes.
@@ -181,7 +243,11 @@ impl PackedStimulus {
             let (w, dy) = rest.split_at(c);
             for (port, words) in [(&mut ports.x, x), (&mut ports.w, w), (&mut ports.dy, dy)] {
                 for (p, &v) in port.iter_mut().zip(words) {
-                    *p = v.into();
+                    *p = if self.patterns {
+                        (v as u16).into()
+                    } else {
+                        v.into()
+                    };
                 }
             }
             (ports.rst, ports.mode, ports.lr_shift) = (control.rst, control.mode, control.lr_shift);
@@ -193,7 +259,7 @@ impl PackedStimulus {
 
 /// The cycle-accurate emulator's time for `w`'s stimulus, best of 5.
 fn emulator_seconds(w: &Workload) -> Result<f64, String> {
-    let stimulus = PackedStimulus::new(&w.inputs);
+    let stimulus = PackedStimulus::new(&w.cfg, &w.inputs);
     // The packed stimulus drives the model exactly as the recording does.
     let (mut packed, mut recorded) = (Array::new(w.cfg), Array::new(w.cfg));
     stimulus.run(&mut packed);
@@ -218,6 +284,9 @@ fn emulator_seconds(w: &Workload) -> Result<f64, String> {
 fn report(w: &Workload, icarus_cycles: usize, work: &Path) -> Result<(), String> {
     let cycles = w.inputs.len() as f64;
     let emu = emulator_seconds(w)?;
+    if w.cfg.numbers().float().is_some() {
+        return report_emulator_only(w, emu);
+    }
 
     let stim = stimulus::render(&w.cfg, &w.inputs);
     let mut verilator_s = Vec::new();
@@ -260,6 +329,28 @@ fn report(w: &Workload, icarus_cycles: usize, work: &Path) -> Result<(), String>
     row("Verilator -O3, 1 thread", cycles, verilator_s[0]);
     row("Verilator -O3, --threads 2", cycles, verilator_s[1]);
     row("Icarus (incl. compile and I/O)", n_ic as f64, ic);
+    Ok(())
+}
+
+/// A float workload's table: the generated RTL has no float PE yet, so
+/// the emulator's two modes are all there is to time (against each other).
+fn report_emulator_only(w: &Workload, emu: f64) -> Result<(), String> {
+    let cycles = w.inputs.len() as f64;
+    println!("\n# {}: {} cycles\n", w.name, w.inputs.len());
+    println!("No Verilator or Icarus rows: the generated RTL has no float PE yet.\n");
+    println!("| engine | simulated cycles | seconds | cycles/s | vs cycle-accurate |");
+    println!("|---|---:|---:|---:|---:|");
+    let row = |name: &str, s: f64| {
+        println!(
+            "| {name} | {cycles} | {s:.4} | {:.3e} | {:.2}x |",
+            cycles / s,
+            emu / s
+        )
+    };
+    row("emulator, cycle-accurate", emu);
+    if let Some(f) = w.fast_seconds {
+        row("emulator, fast exact (per tile)", f);
+    }
     Ok(())
 }
 

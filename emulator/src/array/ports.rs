@@ -76,10 +76,7 @@ impl CycleInput {
     pub(crate) fn random(cfg: &ArrayConfig, rng: &mut sysgrad_rng::Rng, reset_in: usize) -> Self {
         let code = ModeCode::new(rng.below(16) as u8).unwrap();
         let mut inp = CycleInput::zeros(cfg, code);
-        let bits = cfg.format().in_bits;
-        for v in inp.x.iter_mut().chain(&mut inp.w).chain(&mut inp.dy) {
-            *v = rng.value(bits);
-        }
+        inp.random_data(cfg, rng);
         inp.dy_valid = rng.below(2) == 0;
         inp.lr_shift = rng.below(64) as u32;
         inp.rst = rng.below(reset_in) == 0;
@@ -94,6 +91,34 @@ impl CycleInput {
             };
         }
         inp
+    }
+}
+
+#[cfg(test)]
+impl CycleInput {
+    /// Random data words on x, w and dy: signed values of the data width
+    /// in fixed point, any bit pattern of each operand's format in
+    /// floating point.
+    pub(crate) fn random_data(&mut self, cfg: &ArrayConfig, rng: &mut sysgrad_rng::Rng) {
+        match cfg.numbers() {
+            sysgrad_config::Numbers::Fixed(f) => {
+                for v in self.x.iter_mut().chain(&mut self.w).chain(&mut self.dy) {
+                    *v = rng.value(f.in_bits);
+                }
+            }
+            sysgrad_config::Numbers::Float(f) => {
+                let lanes = [
+                    (&mut self.x, f.activations),
+                    (&mut self.w, f.weights),
+                    (&mut self.dy, f.gradients),
+                ];
+                for (lane, kind) in lanes {
+                    for v in lane.iter_mut() {
+                        *v = rng.below(1 << kind.encoding().bits()) as i64;
+                    }
+                }
+            }
+        }
     }
 }
 

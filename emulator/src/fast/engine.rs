@@ -7,6 +7,7 @@ use crate::driver::{DriveError, Driver};
 use crate::gemm::{self, BackwardResult, DwSink};
 use crate::stats::Stats;
 use ndarray::{Array2, ArrayView2};
+use sysgrad_config::float::StochasticBits;
 use sysgrad_config::{ArrayConfig, Backward};
 
 /// Layer-level products on the array, accumulating per-phase counters.
@@ -70,6 +71,9 @@ impl Engine for Driver {
 pub struct FastEngine {
     pub cfg: ArrayConfig,
     pub stats: Stats,
+    /// The PEs' stochastic-rounding generators, stepped as the array
+    /// steps them (empty in fixed point).
+    pub generators: Vec<StochasticBits>,
 }
 
 impl FastEngine {
@@ -77,6 +81,7 @@ impl FastEngine {
         FastEngine {
             cfg,
             stats: Stats::default(),
+            generators: exact::generators(&cfg),
         }
     }
 }
@@ -106,7 +111,8 @@ impl Engine for FastEngine {
         dy: ArrayView2<i64>,
         sink: DwSink,
     ) -> Result<BackwardResult, DriveError> {
-        exact::backward(&mut self.stats, &self.cfg, schedule, w, x, dy, sink)
+        let gens = &mut self.generators;
+        exact::backward_on(&mut self.stats, &self.cfg, gens, schedule, w, x, dy, sink)
     }
 }
 

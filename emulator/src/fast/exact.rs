@@ -3,12 +3,13 @@
 //! (`ledger.rs` for `none`, `dense.rs` for dense), chosen here.
 
 use super::operands::{Layer, Operands, Shapes, Views};
-use super::{dense, kernel, ledger};
+use super::{dense, float, kernel, ledger};
 use crate::driver::DriveError;
 use crate::gemm::{self, check_inner, BackwardResult, DwSink};
 use crate::stats::Stats;
 use ndarray::{Array2, ArrayView2};
-use sysgrad_config::{fixed, ArrayConfig, Backward, Pipelining};
+use sysgrad_config::float::StochasticBits;
+use sysgrad_config::{fixed, ArrayConfig, Backward, Numbers, Pipelining};
 
 /// The counters of `layer` (M x K x N) on `cfg`'s array, by the ledger of
 /// its pipelining (inner sizes and `lr_shift` already checked).
@@ -59,14 +60,19 @@ pub fn forward(
     // The counters and the numbers are independent: a rayon join.
     let (counted, y) = rayon::join(
         || count(stats, cfg, (m, k, x.ncols()), Layer::Forward, &ops),
-        || kernel::chained_product(w, x, cfg.rows(), cfg.format().acc_bits),
+        || match cfg.numbers() {
+            Numbers::Fixed(f) => kernel::chained_product(w, x, cfg.rows(), f.acc_bits),
+            Numbers::Float(f) => float::forward(&f, w, x, cfg.rows()),
+        },
     );
     counted?;
     Ok(y)
 }
 
 /// The backward pass of `Y = W X` given dY: what [`crate::gemm::backward`]
-/// returns, with the same counters added to `stats`.
+/// returns, with the same counters added to `stats`. A float format's
+/// stochastic update draws as an array fresh from reset does (see
+/// [`backward_on`] for one whose generators have stepped before).
 pub fn backward(
     stats: &mut Stats,
     cfg: &ArrayConfig,
@@ -76,10 +82,35 @@ pub fn backward(
     dy: ArrayView2<i64>,
     sink: DwSink,
 ) -> Result<BackwardResult, DriveError> {
+    let mut gens = generators(cfg);
+    backward_on(stats, cfg, &mut gens, schedule, w, x, dy, sink)
+}
+
+/// The stochastic-rounding generators of `cfg`'s PEs after reset (none
+/// for fixed point).
+pub fn generators(cfg: &ArrayConfig) -> Vec<StochasticBits> {
+    match cfg.numbers() {
+        Numbers::Fixed(_) => Vec::new(),
+        Numbers::Float(f) => float::generators(&f, cfg.rows(), cfg.cols()),
+    }
+}
+
+/// [`backward`] on an array whose PEs' generators are `gens` (from
+/// [`generators`]), stepped as the array steps them.
+#[allow(clippy::too_many_arguments)]
+pub fn backward_on(
+    stats: &mut Stats,
+    cfg: &ArrayConfig,
+    gens: &mut [StochasticBits],
+    schedule: Backward,
+    w: ArrayView2<i64>,
+    x: ArrayView2<i64>,
+    dy: ArrayView2<i64>,
+    sink: DwSink,
+) -> Result<BackwardResult, DriveError> {
     let (m, k) = w.dim();
     let n = x.ncols();
     gemm::check_backward(cfg, w, x, dy, sink)?;
-    let f = cfg.format();
     let ops = Views {
         w: w.view(),
         x: x.view(),
@@ -92,11 +123,14 @@ pub fn backward(
     // two products are independent: rayon joins.
     let (counted, (dx, dw)) = rayon::join(
         || count(stats, cfg, (m, k, n), Layer::Backward(schedule, sink), &ops),
-        || {
-            rayon::join(
+        || match cfg.numbers() {
+            Numbers::Fixed(f) => rayon::join(
                 || kernel::chained_product(w.t(), dy, cfg.cols(), f.acc_bits),
                 || kernel::chained_product(dy, x.t(), n, f.acc_bits),
-            )
+            ),
+            Numbers::Float(f) => {
+                rayon::join(|| float::dx(&f, w, dy, cfg.cols()), || float::dw(&f, dy, x))
+            }
         },
     );
     counted?;
@@ -106,18 +140,39 @@ pub fn backward(
             dw: Some(dw),
             w: None,
         },
-        DwSink::Update { lr_shift } => {
+        DwSink::Update { lr_shift } => BackwardResult {
+            dx,
+            dw: None,
+            w: Some(updated(cfg, gens, w, dw.view(), lr_shift)),
+        },
+    })
+}
+
+/// The weights after the Update sink: every weight's SGD step.
+fn updated(
+    cfg: &ArrayConfig,
+    gens: &mut [StochasticBits],
+    w: ArrayView2<i64>,
+    dw: ArrayView2<i64>,
+    lr_shift: u32,
+) -> Array2<i64> {
+    match cfg.numbers() {
+        Numbers::Fixed(f) => {
             let mut w_new = w.to_owned();
             w_new.zip_mut_with(&dw, |w, d| {
                 *w = fixed::sgd_update(*w, *d, f.frac_bits, lr_shift, f.in_bits, f.acc_bits)
             });
-            BackwardResult {
-                dx,
-                dw: None,
-                w: Some(w_new),
-            }
+            w_new
         }
-    })
+        Numbers::Float(f) => {
+            // An UPDATE writes every PE's w in each of its cycles
+            // (two with the multiplier register); a dense array's wave
+            // updates each PE once per tile.
+            let steps = if cfg.multiplier_register() { 2 } else { 1 };
+            let shape = (cfg.rows(), cfg.cols());
+            float::update(&f, gens, shape, steps, w, dw, lr_shift)
+        }
+    }
 }
 
 /// The counters of [`forward`] on an M x K x N layer, without data:

@@ -1,10 +1,10 @@
 //! What the ledgers of both pipelinings take: which product of a layer
 //! they count, and the operands' value checks ([`Operands`]).
 
+use crate::driver::check_values as check_words;
 use crate::driver::DriveError;
 use crate::gemm::DwSink;
 use ndarray::{s, ArrayView2};
-use crate::driver::check_values as check_words;
 use sysgrad_config::{ArrayConfig, Backward};
 
 /// Which product of a layer.
