@@ -37,6 +37,7 @@ mod params;
 pub mod pnr;
 mod skew;
 
+pub use arith::float::SR_STATE;
 pub use files::VerilogFile;
 pub use names::{
     control_reg_name, delay_banks, delay_reg_name, dense_delay_banks, output_reg_name, pe_reg_name,
@@ -79,6 +80,13 @@ pub fn accel_top_name() -> &'static str {
 /// ([`accel_refusal`]).
 pub fn modules(cfg: &ArrayConfig) -> Vec<ir::Module> {
     design::modules(cfg)
+}
+
+/// `sa_fp_units`: every floating-point unit of every format side by side
+/// (combinational), for the units' tests against the soft-float
+/// reference (`sysgrad_config::float`).
+pub fn float_units_module() -> ir::Module {
+    arith::float_units::test_module(sysgrad_config::LR_SHIFT_BITS)
 }
 
 /// Why `cfg` gets no accelerator (`sa_accel`, its C driver), if it does

@@ -5,9 +5,10 @@
 
 mod common;
 
-use common::{cfg, require_tool, run, write};
+use common::{cfg, float, require_tool, run, write};
 use std::process::Command;
 use std::time::Instant;
+use sysgrad_config::float::{FloatKind, Rounding};
 use sysgrad_config::{ArrayConfig, Backward, Pipelining};
 
 fn configs() -> Vec<ArrayConfig> {
@@ -64,6 +65,49 @@ fn dense_configs() -> Vec<ArrayConfig> {
     .collect()
 }
 
+/// Floating-point arrays (the array alone: the accelerator refuses them):
+/// all-bf16 and bf16/E4M3/E5M2, all-FP8, both roundings, both
+/// pipelinings, one multiplier or two, with the multiplier register.
+fn float_configs() -> Vec<ArrayConfig> {
+    use Backward::*;
+    use FloatKind::*;
+    let base = |r, c, b| cfg(r, c, b, 8, 16, 4);
+    vec![
+        float(base(2, 3, Interleaved), [Bf16; 3], Rounding::Nearest),
+        float(
+            base(3, 2, Sequential),
+            [Bf16, E4M3, E5M2],
+            Rounding::Stochastic,
+        ),
+        float(
+            base(1, 1, Interleaved),
+            [E4M3, E4M3, E5M2],
+            Rounding::Stochastic,
+        ),
+        float(
+            base(2, 2, Sequential)
+                .with_multiplier_register(true)
+                .unwrap(),
+            [Bf16, E4M3, E5M2],
+            Rounding::Nearest,
+        ),
+        float(
+            base(3, 3, Interleaved)
+                .with_pipelining(Pipelining::Dense)
+                .unwrap(),
+            [Bf16; 3],
+            Rounding::Stochastic,
+        ),
+        float(
+            base(2, 1, Sequential)
+                .with_pipelining(Pipelining::Dense)
+                .unwrap(),
+            [Bf16, E4M3, E5M2],
+            Rounding::Nearest,
+        ),
+    ]
+}
+
 /// Every configuration with the tops it generates: the array alone and
 /// the whole accelerator around it.
 fn configs_and_tops() -> Vec<(ArrayConfig, &'static [&'static str])> {
@@ -72,6 +116,34 @@ fn configs_and_tops() -> Vec<(ArrayConfig, &'static [&'static str])> {
         .chain(dense_configs())
         .map(|c| (c, &TOPS[..]))
         .collect()
+}
+
+/// The float arrays (`sa_top` only: no accelerator) are `verilator -Wall`
+/// clean and compile in Icarus without warnings.
+#[test]
+#[ignore = "needs verilator, iverilog"]
+fn float_arrays_lint_clean_and_compile_without_warnings() {
+    require_tool("verilator");
+    require_tool("iverilog");
+    for cfg in float_configs() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = write(&cfg, dir.path());
+        assert!(!files.iter().any(|f| f.contains("accel")), "{}", cfg.tag());
+        let lint = run(
+            Command::new("verilator")
+                .args(["--lint-only", "-Wall", "--top-module", "sa_top"])
+                .args(&files),
+            dir.path(),
+        );
+        assert!(!lint.contains("%Warning"), "{}: {lint}", cfg.tag());
+        let icarus = run(
+            Command::new("iverilog")
+                .args(["-g2012", "-Wall", "-o", "a.vvp", "-s", "sa_top"])
+                .args(&files),
+            dir.path(),
+        );
+        assert!(icarus.trim().is_empty(), "{}: {icarus}", cfg.tag());
+    }
 }
 
 /// Both tops: the array alone and the whole accelerator around it.

@@ -101,6 +101,7 @@ pub fn run_files(
         Simulator::Icarus => (icarus::run_icarus_files(cfg, files, &stim, work)?, None),
     };
     let got = stimulus::parse_ports(cfg, &text).map_err(CosimError::Trace)?;
+    let outputs = registers::sampled_outputs(cfg, &rec.outputs);
     // Registers first: a register mismatch names the PE where things went wrong.
     let mut register_samples = 0;
     if let (Some(snaps), Some(vcd)) = (&rec.snapshots, vcd) {
@@ -110,11 +111,11 @@ pub fn run_files(
             registers::RegError::Mismatch(m) => CosimError::Mismatch(m),
         };
         register_samples = registers::compare(&wave, snaps).map_err(reg_error)?;
-        registers::compare_ports(&wave, cfg, &rec.outputs).map_err(reg_error)?;
+        registers::compare_ports(&wave, cfg, &outputs).map_err(reg_error)?;
         // Waveforms are large; keep them only when something failed.
         let _ = std::fs::remove_file(&vcd);
     }
-    compare::ports(&rec.outputs, &got).map_err(CosimError::Mismatch)?;
+    compare::ports(&outputs, &got).map_err(CosimError::Mismatch)?;
     Ok(CosimReport {
         cycles: rec.inputs.len(),
         register_samples,

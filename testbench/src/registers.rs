@@ -17,7 +17,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 use sysgrad_config::ArrayConfig;
-use sysgrad_emulator::array::{DenseArray, Fixed};
 use sysgrad_emulator::{Array, CycleOutput, Watcher, Wave};
 use sysgrad_hdl::{Bank, DelayBank, DenseBank};
 use sysgrad_isa::wave::{control_bits, WaveField};
@@ -144,7 +143,40 @@ fn registers_of(cfg: &ArrayConfig) -> Vec<Reg> {
     regs.extend(delay_regs(&cfg));
     regs.extend(dense_delay_regs(&cfg));
     regs.extend(output_regs(&cfg));
+    if cfg.numbers().float().is_some() {
+        // The emulator holds float bit patterns unsigned; the VCD reader
+        // sign-extends the RTL's (signed) registers.
+        regs = regs
+            .into_iter()
+            .map(|r| {
+                let (read, width) = (r.read, r.width);
+                Reg {
+                    read: Box::new(move |a| as_sampled(read(a) as u64, width)),
+                    ..r
+                }
+            })
+            .collect();
+    }
     regs
+}
+
+/// `outputs` as the RTL's ports read back (each lane sign-extended from
+/// its width): the emulator's float lanes are unsigned bit patterns.
+pub fn sampled_outputs(cfg: &ArrayConfig, outputs: &[CycleOutput]) -> Vec<CycleOutput> {
+    if cfg.numbers().float().is_none() {
+        return outputs.to_vec();
+    }
+    let (dw, aw) = (cfg.format().in_bits, cfg.format().acc_bits);
+    let lanes = |v: &[i64], w: u32| v.iter().map(|&x| as_sampled(x as u64, w)).collect();
+    outputs
+        .iter()
+        .map(|o| CycleOutput {
+            y: lanes(&o.y, aw),
+            dx: lanes(&o.dx, aw),
+            dw: lanes(&o.dw, aw),
+            w: lanes(&o.w, dw),
+        })
+        .collect()
 }
 
 /// A register of `width` bits holding the unsigned `u`, as the VCD reader
@@ -170,13 +202,16 @@ fn products(a: &Array) -> (&[i64], &[i64]) {
     }
 }
 
-/// The registers only a dense array has (read for a dense configuration
-/// only).
-fn dense(a: &Array) -> &DenseArray<Fixed> {
-    match a {
-        Array::Dense(d) => d,
-        _ => panic!("a register of the dense array read on another"),
-    }
+/// `$body` with `$d` bound to the dense array of `$a`, whatever its
+/// number format (read for a dense configuration only).
+macro_rules! dense {
+    ($a:expr, $d:ident => $body:expr) => {
+        match $a {
+            Array::Dense($d) => $body,
+            Array::DenseFloat($d) => $body,
+            _ => panic!("a register of the dense array read on another"),
+        }
+    };
 }
 
 /// How to read PE register `name` of PE `k` (`i * cols + j`) from the model.
@@ -191,15 +226,20 @@ fn pe_reader(name: &str, k: usize) -> Option<Reader> {
         "dw" => Box::new(move |a| a.core().dw[k]),
         sysgrad_hdl::PROD_SUM => Box::new(move |a| products(a).0[k]),
         sysgrad_hdl::PROD_DW => Box::new(move |a| products(a).1[k]),
-        "ws" => Box::new(move |a| dense(a).ws[k]),
-        "wp" => Box::new(move |a| dense(a).wp[k]),
+        "ws" => Box::new(move |a| dense!(a, d => d.ws[k])),
+        "wp" => Box::new(move |a| dense!(a, d => d.wp[k])),
+        // A float PE's stochastic-rounding generator.
+        sysgrad_hdl::SR_STATE => Box::new(move |a| {
+            let c = a.cols();
+            a.sr_state(k / c, k % c).map_or(0, i64::from)
+        }),
         _ => {
             let field = WaveField::ALL
                 .into_iter()
                 .find(|f| sysgrad_hdl::control_reg_name(*f) == name)?;
             Box::new(move |a| {
                 let bits = field.bits(a.rows());
-                as_sampled(wave_field(&dense(a).ctl[k], field), bits)
+                as_sampled(dense!(a, d => wave_field(&d.ctl[k], field)), bits)
             })
         }
     };
@@ -278,7 +318,7 @@ fn output_regs(cfg: &ArrayConfig) -> Vec<Reg> {
     }
     if cfg.dense() {
         for j in 0..c {
-            add("w", j, dw, Box::new(move |a| dense(a).w_q[j]));
+            add("w", j, dw, Box::new(move |a| dense!(a, d => d.w_q[j])));
         }
     }
     regs
@@ -300,8 +340,7 @@ fn delay_value(a: &Array, bank: DelayBank, lane: usize, stage: usize) -> i64 {
 }
 
 fn dense_delay_value(a: &Array, bank: DenseBank, lane: usize, stage: usize) -> i64 {
-    let d = dense(a);
-    match bank {
+    dense!(a, d => match bank {
         DenseBank::CtlSkew => {
             let rows = a.rows();
             as_sampled(
@@ -311,7 +350,7 @@ fn dense_delay_value(a: &Array, bank: DenseBank, lane: usize, stage: usize) -> i
         }
         DenseBank::WSkew => d.w_skew.stage(lane, stage),
         DenseBank::WDeskew => d.w_deskew.stage(lane, stage),
-    }
+    })
 }
 
 /// `field` of the emulator's wave, as the unsigned bits of its register

@@ -166,13 +166,65 @@ pub fn random_wave(cfg: &ArrayConfig, rng: &mut Rng) -> Wave {
     }
 }
 
+/// A random bit pattern of format `kind`: one in four an edge value
+/// (signed zeros, the smallest and largest subnormal, the smallest
+/// normal, one, the largest finite value, infinity, NaN), one in eight
+/// any pattern, the rest of either sign with an exponent within 4 of 1.0's
+/// (sums that round rather than overflow).
+pub fn float_word(rng: &mut Rng, kind: sysgrad_config::float::FloatKind) -> i64 {
+    let e = kind.encoding();
+    let man_mask = (1u32 << e.man_bits) - 1;
+    let sign = if rng.below(2) == 0 { 0 } else { e.sign_mask() };
+    let one = (e.bias as u32) << e.man_bits;
+    let edges = [
+        0,
+        1,
+        man_mask,
+        man_mask + 1,
+        one,
+        e.max_finite,
+        e.nan,
+        if e.has_infinity {
+            e.max_finite + 1
+        } else {
+            e.max_finite - 1
+        },
+    ];
+    let bits = match rng.below(8) {
+        0 | 1 => sign | edges[rng.below(edges.len())],
+        2 => rng.next_u64() as u32 & ((1 << e.bits()) - 1),
+        _ => {
+            let exp = (e.bias + rng.range(-4, 4) as i32) as u32;
+            sign | exp << e.man_bits | (rng.next_u64() as u32 & man_mask)
+        }
+    };
+    // NaNs are one pattern; a negative one is still a NaN the PE must
+    // canonicalise.
+    i64::from(bits)
+}
+
 /// One cycle of random inputs in mode `code` (on a dense array with a
 /// random wave).
 fn random_input(cfg: &ArrayConfig, rng: &mut Rng, code: ModeCode) -> CycleInput {
     let bits = cfg.format().in_bits;
     let mut inp = CycleInput::zeros(cfg, code);
-    for v in inp.x.iter_mut().chain(&mut inp.w).chain(&mut inp.dy) {
-        *v = rng.value(bits);
+    match cfg.numbers().float() {
+        None => {
+            for v in inp.x.iter_mut().chain(&mut inp.w).chain(&mut inp.dy) {
+                *v = rng.value(bits);
+            }
+        }
+        Some(f) => {
+            for (lanes, kind) in [
+                (&mut inp.x, f.activations),
+                (&mut inp.w, f.weights),
+                (&mut inp.dy, f.gradients),
+            ] {
+                for v in lanes.iter_mut() {
+                    *v = float_word(rng, kind);
+                }
+            }
+        }
     }
     inp.dy_valid = rng.below(2) == 0;
     inp.lr_shift = rng.below(1 << sysgrad_config::LR_SHIFT_BITS) as u32;

@@ -186,10 +186,12 @@ impl Arithmetic for Float {
         )
     }
 
-    /// An invalid dy adds -0.0, which leaves every sum as it is (+0.0
-    /// would turn -0.0 into +0.0).
+    /// With MUL_REG an invalid dy's product register holds +0.0, which the
+    /// next cycle adds, as the emulator does (so a -0.0 `dw` becomes +0.0
+    /// there: the contract's "dw keeps its bits" holds without MUL_REG,
+    /// where `dw_en` skips the add).
     fn product_or_zero(&self, valid: Net, p: Net) -> Expr {
-        cond(valid, p, hex(32, 0x8000_0000))
+        cond(valid, p, zeros(AW))
     }
 
     fn deferred(&self, _m: &mut Scope, _regs: DeferredIn, _out: &Deferred) {
@@ -205,6 +207,10 @@ impl Arithmetic for Float {
     /// no `sa_requant`.
     fn requant(&self) -> Module {
         unreachable!("the accelerator is refused for a float configuration")
+    }
+
+    fn has_frac(&self) -> bool {
+        false
     }
 
     fn pe_ports(&self) -> Vec<Port> {

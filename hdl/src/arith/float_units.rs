@@ -178,8 +178,18 @@ pub(crate) fn rounder(name: &str, enc: Encoding, stochastic: bool) -> Function {
     let g = SIG_BITS - 2 - mb;
     if stochastic {
         let sb = STOCHASTIC_BITS;
-        b.comment("Stochastic: up iff the draw is below the top 16 dropped bits (phi).");
-        b.set(up, r.less(t.bits(g, g + 1 - sb)));
+        // r < phi, phi the top 16 of the n dropped bits D, is r * 2^(n-16)
+        // + 2^(n-16) - 1 < D: one comparison that reads every dropped bit.
+        b.comment(
+            "Stochastic: up iff the draw is below the top 16 dropped bits (phi), that is iff",
+        );
+        b.comment("{r, all ones} is below all the dropped bits.");
+        let n_dropped = g + 1 + LOW_BITS;
+        b.set(
+            up,
+            cat([r.e(), ones(int((n_dropped - sb).into()))])
+                .less(cat([t.bits(g, 0), wide.bits(LOW_BITS - 1, 0)])),
+        );
     } else {
         b.comment(
             "Nearest, ties to even: up iff guard and (anything below it, or the kept bit odd).",
@@ -654,4 +664,88 @@ pub(crate) fn library(
         v.push(narrow(*kind, *sr));
     }
     v
+}
+
+/// The name of [`test_module`].
+pub(crate) const TEST_MODULE: &str = "sa_fp_units";
+
+/// `sa_fp_units`: every unit of every format side by side, combinational,
+/// for the unit tests: inputs `in_a`, `in_b` (fp32 or a data value in the low
+/// bits), `in_r` (a draw) and `in_lr`; outputs `o_add = fp32_add(a, b)`,
+/// `o_sub`, `o_scale = fp32_scale(a, lr)`, per format `k` `o_widen_k`
+/// (of `a`), `o_round_k` and `o_sr_k` (of `a`, with `r`), and per pair `o_mul_ka_kb`
+/// (of `a` in `ka` and `b` in `kb`).
+pub(crate) fn test_module(lr_bits: u32) -> Module {
+    let all = FloatKind::ALL;
+    let narrow: Vec<(FloatKind, bool)> =
+        all.iter().flat_map(|k| [(*k, false), (*k, true)]).collect();
+    let mut m = Scope::new();
+    for f in library(&all, &narrow, lr_bits) {
+        m.function(f);
+    }
+    let port = |dir, name: &str, bits: u32| Port {
+        dir,
+        net: Net::named(name),
+        width: width(bits),
+        signed: false,
+    };
+    let (a, b, r, lr) = (
+        Net::named("in_a"),
+        Net::named("in_b"),
+        Net::named("in_r"),
+        Net::named("in_lr"),
+    );
+    let mut ports = vec![
+        port(Dir::Input, "in_a", 32),
+        port(Dir::Input, "in_b", 32),
+        port(Dir::Input, "in_r", STOCHASTIC_BITS),
+        port(Dir::Input, "in_lr", lr_bits),
+    ];
+    let mut out = |name: String, bits: u32, e: Expr| {
+        let p = port(Dir::Output, &name, bits);
+        m.assign(p.net, e);
+        ports.push(p);
+    };
+    out("o_add".into(), 32, call(FP32_ADD, [a.e(), b.e()]));
+    out("o_sub".into(), 32, call(FP32_SUB, [a.e(), b.e()]));
+    out("o_scale".into(), 32, call(FP32_SCALE, [a.e(), lr.e()]));
+    let low = |v: Net, k: FloatKind| v.bits(k.encoding().bits() as i64 - 1, 0);
+    let unpacked = |v: Net, k: FloatKind| call(&unpack_name(k), [low(v, k)]);
+    for k in all {
+        let bits = k.encoding().bits();
+        out(
+            format!("o_widen_{}", k.name()),
+            32,
+            call(FP32_OF, [unpacked(a, k)]),
+        );
+        out(
+            format!("o_round_{}", k.name()),
+            bits,
+            call(&round_name(k, false), [a.e()]),
+        );
+        out(
+            format!("o_sr_{}", k.name()),
+            bits,
+            call(&round_name(k, true), [a.e(), r.e()]),
+        );
+    }
+    for ka in all {
+        for kb in all {
+            out(
+                format!("o_mul_{}_{}", ka.name(), kb.name()),
+                32,
+                call(FP_MUL, [unpacked(a, ka), unpacked(b, kb)]),
+            );
+        }
+    }
+    Module {
+        name: TEST_MODULE.into(),
+        doc: vec![
+            "sa_fp_units: the floating-point units side by side, for their unit tests.".into(),
+        ],
+        params: vec![],
+        ports,
+        genvars: vec![],
+        items: m.into_items(),
+    }
 }

@@ -5,22 +5,20 @@
 //! the units (which register takes which product in which mode); the
 //! format decides what a product, a sum and an update are.
 //!
-//! Today there is one format, [`fixed::Fixed`] (two's-complement fixed point,
-//! `docs/ARCHITECTURE.md`, Number format). A floating-point format (bf16
-//! or FP8 data with fp32 accumulators, say) is a second implementation:
-//!
-//! 1. a type `Float` implementing [`Arithmetic`] in a file of its own
-//!    beside `fixed.rs` (the two never import each other; what they share
-//!    goes into this file);
-//! 2. its units declare the same outputs the PEs read ([`Products`],
-//!    [`SgdNets`], [`Deferred`]), with its own rounding and overflow rules
-//!    (an accumulate that rounds to fp32 instead of saturating, a
-//!    REQUANT that converts fp32 to the data format);
-//! 3. `crate::design::variant` chooses it for a configuration whose
-//!    `[format]` names it;
-//!    nothing in the PEs, the arrays or the controllers changes, and the
-//!    emulator gets the same format as its own implementation, so the
-//!    co-simulation compares the two.
+//! Two formats implement it: [`fixed::Fixed`] (two's-complement fixed
+//! point, `docs/ARCHITECTURE.md`, Number format) and [`float::Float`]
+//! (bf16/E4M3/E5M2 data with fp32 accumulators, Floating-point formats;
+//! its units are Verilog functions built from the format tables in
+//! [`float_units`]). `crate::design::variant` chooses one from
+//! `cfg.numbers()`; the PEs, the arrays and the controllers do not ask.
+//! A further format is a third implementation in a file of its own (the
+//! formats never import each other; what they share goes into this file),
+//! whose units declare the outputs the PEs read ([`Products`],
+//! [`SgdNets`], [`Deferred`]) and whose registers beside the PE's own
+//! (the stochastic rounding's `sr_state`) come through
+//! [`Arithmetic::pe_ports`] and [`Arithmetic::pe_state`]; the emulator
+//! gets the same format as its own implementation, so the co-simulation
+//! compares the two.
 
 pub(crate) mod fixed;
 pub(crate) mod float;
@@ -192,6 +190,11 @@ pub(crate) trait Arithmetic {
     /// stage (`SGD_W`), with or without deferred saturation, and the
     /// comment that says why.
     fn subtrahend_width(&self, deferred: bool) -> (&'static str, Expr);
+    /// Whether the modules take `FRAC` (fixed point's fractional bits);
+    /// a format without it has no such parameter.
+    fn has_frac(&self) -> bool {
+        true
+    }
     /// The PE ports the format adds (a float PE with stochastic rounding:
     /// `sr_seed`, its generator's reset value).
     fn pe_ports(&self) -> Vec<Port> {

@@ -583,6 +583,8 @@ pub(crate) fn array_params(cfg: &ArrayConfig) -> Vec<Param> {
         ),
     ]
     .into_iter()
+    // A float format has no fractional bits (frac_bits = 0): no FRAC.
+    .filter(|p| cfg.numbers().float().is_none() || p.name != FRAC.name())
     .chain(lr_params(cfg.fixed_lr_shift()))
     .chain(seed_param(cfg))
     .collect()
@@ -604,7 +606,7 @@ fn seed_param(cfg: &ArrayConfig) -> Option<Param> {
 /// The parameters of a PE that its array overrides: data format,
 /// interleaving and the learning-rate constant; `doc` is what
 /// INTERLEAVED's comment says one pass computes in (a pass or a wave).
-pub(crate) fn pe_params(pass: &str) -> Vec<Param> {
+pub(crate) fn pe_params(pass: &str, arith: &dyn crate::arith::Arithmetic) -> Vec<Param> {
     vec![
         param(DW.name(), 16, "data width (signed)"),
         param(AW.name(), 40, "accumulator width (signed, >= 2*DW)"),
@@ -616,6 +618,7 @@ pub(crate) fn pe_params(pass: &str) -> Vec<Param> {
         ),
     ]
     .into_iter()
+    .filter(|p| arith.has_frac() || p.name != FRAC.name())
     .chain(lr_params(None))
     .collect()
 }

@@ -2,7 +2,8 @@
 
 use std::path::Path;
 use std::process::Command;
-use sysgrad_config::{ArrayConfig, Backward, NumberFormat};
+use sysgrad_config::float::{FloatFormat, FloatKind, Rounding};
+use sysgrad_config::{ArrayConfig, Backward, NumberFormat, Numbers};
 
 /// Fails (never skips) when `tool` is missing, naming the Debian package.
 pub fn require_tool(tool: &str) {
@@ -18,6 +19,20 @@ pub fn cfg(r: usize, c: usize, b: Backward, in_bits: u32, acc_bits: u32, frac: u
         frac_bits: frac,
     };
     ArrayConfig::new(r, c, b, format).unwrap()
+}
+
+/// `cfg` in floating point: weights `w`, activations `x`, gradients `g`,
+/// the update rounded by `rounding` (seed 7).
+#[allow(dead_code)] // the lint test's
+pub fn float(cfg: ArrayConfig, [w, x, g]: [FloatKind; 3], rounding: Rounding) -> ArrayConfig {
+    cfg.with_numbers(Numbers::Float(FloatFormat {
+        weights: w,
+        activations: x,
+        gradients: g,
+        rounding,
+        seed: 7,
+    }))
+    .unwrap()
 }
 
 /// Writes the Verilog of `cfg` into `dir` and returns the file names.

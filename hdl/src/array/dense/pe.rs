@@ -419,7 +419,7 @@ pub(crate) fn module(arith: &dyn Arithmetic) -> Module {
             "Active and shadow weights, exchange slots on the weight stream wp, SGD on the way out."
                 .into(),
         ],
-        params: pe_params("wave")
+        params: pe_params("wave", arith)
             .into_iter()
             .chain([param(
                 RB.name(),

@@ -420,7 +420,7 @@ pub(crate) fn module(arith: &dyn Arithmetic, deferred: bool) -> Module {
                 .into(),
             "Weight-stationary forward and dX, output-stationary dW, in-place SGD update.".into(),
         ],
-        params: pe_params("pass")
+        params: pe_params("pass", arith)
             .into_iter()
             .chain([mul_reg_param(false)])
             .collect(),
