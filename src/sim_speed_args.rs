@@ -15,8 +15,8 @@ pub enum SpeedWorkload {
     /// One training step of the CNN example.
     Cnn,
     /// The `none` pass in floating point (bf16 weights, E4M3 activations,
-    /// E5M2 gradients, stochastic update): emulator and fast mode only
-    /// until the generated RTL has the float PE.
+    /// E5M2 gradients, stochastic update), on every engine; only when
+    /// asked for (its Verilator model takes minutes to build).
     Float,
 }
 
