@@ -29,12 +29,15 @@ fn config_words(cfg: &ArrayConfig, pipelining: bool) -> String {
     } else {
         ""
     };
+    // Fixed point by its widths, a float format by its tag.
+    let numbers = match cfg.numbers() {
+        sysgrad_config::Numbers::Fixed(_) => format!("i{} a{}", f.in_bits, f.acc_bits),
+        sysgrad_config::Numbers::Float(float) => float.tag(),
+    };
     format!(
-        "{}x{} i{} a{}{dense}{lr}{mul_reg}{deferred}{counters}",
+        "{}x{} {numbers}{dense}{lr}{mul_reg}{deferred}{counters}",
         cfg.rows(),
         cfg.cols(),
-        f.in_bits,
-        f.acc_bits,
     )
 }
 
