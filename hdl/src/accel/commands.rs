@@ -332,11 +332,21 @@ impl CheckIn<'_> {
 }
 
 /// What a command's own checks decide: whether its opcode is known,
-/// whether any check fails and the code of the first that does.
+/// each check's verdict in priority order, and whether any fails.
 pub(super) struct WordChecks {
     pub known_op: Net,
+    pub bad: Vec<(ErrorCode, Net)>,
     pub chk_bad: Net,
-    pub chk_err: Net,
+}
+
+/// The code of the first failing check of `bad` (in priority order), 0
+/// if none fails.
+pub(super) fn first_failing(consts: &CommandConsts, bad: &[(ErrorCode, Expr)]) -> Expr {
+    let mut e = lit(ERROR_BITS, 0);
+    for (code, flag) in bad.iter().rev() {
+        e = cond(flag.clone(), consts.error(*code), e);
+    }
+    e
 }
 
 /// What the checks decide.
@@ -581,11 +591,6 @@ pub(super) fn word_checks(
             (*code, m.flag(&net, violates(*code, c, past_end, dst_span)))
         })
         .collect();
-    let mut first_failing = lit(ERROR_BITS, 0);
-    for (code, net) in bad.iter().rev() {
-        first_failing = cond(*net, consts.error(*code), first_failing);
-    }
-    let chk_err = m.wire_of(&n("chk_err"), ERROR_BITS, first_failing);
     // Whether any check fails, without the priority that picks the
     // code: what decides between executing and faulting (only
     // `err_code` needs the code).
@@ -595,8 +600,8 @@ pub(super) fn word_checks(
     );
     WordChecks {
         known_op,
+        bad,
         chk_bad,
-        chk_err,
     }
 }
 
@@ -609,9 +614,11 @@ pub(super) fn checks(m: &mut Scope, c: &CheckIn) -> Checks {
     let past_end = past_end_function(m);
     let WordChecks {
         known_op,
+        bad,
         chk_bad,
-        chk_err,
     } = word_checks(m, "", &past_end, &c.word());
+    let bad: Vec<(ErrorCode, Expr)> = bad.into_iter().map(|(c, n)| (c, n.e())).collect();
+    let chk_err = m.wire_of("chk_err", ERROR_BITS, first_failing(consts, &bad));
     let pc_plus = |k: u64| c.pc + lit(PC_BITS, k);
     let end0 = m.flag("end0", c.pc.at_least(c.prog_len));
     let end1 = m.flag("end1", pc_plus(1).at_least(c.prog_len));

@@ -31,33 +31,65 @@ use sysgrad_isa::command::opcode;
 use sysgrad_isa::host::DmaTarget;
 use sysgrad_isa::ErrorCode;
 
+/// The checks in priority order, each a bit of `pre_bad`.
+fn check_order() -> Vec<ErrorCode> {
+    std::iter::once(ErrorCode::ReservedBits)
+        .chain(ErrorCode::CHECK_ORDER)
+        .collect()
+}
+
 /// The pre-check's registers.
 pub(super) struct PreRegs {
     /// The word of the next decode cycle (see the module's comment).
     pub q0: Net,
+    /// `q0` is a two-word command's word 0.
+    q0_two: Net,
+    /// `q0`, or while `fwd_q` the DMA's write beat to the word read.
+    alt_q: Net,
+    fwd_q: Net,
+    /// The next decode cycle goes, or faults.
     pre_go: Net,
     pre_fault: Net,
-    pre_err: Net,
-    fwd_q: Net,
-    fwd_data: Net,
+    /// What picks its error code: it is a second word, the program ends
+    /// before it, the opcode is known, a two-word one, each check fails.
+    pre_second: Net,
+    pre_end: Net,
+    pre_known: Net,
+    pre_two: Net,
+    pre_bad: Net,
     reset: Vec<Stmt>,
 }
 
-/// The pre-check's registers; the words (`q0`, `fwd_data`) have no reset:
+/// The pre-check's registers; the words (`q0`, `alt_q`) have no reset:
 /// they are loaded in every cycle before they are read.
 pub(super) fn registers(m: &mut Scope) -> PreRegs {
-    let ([pre_go, pre_fault, pre_err], reset) = m.registers([
+    let checks = check_order().len() as i64;
+    let (
+        [q0_two, fwd_q, pre_go, pre_fault, pre_second, pre_end, pre_known, pre_two, pre_bad],
+        reset,
+    ) = m.registers([
+        ("q0_two", int(1)),
+        ("fwd_q", int(1)),
         ("pre_go", int(1)),
         ("pre_fault", int(1)),
-        ("pre_err", int(ERROR_BITS as i64)),
+        ("pre_second", int(1)),
+        ("pre_end", int(1)),
+        ("pre_known", int(1)),
+        ("pre_two", int(1)),
+        ("pre_bad", int(checks)),
     ]);
     PreRegs {
         q0: m.reg("q0", Width::of(WORD)),
+        q0_two,
+        alt_q: m.reg("alt_q", Width::of(WORD)),
+        fwd_q,
         pre_go,
         pre_fault,
-        pre_err,
-        fwd_q: m.reg("fwd_q", Width::bit()),
-        fwd_data: m.reg("fwd_data", Width::of(WORD)),
+        pre_second,
+        pre_end,
+        pre_known,
+        pre_two,
+        pre_bad,
         reset,
     }
 }
@@ -115,32 +147,41 @@ fn resident_after(m: &mut Scope, c: &PreIn) -> Resident {
     }
 }
 
-/// The command memory's read data, with a DMA write beat to the word
-/// read in the same cycle forwarded (the memory reads before it writes).
-fn command_word(m: &mut Scope, io: &ControllerIo, r: &PreRegs) -> Net {
-    let c = io.bufs.of(DmaTarget::Commands);
-    m.comment("The command memory's word, a write beat to the word read forwarded.");
-    let word = m.wire_of("c_word", WORD, cond(r.fwd_q, r.fwd_data, c.rdata));
-    let fwd = c.we.at(0).and(c.re).and(c.waddr.equals(c.raddr));
-    m.clocked(vec![if_else(
-        io.rst,
-        vec![set(r.fwd_q, lit(1, 0))],
-        vec![set(r.fwd_q, fwd)],
-    )]);
-    m.clocked(vec![set(r.fwd_data, c.wdata)]);
-    word
+/// Whether `word` is a two-word command's word 0.
+fn two_words_of(word: Net, consts: &CommandConsts) -> Expr {
+    use sysgrad_isa::command::{field, FORMATS};
+    let op = slice(word, field::OPCODE);
+    any_of(
+        FORMATS
+            .iter()
+            .filter(|fmt| fmt.words() > 1)
+            .map(|fmt| op.clone().equals(consts.opcode(fmt.opcode)))
+            .collect(),
+    )
 }
 
 /// The pre-check: the next decode cycle's outcome into the registers, and
 /// this one's from them.
 pub(super) fn build(m: &mut Scope, io: &ControllerIo, c: &PreIn) -> Pre {
     let r = c.regs;
-    let c_word = command_word(m, io, r);
+    let mem = io.bufs.of(DmaTarget::Commands);
+    m.comment("The command memory's word, a write beat to the word read forwarded.");
+    // The memory reads before it writes: a DMA beat writing the word
+    // read shows in `alt_q` (`fwd_q`) the cycle after.
+    let c_word = m.wire_of("c_word", WORD, cond(r.fwd_q, r.alt_q, mem.rdata));
+    let fwd = m.flag(
+        "fwd",
+        mem.we.at(0).and(mem.re).and(mem.waddr.equals(mem.raddr)),
+    );
+    let q0_next = m.wire_of("q0_next", WORD, cond(c.in_exec, r.q0, c_word));
     m.comment("Pre-check: the next decode cycle's words, resident tile and place.");
     // The next decode cycle is this command's second word.
-    let next_second = m.flag("p_second", c.in_dec.and(c.fields.two_words));
-    let w0 = cond(c.in_exec.or(next_second), r.q0, c_word);
-    let f = fields_of(m, "p_", w0, c_word.e(), c.consts);
+    let next_second = m.flag("p_second", c.in_dec.and(r.q0_two));
+    // Word 0: `q0` in execute and before a second word, the memory's
+    // word otherwise (`alt_q` is `q0` while running).
+    let from_alt = r.fwd_q.or(c.in_exec).or(next_second);
+    let w0 = cond(from_alt, r.alt_q, mem.rdata);
+    let f = fields_of(m, "p_", w0, mem.rdata.e(), c.consts);
     let resident = resident_after(m, c);
     let pc_plus = |k: u64| c.pc + lit(PC_BITS, k);
     let place = cond(
@@ -161,42 +202,63 @@ pub(super) fn build(m: &mut Scope, io: &ControllerIo, c: &PreIn) -> Pre {
             resident: &resident,
         },
     );
-    let err = |e: ErrorCode| c.consts.error(e).e();
-    let none = || lit(ERROR_BITS, 0);
     // A first word goes if it is a known one-word command that passes;
-    // it ends decoding (goes or faults) unless it is a two-word one.
+    // it ends decoding (goes or faults) unless it is a two-word one. A
+    // second word goes if it passes.
     let first_go = all_of(vec![!past, chk.known_op.e(), !f.two_words, !chk.chk_bad]);
     let first_final = any_of(vec![past.e(), !chk.known_op, !f.two_words]);
-    let first_err = cond(
-        past,
-        err(ErrorCode::ProgramEnd),
-        cond(
-            !chk.known_op,
-            err(ErrorCode::UnknownOpcode),
-            cond(f.two_words, none(), chk.chk_err),
-        ),
-    );
     let second_go = (!past).and(!chk.chk_bad);
-    let second_err = cond(past, err(ErrorCode::ProgramEnd), chk.chk_err);
     let go = m.flag("p_go", cond(next_second, second_go.clone(), first_go));
     let fault = cond(next_second, !second_go, first_final.and(!go));
-    let code = cond(next_second, second_err, first_err);
+    let bad_bits = Expr::Concat(chk.bad.iter().rev().map(|(_, n)| n.e()).collect());
     m.clocked(vec![if_else(
         io.rst,
         r.reset.clone(),
         vec![
+            when(
+                !c.in_exec,
+                vec![set(r.q0_two, two_words_of(c_word, c.consts))],
+            ),
+            set(r.fwd_q, fwd),
             set(r.pre_go, go),
             set(r.pre_fault, fault),
-            set(r.pre_err, code),
+            set(r.pre_second, next_second),
+            set(r.pre_end, past),
+            set(r.pre_known, chk.known_op),
+            set(r.pre_two, f.two_words),
+            set(r.pre_bad, bad_bits),
         ],
     )]);
-    // Execute holds the next command's word 0.
-    m.clocked(vec![when(!c.in_exec, vec![set(r.q0, c_word)])]);
-    m.comment("Decode: the registered pre-check.");
+    m.clocked(vec![
+        set(r.q0, q0_next),
+        set(r.alt_q, cond(fwd, mem.wdata, q0_next)),
+    ]);
+    m.comment("Decode: the registered pre-check; the error code from its flags.");
     let in_decode = c.in_dec.or(c.in_dec2);
     let dec_go = m.flag("dec_go", in_decode.clone().and(r.pre_go));
     let dec_fault = m.flag("dec_fault", in_decode.clone().and(r.pre_fault));
-    let dec_err = m.wire_of("dec_err", ERROR_BITS, cond(in_decode, r.pre_err, none()));
+    let err = |e: ErrorCode| c.consts.error(e).e();
+    let none = || lit(ERROR_BITS, 0);
+    let bad: Vec<(ErrorCode, Expr)> = check_order()
+        .into_iter()
+        .zip(0..)
+        .map(|(code, i)| (code, r.pre_bad.at(i)))
+        .collect();
+    let checked = m.wire_of("pre_chk_err", ERROR_BITS, first_failing(c.consts, &bad));
+    let code = cond(
+        r.pre_end,
+        err(ErrorCode::ProgramEnd),
+        cond(
+            r.pre_second,
+            checked.e(),
+            cond(
+                !r.pre_known,
+                err(ErrorCode::UnknownOpcode),
+                cond(r.pre_two, none(), checked),
+            ),
+        ),
+    );
+    let dec_err = m.wire_of("dec_err", ERROR_BITS, cond(in_decode, code, none()));
     Pre {
         dec_go,
         dec_fault,
