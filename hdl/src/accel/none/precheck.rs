@@ -105,6 +105,8 @@ pub(super) struct PreIn<'a> {
     pub res_m: Net,
     pub res_k: Net,
     pub pc: Net,
+    /// The executing command's word 0.
+    pub cmd_q: Net,
     pub ctl_running: Net,
     pub in_dec: Net,
     pub in_dec2: Net,
@@ -183,13 +185,20 @@ pub(super) fn build(m: &mut Scope, io: &ControllerIo, c: &PreIn) -> Pre {
     let w0 = cond(from_alt, r.alt_q, mem.rdata);
     let f = fields_of(m, "p_", w0, mem.rdata.e(), c.consts);
     let resident = resident_after(m, c);
+    // The next decode cycle's word index against `PROG_LEN`: `pc + 2`
+    // after a two-word command, `pc + 1` after any other and before a
+    // second word, `PROG_START` while stopped; each compare starts at
+    // registers, and the state picks one.
     let pc_plus = |k: u64| c.pc + lit(PC_BITS, k);
-    let place = cond(
-        c.in_exec,
-        c.pc + c.fields.words(),
-        cond(c.ctl_running, pc_plus(1), io.requests.prog_start),
+    let prog_len = io.requests.prog_len;
+    let end_1 = m.flag("p_end_1", pc_plus(1).at_least(prog_len));
+    let end_2 = m.flag("p_end_2", pc_plus(2).at_least(prog_len));
+    let end_start = m.flag("p_end_start", io.requests.prog_start.at_least(prog_len));
+    let x_two = c.in_exec.and(two_words_of(c.cmd_q, c.consts));
+    let past = m.flag(
+        "p_end",
+        cond(c.ctl_running, cond(x_two, end_2, end_1), end_start.e()),
     );
-    let past = m.flag("p_end", place.at_least(io.requests.prog_len));
     m.comment("Pre-check: the checks of the next decode cycle's command.");
     let past_end = past_end_function(m);
     let chk = word_checks(

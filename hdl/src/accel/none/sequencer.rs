@@ -347,6 +347,7 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
             res_m: regs.res_m,
             res_k: regs.res_k,
             pc: regs.pc,
+            cmd_q: regs.cmd_q,
             ctl_running,
             in_dec,
             in_dec2,
