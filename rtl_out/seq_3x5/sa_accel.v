@@ -467,7 +467,10 @@ module sa_accel #(
   wire [15:0] p_res_addr = p_x_load ? f_addr_a : res_addr;
   wire [8:0] p_res_m = p_x_load ? f_m : res_m;
   wire [8:0] p_res_k = p_x_load ? f_k : res_k;
-  wire p_end = (in_exec ? pc + (two_words ? 17'd2 : 17'd1) : (ctl_running ? pc + 17'd1 : prog_start)) >= prog_len;
+  wire p_end_1 = (pc + 17'd1) >= prog_len;
+  wire p_end_2 = (pc + 17'd2) >= prog_len;
+  wire p_end_start = prog_start >= prog_len;
+  wire p_end = ctl_running ? ((in_exec && ((cmd_q[63:56] == OP_BACKWARD) || (cmd_q[63:56] == OP_ACT))) ? p_end_2 : p_end_1) : p_end_start;
   // Pre-check: the checks of the next decode cycle's command.
   function [0:0] past_end;
     input [17:0] a;
