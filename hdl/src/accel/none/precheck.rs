@@ -1,6 +1,8 @@
-//! The `none` controller's pre-check: every decode cycle's outcome (go,
-//! fault, error code) is decided in the cycle before it and held in
-//! registers, so a decode cycle only selects registered flags.
+//! The `none` controller's pre-check: every decode cycle's outcome (go or
+//! fault, and each check's verdict) is decided in the cycle before it and
+//! held in registers, so a decode cycle only selects registered flags
+//! (the error code of a fault is picked from the verdicts, into
+//! `err_code` only).
 //!
 //! The command memory is read one word further ahead than the decoder
 //! consumes: at the start of a decode cycle at word `p` (`pc` in the
