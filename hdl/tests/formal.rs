@@ -159,7 +159,7 @@ fn a_stream_beat_changed_under_back_pressure_is_caught() {
 fn a_faulting_command_that_counts_is_caught() {
     // COMMANDS counts the faulting command too.
     let (r, props) = check(&config(), REACH, |v| {
-        replace_in_wire(v, "inc_commands", "dec_go", "dec_final")
+        replace_in_wire(v, "inc_commands", "dec_go", "(dec_go || dec_fault)")
     });
     let lines = failed_lines(&r, &props);
     // Caught by the fault properties (Yosys names the assertion by the

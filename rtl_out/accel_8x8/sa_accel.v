@@ -105,6 +105,7 @@ module sa_accel #(
   wire [LA*DW+63:0] dma_pkw_dw;
   wire [LA*AW+63:0] dma_pkw_aw;
   wire dma_re;
+  wire dma_rd_hold;
   reg [47:0] cnt_run_cycles;
   reg [47:0] cnt_idle_cycles;
   reg [47:0] cnt_load_cycles;
@@ -175,8 +176,8 @@ module sa_accel #(
     .w_out(arr_w_out)
   );
   // Buffer Commands: 1 lane(s) of 64 bits, C_DEPTH lines.
-  wire c_re = dma_on ? dma_re && (dma_tgt == 3'd0) : c_ctl_re;
-  wire [C_AB-1:0] c_raddr = dma_on ? dma_line[C_AB-1:0] : c_ctl_raddr[C_AB-1:0];
+  wire c_re = dma_rd_hold ? dma_re && (dma_tgt == 3'd0) : c_ctl_re;
+  wire [C_AB-1:0] c_raddr = dma_rd_hold ? dma_line[C_AB-1:0] : c_ctl_raddr[C_AB-1:0];
   wire [1-1:0] c_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd0)) ? dma_wmask[1-1:0] : {1{1'b0}}) : c_ctl_we;
   wire [C_AB-1:0] c_waddr = dma_on ? dma_line[C_AB-1:0] : c_ctl_waddr[C_AB-1:0];
   wire [1*64-1:0] c_wdata = dma_on ? s_axis_tdata : c_ctl_wdata;
@@ -362,9 +363,20 @@ module sa_accel #(
   wire in_dec = ctl_state == S_DEC;
   wire in_dec2 = ctl_state == S_DEC2;
   wire in_exec = ctl_state == S_EXEC;
+  reg q0_two;
+  reg fwd_q;
+  reg pre_go;
+  reg pre_fault;
+  reg pre_second;
+  reg pre_end;
+  reg pre_known;
+  reg pre_two;
+  reg [8:0] pre_bad;
+  reg [63:0] q0;
+  reg [63:0] alt_q;
   // The command: word 0 (and a two-word command's word 1) and its fields.
-  wire [63:0] w0 = in_dec ? c_rdata : cmd_q;
-  wire [63:0] w1 = in_dec2 ? c_rdata : cmd2_q;
+  wire [63:0] w0 = in_dec ? q0 : cmd_q;
+  wire [63:0] w1 = in_dec2 ? q0 : cmd2_q;
   wire [7:0] op = w0[63:56];
   wire [15:0] f_addr_a = w0[15:0];
   wire [15:0] f_addr_b = w0[31:16];
@@ -391,6 +403,13 @@ module sa_accel #(
   wire two_words = is_backward || is_act;
   wire reads_mask = f_func == 2'd2;
   wire [8:0] dst_lanes = f_flag ? MAX_M : MAX_K;
+  wire [63:0] w0_unused = w0;
+  wire [63:0] w1_unused = w1;
+  wire [15:0] f_addr_b_unused = f_addr_b;
+  wire [7:0] f_lr_unused = f_lr;
+  wire [15:0] f_x_addr_unused = f_x_addr;
+  wire [15:0] f_mask_unused = f_mask;
+  wire [8:0] dst_lanes_unused = dst_lanes;
   // The executing command's fields, from the latched word 0 alone.
   wire [63:0] x_w0 = cmd_q;
   wire [63:0] x_w0_unused = x_w0;
@@ -407,7 +426,52 @@ module sa_accel #(
   wire [7:0] x_f_lr_unused = x_f_lr;
   wire [8:0] x_f_m = x_w0[24:16];
   wire [8:0] x_f_k = x_w0[33:25];
-  // Checks, each complete before the command has any effect.
+  // The command memory's word, a write beat to the word read forwarded.
+  wire [63:0] c_word = fwd_q ? alt_q : c_rdata;
+  wire fwd = c_we[0] && c_re && (c_waddr == c_raddr);
+  wire [63:0] q0_next = in_exec ? q0 : c_word;
+  // Pre-check: the next decode cycle's words, resident tile and place.
+  wire p_second = in_dec && q0_two;
+  wire [63:0] p_w0 = (fwd_q || in_exec || p_second) ? alt_q : c_rdata;
+  wire [63:0] p_w1 = c_rdata;
+  wire [7:0] p_op = p_w0[63:56];
+  wire [15:0] p_f_addr_a = p_w0[15:0];
+  wire [15:0] p_f_addr_b = p_w0[31:16];
+  wire [15:0] p_f_len = p_w0[47:32];
+  wire p_f_flag = p_w0[48];
+  wire [1:0] p_f_mode = p_w0[50:49];
+  wire [7:0] p_f_lr = p_w0[7:0];
+  wire [8:0] p_f_m = p_w0[24:16];
+  wire [8:0] p_f_k = p_w0[33:25];
+  wire [15:0] p_f_x_addr = p_w1[15:0];
+  wire [1:0] p_f_func = p_w0[50:49];
+  wire [15:0] p_f_mask = p_w1[15:0];
+  wire [8:0] p_f_lanes = p_w1[24:16];
+  wire p_is_load_w = p_op == OP_LOAD_W;
+  wire p_is_flush_w = p_op == OP_FLUSH_W;
+  wire p_is_forward = p_op == OP_FORWARD;
+  wire p_is_backward = p_op == OP_BACKWARD;
+  wire p_is_drain = p_op == OP_DRAIN;
+  wire p_is_update = p_op == OP_UPDATE;
+  wire p_is_requant = p_op == OP_REQUANT;
+  wire p_is_sync = p_op == OP_SYNC;
+  wire p_is_halt = p_op == OP_HALT;
+  wire p_is_act = p_op == OP_ACT;
+  wire p_two_words = p_is_backward || p_is_act;
+  wire p_reads_mask = p_f_func == 2'd2;
+  wire [8:0] p_dst_lanes = p_f_flag ? MAX_M : MAX_K;
+  wire p_x_load = in_exec && is_load_w;
+  wire p_x_flush = in_exec && is_flush_w;
+  wire p_res_valid = p_x_load ? 1'b1 : (p_x_flush ? 1'b0 : res_valid);
+  wire p_res_dirty = (p_x_load || p_x_flush) ? 1'b0 : ((in_exec && is_update) ? 1'b1 : res_dirty);
+  wire [15:0] p_res_addr = p_x_load ? f_addr_a : res_addr;
+  wire [8:0] p_res_m = p_x_load ? f_m : res_m;
+  wire [8:0] p_res_k = p_x_load ? f_k : res_k;
+  wire p_end_1 = (pc + 17'd1) >= prog_len;
+  wire p_end_2 = (pc + 17'd2) >= prog_len;
+  wire p_end_start = prog_start >= prog_len;
+  wire p_end = ctl_running ? ((in_exec && ((cmd_q[63:56] == OP_BACKWARD) || (cmd_q[63:56] == OP_ACT))) ? p_end_2 : p_end_1) : p_end_start;
+  // Pre-check: the checks of the next decode cycle's command.
   function [0:0] past_end;
     input [17:0] a;
     input [17:0] len;
@@ -416,26 +480,54 @@ module sa_accel #(
       past_end = |(({{1{1'b0}}, a} + {{1{1'b0}}, len} + {{1{1'b0}}, ~limit}) >> 18);
     end
   endfunction
-  wire [17:0] dst_span = f_flag ? G_DEPTH_SPAN : X_DEPTH_SPAN;
-  wire known_op = (op != 8'd0) && (op <= OP_ACT);
-  wire bad_reserved_bits = is_load_w ? |(w0 & 64'hfffffc00000000) : (is_flush_w ? |(w0 & 64'hffffffffffffff) : (is_forward ? |(w0 & 64'hfe000000000000) : (is_backward ? |(w0 & 64'hf8000000000000) || |(w1 & 64'hffffffffff0000) : (is_drain ? |(w0 & 64'hffffffffff0000) : (is_update ? |(w0 & 64'hffffffffffff00) : (is_requant ? |(w0 & 64'hfe000000000000) : (is_sync ? |(w0 & 64'hffffffffffffff) : (is_halt ? |(w0 & 64'hffffffffffffff) : (is_act ? |(w0 & 64'hf8000000000000) || |(w1 & 64'hfffffffe000000) : 1'b0)))))))));
-  wire bad_bad_function = is_act && (~((f_func == 2'd0) || (f_func == 2'd1) || (f_func == 2'd2)) || ((f_func == 2'd2) && (f_flag == 1'b0)));
-  wire bad_zero_size = is_load_w ? (f_m == 9'd0) || (f_k == 9'd0) : ((is_forward || is_backward || is_requant || is_act) && (f_len == 16'd0)) || (is_act && (f_lanes == 9'd0));
-  wire bad_tile_too_large = is_load_w ? (f_m > MAX_M) || (f_k > MAX_K) : is_act && ((f_lanes > dst_lanes) || (reads_mask && (f_lanes > MAX_K)));
-  wire bad_lr_shift = is_update && ((f_lr > 8'd63) || ((LR_FIXED != 0) && (f_lr != LR_CONSTANT)));
-  wire bad_not_interleaved = is_backward && (f_mode == 2'd3) && (INTERLEAVED == 0);
-  wire bad_no_tile = (is_forward || is_backward || is_drain || is_update) && ~res_valid;
-  wire bad_address_range = is_load_w ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, f_k}, W_DEPTH_SPAN) : (is_forward ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) : (is_backward ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, G_DEPTH_SPAN) || (~(f_mode == 2'd0) && past_end({{2{1'b0}}, f_x_addr}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN)) || (~(f_mode == 2'd1) && past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN)) : (is_drain ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, res_m}, A_DEPTH_SPAN) : (is_requant ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, dst_span) : is_act && (past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, dst_span) || (reads_mask && past_end({{2{1'b0}}, f_mask}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN)))))));
-  wire bad_weight_overlap = is_load_w && res_valid && res_dirty && (f_addr_a != res_addr) && past_end({{2{1'b0}}, res_addr}, {{9{1'b0}}, res_k}, {{2{1'b0}}, f_addr_a}) && past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, f_k}, {{2{1'b0}}, res_addr});
-  wire [7:0] chk_err = bad_reserved_bits ? E_RESERVED_BITS : (bad_bad_function ? E_BAD_FUNCTION : (bad_zero_size ? E_ZERO_SIZE : (bad_tile_too_large ? E_TILE_TOO_LARGE : (bad_lr_shift ? E_LR_SHIFT : (bad_not_interleaved ? E_NOT_INTERLEAVED : (bad_no_tile ? E_NO_TILE : (bad_address_range ? E_ADDRESS_RANGE : (bad_weight_overlap ? E_WEIGHT_OVERLAP : 8'd0))))))));
-  wire chk_bad = bad_reserved_bits || bad_bad_function || bad_zero_size || bad_tile_too_large || bad_lr_shift || bad_not_interleaved || bad_no_tile || bad_address_range || bad_weight_overlap;
-  wire end0 = pc >= prog_len;
-  wire end1 = (pc + 17'd1) >= prog_len;
-  wire [7:0] dec_err = in_dec ? (end0 ? E_PROGRAM_END : (~known_op ? E_UNKNOWN_OPCODE : (two_words ? 8'd0 : chk_err))) : (in_dec2 ? (end1 ? E_PROGRAM_END : chk_err) : 8'd0);
+  wire [17:0] p_dst_span = p_f_flag ? G_DEPTH_SPAN : X_DEPTH_SPAN;
+  wire p_known_op = (p_op != 8'd0) && (p_op <= OP_ACT);
+  wire p_bad_reserved_bits = p_is_load_w ? |(p_w0 & 64'hfffffc00000000) : (p_is_flush_w ? |(p_w0 & 64'hffffffffffffff) : (p_is_forward ? |(p_w0 & 64'hfe000000000000) : (p_is_backward ? |(p_w0 & 64'hf8000000000000) || |(p_w1 & 64'hffffffffff0000) : (p_is_drain ? |(p_w0 & 64'hffffffffff0000) : (p_is_update ? |(p_w0 & 64'hffffffffffff00) : (p_is_requant ? |(p_w0 & 64'hfe000000000000) : (p_is_sync ? |(p_w0 & 64'hffffffffffffff) : (p_is_halt ? |(p_w0 & 64'hffffffffffffff) : (p_is_act ? |(p_w0 & 64'hf8000000000000) || |(p_w1 & 64'hfffffffe000000) : 1'b0)))))))));
+  wire p_bad_bad_function = p_is_act && (~((p_f_func == 2'd0) || (p_f_func == 2'd1) || (p_f_func == 2'd2)) || ((p_f_func == 2'd2) && (p_f_flag == 1'b0)));
+  wire p_bad_zero_size = p_is_load_w ? (p_f_m == 9'd0) || (p_f_k == 9'd0) : ((p_is_forward || p_is_backward || p_is_requant || p_is_act) && (p_f_len == 16'd0)) || (p_is_act && (p_f_lanes == 9'd0));
+  wire p_bad_tile_too_large = p_is_load_w ? (p_f_m > MAX_M) || (p_f_k > MAX_K) : p_is_act && ((p_f_lanes > p_dst_lanes) || (p_reads_mask && (p_f_lanes > MAX_K)));
+  wire p_bad_lr_shift = p_is_update && ((p_f_lr > 8'd63) || ((LR_FIXED != 0) && (p_f_lr != LR_CONSTANT)));
+  wire p_bad_not_interleaved = p_is_backward && (p_f_mode == 2'd3) && (INTERLEAVED == 0);
+  wire p_bad_no_tile = (p_is_forward || p_is_backward || p_is_drain || p_is_update) && ~p_res_valid;
+  wire p_bad_address_range = p_is_load_w ? past_end({{2{1'b0}}, p_f_addr_a}, {{9{1'b0}}, p_f_k}, W_DEPTH_SPAN) : (p_is_forward ? past_end({{2{1'b0}}, p_f_addr_a}, {{2{1'b0}}, p_f_len}, X_DEPTH_SPAN) || past_end({{2{1'b0}}, p_f_addr_b}, {{2{1'b0}}, p_f_len}, A_DEPTH_SPAN) : (p_is_backward ? past_end({{2{1'b0}}, p_f_addr_a}, {{2{1'b0}}, p_f_len}, G_DEPTH_SPAN) || (~(p_f_mode == 2'd0) && past_end({{2{1'b0}}, p_f_x_addr}, {{2{1'b0}}, p_f_len}, X_DEPTH_SPAN)) || (~(p_f_mode == 2'd1) && past_end({{2{1'b0}}, p_f_addr_b}, {{2{1'b0}}, p_f_len}, A_DEPTH_SPAN)) : (p_is_drain ? past_end({{2{1'b0}}, p_f_addr_a}, {{9{1'b0}}, p_res_m}, A_DEPTH_SPAN) : (p_is_requant ? past_end({{2{1'b0}}, p_f_addr_a}, {{2{1'b0}}, p_f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, p_f_addr_b}, {{2{1'b0}}, p_f_len}, p_dst_span) : p_is_act && (past_end({{2{1'b0}}, p_f_addr_a}, {{2{1'b0}}, p_f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, p_f_addr_b}, {{2{1'b0}}, p_f_len}, p_dst_span) || (p_reads_mask && past_end({{2{1'b0}}, p_f_mask}, {{2{1'b0}}, p_f_len}, X_DEPTH_SPAN)))))));
+  wire p_bad_weight_overlap = p_is_load_w && p_res_valid && p_res_dirty && (p_f_addr_a != p_res_addr) && past_end({{2{1'b0}}, p_res_addr}, {{9{1'b0}}, p_res_k}, {{2{1'b0}}, p_f_addr_a}) && past_end({{2{1'b0}}, p_f_addr_a}, {{9{1'b0}}, p_f_k}, {{2{1'b0}}, p_res_addr});
+  wire p_chk_bad = p_bad_reserved_bits || p_bad_bad_function || p_bad_zero_size || p_bad_tile_too_large || p_bad_lr_shift || p_bad_not_interleaved || p_bad_no_tile || p_bad_address_range || p_bad_weight_overlap;
+  wire p_go = p_second ? ~p_end && ~p_chk_bad : ~p_end && p_known_op && ~p_two_words && ~p_chk_bad;
+  always @(posedge clk) begin
+    if (rst) begin
+      q0_two <= 1'b0;
+      fwd_q <= 1'b0;
+      pre_go <= 1'b0;
+      pre_fault <= 1'b0;
+      pre_second <= 1'b0;
+      pre_end <= 1'b0;
+      pre_known <= 1'b0;
+      pre_two <= 1'b0;
+      pre_bad <= 9'd0;
+    end else begin
+      if (~in_exec) begin
+        q0_two <= (c_word[63:56] == OP_BACKWARD) || (c_word[63:56] == OP_ACT);
+      end
+      fwd_q <= fwd;
+      pre_go <= p_go;
+      pre_fault <= p_second ? ~(~p_end && ~p_chk_bad) : (p_end || ~p_known_op || ~p_two_words) && ~p_go;
+      pre_second <= p_second;
+      pre_end <= p_end;
+      pre_known <= p_known_op;
+      pre_two <= p_two_words;
+      pre_bad <= {p_bad_weight_overlap, p_bad_address_range, p_bad_no_tile, p_bad_not_interleaved, p_bad_lr_shift, p_bad_tile_too_large, p_bad_zero_size, p_bad_bad_function, p_bad_reserved_bits};
+    end
+  end
+  always @(posedge clk) begin
+    q0 <= q0_next;
+    alt_q <= fwd ? c_wdata : q0_next;
+  end
+  // Decode: the registered pre-check; the error code from its flags.
+  wire dec_go = (in_dec || in_dec2) && pre_go;
+  wire dec_fault = (in_dec || in_dec2) && pre_fault;
+  wire [7:0] pre_chk_err = pre_bad[0] ? E_RESERVED_BITS : (pre_bad[1] ? E_BAD_FUNCTION : (pre_bad[2] ? E_ZERO_SIZE : (pre_bad[3] ? E_TILE_TOO_LARGE : (pre_bad[4] ? E_LR_SHIFT : (pre_bad[5] ? E_NOT_INTERLEAVED : (pre_bad[6] ? E_NO_TILE : (pre_bad[7] ? E_ADDRESS_RANGE : (pre_bad[8] ? E_WEIGHT_OVERLAP : 8'd0))))))));
+  wire [7:0] dec_err = (in_dec || in_dec2) ? (pre_end ? E_PROGRAM_END : (pre_second ? pre_chk_err : (~pre_known ? E_UNKNOWN_OPCODE : (pre_two ? 8'd0 : pre_chk_err)))) : 8'd0;
   // Sequencing: decode ends, execute length, the next cycle's view.
-  wire dec_final = (in_dec && (end0 || ~known_op || ~two_words)) || in_dec2;
-  wire dec_go = (in_dec && ~end0 && known_op && ~two_words && ~chk_bad) || (in_dec2 && ~end1 && ~chk_bad);
-  wire dec_fault = dec_final && ~dec_go;
   wire exec_begin = dec_go && ~is_sync && ~is_halt;
   wire [16:0] dec_end = (is_load_w || is_flush_w) ? LOAD_LEN - 17'd1 : ((is_forward || is_backward) ? {{1{1'b0}}, f_len} + (PASS_EXTRA - 17'd1) : (is_drain ? DRAIN_LEN - 17'd1 : (is_update ? UPDATE_LEN - 17'd1 : {{1{1'b0}}, f_len} - 17'd1)));
   wire ex_last = in_exec && ex_last_q;
@@ -474,9 +566,9 @@ module sa_accel #(
     assign arr_dy_in[l*DW +: DW] = (dy_on && m_mask[l]) ? g_rdata[l*DW +: DW] : {DW{1'b0}};
   end
   endgenerate
-  // Command memory: read pc+1 (pc+2 in BACKWARD's second decode).
-  assign c_ctl_re = in_dec || in_dec2 || start_req;
-  assign c_ctl_raddr = start_req ? prog_start[C_AB-1:0] : pc[C_AB-1:0] + (in_dec ? ~({C_AB{1'b1}} << 1) : ~({C_AB{1'b1}} << 1) << 1);
+  // Command memory, a word ahead of the decoder: pc+2 (pc+3 in a second decode), PROG_START while stopped (and the word after it in the cycle of START).
+  assign c_ctl_re = ~in_exec;
+  assign c_ctl_raddr = ctl_running ? pc[C_AB-1:0] + (in_dec ? ~({C_AB{1'b1}} << 1) << 1 : (~({C_AB{1'b1}} << 1) << 1) + ~({C_AB{1'b1}} << 1)) : (start_req ? prog_start[C_AB-1:0] + ~({C_AB{1'b1}} << 1) : prog_start[C_AB-1:0]);
   assign c_ctl_we = 1'b0;
   assign c_ctl_waddr = {C_AB{1'b0}};
   assign c_ctl_wdata = {64{1'b0}};
@@ -675,10 +767,10 @@ module sa_accel #(
     end else begin
       if (ctl_running) begin
         if (in_dec) begin
-          cmd_q <= c_rdata;
+          cmd_q <= q0;
         end
         if (in_dec2) begin
-          cmd2_q <= c_rdata;
+          cmd2_q <= q0;
         end
         if (in_dec || in_dec2) begin
           ex_end <= dec_end;
@@ -1305,6 +1397,7 @@ module sa_accel #(
   wire s1_move = s1_v && (~m_v || m_axis_tready);
   wire dma_issue = dma_on && dma_dir && (dma_left != 17'd0) && (~s1_v || s1_move);
   assign dma_re = dma_issue;
+  assign dma_rd_hold = dma_issue || s1_v;
   wire dma_advance = dma_wbeat || dma_issue;
   wire dma_last_line = dma_left == 17'd1;
   wire [63:0] dma_rsel = (dma_tgt == 3'd0) ? c_rdata : ((dma_tgt == 3'd1) ? (dma_packed ? rx_w_rdata[63:0] & PMASK_DW : {{(64-DW){w_rdata[s1_lane*DW+DW-1]}}, w_rdata[s1_lane*DW +: DW]}) : ((dma_tgt == 3'd2) ? (dma_packed ? rx_x_rdata[63:0] & PMASK_DW : {{(64-DW){x_rdata[s1_lane*DW+DW-1]}}, x_rdata[s1_lane*DW +: DW]}) : ((dma_tgt == 3'd3) ? (dma_packed ? rx_g_rdata[63:0] & PMASK_DW : {{(64-DW){g_rdata[s1_lane*DW+DW-1]}}, g_rdata[s1_lane*DW +: DW]}) : ((dma_tgt == 3'd4) ? (dma_packed ? rx_a_rd[63:0] & PMASK_AW : {{(64-AW){a_rd[s1_lane*AW+AW-1]}}, a_rd[s1_lane*AW +: AW]}) : {64{1'b0}}))));

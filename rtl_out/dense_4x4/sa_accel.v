@@ -104,6 +104,7 @@ module sa_accel #(
   wire [LA*DW+63:0] dma_pkw_dw;
   wire [LA*AW+63:0] dma_pkw_aw;
   wire dma_re;
+  wire dma_rd_hold;
   reg [47:0] cnt_run_cycles;
   reg [47:0] cnt_idle_cycles;
   reg [47:0] cnt_load_cycles;
@@ -184,8 +185,8 @@ module sa_accel #(
     .w_out(arr_w_out)
   );
   // Buffer Commands: 1 lane(s) of 64 bits, C_DEPTH lines.
-  wire c_re = dma_on ? dma_re && (dma_tgt == 3'd0) : c_ctl_re;
-  wire [C_AB-1:0] c_raddr = dma_on ? dma_line[C_AB-1:0] : c_ctl_raddr[C_AB-1:0];
+  wire c_re = dma_rd_hold ? dma_re && (dma_tgt == 3'd0) : c_ctl_re;
+  wire [C_AB-1:0] c_raddr = dma_rd_hold ? dma_line[C_AB-1:0] : c_ctl_raddr[C_AB-1:0];
   wire [1-1:0] c_we = dma_on ? ((dma_wbeat && (dma_tgt == 3'd0)) ? dma_wmask[1-1:0] : {1{1'b0}}) : c_ctl_we;
   wire [C_AB-1:0] c_waddr = dma_on ? dma_line[C_AB-1:0] : c_ctl_waddr[C_AB-1:0];
   wire [1*64-1:0] c_wdata = dma_on ? s_axis_tdata : c_ctl_wdata;
@@ -439,8 +440,8 @@ module sa_accel #(
   wire bad_no_tile = (is_forward || is_backward || is_drain || is_update) && ~res_valid;
   wire bad_address_range = is_load_w ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, f_k}, W_DEPTH_SPAN) : (is_forward ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) : (is_backward ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, G_DEPTH_SPAN) || (~(f_mode == 2'd0) && past_end({{2{1'b0}}, f_x_addr}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN)) || (~(f_mode == 2'd1) && past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN)) : (is_drain ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, res_m}, A_DEPTH_SPAN) : (is_requant ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, dst_span) : is_act && (past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, dst_span) || (reads_mask && past_end({{2{1'b0}}, f_mask}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN)))))));
   wire bad_weight_overlap = is_load_w && res_valid && res_dirty && (f_addr_a != res_addr) && past_end({{2{1'b0}}, res_addr}, {{9{1'b0}}, res_k}, {{2{1'b0}}, f_addr_a}) && past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, f_k}, {{2{1'b0}}, res_addr});
-  wire [7:0] chk_err = bad_reserved_bits ? E_RESERVED_BITS : (bad_bad_function ? E_BAD_FUNCTION : (bad_zero_size ? E_ZERO_SIZE : (bad_tile_too_large ? E_TILE_TOO_LARGE : (bad_lr_shift ? E_LR_SHIFT : (bad_not_interleaved ? E_NOT_INTERLEAVED : (bad_no_tile ? E_NO_TILE : (bad_address_range ? E_ADDRESS_RANGE : (bad_weight_overlap ? E_WEIGHT_OVERLAP : 8'd0))))))));
   wire chk_bad = bad_reserved_bits || bad_bad_function || bad_zero_size || bad_tile_too_large || bad_lr_shift || bad_not_interleaved || bad_no_tile || bad_address_range || bad_weight_overlap;
+  wire [7:0] chk_err = bad_reserved_bits ? E_RESERVED_BITS : (bad_bad_function ? E_BAD_FUNCTION : (bad_zero_size ? E_ZERO_SIZE : (bad_tile_too_large ? E_TILE_TOO_LARGE : (bad_lr_shift ? E_LR_SHIFT : (bad_not_interleaved ? E_NOT_INTERLEAVED : (bad_no_tile ? E_NO_TILE : (bad_address_range ? E_ADDRESS_RANGE : (bad_weight_overlap ? E_WEIGHT_OVERLAP : 8'd0))))))));
   wire end0 = pc >= prog_len;
   wire end1 = (pc + 17'd1) >= prog_len;
   wire [7:0] dec_err = in_dec ? (end0 ? E_PROGRAM_END : (~known_op ? E_UNKNOWN_OPCODE : (two_words ? 8'd0 : chk_err))) : (in_dec2 ? (end1 ? E_PROGRAM_END : chk_err) : 8'd0);
@@ -1675,6 +1676,7 @@ module sa_accel #(
   wire s1_move = s1_v && (~m_v || m_axis_tready);
   wire dma_issue = dma_on && dma_dir && (dma_left != 17'd0) && (~s1_v || s1_move);
   assign dma_re = dma_issue;
+  assign dma_rd_hold = dma_issue || s1_v;
   wire dma_advance = dma_wbeat || dma_issue;
   wire dma_last_line = dma_left == 17'd1;
   wire [63:0] dma_rsel = (dma_tgt == 3'd0) ? c_rdata : ((dma_tgt == 3'd1) ? (dma_packed ? rx_w_rdata[63:0] & PMASK_DW : {{(64-DW){w_rdata[s1_lane*DW+DW-1]}}, w_rdata[s1_lane*DW +: DW]}) : ((dma_tgt == 3'd2) ? (dma_packed ? rx_x_rdata[63:0] & PMASK_DW : {{(64-DW){x_rdata[s1_lane*DW+DW-1]}}, x_rdata[s1_lane*DW +: DW]}) : ((dma_tgt == 3'd3) ? (dma_packed ? rx_g_rdata[63:0] & PMASK_DW : {{(64-DW){g_rdata[s1_lane*DW+DW-1]}}, g_rdata[s1_lane*DW +: DW]}) : ((dma_tgt == 3'd4) ? (dma_packed ? rx_a_rd[63:0] & PMASK_AW : {{(64-AW){a_rd[s1_lane*AW+AW-1]}}, a_rd[s1_lane*AW +: AW]}) : {64{1'b0}}))));

@@ -173,6 +173,11 @@ pub(super) struct DmaNets {
     pub dma_on: Net,
     pub dma_tgt: Net,
     pub dma_re: Net,
+    /// The DMA holds the read ports: it reads, or its read data waits
+    /// to move on. The command memory's port is the controller's in any
+    /// other cycle, also during a DMA write (the `none` controller reads
+    /// `PROG_START` while stopped).
+    pub dma_rd_hold: Net,
     pub dma_line: Net,
     pub dma_wbeat: Net,
     pub dma_wmask: Net,
@@ -192,6 +197,7 @@ impl DmaNets {
             dma_on: n("dma_on"),
             dma_tgt: n("dma_tgt"),
             dma_re: n("dma_re"),
+            dma_rd_hold: n("dma_rd_hold"),
             dma_line: n("dma_line"),
             dma_wbeat: n("dma_wbeat"),
             dma_wmask: n("dma_wmask"),
@@ -268,23 +274,29 @@ fn buffer(
             )
         }
     };
+    // Who holds the read port: the DMA while it transfers; for the
+    // command memory, only while it reads.
+    let dma_reads = match b.target {
+        DmaTarget::Commands => dma.dma_rd_hold,
+        _ => dma.dma_on,
+    };
     let re = m.flag(
         &b.n("re"),
-        cond(dma.dma_on, dma.dma_re.and(dma_sel.clone()), ctl.re),
+        cond(dma_reads, dma.dma_re.and(dma_sel.clone()), ctl.re),
     );
     // An address: the DMA's line or the controller's, in the bank's bits.
-    let addr = |m: &mut Scope, name: &str, ctl_addr: Net| {
+    let addr = |m: &mut Scope, name: &str, dma_holds: Net, ctl_addr: Net| {
         m.wire_of(
             &b.n(name),
             ab,
             cond(
-                dma.dma_on,
+                dma_holds,
                 dma.dma_line.bits(ab - 1, 0),
                 ctl_addr.bits(ab - 1, 0),
             ),
         )
     };
-    let raddr = addr(m, "raddr", ctl.raddr);
+    let raddr = addr(m, "raddr", dma_reads, ctl.raddr);
     let we = m.wire_of(
         &b.n("we"),
         lanes(),
@@ -298,7 +310,7 @@ fn buffer(
             ctl.we,
         ),
     );
-    let waddr = addr(m, "waddr", ctl.waddr);
+    let waddr = addr(m, "waddr", dma.dma_on, ctl.waddr);
     let wdata = m.wire_of(
         &b.n("wdata"),
         b.bus(la),

@@ -226,32 +226,55 @@ pub(super) fn reads_mask_of(func: Net) -> Expr {
 /// Command fields: from the command memory in decode, latched after.
 pub(super) fn fields(m: &mut Scope, src: &WordSource, consts: &CommandConsts) -> Fields {
     m.comment("The command: word 0 (and a two-word command's word 1) and its fields.");
-    let w0 = m.wire_of("w0", WORD, cond(src.in_dec, src.c_rdata, src.cmd_q));
-    let w1 = m.wire_of("w1", WORD, cond(src.in_dec2, src.c_rdata, src.cmd2_q));
+    let w0 = cond(src.in_dec, src.c_rdata, src.cmd_q);
+    let w1 = cond(src.in_dec2, src.c_rdata, src.cmd2_q);
+    fields_of(m, "", w0, w1, consts)
+}
+
+/// The fields of the words `w0` and `w1`, each net named `<prefix><name>`
+/// (the decoder's own with no prefix).
+pub(super) fn fields_of(
+    m: &mut Scope,
+    prefix: &str,
+    w0: Expr,
+    w1: Expr,
+    consts: &CommandConsts,
+) -> Fields {
+    let n = |name: &str| format!("{prefix}{name}");
+    let w0 = m.wire_of(&n("w0"), WORD, w0);
+    let w1 = m.wire_of(&n("w1"), WORD, w1);
     let mut f = Fields {
         w0,
         w1,
-        op: m.wire_of("op", OP_BITS, slice(w0, field::OPCODE)),
-        f_addr_a: m.wire_of("f_addr_a", ADDR_BITS, slice(w0, field::ADDR_A)),
-        f_addr_b: m.wire_of("f_addr_b", ADDR_BITS, slice(w0, field::ADDR_B)),
-        f_len: m.wire_of("f_len", LEN_BITS, slice(w0, field::LENGTH)),
-        f_flag: m.flag("f_flag", w0.at(field::FLAG.lo)),
-        f_mode: m.wire_of("f_mode", MODE_FIELD_BITS, slice(w0, field::BACKWARD_MODE)),
-        f_lr: m.wire_of("f_lr", LR_FIELD_BITS, slice(w0, field::LR_SHIFT)),
-        f_m: m.wire_of("f_m", TILE_BITS, slice(w0, field::TILE_M)),
-        f_k: m.wire_of("f_k", TILE_BITS, slice(w0, field::TILE_K)),
-        f_x_addr: m.wire_of("f_x_addr", ADDR_BITS, slice(w1, field::X_ADDR)),
-        f_func: m.wire_of("f_func", field::ACT_FUNC.bits, slice(w0, field::ACT_FUNC)),
-        f_mask: m.wire_of("f_mask", ADDR_BITS, slice(w1, field::MASK_ADDR)),
-        f_lanes: m.wire_of("f_lanes", TILE_BITS, slice(w1, field::LANES)),
-        two_words: Net::named("two_words"),
-        reads_mask: Net::named("reads_mask"),
-        dst_lanes: Net::named("dst_lanes"),
+        op: m.wire_of(&n("op"), OP_BITS, slice(w0, field::OPCODE)),
+        f_addr_a: m.wire_of(&n("f_addr_a"), ADDR_BITS, slice(w0, field::ADDR_A)),
+        f_addr_b: m.wire_of(&n("f_addr_b"), ADDR_BITS, slice(w0, field::ADDR_B)),
+        f_len: m.wire_of(&n("f_len"), LEN_BITS, slice(w0, field::LENGTH)),
+        f_flag: m.flag(&n("f_flag"), w0.at(field::FLAG.lo)),
+        f_mode: m.wire_of(
+            &n("f_mode"),
+            MODE_FIELD_BITS,
+            slice(w0, field::BACKWARD_MODE),
+        ),
+        f_lr: m.wire_of(&n("f_lr"), LR_FIELD_BITS, slice(w0, field::LR_SHIFT)),
+        f_m: m.wire_of(&n("f_m"), TILE_BITS, slice(w0, field::TILE_M)),
+        f_k: m.wire_of(&n("f_k"), TILE_BITS, slice(w0, field::TILE_K)),
+        f_x_addr: m.wire_of(&n("f_x_addr"), ADDR_BITS, slice(w1, field::X_ADDR)),
+        f_func: m.wire_of(
+            &n("f_func"),
+            field::ACT_FUNC.bits,
+            slice(w0, field::ACT_FUNC),
+        ),
+        f_mask: m.wire_of(&n("f_mask"), ADDR_BITS, slice(w1, field::MASK_ADDR)),
+        f_lanes: m.wire_of(&n("f_lanes"), TILE_BITS, slice(w1, field::LANES)),
+        two_words: Net::named(&n("two_words")),
+        reads_mask: Net::named(&n("reads_mask")),
+        dst_lanes: Net::named(&n("dst_lanes")),
         is: Vec::new(),
     };
     for fmt in &FORMATS {
         let flag = m.flag(
-            &format!("is_{}", fmt.mnemonic.to_lowercase()),
+            &n(&format!("is_{}", fmt.mnemonic.to_lowercase())),
             f.op.equals(consts.opcode(fmt.opcode)),
         );
         f.is.push((fmt.opcode, flag));
@@ -291,6 +314,41 @@ pub(super) struct CheckIn<'a> {
     pub in_dec2: Net,
 }
 
+/// What a command's own checks read: its fields and the resident tile.
+pub(super) struct WordIn<'a> {
+    pub fields: &'a Fields,
+    pub consts: &'a CommandConsts,
+    pub resident: &'a Resident,
+}
+
+impl CheckIn<'_> {
+    fn word(&self) -> WordIn<'_> {
+        WordIn {
+            fields: self.fields,
+            consts: self.consts,
+            resident: self.resident,
+        }
+    }
+}
+
+/// What a command's own checks decide: whether its opcode is known,
+/// each check's verdict in priority order, and whether any fails.
+pub(super) struct WordChecks {
+    pub known_op: Net,
+    pub bad: Vec<(ErrorCode, Net)>,
+    pub chk_bad: Net,
+}
+
+/// The code of the first failing check of `bad` (in priority order), 0
+/// if none fails.
+pub(super) fn first_failing(consts: &CommandConsts, bad: &[(ErrorCode, Expr)]) -> Expr {
+    let mut e = lit(ERROR_BITS, 0);
+    for (code, flag) in bad.iter().rev() {
+        e = cond(flag.clone(), consts.error(*code), e);
+    }
+    e
+}
+
 /// What the checks decide.
 pub(super) struct Checks {
     pub known_op: Net,
@@ -326,7 +384,7 @@ fn reserved_bits(f: &Fields) -> Expr {
 /// LUTs and one carry chain, where an add and then a compare were two
 /// chains in a row; the checks decide every decode cycle, the
 /// accelerator's critical path.
-fn past_end_function(m: &mut Scope) -> Function {
+pub(super) fn past_end_function(m: &mut Scope) -> Function {
     let span = || Width::of(SPAN_BITS);
     let [a, len, limit] = ["a", "len", "limit"].map(Net::named);
     let sum = zext(1, a) + zext(1, len) + zext(1, !limit);
@@ -358,7 +416,7 @@ fn past(past_end: &Function, a: Net, a_bits: u32, len: Net, len_bits: u32, limit
 
 /// ADDRESS_RANGE: every line range the command names, in the order of
 /// `docs/COMMANDS.md`.
-fn address_range(c: &CheckIn, past_end: &Function, dst_span: Net) -> Expr {
+fn address_range(c: &WordIn, past_end: &Function, dst_span: Net) -> Expr {
     let f = c.fields;
     let [w_span, x_span, g_span, a_span] = c.consts.spans;
     let range =
@@ -398,7 +456,7 @@ fn address_range(c: &CheckIn, past_end: &Function, dst_span: Net) -> Expr {
 
 /// WEIGHT_OVERLAP: LOAD_W's lines overlap a dirty resident tile's at
 /// another address: each range ends past the other's start.
-fn weight_overlap(c: &CheckIn, past_end: &Function) -> Expr {
+fn weight_overlap(c: &WordIn, past_end: &Function) -> Expr {
     let (f, res) = (c.fields, c.resident);
     let ends_past = |a: Net, k: Net, other: Net| {
         past(
@@ -443,7 +501,7 @@ fn bad_function(f: &Fields) -> Expr {
 }
 
 /// The test for one checked error code.
-fn violates(code: ErrorCode, c: &CheckIn, past_end: &Function, dst_span: Net) -> Expr {
+fn violates(code: ErrorCode, c: &WordIn, past_end: &Function, dst_span: Net) -> Expr {
     let f = c.fields;
     let is = |op: u8| f.is(op);
     let zero = |n: Net, bits: u32| n.equals(lit(bits, 0));
@@ -502,21 +560,24 @@ fn violates(code: ErrorCode, c: &CheckIn, past_end: &Function, dst_span: Net) ->
     }
 }
 
-/// The checks of `docs/COMMANDS.md`, in priority order, into `dec_err`,
-/// against the resident tile, the command at `pc` and `prog_len`.
-pub(super) fn checks(m: &mut Scope, c: &CheckIn) -> Checks {
+/// The checks of `docs/COMMANDS.md` that read the command itself and the
+/// resident tile, in priority order, each net named `<prefix><name>`.
+pub(super) fn word_checks(
+    m: &mut Scope,
+    prefix: &str,
+    past_end: &Function,
+    c: &WordIn,
+) -> WordChecks {
     let (f, consts) = (c.fields, c.consts);
-    let no_error = || lit(ERROR_BITS, 0);
-    m.comment("Checks, each complete before the command has any effect.");
-    let past_end = past_end_function(m);
+    let n = |name: &str| format!("{prefix}{name}");
     let [_, x_span, g_span, _] = consts.spans;
-    let dst_span = m.wire_of("dst_span", SPAN_BITS, cond(f.f_flag, g_span, x_span));
+    let dst_span = m.wire_of(&n("dst_span"), SPAN_BITS, cond(f.f_flag, g_span, x_span));
     // The opcodes are 1, 2, .. in table order (`sysgrad_isa`'s tests), so
     // a known one is a nonzero one up to the last.
     let last_opcode = FORMATS.iter().map(|f| f.opcode).max().expect("commands");
     debug_assert!(FORMATS.iter().zip(1..).all(|(f, k)| f.opcode == k));
     let known_op = m.flag(
-        "known_op",
+        &n("known_op"),
         f.op.differs(lit(OP_BITS, 0))
             .and(f.op.at_most(consts.opcode(last_opcode))),
     );
@@ -526,20 +587,39 @@ pub(super) fn checks(m: &mut Scope, c: &CheckIn) -> Checks {
     let bad: Vec<(ErrorCode, Net)> = order
         .iter()
         .map(|code| {
-            let net = format!("bad_{}", code.name().to_lowercase());
-            (*code, m.flag(&net, violates(*code, c, &past_end, dst_span)))
+            let net = n(&format!("bad_{}", code.name().to_lowercase()));
+            (*code, m.flag(&net, violates(*code, c, past_end, dst_span)))
         })
         .collect();
-    let mut first_failing = no_error();
-    for (code, net) in bad.iter().rev() {
-        first_failing = cond(*net, consts.error(*code), first_failing);
-    }
-    let pc_plus = |k: u64| c.pc + lit(PC_BITS, k);
-    let chk_err = m.wire_of("chk_err", ERROR_BITS, first_failing);
     // Whether any check fails, without the priority that picks the
     // code: what decides between executing and faulting (only
     // `err_code` needs the code).
-    let chk_bad = m.flag("chk_bad", any_of(bad.iter().map(|(_, n)| n.e()).collect()));
+    let chk_bad = m.flag(
+        &n("chk_bad"),
+        any_of(bad.iter().map(|(_, n)| n.e()).collect()),
+    );
+    WordChecks {
+        known_op,
+        bad,
+        chk_bad,
+    }
+}
+
+/// The checks of `docs/COMMANDS.md`, in priority order, into `dec_err`,
+/// against the resident tile, the command at `pc` and `prog_len`.
+pub(super) fn checks(m: &mut Scope, c: &CheckIn) -> Checks {
+    let (f, consts) = (c.fields, c.consts);
+    let no_error = || lit(ERROR_BITS, 0);
+    m.comment("Checks, each complete before the command has any effect.");
+    let past_end = past_end_function(m);
+    let WordChecks {
+        known_op,
+        bad,
+        chk_bad,
+    } = word_checks(m, "", &past_end, &c.word());
+    let bad: Vec<(ErrorCode, Expr)> = bad.into_iter().map(|(c, n)| (c, n.e())).collect();
+    let chk_err = m.wire_of("chk_err", ERROR_BITS, first_failing(consts, &bad));
+    let pc_plus = |k: u64| c.pc + lit(PC_BITS, k);
     let end0 = m.flag("end0", c.pc.at_least(c.prog_len));
     let end1 = m.flag("end1", pc_plus(1).at_least(c.prog_len));
     let dec_err = m.wire_of(

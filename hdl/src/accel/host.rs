@@ -714,6 +714,7 @@ fn dma_read_pipeline(
             .and((!regs.s1_v).or(s1_move)),
     );
     m.define(wire_for(d.dma_re, Width::bit()).init(dma_issue));
+    m.define(wire_for(d.dma_rd_hold, Width::bit()).init(dma_issue.or(regs.s1_v)));
     let dma_advance = m.flag("dma_advance", dma_wbeat.or(dma_issue));
     let dma_last_line = m.flag("dma_last_line", regs.dma_left.equals(lit(COUNT_BITS, 1)));
     let bus = |t: DmaTarget| io.bufs.of(t).rdata;

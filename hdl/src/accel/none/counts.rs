@@ -55,7 +55,7 @@ impl Counted {
             f_lanes: s.fields.f_lanes,
             in_dec: s.in_dec,
             in_dec2: s.in_dec2,
-            dec_go: s.outcome.dec_go,
+            dec_go: s.dec_go,
             max_m: s.consts.cmd.max_m,
             max_k: s.consts.cmd.max_k,
             modes: Mode::ALL.iter().map(|m| (*m, s.mode(*m))).collect(),

@@ -165,17 +165,22 @@ fn buffer_ports(
     let n17 = || zext(STEP_BITS - LEN_BITS, f.f_len);
     // Command memory.
     let (c, c_ab) = (ctl(DmaTarget::Commands), ab(DmaTarget::Commands));
-    m.comment("Command memory: read pc+1 (pc+2 in BACKWARD's second decode).");
+    m.comment(
+        "Command memory, a word ahead of the decoder: pc+2 (pc+3 in a second decode), \
+         PROG_START while stopped (and the word after it in the cycle of START).",
+    );
     let start_req = io.requests.start_req;
-    define(m, c.re, Width::bit(), s.in_dec.or(s.in_dec2).or(start_req));
+    let two = || one(c_ab) << 1;
+    let start = low(c_ab, io.requests.prog_start);
+    define(m, c.re, Width::bit(), !s.in_exec);
     define(
         m,
         c.raddr,
         Width::of(c_ab),
         cond(
-            start_req,
-            low(c_ab, io.requests.prog_start),
-            low(c_ab, r.pc) + cond(s.in_dec, one(c_ab), one(c_ab) << 1),
+            s.ctl_running,
+            low(c_ab, r.pc) + cond(s.in_dec, two(), two() + one(c_ab)),
+            cond(start_req, start.clone() + one(c_ab), start),
         ),
     );
     unused_write_port(m, c, c_ab);

@@ -5,6 +5,7 @@
 
 mod counts;
 mod datapath;
+mod precheck;
 mod sequencer;
 
 use crate::accel::io::{Built, ControlProbes, Controller, ControllerIo, Status};
@@ -28,8 +29,8 @@ impl Controller for NoneController {
         sequencer::fsm(m, io, &s);
         let r = &s.regs;
         let probes = ControlProbes {
-            dec_fault: s.outcome.dec_fault,
-            dec_err: s.checks.dec_err,
+            dec_fault: s.dec_fault,
+            dec_err: s.dec_err,
             in_dec: s.in_dec,
             in_dec2: s.in_dec2,
             pc: r.pc,

@@ -3,11 +3,15 @@
 //! Errors), then sequences its execute cycles, driving the array's inputs
 //! exactly as the emulator's `Driver` does.
 //!
-//! This file holds the sequencer: fetch, checks, the execute counter and
-//! the *next-cycle* view (`read_ahead`, `nx_t`, `nx_pass`) from which the
+//! This file holds the sequencer: fetch, the execute counter and the
+//! *next-cycle* view (`read_ahead`, `nx_t`, `nx_pass`) from which the
 //! datapath issues every registered buffer read one cycle ahead; the
-//! command memory is read at `pc + 1` in each decode cycle.
+//! checks run a cycle ahead of the decode cycle they decide
+//! ([`super::precheck`]), and the command memory is read one word ahead
+//! of the decoder (`pc + 2` in a first decode cycle, `pc + 3` in a
+//! second, `PROG_START` while stopped).
 
+use super::precheck::{self, Pre, PreIn};
 use crate::accel::commands::*;
 use crate::accel::io::ControllerIo;
 use crate::accel::sizes::*;
@@ -15,7 +19,6 @@ use crate::array::core::{mode_constants, Modes};
 use crate::ir::*;
 use crate::params::{C, R};
 use sysgrad_isa::command::opcode;
-use sysgrad_isa::host::DmaTarget;
 use sysgrad_isa::mode::MODE_BITS;
 use sysgrad_isa::timing::{self, Cycles};
 use sysgrad_isa::{BackwardMode, Mode};
@@ -92,8 +95,12 @@ pub(super) struct Seq {
     /// The executing command's fields (`exec_fields`): for logic that
     /// acts only in execute, such as the array's inputs.
     pub xfields: ExecFields,
-    pub checks: Checks,
-    pub outcome: Outcome,
+    pub dec_go: Net,
+    pub dec_fault: Net,
+    /// The error code of a decode cycle that faults (0 in other cycles).
+    pub dec_err: Net,
+    /// The word a decode cycle decodes (`precheck`).
+    pub q0: Net,
     pub exec_begin: Net,
     pub dec_end: Net,
     pub seq_more: Net,
@@ -294,14 +301,29 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
     let in_dec = m.flag("in_dec", regs.ctl_state.equals(state(State::Dec)));
     let in_dec2 = m.flag("in_dec2", regs.ctl_state.equals(state(State::Dec2)));
     let in_exec = m.flag("in_exec", regs.ctl_state.equals(state(State::Exec)));
+    let pre_regs = precheck::registers(m);
+    // A decode cycle's word is in `q0` (`precheck`).
     let src = WordSource {
         in_dec,
         in_dec2,
-        c_rdata: io.bufs.of(DmaTarget::Commands).rdata,
+        c_rdata: pre_regs.q0,
         cmd_q: regs.cmd_q,
         cmd2_q: regs.cmd2_q,
     };
     let fields = fields(m, &src, &consts.cmd);
+    // The checks read the pre-check's own fields (`p_*`); of these the
+    // datapath takes only some bits.
+    for (net, bits) in [
+        (fields.w0, WORD),
+        (fields.w1, WORD),
+        (fields.f_addr_b, ADDR_BITS),
+        (fields.f_lr, LR_FIELD_BITS),
+        (fields.f_x_addr, ADDR_BITS),
+        (fields.f_mask, ADDR_BITS),
+        (fields.dst_lanes, TILE_BITS),
+    ] {
+        m.wire_of(&format!("{}_unused", net.name()), bits, net);
+    }
     let xfields = exec_fields(m, regs.cmd_q, &consts.cmd);
     let resident = Resident {
         valid: regs.res_valid,
@@ -310,24 +332,33 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
         m: regs.res_m,
         k: regs.res_k,
     };
-    let checks = checks(
+    let Pre {
+        dec_go,
+        dec_fault,
+        dec_err,
+    } = precheck::build(
         m,
-        &CheckIn {
-            fields: &fields,
+        io,
+        &PreIn {
+            regs: &pre_regs,
             consts: &consts.cmd,
+            fields: &fields,
             resident: &resident,
+            res_m: regs.res_m,
+            res_k: regs.res_k,
             pc: regs.pc,
-            prog_len: io.requests.prog_len,
+            cmd_q: regs.cmd_q,
+            ctl_running,
             in_dec,
             in_dec2,
+            in_exec,
         },
     );
     m.comment("Sequencing: decode ends, execute length, the next cycle's view.");
-    let outcome = decode_outcome(m, in_dec, in_dec2, &fields, &checks);
     let is = |op: u8| fields.is(op);
     let exec_begin = m.flag(
         "exec_begin",
-        outcome.dec_go.and(!is(opcode::SYNC)).and(!is(opcode::HALT)),
+        dec_go.and(!is(opcode::SYNC)).and(!is(opcode::HALT)),
     );
     // The decoded command's last step, loaded into `ex_end` in every
     // decode cycle (`ex_end` is read only in execute, which only a
@@ -385,8 +416,10 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
         in_exec,
         fields,
         xfields,
-        checks,
-        outcome,
+        dec_go,
+        dec_fault,
+        dec_err,
+        q0: pre_regs.q0,
         exec_begin,
         dec_end,
         seq_more,
@@ -412,10 +445,10 @@ fn decode_step(s: &Seq) -> Stmt {
         v
     };
     if_else(
-        s.outcome.dec_fault,
-        stop(r.faulted, vec![set(r.err_code, s.checks.dec_err)]),
+        s.dec_fault,
+        stop(r.faulted, vec![set(r.err_code, s.dec_err)]),
         vec![if_else(
-            s.outcome.dec_go,
+            s.dec_go,
             vec![if_else(
                 s.is(opcode::HALT),
                 stop(r.halted, vec![]),
@@ -513,10 +546,10 @@ fn resident_update(s: &Seq) -> Stmt {
 pub(super) fn fsm(m: &mut Scope, io: &ControllerIo, s: &Seq) {
     let r = &s.regs;
     let s_dec = s.consts.states.of(State::Dec);
-    let c_rdata = io.bufs.of(DmaTarget::Commands).rdata;
+    let q0 = s.q0;
     let running = vec![
-        when(s.in_dec, vec![set(r.cmd_q, c_rdata)]),
-        when(s.in_dec2, vec![set(r.cmd2_q, c_rdata)]),
+        when(s.in_dec, vec![set(r.cmd_q, q0)]),
+        when(s.in_dec2, vec![set(r.cmd2_q, q0)]),
         // The last step and whether the first is it, for the command
         // being decoded, whether or not it goes (see `dec_end`).
         when(
