@@ -88,6 +88,9 @@ fn top_module(a: &SynthArgs) -> &'static str {
     }
 }
 
+/// The files of the array (`sa_top` and the modules it instantiates).
+const ARRAY_FILES: [&str; 3] = ["sa_pe.v", "sa_skew.v", "sa_top.v"];
+
 /// Module `top` of `cfg` synthesised for `target` in a subfolder of `out`.
 fn synthesize(out: &Path, cfg: ArrayConfig, target: Target, top: &str) -> Result<SynthRun> {
     let work = out.join(format!("{}-{top}-{}", cfg.tag(), target.name()));
@@ -97,8 +100,13 @@ fn synthesize(out: &Path, cfg: ArrayConfig, target: Target, top: &str) -> Result
         target.name()
     );
     let files = sysgrad_hdl::generate(&cfg);
+    // Only the modules under `top`: Yosys numbers its generated names over
+    // everything it reads and ABC's mapping follows those names, so
+    // reading the accelerator's files would let a controller change move
+    // the array's LUT count.
     let sources: Vec<synth::Source> = files
         .iter()
+        .filter(|f| top != "sa_top" || ARRAY_FILES.contains(&f.name.as_str()))
         .map(|f| (f.name.as_str(), f.text.as_str()))
         .collect();
     let res = synth::synthesize(&sources, target, top, &work)

@@ -2,8 +2,25 @@
 //! chosen once into [`Numbers`].
 
 use crate::float::{FloatFormat, FloatKind, Rounding, FLOAT_KIND_NAMES};
-use crate::{ConfigError, NumberFormat, ACC_BITS, IN_BITS};
+use crate::load::ConfigError;
 use serde::{Deserialize, Serialize};
+
+/// Fixed-point number format (see [`crate::fixed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NumberFormat {
+    /// Signed data width of x, w and dy.
+    pub in_bits: u32,
+    /// Signed accumulator width.
+    pub acc_bits: u32,
+    /// Fractional bits of a data value; accumulators carry twice as many.
+    pub frac_bits: u32,
+}
+
+/// Signed data widths a fixed-point format may have.
+pub const IN_BITS: std::ops::RangeInclusive<u32> = 4..=16;
+/// Signed accumulator widths a fixed-point format may have.
+pub const ACC_BITS: std::ops::RangeInclusive<u32> = 16..=48;
 
 /// The number format of a configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

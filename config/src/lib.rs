@@ -19,8 +19,8 @@ pub use load::{
     cut_long_lines, in_file, line_of_field, load_config, location, parse_config, ConfigError,
 };
 
-pub use format::Numbers;
 use format::RawFormat;
+pub use format::{NumberFormat, Numbers, ACC_BITS, IN_BITS};
 use serde::{Deserialize, Serialize};
 
 /// How the backward pass computes dX and dW.
@@ -110,18 +110,6 @@ pub struct ArrayShape {
     /// timing are the same. `pipelining = "none"` only.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub deferred_saturation: bool,
-}
-
-/// Fixed-point number format (see [`fixed`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NumberFormat {
-    /// Signed data width of x, w and dy.
-    pub in_bits: u32,
-    /// Signed accumulator width.
-    pub acc_bits: u32,
-    /// Fractional bits of a data value; accumulators carry twice as many.
-    pub frac_bits: u32,
 }
 
 /// Depths of the accelerator's on-chip buffers, in buffer words. A buffer
@@ -264,8 +252,6 @@ impl From<ArrayConfig> for RawConfig {
 /// Largest number of rows or columns: 256, the TPU v1 size (and SCALE-Sim's
 /// largest standard config). Command fields and RTL widths derive from it.
 pub const MAX_DIM: usize = 256;
-pub const IN_BITS: std::ops::RangeInclusive<u32> = 4..=16;
-pub const ACC_BITS: std::ops::RangeInclusive<u32> = 16..=48;
 /// Width of the `lr_shift` input port.
 pub const LR_SHIFT_BITS: u32 = 6;
 
