@@ -100,6 +100,18 @@ impl WorkloadError {
         }
     }
 
+    /// The array's error in layer `layer`'s `what`, as a `map_err` takes it.
+    pub fn array(
+        layer: usize,
+        what: &'static str,
+    ) -> impl Fn(sysgrad_emulator::DriveError) -> WorkloadError {
+        move |source| WorkloadError::Array {
+            layer,
+            what,
+            source,
+        }
+    }
+
     pub fn model(field: impl Into<String>, message: impl Into<String>) -> Self {
         WorkloadError::Model {
             field: field.into(),

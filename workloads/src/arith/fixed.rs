@@ -147,11 +147,7 @@ impl ArrayModel {
         self.engine()
             .expect("an array")
             .forward(w, x)
-            .map_err(|source| WorkloadError::Array {
-                layer,
-                what: "forward",
-                source,
-            })
+            .map_err(WorkloadError::array(layer, "forward"))
     }
 
     /// Whether products come back as `Output` asks (the accelerator
@@ -176,11 +172,7 @@ impl ArrayModel {
         }
         let drv = self.engine().expect("an array");
         drv.backward(schedule, w, x, dy, sink)
-            .map_err(|source| WorkloadError::Array {
-                layer,
-                what: "backward",
-                source,
-            })
+            .map_err(WorkloadError::array(layer, "backward"))
     }
 }
 

@@ -72,17 +72,6 @@ impl FormatArith {
     pub fn take_stats(&mut self) -> sysgrad_emulator::Stats {
         self.engine.take_stats()
     }
-
-    fn array_error(
-        layer: usize,
-        what: &'static str,
-    ) -> impl Fn(sysgrad_emulator::DriveError) -> WorkloadError {
-        move |source| WorkloadError::Array {
-            layer,
-            what,
-            source,
-        }
-    }
 }
 
 /// `v` rounded to format `k`, as the bit pattern the array takes.
@@ -156,7 +145,7 @@ impl Arith for FormatArith {
                 operand(f.weights, w).view(),
                 operand(f.activations, x).view(),
             )
-            .map_err(Self::array_error(site.layer, "forward"))?;
+            .map_err(WorkloadError::array(site.layer, "forward"))?;
         Ok(y.mapv(fp32))
     }
 
@@ -197,7 +186,7 @@ impl Arith for FormatArith {
                 operand(f.gradients, dy).view(),
                 sink,
             )
-            .map_err(Self::array_error(layer, "backward"))?;
+            .map_err(WorkloadError::array(layer, "backward"))?;
         match momentum {
             Some((mu, v)) => {
                 // Momentum on the host in fp32; the weight rounded to its

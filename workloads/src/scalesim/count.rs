@@ -35,11 +35,7 @@ pub struct LayerCost {
 }
 
 fn array_err(source: sysgrad_emulator::DriveError) -> WorkloadError {
-    WorkloadError::Array {
-        layer: 0,
-        what: "layer count",
-        source,
-    }
+    WorkloadError::array(0, "layer count")(source)
 }
 
 /// The fast mode's counters of the forward pass and of the backward pass
