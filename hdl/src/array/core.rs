@@ -560,7 +560,9 @@ impl Modes {
 
 /// The parameters both arrays take from their configuration (the `none`
 /// one adds `MUL_REG`, the dense one `RB`); `sa_accel` has the array's.
-pub(crate) fn array_params(cfg: &ArrayConfig) -> Vec<Param> {
+/// `FRAC` only if the PE `pe` takes it (its format has fractional bits).
+pub(crate) fn array_params(cfg: &ArrayConfig, pe: &Module) -> Vec<Param> {
+    let pe_has_frac = pe.params.iter().any(|p| p.name == FRAC.name());
     let f = cfg.format();
     vec![
         param(
@@ -583,8 +585,7 @@ pub(crate) fn array_params(cfg: &ArrayConfig) -> Vec<Param> {
         ),
     ]
     .into_iter()
-    // A float format has no fractional bits (frac_bits = 0): no FRAC.
-    .filter(|p| cfg.numbers().float().is_none() || p.name != FRAC.name())
+    .filter(|p| pe_has_frac || p.name != FRAC.name())
     .chain(lr_params(cfg.fixed_lr_shift()))
     .chain(seed_param(cfg))
     .collect()

@@ -181,7 +181,7 @@ pub(crate) fn module(cfg: &ArrayConfig, pe: &Module) -> Module {
         pe_cell(pe, &ports, &mesh, [x_sk, dy_sk, ctl_sk, w_sk]),
     );
     edges_and_outputs(&mut m, &ports, &mesh);
-    let mut params = array_params(cfg);
+    let mut params = array_params(cfg, pe);
     params.push(param(
         RB.name(),
         load_row_bits(cfg.rows()).into(),

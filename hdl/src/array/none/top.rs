@@ -83,7 +83,7 @@ pub(crate) fn module(cfg: &ArrayConfig, pe: &Module) -> Module {
             format!("output deskews and output registers. {}", pe_path_doc()),
             modes_line(&Mode::ALL, "."),
         ],
-        params: array_params(cfg)
+        params: array_params(cfg, pe)
             .into_iter()
             .chain([mul_reg_param(cfg.multiplier_register())])
             .collect(),
