@@ -10,7 +10,8 @@
 //!   form; [`operands`]: what both take.
 //! * [`kernel`]: the numbers, folded in the array's saturation order, with a
 //!   float GEMM for the rows that provably cannot saturate; [`float`]: a
-//!   floating-point format's, added in the array's exact order.
+//!   floating-point format's, added in the array's exact order;
+//!   [`numbers`]: one type per format over them, chosen once.
 //! * [`engine`]: one trait over both modes, so a caller switches with a flag.
 //!
 //! `tests/fast_vs_cycle.rs` checks results, errors and every counter
@@ -22,6 +23,7 @@ pub mod exact;
 pub mod float;
 pub mod kernel;
 pub mod ledger;
+pub mod numbers;
 pub mod operands;
 
 pub use engine::{Engine, EngineKind, FastEngine, UnknownEngine};

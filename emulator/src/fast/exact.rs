@@ -3,13 +3,13 @@
 //! (`ledger.rs` for `none`, `dense.rs` for dense), chosen here.
 
 use super::operands::{Layer, Operands, Shapes, Views};
-use super::{dense, float, kernel, ledger};
+use super::{dense, ledger, numbers};
 use crate::driver::DriveError;
 use crate::gemm::{self, check_inner, BackwardResult, DwSink};
 use crate::stats::Stats;
 use ndarray::{Array2, ArrayView2};
 use sysgrad_config::float::StochasticBits;
-use sysgrad_config::{fixed, ArrayConfig, Backward, Numbers, Pipelining};
+use sysgrad_config::{ArrayConfig, Backward, Pipelining};
 
 /// The counters of `layer` (M x K x N) on `cfg`'s array, by the ledger of
 /// its pipelining (inner sizes and `lr_shift` already checked).
@@ -60,10 +60,7 @@ pub fn forward(
     // The counters and the numbers are independent: a rayon join.
     let (counted, y) = rayon::join(
         || count(stats, cfg, (m, k, x.ncols()), Layer::Forward, &ops),
-        || match cfg.numbers() {
-            Numbers::Fixed(f) => kernel::chained_product(w, x, cfg.rows(), f.acc_bits),
-            Numbers::Float(f) => float::forward(&f, w, x, cfg.rows()),
-        },
+        || numbers::of(cfg).forward(w, x, cfg.rows()),
     );
     counted?;
     Ok(y)
@@ -89,10 +86,7 @@ pub fn backward(
 /// The stochastic-rounding generators of `cfg`'s PEs after reset (none
 /// for fixed point).
 pub fn generators(cfg: &ArrayConfig) -> Vec<StochasticBits> {
-    match cfg.numbers() {
-        Numbers::Fixed(_) => Vec::new(),
-        Numbers::Float(f) => float::generators(&f, cfg.rows(), cfg.cols()),
-    }
+    numbers::of(cfg).generators(cfg.rows(), cfg.cols())
 }
 
 /// [`backward`] on an array whose PEs' generators are `gens` (from
@@ -121,17 +115,10 @@ pub fn backward_on(
     // `cols`; dW accumulates in each PE over the whole stream, from 0 (a
     // tile's dw starts drained or cleared by UPDATE). The counters and the
     // two products are independent: rayon joins.
+    let nums = numbers::of(cfg);
     let (counted, (dx, dw)) = rayon::join(
         || count(stats, cfg, (m, k, n), Layer::Backward(schedule, sink), &ops),
-        || match cfg.numbers() {
-            Numbers::Fixed(f) => rayon::join(
-                || kernel::chained_product(w.t(), dy, cfg.cols(), f.acc_bits),
-                || kernel::chained_product(dy, x.t(), n, f.acc_bits),
-            ),
-            Numbers::Float(f) => {
-                rayon::join(|| float::dx(&f, w, dy, cfg.cols()), || float::dw(&f, dy, x))
-            }
-        },
+        || rayon::join(|| nums.dx(w, dy, cfg.cols()), || nums.dw(dy, x)),
     );
     counted?;
     Ok(match sink {
@@ -143,36 +130,9 @@ pub fn backward_on(
         DwSink::Update { lr_shift } => BackwardResult {
             dx,
             dw: None,
-            w: Some(updated(cfg, gens, w, dw.view(), lr_shift)),
+            w: Some(nums.update(cfg, gens, w, dw.view(), lr_shift)),
         },
     })
-}
-
-/// The weights after the Update sink: every weight's SGD step.
-fn updated(
-    cfg: &ArrayConfig,
-    gens: &mut [StochasticBits],
-    w: ArrayView2<i64>,
-    dw: ArrayView2<i64>,
-    lr_shift: u32,
-) -> Array2<i64> {
-    match cfg.numbers() {
-        Numbers::Fixed(f) => {
-            let mut w_new = w.to_owned();
-            w_new.zip_mut_with(&dw, |w, d| {
-                *w = fixed::sgd_update(*w, *d, f.frac_bits, lr_shift, f.in_bits, f.acc_bits)
-            });
-            w_new
-        }
-        Numbers::Float(f) => {
-            // An UPDATE writes every PE's w in each of its cycles
-            // (two with the multiplier register); a dense array's wave
-            // updates each PE once per tile.
-            let steps = if cfg.multiplier_register() { 2 } else { 1 };
-            let shape = (cfg.rows(), cfg.cols());
-            float::update(&f, gens, shape, steps, w, dw, lr_shift)
-        }
-    }
 }
 
 /// The counters of [`forward`] on an M x K x N layer, without data:
