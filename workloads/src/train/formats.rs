@@ -5,7 +5,7 @@
 //! order, with the same hyperparameters (the model's learning-rate and
 //! loss-gradient shifts; nothing tuned per format).
 
-use super::{encode, epoch_order, evaluate, limit, progress_bar, step_of, TrainOptions};
+use super::{evaluate, limit, run_epochs, step_of, Epochs, TrainOptions};
 use crate::arith::{Arith, FixedArith, FloatArith, FormatArith, Step};
 use crate::data::{Sample, Split};
 use crate::error::{Result, WorkloadError};
@@ -15,7 +15,6 @@ use ndarray::Array4;
 use std::time::Instant;
 use sysgrad_config::float::FloatFormat;
 use sysgrad_config::Numbers;
-use sysgrad_rng::Rng;
 
 /// What one number format reached.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -132,7 +131,7 @@ pub fn train_formats(
         )));
         names.push(f.tag());
     }
-    let mut results: Vec<FormatResult> = names
+    let results: Vec<FormatResult> = names
         .into_iter()
         .map(|name| FormatResult {
             name,
@@ -141,36 +140,51 @@ pub fn train_formats(
             seconds: 0.0,
         })
         .collect();
-    let batch = spec.training.batch_size.min(train_set.len()).max(1);
-    let bar = progress_bar((epochs * train_set.len()) as u64, opts.progress);
-    let mut spikes = Rng::derive(spec.training.seed, "input-spikes");
-    let o = spec.optimizer;
-    for epoch in 0..epochs {
-        let lr_shift = o.schedule.lr_shift(o.lr_shift, epoch);
-        for net in nets.iter_mut() {
+    let mut run = Formats {
+        nets,
+        results,
+        model,
+        test_set,
+        eval_batch: opts.eval_batch,
+    };
+    run_epochs(model, train_set, epochs, opts.progress, &mut run)?;
+    Ok(run.results)
+}
+
+/// [`train_formats`]'s trainer: every format's network on the same batch.
+struct Formats<'a> {
+    nets: Vec<Box<dyn Trainee>>,
+    results: Vec<FormatResult>,
+    model: &'a Model,
+    test_set: &'a [Sample],
+    eval_batch: usize,
+}
+
+impl Epochs for Formats<'_> {
+    fn begin(&mut self, _: usize, lr_shift: u32) {
+        for net in self.nets.iter_mut() {
             net.step().lr_shift = lr_shift;
         }
-        let order = epoch_order(spec.training.seed, epoch, train_set.len());
-        for chunk in order.chunks(batch) {
-            let samples: Vec<&Sample> = chunk.iter().map(|&i| &train_set[i]).collect();
-            let x = encode::encode(&samples, &spec.input, &mut spikes);
-            let labels = encode::labels(&samples);
-            for (net, r) in nets.iter_mut().zip(results.iter_mut()) {
-                let t = Instant::now();
-                net.train_step(&x, &labels)?;
-                r.seconds += t.elapsed().as_secs_f64();
-            }
-            bar.inc(chunk.len() as u64);
-        }
-        for (net, r) in nets.iter_mut().zip(results.iter_mut()) {
+    }
+
+    fn batch(&mut self, x: &Array4<f64>, labels: &[u8]) -> Result<()> {
+        for (net, r) in self.nets.iter_mut().zip(self.results.iter_mut()) {
             let t = Instant::now();
-            let res = net.test(test_set, model, opts.eval_batch)?;
+            net.train_step(x, labels)?;
+            r.seconds += t.elapsed().as_secs_f64();
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, epoch: usize, bar: &indicatif::ProgressBar) -> Result<()> {
+        for (net, r) in self.nets.iter_mut().zip(self.results.iter_mut()) {
+            let t = Instant::now();
+            let res = net.test(self.test_set, self.model, self.eval_batch)?;
             r.test_accuracy.push(res.accuracy());
             r.test_loss.push(res.mean_loss());
             r.seconds += t.elapsed().as_secs_f64();
         }
         bar.set_message(format!("epoch {}", epoch + 1));
+        Ok(())
     }
-    bar.finish_and_clear();
-    Ok(results)
 }

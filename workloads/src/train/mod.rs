@@ -11,7 +11,7 @@ use crate::data::{Sample, Split};
 use crate::error::{Result, WorkloadError};
 use crate::model::Model;
 use crate::net::{initial_weights, Activity, BatchResult, Layer, Network};
-use ndarray::Array2;
+use ndarray::{Array2, Array4};
 use std::io::IsTerminal;
 use std::time::Instant;
 use sysgrad_emulator::fast::EngineKind;
@@ -311,8 +311,7 @@ pub fn train(model: &Model, split: &Split, opts: &TrainOptions) -> Result<TrainR
             ),
         ));
     }
-    let batch = spec.training.batch_size.min(train_set.len()).max(1);
-    let (mut fixed, mut float) = build_on(model, opts.engine);
+    let (mut fixed, float) = build_on(model, opts.engine);
     let mut plan = None;
     // On the accelerator, the array network becomes the reference that
     // every step's weights are checked against.
@@ -323,57 +322,163 @@ pub fn train(model: &Model, split: &Split, opts: &TrainOptions) -> Result<TrainR
         let array = std::mem::replace(&mut fixed, net);
         reference = opts.check_every_step.then_some(array);
     }
-    let mut steps_checked = 0;
-    let mut spikes = Rng::derive(spec.training.seed, "input-spikes");
-    let bar = progress_bar((epochs * train_set.len()) as u64, opts.progress);
-    let mut records = Vec::new();
-    let mut ledgers = Vec::new();
-
-    let o = spec.optimizer;
-    if let crate::arith::LrSchedule::Step { every: 0, .. } = o.schedule {
+    if let crate::arith::LrSchedule::Step { every: 0, .. } = spec.optimizer.schedule {
         return Err(WorkloadError::out_of_range(
             "optimizer.schedule.every",
             0,
             "1 or more",
         ));
     }
+    let mut run = SideBySide {
+        model,
+        test_set,
+        train_size: train_set.len(),
+        opts,
+        epochs,
+        fixed,
+        float,
+        reference,
+        steps_checked: 0,
+        epoch: EpochTally::default(),
+        records: Vec::new(),
+        ledgers: Vec::new(),
+    };
+    run_epochs(model, train_set, epochs, opts.progress, &mut run)?;
+    Ok(TrainRun {
+        model: model.clone(),
+        train_size: train_set.len(),
+        test_size: test_set.len(),
+        epochs: run.records,
+        ledgers: run.ledgers,
+        fixed: run.fixed,
+        float: run.float,
+        plan,
+        accelerator: opts.accelerator,
+        steps_checked: run.steps_checked,
+    })
+}
+
+/// What a trainer does at each point of the loop every trainer shares
+/// ([`run_epochs`]).
+pub(crate) trait Epochs {
+    /// Before epoch `epoch`'s batches (from 0), at the schedule's `lr_shift`.
+    fn begin(&mut self, epoch: usize, lr_shift: u32);
+    /// One batch: its input as the model encodes it, and its labels.
+    fn batch(&mut self, x: &Array4<f64>, labels: &[u8]) -> Result<()>;
+    /// After the epoch's batches: tests, records, the bar's message.
+    fn end(&mut self, epoch: usize, bar: &indicatif::ProgressBar) -> Result<()>;
+}
+
+/// The loop of every trainer: `epochs` epochs over `train_set` in the
+/// model's seeded order, cut into its batches and encoded as its input
+/// (the input spikes drawn from one stream across the run), with a
+/// progress bar over the samples.
+pub(crate) fn run_epochs(
+    model: &Model,
+    train_set: &[Sample],
+    epochs: usize,
+    progress: bool,
+    trainer: &mut impl Epochs,
+) -> Result<()> {
+    let spec = &model.spec;
+    let batch = spec.training.batch_size.min(train_set.len()).max(1);
+    let mut spikes = Rng::derive(spec.training.seed, "input-spikes");
+    let bar = progress_bar((epochs * train_set.len()) as u64, progress);
+    let o = spec.optimizer;
     for epoch in 0..epochs {
-        fixed
-            .arith
-            .set_shadow_sequential(epoch < opts.sequential_epochs);
-        let lr_shift = o.schedule.lr_shift(o.lr_shift, epoch);
-        fixed.arith.step.lr_shift = lr_shift;
-        float.arith.step.lr_shift = lr_shift;
-        if let Some(r) = &mut reference {
-            r.arith.step.lr_shift = lr_shift;
-        }
+        trainer.begin(epoch, o.schedule.lr_shift(o.lr_shift, epoch));
         let order = epoch_order(spec.training.seed, epoch, train_set.len());
-        let (mut fx_res, mut fl_res) = (BatchResult::default(), BatchResult::default());
-        let (mut fx_time, mut fl_time) = (0.0, 0.0);
         for chunk in order.chunks(batch) {
             let samples: Vec<&Sample> = chunk.iter().map(|&i| &train_set[i]).collect();
             let x = encode::encode(&samples, &spec.input, &mut spikes);
-            let labels = encode::labels(&samples);
-            let t = Instant::now();
-            fx_res.add(&fixed.train_step(fixed.input(&x), &labels)?);
-            fx_time += t.elapsed().as_secs_f64();
-            if let Some(r) = &mut reference {
-                r.train_step(r.input(&x), &labels)?;
-                steps_checked += 1;
-                compare_weights(steps_checked, "accel", &fixed, r)?;
-                r.arith.take_ledger();
-            }
-            let t = Instant::now();
-            fl_res.add(&float.train_step(float.input(&x), &labels)?);
-            fl_time += t.elapsed().as_secs_f64();
+            trainer.batch(&x, &encode::labels(&samples))?;
             bar.inc(chunk.len() as u64);
         }
-        let t = Instant::now();
-        let fx_test = evaluate(&mut fixed, test_set, model, opts.eval_batch)?;
-        fx_time += t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        let fl_test = evaluate(&mut float, test_set, model, opts.eval_batch)?;
-        fl_time += t.elapsed().as_secs_f64();
+        trainer.end(epoch, &bar)?;
+    }
+    bar.finish_and_clear();
+    Ok(())
+}
+
+/// One epoch's training results and wall time, fixed point and f32.
+#[derive(Default)]
+struct EpochTally {
+    fixed: BatchResult,
+    float: BatchResult,
+    fixed_seconds: f64,
+    float_seconds: f64,
+}
+
+/// [`train`]'s trainer: the fixed-point network (on the array or the
+/// accelerator) and its f32 reference, and on the accelerator the array
+/// network every step is checked against.
+struct SideBySide<'a> {
+    model: &'a Model,
+    test_set: &'a [Sample],
+    train_size: usize,
+    opts: &'a TrainOptions,
+    epochs: usize,
+    fixed: Network<FixedArith>,
+    float: Network<FloatArith>,
+    reference: Option<Network<FixedArith>>,
+    steps_checked: usize,
+    epoch: EpochTally,
+    records: Vec<EpochRecord>,
+    ledgers: Vec<Ledger>,
+}
+
+/// `f()`, and the seconds it took added to `seconds`.
+fn timed<T>(seconds: &mut f64, f: impl FnOnce() -> T) -> T {
+    let t = Instant::now();
+    let out = f();
+    *seconds += t.elapsed().as_secs_f64();
+    out
+}
+
+impl Epochs for SideBySide<'_> {
+    fn begin(&mut self, epoch: usize, lr_shift: u32) {
+        self.fixed
+            .arith
+            .set_shadow_sequential(epoch < self.opts.sequential_epochs);
+        self.fixed.arith.step.lr_shift = lr_shift;
+        self.float.arith.step.lr_shift = lr_shift;
+        if let Some(r) = &mut self.reference {
+            r.arith.step.lr_shift = lr_shift;
+        }
+        self.epoch = EpochTally::default();
+    }
+
+    fn batch(&mut self, x: &Array4<f64>, labels: &[u8]) -> Result<()> {
+        let (fixed, e) = (&mut self.fixed, &mut self.epoch);
+        let res = timed(&mut e.fixed_seconds, || {
+            fixed.train_step(fixed.input(x), labels)
+        })?;
+        e.fixed.add(&res);
+        if let Some(r) = &mut self.reference {
+            r.train_step(r.input(x), labels)?;
+            self.steps_checked += 1;
+            compare_weights(self.steps_checked, "accel", &self.fixed, r)?;
+            r.arith.take_ledger();
+        }
+        let float = &mut self.float;
+        let res = timed(&mut e.float_seconds, || {
+            float.train_step(float.input(x), labels)
+        })?;
+        e.float.add(&res);
+        Ok(())
+    }
+
+    fn end(&mut self, epoch: usize, bar: &indicatif::ProgressBar) -> Result<()> {
+        let (model, test_set, eval_batch) = (self.model, self.test_set, self.opts.eval_batch);
+        let e = &mut self.epoch;
+        let fixed = &mut self.fixed;
+        let fx_test = timed(&mut e.fixed_seconds, || {
+            evaluate(fixed, test_set, model, eval_batch)
+        })?;
+        let float = &mut self.float;
+        let fl_test = timed(&mut e.float_seconds, || {
+            evaluate(float, test_set, model, eval_batch)
+        })?;
         let metrics = |tr: &BatchResult, te: &BatchResult| Metrics {
             train_loss: tr.mean_loss(),
             train_accuracy: tr.accuracy(),
@@ -382,10 +487,10 @@ pub fn train(model: &Model, split: &Split, opts: &TrainOptions) -> Result<TrainR
         };
         let rec = EpochRecord {
             epoch: epoch + 1,
-            fixed: metrics(&fx_res, &fx_test),
-            float: metrics(&fl_res, &fl_test),
-            fixed_seconds: fx_time,
-            float_seconds: fl_time,
+            fixed: metrics(&e.fixed, &fx_test),
+            float: metrics(&e.float, &fl_test),
+            fixed_seconds: e.fixed_seconds,
+            float_seconds: e.float_seconds,
         };
         bar.set_message(format!(
             "epoch {} test: fixed {:.1}%, f32 {:.1}%",
@@ -393,37 +498,26 @@ pub fn train(model: &Model, split: &Split, opts: &TrainOptions) -> Result<TrainR
             100.0 * rec.fixed.test_accuracy,
             100.0 * rec.float.test_accuracy
         ));
-        let ledger = fixed.arith.take_ledger();
-        if opts.progress && bar.is_hidden() && epochs > 1 {
+        let ledger = self.fixed.arith.take_ledger();
+        if self.opts.progress && bar.is_hidden() && self.epochs > 1 {
             // No bar (stderr is a log file): one line per epoch, so that a
             // long run shows where it is.
             eprintln!(
-                "epoch {}/{epochs}: test accuracy fixed {:.2}%, f32 {:.2}% ({:.0} s fixed, {:.0} s f32, {:.0} samples/s together){}",
+                "epoch {}/{}: test accuracy fixed {:.2}%, f32 {:.2}% ({:.0} s fixed, {:.0} s f32, {:.0} samples/s together){}",
                 rec.epoch,
+                self.epochs,
                 100.0 * rec.fixed.test_accuracy,
                 100.0 * rec.float.test_accuracy,
                 rec.fixed_seconds,
                 rec.float_seconds,
-                train_set.len() as f64 / (rec.fixed_seconds + rec.float_seconds),
+                self.train_size as f64 / (rec.fixed_seconds + rec.float_seconds),
                 clamp_note(&ledger)
             );
         }
-        records.push(rec);
-        ledgers.push(ledger);
+        self.records.push(rec);
+        self.ledgers.push(ledger);
+        Ok(())
     }
-    bar.finish_and_clear();
-    Ok(TrainRun {
-        model: model.clone(),
-        train_size: train_set.len(),
-        test_size: test_set.len(),
-        epochs: records,
-        ledgers,
-        fixed,
-        float,
-        plan,
-        accelerator: opts.accelerator,
-        steps_checked,
-    })
 }
 
 /// The first `steps` training steps of `model` on the accelerator, every
