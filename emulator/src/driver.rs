@@ -75,6 +75,12 @@ pub(crate) fn check_values(
     match cfg.numbers() {
         Numbers::Fixed(f) => {
             let bits = f.in_bits;
+            // The bounds once, and a branch-free pass first: every operand
+            // of every product goes through here.
+            let (lo, hi) = (fixed::min_of(bits), fixed::max_of(bits));
+            if t.iter().fold(true, |ok, &v| ok & (lo <= v) & (v <= hi)) {
+                return Ok(());
+            }
             match t.iter().find(|v| !fixed::fits(**v, bits)) {
                 Some(&value) => Err(DriveError::ValueRange { what, value, bits }),
                 None => Ok(()),
