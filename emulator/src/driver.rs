@@ -78,7 +78,12 @@ pub(crate) fn check_values(
             // The bounds once, and a branch-free pass first: every operand
             // of every product goes through here.
             let (lo, hi) = (fixed::min_of(bits), fixed::max_of(bits));
-            if t.iter().fold(true, |ok, &v| ok & (lo <= v) & (v <= hi)) {
+            let in_range = |ok: bool, &v: &i64| ok & (lo <= v) & (v <= hi);
+            let all_fit = match t.as_slice_memory_order() {
+                Some(s) => s.iter().fold(true, in_range),
+                None => t.iter().fold(true, in_range),
+            };
+            if all_fit {
                 return Ok(());
             }
             match t.iter().find(|v| !fixed::fits(**v, bits)) {
