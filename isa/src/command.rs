@@ -80,9 +80,25 @@ pub mod field {
     pub const MASK_ADDR: Field = X_ADDR;
     /// ACT's second word: lanes written, at LOAD_W `m`'s bits.
     pub const LANES: Field = TILE_M;
+    /// FORWARD / BACKWARD `win`: X (and BACKWARD's dX) lines follow the
+    /// window set by WINDOW instead of `base + t`.
+    pub const WIN: Field = Field { lo: 51, bits: 1 };
+    /// WINDOW: the input image's width and height in pixels.
+    pub const WIN_W: Field = Field { lo: 0, bits: 10 };
+    pub const WIN_H: Field = Field { lo: 10, bits: 10 };
+    /// WINDOW: the output's width and height (positions per image).
+    pub const WIN_OW: Field = Field { lo: 20, bits: 10 };
+    pub const WIN_OH: Field = Field { lo: 30, bits: 10 };
+    /// WINDOW: the stride, the kernel element's row and column, the padding.
+    pub const WIN_STRIDE: Field = Field { lo: 40, bits: 4 };
+    pub const WIN_KY: Field = Field { lo: 44, bits: 4 };
+    pub const WIN_KX: Field = Field { lo: 48, bits: 4 };
+    pub const WIN_PAD: Field = Field { lo: 52, bits: 4 };
+    /// WINDOW's second word: images in the stream.
+    pub const WIN_IMAGES: Field = X_ADDR;
 }
 
-/// Opcodes (bits 63..56). 0x00 and 0x0B..=0xFF are invalid, so that running
+/// Opcodes (bits 63..56). 0x00 and 0x0C..=0xFF are invalid, so that running
 /// into zeroed command memory stops the controller.
 pub mod opcode {
     pub const LOAD_W: u8 = 0x01;
@@ -95,6 +111,7 @@ pub mod opcode {
     pub const SYNC: u8 = 0x08;
     pub const HALT: u8 = 0x09;
     pub const ACT: u8 = 0x0A;
+    pub const WINDOW: u8 = 0x0B;
 }
 
 /// One argument of a command: its assembler name, the word it is in and
@@ -153,7 +170,7 @@ impl Format {
 use field::*;
 
 /// Every command, in opcode order.
-pub const FORMATS: [Format; 10] = [
+pub const FORMATS: [Format; 11] = [
     Format {
         opcode: opcode::LOAD_W,
         mnemonic: "LOAD_W",
@@ -172,6 +189,7 @@ pub const FORMATS: [Format; 10] = [
             arg("y", ADDR_B),
             arg("n", LENGTH),
             arg("acc", FLAG),
+            arg("win", WIN),
         ],
     },
     Format {
@@ -188,6 +206,7 @@ pub const FORMATS: [Format; 10] = [
             arg("dx", ADDR_B),
             arg("n", LENGTH),
             arg("acc", FLAG),
+            arg("win", WIN),
         ],
     },
     Format {
@@ -238,6 +257,25 @@ pub const FORMATS: [Format; 10] = [
                 name: "lanes",
                 word: 1,
                 field: LANES,
+            },
+        ],
+    },
+    Format {
+        opcode: opcode::WINDOW,
+        mnemonic: "WINDOW",
+        args: &[
+            arg("w", WIN_W),
+            arg("h", WIN_H),
+            arg("ow", WIN_OW),
+            arg("oh", WIN_OH),
+            arg("stride", WIN_STRIDE),
+            arg("ky", WIN_KY),
+            arg("kx", WIN_KX),
+            arg("pad", WIN_PAD),
+            Arg {
+                name: "images",
+                word: 1,
+                field: WIN_IMAGES,
             },
         ],
     },

@@ -22,11 +22,13 @@ pub enum ErrorCode {
     AddressRange = 0x09,
     WeightOverlap = 0x0A,
     BadFunction = 0x0B,
+    NoWindow = 0x0C,
+    WindowLength = 0x0D,
 }
 
 impl ErrorCode {
     /// Every code, in code order.
-    pub const ALL: [ErrorCode; 11] = [
+    pub const ALL: [ErrorCode; 13] = [
         ErrorCode::UnknownOpcode,
         ErrorCode::ReservedBits,
         ErrorCode::ProgramEnd,
@@ -38,18 +40,22 @@ impl ErrorCode {
         ErrorCode::AddressRange,
         ErrorCode::WeightOverlap,
         ErrorCode::BadFunction,
+        ErrorCode::NoWindow,
+        ErrorCode::WindowLength,
     ];
 
     /// The checks made on a decoded command, highest priority first
     /// (`UNKNOWN_OPCODE` and `PROGRAM_END` are found while fetching, and
     /// `RESERVED_BITS` while decoding, before any of these).
-    pub const CHECK_ORDER: [ErrorCode; 8] = [
+    pub const CHECK_ORDER: [ErrorCode; 10] = [
         ErrorCode::BadFunction,
         ErrorCode::ZeroSize,
         ErrorCode::TileTooLarge,
         ErrorCode::LrShift,
         ErrorCode::NotInterleaved,
         ErrorCode::NoTile,
+        ErrorCode::NoWindow,
+        ErrorCode::WindowLength,
         ErrorCode::AddressRange,
         ErrorCode::WeightOverlap,
     ];
@@ -78,6 +84,8 @@ impl ErrorCode {
             AddressRange => "ADDRESS_RANGE",
             WeightOverlap => "WEIGHT_OVERLAP",
             BadFunction => "BAD_FUNCTION",
+            NoWindow => "NO_WINDOW",
+            WindowLength => "WINDOW_LENGTH",
         }
     }
 
@@ -88,7 +96,9 @@ impl ErrorCode {
             UnknownOpcode => "unknown opcode",
             ReservedBits => "a reserved or unused field is not zero",
             ProgramEnd => "the program ended before a HALT (or inside a two-word command)",
-            ZeroSize => "a size field (m, k, n, count or lanes) is zero",
+            ZeroSize => {
+                "a size field (m, k, n, count or lanes; WINDOW w, h, ow, oh, stride or images) is zero"
+            }
             TileTooLarge => {
                 "the tile is larger than the array (m > cols or k > rows), or ACT writes more \
                  lanes than its destination has"
@@ -107,6 +117,10 @@ impl ErrorCode {
             }
             BadFunction => {
                 "ACT function code 3, or relu_grad (a gradient gate) into the activation buffer"
+            }
+            NoWindow => "a windowed FORWARD or BACKWARD (win = 1) before any WINDOW",
+            WindowLength => {
+                "a windowed FORWARD or BACKWARD whose n is not the window's images x oh x ow"
             }
         }
     }

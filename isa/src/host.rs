@@ -15,7 +15,7 @@ pub const STREAM_BITS: u32 = crate::command::WORD_BITS;
 /// Read-only `ID` register value: "SG" and interface version 4 (version 2
 /// widened the `SHAPE` fields for arrays up to 256 x 256, version 3 added
 /// `COUNTER_WIDTH`, version 4 `PROG_START`).
-pub const ID_VALUE: u32 = 0x5347_0004;
+pub const ID_VALUE: u32 = 0x5347_0005;
 
 /// Bits a counter register pair can show: the widest counter
 /// (`host.counter_bits` in the config), read as bits 31:0 and 47:32.
