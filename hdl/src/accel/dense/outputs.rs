@@ -210,7 +210,9 @@ fn issue_register(m: &mut Scope, io: &ControllerIo, e: &Engines, modes: &Modes) 
         .filter(|md| md.streams_x())
         .map(|md| e.c_wave_mode.equals(modes.of(*md)))
         .collect();
-    let wave_x = m.flag("wave_x", e.do_wave.and(any_of(streams_x)));
+    // A windowed wave at a padding position streams X = 0, reading nothing.
+    let x_pad = m.flag("x_pad", e.c_win.and(!e.g_inside));
+    let wave_x = m.flag("wave_x", e.do_wave.and(any_of(streams_x)).and(!x_pad));
     let wave_dy = m.flag("wave_dy", e.do_wave.and(!e.c_fwd));
     let evict = e.c.get(Field::Evict);
     let mode = |md: Mode| modes.of(md);
@@ -369,18 +371,26 @@ fn write_backs(
         ),
     );
     let pre_used = [PipeField::Valid, PipeField::Acc, PipeField::Line];
+    // A windowed pass's dX goes to the window's lines and, at a padding
+    // position, nowhere: the line and the verdict ride down the delay line.
+    let dx_win = m.flag("dx_win", e.c_win.and(!e.c_fwd));
+    let result_line = cond(
+        dx_win,
+        line_plus(e.c_addr_b, e.g_line),
+        line_plus(e.c_addr_b, e.c_t),
+    );
     let mut results = RESULTS
         .build(
             m,
             io.rst,
             lat,
             vec![
-                e.result_wave.e(),
+                e.result_wave.and((!dx_win).or(e.g_inside)),
                 e.c_acc.e(),
                 phase,
                 !e.c_fwd,
                 cond(e.c_fwd, e.sw_act_m, e.sw_act_k),
-                line_plus(e.c_addr_b, e.c_t),
+                result_line,
             ],
             &[("wb", lat.e(), None), ("pre", lat - 1, Some(&pre_used))],
             &[],
@@ -524,7 +534,15 @@ fn buffer_ports(
         e.lc_addr + zext(ADDR_BITS - TILE_BITS, e.lc_row),
     );
     let x_base = lines(m, "x_base", cond(e.c_fwd, e.c_addr_a, e.c_x_addr));
-    let x_line = lines(m, "x_line", line_plus(x_base, e.c_t));
+    let x_line = lines(
+        m,
+        "x_line",
+        cond(
+            e.c_win,
+            line_plus(x_base, e.g_line),
+            line_plus(x_base, e.c_t),
+        ),
+    );
     let line_a_t = lines(m, "line_a_t", line_plus(e.c_addr_a, e.c_t));
     let top = TopPorts::new();
     let (wd_lanes, wd_line) = (wbs.wd.get(PipeField::Lanes), wbs.wd.get(PipeField::Line));
