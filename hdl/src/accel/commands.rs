@@ -591,9 +591,8 @@ fn violates(code: ErrorCode, c: &WordIn, past_end: &Function, dst_span: Net) -> 
         ])
         .and(!c.resident.valid),
         ErrorCode::NoWindow => streams_windowed(f).and(!c.window.valid),
-        ErrorCode::WindowLength => streams_windowed(f).and(
-            zext(LIMIT_BITS - LEN_BITS, f.f_len).differs(c.window.positions),
-        ),
+        ErrorCode::WindowLength => streams_windowed(f)
+            .and(zext(LIMIT_BITS - LEN_BITS, f.f_len).differs(c.window.positions)),
         ErrorCode::AddressRange => address_range(c, past_end, dst_span),
         ErrorCode::WeightOverlap => weight_overlap(c, past_end),
         ErrorCode::UnknownOpcode | ErrorCode::ProgramEnd => {

@@ -34,7 +34,8 @@ const AREA_BITS: u32 = 2 * field::WIN_W.bits;
 // The coordinates hold every position of the largest window:
 // `15 * 1022 + 15 < 2^15`.
 const _: () = assert!(
-    field::WIN_STRIDE.max() * (field::WIN_OW.max() - 1) + field::WIN_KX.max() < 1 << (COORD_BITS - 1)
+    field::WIN_STRIDE.max() * (field::WIN_OW.max() - 1) + field::WIN_KX.max()
+        < 1 << (COORD_BITS - 1)
 );
 
 /// The window's fields and what the generator derives from them once.
@@ -216,7 +217,13 @@ pub(super) fn decoded(m: &mut Scope, prefix: &str, w0: Net, w1: Net, st: &Staged
     m.comment("WINDOW: the window and its limits, in its second decode cycle.");
     let n = |s: &str| format!("{prefix}_new_{s}");
     let prod_bits = field::WIN_IMAGES.bits + AREA_BITS;
-    let images = || widen(slice(w1, field::WIN_IMAGES), field::WIN_IMAGES.bits, prod_bits);
+    let images = || {
+        widen(
+            slice(w1, field::WIN_IMAGES),
+            field::WIN_IMAGES.bits,
+            prod_bits,
+        )
+    };
     let wide = |v: Net| zext(prod_bits - AREA_BITS, v);
     let lines = m.wire_of(&n("lines_full"), prod_bits, images() * wide(st.hw));
     let positions = m.wire_of(&n("positions_full"), prod_bits, images() * wide(st.ohow));
@@ -349,13 +356,8 @@ pub(super) fn generator(
     let row = pick(m, "row", cb, g(Part::Start).e(), row_q);
     let img = pick(m, "img", cb, lit(cb, 0), img_q);
     // Inside: 0 <= ix < w and 0 <= iy < h (the sign bit is the `< 0`).
-    let within = |c: Net, p: Part| {
-        (!c.at(cb as i64 - 1)).and(c.less(to_c(p, field::WIN_W.bits)))
-    };
-    let inside = m.flag(
-        &n("inside"),
-        within(ix, Part::W).and(within(iy, Part::H)),
-    );
+    let within = |c: Net, p: Part| (!c.at(cb as i64 - 1)).and(c.less(to_c(p, field::WIN_W.bits)));
+    let inside = m.flag(&n("inside"), within(ix, Part::W).and(within(iy, Part::H)));
     // The position after: the next column, else the next row's first,
     // else the next image's first.
     let one = || lit(xy, 1);
@@ -366,11 +368,7 @@ pub(super) fn generator(
     let row_next = m.wire_of(
         &n("row_next"),
         cb,
-        cond(
-            last_y,
-            img_next + g(Part::Start),
-            row + g(Part::StrideW),
-        ),
+        cond(last_y, img_next + g(Part::Start), row + g(Part::StrideW)),
     );
     let step = vec![
         set(ox_q, cond(last_x, lit(xy, 0), ox + one())),

@@ -62,7 +62,8 @@ fn x_window(m: &mut Scope, io: &ControllerIo, s: &Seq) -> XWindow {
     let f = &s.fields;
     let x_win = m.flag(
         "x_win",
-        f.f_win.and(s.is(opcode::FORWARD).or(s.is(opcode::BACKWARD))),
+        f.f_win
+            .and(s.is(opcode::FORWARD).or(s.is(opcode::BACKWARD))),
     );
     // `nx_t` is 0 in decode cycles and where a pass begins, else it
     // counts up by one every cycle: the generator steps every cycle and
@@ -75,12 +76,7 @@ fn x_window(m: &mut Scope, io: &ControllerIo, s: &Seq) -> XWindow {
         s.nx_t.equals(lit(STEP_BITS, 0)),
         lit(1, 1),
     );
-    let x_pad_q = m.plain_register(
-        "x_pad_q",
-        Width::bit(),
-        x_win.and(!pos.inside),
-        io.rst,
-    );
+    let x_pad_q = m.plain_register("x_pad_q", Width::bit(), x_win.and(!pos.inside), io.rst);
     XWindow {
         x_win,
         pos,
@@ -270,13 +266,15 @@ fn buffer_ports(
         m,
         x.re,
         Width::bit(),
-        s.read_ahead.and(s.nx_t.less(n17())).and(any_of(vec![
-            is(opcode::FORWARD).e(),
-            is(opcode::BACKWARD).and(s.nx_pass_mode.differs(s.mode(Mode::BwdDx))),
-            is(opcode::ACT).and(f.reads_mask),
-        ]))
-        // A padding position reads nothing.
-        .and((!xw.x_win).or(xw.pos.inside)),
+        s.read_ahead
+            .and(s.nx_t.less(n17()))
+            .and(any_of(vec![
+                is(opcode::FORWARD).e(),
+                is(opcode::BACKWARD).and(s.nx_pass_mode.differs(s.mode(Mode::BwdDx))),
+                is(opcode::ACT).and(f.reads_mask),
+            ]))
+            // A padding position reads nothing.
+            .and((!xw.x_win).or(xw.pos.inside)),
     );
     define(
         m,
@@ -411,15 +409,12 @@ fn write_back(
     // the generator's line), not at padding positions (`wb_in`). The
     // generator runs a position ahead of `wb_line`: the accumulating read
     // of the next line is issued in the cycle that writes this one.
-    let ([wb_win, wb_in, wb_base], r3) = m.registers([
-        ("wb_win", int(1)),
-        ("wb_in", int(1)),
-        ("wb_base", int(ADDR_BITS as i64)),
-    ]);
+    let ([wb_win, wb_in, wb_base], r3) =
+        m.registers([("wb_win", int(1)), ("wb_in", int(1)), ("wb_base", a_ab.e())]);
     reset.extend(r3);
     let wb_first = m.flag("wb_first", wb_wait.equals(lit(WAIT_BITS, 1)));
     let gw = window::generator(m, "gw", io.rst, &s.window, wb_first.e(), lit(1, 1));
-    let gw_line = m.wire_of("wb_win_line", a_ab, sum(a_ab, wb_base, gw.line));
+    let gw_line = m.wire_of("wb_win_line", a_ab, wb_base + low(a_ab, gw.line));
     let wb_begin = m.flag(
         "wb_begin",
         s.exec_begin
@@ -479,7 +474,7 @@ fn write_back(
         ),
         set(wb_lanes, cond(is(opcode::FORWARD), r.res_m, r.res_k)),
         set(wb_win, is(opcode::BACKWARD).and(f.f_win)),
-        set(wb_base, f.f_addr_b),
+        set(wb_base, low(a_ab, f.f_addr_b)),
     ];
     m.clocked(vec![if_else(
         io.rst,

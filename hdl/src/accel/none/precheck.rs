@@ -159,10 +159,7 @@ fn resident_after(m: &mut Scope, c: &PreIn) -> Resident {
 /// decode cycle sets it at the end of the cycle (if it faults, nothing is
 /// decoded after it).
 fn window_after(m: &mut Scope, c: &PreIn) -> Limits {
-    let setting = m.flag(
-        "p_win_set",
-        c.in_dec2.and(c.fields.is(opcode::WINDOW)),
-    );
+    let setting = m.flag("p_win_set", c.in_dec2.and(c.fields.is(opcode::WINDOW)));
     let (w, d) = (c.window, c.win_new);
     Limits {
         valid: m.flag("p_win_valid", setting.or(w.valid)),
@@ -227,10 +224,7 @@ pub(super) fn build(m: &mut Scope, io: &ControllerIo, c: &PreIn) -> Pre {
     let end_start = m.flag("p_end_start", io.requests.prog_start.at_least(prog_len));
     // A two-word command that executes, or a WINDOW (it has no execute
     // cycle) in its second decode cycle, is followed at `pc + 2`.
-    let x_two = c
-        .in_exec
-        .and(two_words_of(c.cmd_q, c.consts))
-        .or(c.in_dec2);
+    let x_two = c.in_exec.and(two_words_of(c.cmd_q, c.consts)).or(c.in_dec2);
     let past = m.flag(
         "p_end",
         cond(c.ctl_running, cond(x_two, end_2, end_1), end_start.e()),

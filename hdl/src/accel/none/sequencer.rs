@@ -475,22 +475,22 @@ fn decode_step(s: &Seq) -> Stmt {
                     s.is(opcode::SYNC),
                     vec![set(r.pc, pc_plus(1))],
                     vec![if_else(
-                    s.is(opcode::WINDOW),
-                    vec![set(r.ctl_state, state(State::Dec)), set(r.pc, pc_plus(2))],
-                    vec![
-                        set(r.ctl_state, state(State::Exec)),
-                        set(r.ex_t, lit(STEP_BITS, 0)),
-                        set(
-                            r.nx_t_q,
-                            cond(
-                                s.dec_end.equals(lit(STEP_BITS, 0)),
-                                lit(STEP_BITS, 0),
-                                lit(STEP_BITS, 1),
+                        s.is(opcode::WINDOW),
+                        vec![set(r.ctl_state, state(State::Dec)), set(r.pc, pc_plus(2))],
+                        vec![
+                            set(r.ctl_state, state(State::Exec)),
+                            set(r.ex_t, lit(STEP_BITS, 0)),
+                            set(
+                                r.nx_t_q,
+                                cond(
+                                    s.dec_end.equals(lit(STEP_BITS, 0)),
+                                    lit(STEP_BITS, 0),
+                                    lit(STEP_BITS, 1),
+                                ),
                             ),
-                        ),
-                        set(r.ex_pass, lit(1, 0)),
-                    ],
-                )],
+                            set(r.ex_pass, lit(1, 0)),
+                        ],
+                    )],
                 )],
             )],
             vec![if_else(
