@@ -154,17 +154,20 @@ fn command(a: &mut Args) -> Result<Command, AsmError> {
     let mut values = BTreeMap::new();
     for arg in f.args {
         let left_out = !a.values.contains_key(arg.name);
+        // `win` left out is 0: a plain stream (`docs/COMMANDS.md`).
         let skip = left_out
-            && match f.opcode {
-                opcode::BACKWARD => values
-                    .get("mode")
-                    .is_some_and(|&m| ignored(BackwardMode::from_code(m), arg.name)),
-                // Only the gradient gate reads a mask.
-                opcode::ACT => {
-                    arg.name == "mask" && values.get("func") != Some(&ActFunction::ReluGrad.code())
-                }
-                _ => false,
-            };
+            && (arg.name == "win"
+                || match f.opcode {
+                    opcode::BACKWARD => values
+                        .get("mode")
+                        .is_some_and(|&m| ignored(BackwardMode::from_code(m), arg.name)),
+                    // Only the gradient gate reads a mask.
+                    opcode::ACT => {
+                        arg.name == "mask"
+                            && values.get("func") != Some(&ActFunction::ReluGrad.code())
+                    }
+                    _ => false,
+                });
         let v = if skip { 0 } else { a.value(arg)? };
         values.insert(arg.name, v);
     }
@@ -213,6 +216,10 @@ impl fmt::Display for Command {
         f.write_str(format.mnemonic)?;
         for arg in format.args {
             let v = self.arg(arg.name);
+            // Plain streams read as they did before windows existed.
+            if arg.name == "win" && v == 0 {
+                continue;
+            }
             let name = named_values(arg.name)
                 .and_then(|opts| opts.into_iter().find(|o| o.1 == v))
                 .map(|o| o.0.to_string());

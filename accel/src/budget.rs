@@ -36,7 +36,7 @@ fn command_cycles(cfg: &ArrayConfig, cmd: &Command) -> f64 {
         Command::Forward { n, .. } | Command::Backward { n, .. } => f(usize::from(n)),
         Command::Drain { .. } => f(cfg.cols().max(cfg.rows())),
         Command::Requant { count, .. } | Command::Act { count, .. } => f(usize::from(count)),
-        Command::Update { .. } | Command::Sync | Command::Halt => 1.0,
+        Command::Update { .. } | Command::Window(_) | Command::Sync | Command::Halt => 1.0,
     };
     lines + 2.0 * f(cfg.rows() + cfg.cols()) + 8.0
 }

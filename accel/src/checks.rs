@@ -35,6 +35,7 @@ impl Core {
             (ZeroSize, Command::Forward { n, .. } | Command::Backward { n, .. }) => n == 0,
             (ZeroSize, Command::Requant { count, .. }) => count == 0,
             (ZeroSize, Command::Act { count, lanes, .. }) => count == 0 || lanes == 0,
+            (ZeroSize, Command::Window(w)) => w.has_zero_size(),
             (
                 TileTooLarge,
                 Command::Act {
@@ -64,6 +65,19 @@ impl Core {
                 | Command::Drain { .. }
                 | Command::Update { .. },
             ) => self.resident.is_none(),
+            (
+                NoWindow,
+                Command::Forward { window: true, .. } | Command::Backward { window: true, .. },
+            ) => self.window.is_none(),
+            (
+                WindowLength,
+                Command::Forward {
+                    window: true, n, ..
+                }
+                | Command::Backward {
+                    window: true, n, ..
+                },
+            ) => self.window.is_some_and(|w| w.positions() != usize::from(n)),
             (AddressRange, _) => self.out_of_range(cmd, outside),
             (WeightOverlap, Command::LoadW { addr, k, .. }) => {
                 self.resident.filter(|t| t.dirty).is_some_and(|old| {
@@ -83,20 +97,28 @@ impl Core {
         match *cmd {
             Command::LoadW { addr, k, .. } => outside(Weights, addr, k.into()),
             Command::Forward {
-                x_addr, y_addr, n, ..
-            } => outside(Activations, x_addr, n.into()) || outside(Accumulators, y_addr, n.into()),
+                x_addr,
+                y_addr,
+                n,
+                window,
+                ..
+            } => {
+                outside(Activations, x_addr, self.span(n, window))
+                    || outside(Accumulators, y_addr, n.into())
+            }
             Command::Backward {
                 mode,
                 dy_addr,
                 x_addr,
                 dx_addr,
                 n,
+                window,
                 ..
             } => {
-                let n = n.into();
-                outside(Gradients, dy_addr, n)
-                    || (mode.computes_dw() && outside(Activations, x_addr, n))
-                    || (mode.computes_dx() && outside(Accumulators, dx_addr, n))
+                let span = self.span(n, window);
+                outside(Gradients, dy_addr, n.into())
+                    || (mode.computes_dw() && outside(Activations, x_addr, span))
+                    || (mode.computes_dx() && outside(Accumulators, dx_addr, span))
             }
             Command::Drain { dw_addr } => self
                 .resident
@@ -124,7 +146,20 @@ impl Core {
                     || outside(dst_buffer(dst), dst_addr, n)
                     || (func.reads_mask() && outside(Activations, mask, n))
             }
-            Command::FlushW | Command::Update { .. } | Command::Sync | Command::Halt => false,
+            Command::FlushW
+            | Command::Update { .. }
+            | Command::Window(_)
+            | Command::Sync
+            | Command::Halt => false,
+        }
+    }
+
+    /// Lines a stream of `n` positions spans from its base: n, or the
+    /// window's `images * h * w` (checked to exist) if `windowed`.
+    fn span(&self, n: u16, windowed: bool) -> usize {
+        match self.window.filter(|_| windowed) {
+            Some(win) => win.span(),
+            None => n.into(),
         }
     }
 }

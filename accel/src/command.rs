@@ -13,6 +13,8 @@ pub use sysgrad_isa::command::ActFunction;
 use sysgrad_isa::command::{self as isa, field, format, opcode, Format};
 pub use sysgrad_isa::{BackwardMode, DataBuffer, ErrorCode};
 
+pub use crate::window::Window;
+
 /// One controller command. Addresses are line addresses in the buffer the
 /// field names (see `docs/COMMANDS.md` for the line layouts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -24,15 +26,18 @@ pub enum Command {
     /// Shift zeros in: writes back the resident tile if changed, leaves none.
     FlushW,
     /// Stream X lines `x_addr..+n` through the tile; Y to accumulator lines
-    /// `y_addr..+n`, added to what is there if `accumulate`.
+    /// `y_addr..+n`, added to what is there if `accumulate`. With `window`,
+    /// X line t is `x_addr` + the window's line of t (zero at padding).
     Forward {
         x_addr: u16,
         y_addr: u16,
         n: u16,
         accumulate: bool,
+        window: bool,
     },
     /// Stream dY (gradient lines `dy_addr..+n`) and, for dW, X (activation
-    /// lines `x_addr..+n`); dX to accumulator lines `dx_addr..+n`.
+    /// lines `x_addr..+n`); dX to accumulator lines `dx_addr..+n`. With
+    /// `window`, X and dX lines follow the window (as FORWARD's X).
     Backward {
         mode: BackwardMode,
         dy_addr: u16,
@@ -40,6 +45,7 @@ pub enum Command {
         dx_addr: u16,
         n: u16,
         accumulate: bool,
+        window: bool,
     },
     /// Shift dW of the resident m x k tile out to accumulator lines
     /// `dw_addr..+m` (line j = dW row j, lanes 0..k), clearing it.
@@ -68,6 +74,9 @@ pub enum Command {
         /// 9 bits (`field::LANES`): up to 256 lanes and one more code.
         lanes: u16,
     },
+    /// Sets the window that windowed FORWARD and BACKWARD stream through
+    /// (the convolution address generator, [`Window`]).
+    Window(Window),
     /// Fence: counts a sync point the host can observe; no other effect.
     Sync,
     /// Stop; the controller reports `halted`.
@@ -86,6 +95,7 @@ impl Command {
             Command::Update { .. } => opcode::UPDATE,
             Command::Requant { .. } => opcode::REQUANT,
             Command::Act { .. } => opcode::ACT,
+            Command::Window(_) => opcode::WINDOW,
             Command::Sync => opcode::SYNC,
             Command::Halt => opcode::HALT,
         };
@@ -110,6 +120,9 @@ impl Command {
             (Command::Forward { accumulate, .. } | Command::Backward { accumulate, .. }, "acc") => {
                 accumulate.into()
             }
+            (Command::Forward { window, .. } | Command::Backward { window, .. }, "win") => {
+                window.into()
+            }
             (Command::Backward { mode, .. }, "mode") => mode.code(),
             (Command::Backward { dy_addr, .. }, "dy") => u(dy_addr),
             (Command::Backward { x_addr, .. }, "x") => u(x_addr),
@@ -125,6 +138,7 @@ impl Command {
             (Command::Act { func, .. }, "func") => func.code(),
             (Command::Act { mask, .. }, "mask") => u(mask),
             (Command::Act { lanes, .. }, "lanes") => u(lanes),
+            (Command::Window(w), name) => w.arg(name),
             (cmd, name) => panic!("{} has no argument {name}", cmd.name()),
         }
     }
@@ -146,6 +160,7 @@ impl Command {
                 y_addr: a16("y"),
                 n: a16("n"),
                 accumulate: value("acc") == 1,
+                window: value("win") == 1,
             },
             opcode::BACKWARD => Command::Backward {
                 mode: BackwardMode::from_code(value("mode")),
@@ -154,6 +169,7 @@ impl Command {
                 dx_addr: a16("dx"),
                 n: a16("n"),
                 accumulate: value("acc") == 1,
+                window: value("win") == 1,
             },
             opcode::DRAIN => Command::Drain { dw_addr: a16("dw") },
             opcode::UPDATE => Command::Update {
@@ -174,13 +190,14 @@ impl Command {
                 mask: a16("mask"),
                 lanes: a16("lanes"),
             },
+            opcode::WINDOW => Command::Window(Window::from_args(value)),
             opcode::SYNC => Command::Sync,
             opcode::HALT => Command::Halt,
             other => unreachable!("opcode {other:#04x} has no command"),
         }
     }
 
-    /// The command's words (one, or two for BACKWARD and ACT).
+    /// The command's words (one, or two for BACKWARD, ACT and WINDOW).
     pub fn encode(&self) -> Vec<u64> {
         self.format().encode(|name| self.arg(name))
     }
@@ -236,24 +253,27 @@ pub(crate) mod strategy {
         prop_oneof![
             (any::<u16>(), tile(), tile()).prop_map(|(addr, m, k)| Command::LoadW { addr, m, k }),
             Just(Command::FlushW),
-            (any::<u16>(), any::<u16>(), any::<u16>(), any::<bool>()).prop_map(
-                |(x_addr, y_addr, n, accumulate)| Command::Forward {
-                    x_addr,
-                    y_addr,
-                    n,
-                    accumulate
+            (any::<[u16; 3]>(), any::<[bool; 2]>()).prop_map(|(a, [accumulate, window])| {
+                Command::Forward {
+                    x_addr: a[0],
+                    y_addr: a[1],
+                    n: a[2],
+                    accumulate,
+                    window,
                 }
-            ),
-            (mode, any::<[u16; 4]>(), any::<bool>()).prop_map(|(mode, a, accumulate)| {
-                Command::Backward {
+            }),
+            (mode, any::<[u16; 4]>(), any::<[bool; 2]>()).prop_map(
+                |(mode, a, [accumulate, window])| Command::Backward {
                     mode,
                     dy_addr: a[0],
                     x_addr: a[1],
                     dx_addr: a[2],
                     n: a[3],
                     accumulate,
+                    window,
                 }
-            }),
+            ),
+            crate::window::strategy::window().prop_map(Command::Window),
             any::<u16>().prop_map(|dw_addr| Command::Drain { dw_addr }),
             any::<u8>().prop_map(|lr_shift| Command::Update { lr_shift }),
             (any::<u16>(), dst(), any::<u16>(), any::<u16>()).prop_map(
@@ -338,6 +358,7 @@ mod tests {
             dx_addr: 0,
             n: 1,
             accumulate: false,
+            window: false,
         }
         .encode();
         let act = Command::Act {

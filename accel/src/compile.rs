@@ -79,6 +79,7 @@ pub fn compile_forward(cfg: &ArrayConfig, l: &FcLayer) -> Result<Vec<Command>, C
                 y_addr: f16("y address", l.y.line(m0, 0))?,
                 n,
                 accumulate: k0 > 0,
+                window: false,
             });
         }
     }
@@ -111,6 +112,7 @@ pub fn compile_backward(
                 dx_addr: f16("dx address", l.dx.line(k0, 0))?,
                 n,
                 accumulate: m0 > 0,
+                window: false,
             });
             prog.push(match sink {
                 DwSink::Drain => Command::Drain {

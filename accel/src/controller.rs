@@ -9,6 +9,7 @@ use crate::buffer::{Buffer, BufferId};
 use crate::command::{ActFunction, Command, DataBuffer};
 use crate::error::{ErrorCode, Fault};
 use crate::stats::ControlStats;
+use crate::window::{Lines, Window};
 use sysgrad_config::{fixed, ArrayConfig, NumberFormat};
 use sysgrad_emulator::{Driver, Phase, Stats};
 use sysgrad_isa::timing;
@@ -41,6 +42,9 @@ pub(crate) struct Core {
     pub buffers: [Buffer; 4],
     /// The logical resident tile (the latest LOAD_W), which the checks use.
     pub resident: Option<Resident>,
+    /// The window of the latest WINDOW (none since reset), which the checks
+    /// and windowed streams use.
+    pub window: Option<Window>,
     pub control: ControlStats,
     pub state: State,
 }
@@ -65,6 +69,7 @@ impl Core {
             buffers: BufferId::ALL.map(|id| Buffer::for_config(&cfg, id)),
             driver,
             resident: None,
+            window: None,
             control: ControlStats::default(),
             state: State::Ready,
         }
@@ -85,6 +90,15 @@ impl Core {
     /// `cycles` for this array and `n` (stream columns, lines or words).
     pub fn cost(&self, cycles: timing::Cycles, n: usize) -> usize {
         cycles.eval(&self.cfg(), n) as usize
+    }
+
+    /// The lines a stream from `base` touches: `base + t`, or through the
+    /// window (checked to exist) if `windowed`.
+    pub fn lines(&self, base: u16, windowed: bool) -> Lines {
+        match self.window.filter(|_| windowed) {
+            Some(win) => Lines::Window(base.into(), win),
+            None => Lines::Run(base.into()),
+        }
     }
 
     /// The fault of `code` at the command starting at word `pc`.

@@ -11,6 +11,7 @@ use crate::controller::{
 };
 use crate::error::{ErrorCode, Fault};
 use crate::stats::ControlStats;
+use crate::window::Lines;
 use sysgrad_config::ArrayConfig;
 use sysgrad_emulator::issue::{Entry, Issuer, Marks, Tile, Waves};
 use sysgrad_emulator::{Array, Phase, Stats};
@@ -27,15 +28,17 @@ pub enum Tag {
     Tile {
         addr: usize,
     },
+    /// X lines (through the window as it stood at decode, if windowed),
+    /// Y lines from `y`.
     Forward {
-        x: usize,
+        x: Lines,
         y: usize,
         acc: bool,
     },
     Backward {
         dy: usize,
-        x: usize,
-        dx: usize,
+        x: Lines,
+        dx: Lines,
         acc: bool,
     },
     Drain {
@@ -233,6 +236,7 @@ impl DenseControl {
                 y_addr,
                 n,
                 accumulate,
+                window,
             } => {
                 let marks = self.marks();
                 self.queue_stream(
@@ -240,7 +244,7 @@ impl DenseControl {
                     n.into(),
                     marks,
                     Tag::Forward {
-                        x: x_addr.into(),
+                        x: core.lines(x_addr, window),
                         y: y_addr.into(),
                         acc: accumulate,
                     },
@@ -253,12 +257,13 @@ impl DenseControl {
                 dx_addr,
                 n,
                 accumulate,
+                window,
             } => {
                 let marks = self.marks();
                 let tag = Tag::Backward {
                     dy: dy_addr.into(),
-                    x: x_addr.into(),
-                    dx: dx_addr.into(),
+                    x: core.lines(x_addr, window),
+                    dx: core.lines(dx_addr, window),
                     acc: accumulate,
                 };
                 self.queue_stream(mode.passes().to_vec(), n.into(), marks, tag);
@@ -302,6 +307,8 @@ impl DenseControl {
                     tag: Tag::Act(lines),
                 });
             }
+            // The entries decoded from here on carry the new window.
+            Command::Window(win) => core.window = Some(win),
             Command::Sync => core.control.syncs += 1,
             Command::Halt => unreachable!("HALT is the stop entry"),
         }
@@ -407,13 +414,20 @@ impl Waves<Tag> for Io<'_> {
         dy: &mut [i64],
     ) -> bool {
         let phase = phase_of(mode);
-        let (x_line, dy_line) = match *tag {
+        let (x_lines, dy_line) = match *tag {
             Tag::Forward { x, .. } => (x, None),
             Tag::Backward { dy, x, .. } => (x, Some(dy)),
             _ => unreachable!("only streams have columns"),
         };
         if mode.streams_x() {
-            x[..k].copy_from_slice(self.buffer(BufferId::Activations).read(x_line + t, k));
+            // A window's padding reads nothing: zeros (counted as read: the
+            // counters follow the stream).
+            match x_lines.at(t) {
+                Some(line) => {
+                    x[..k].copy_from_slice(self.buffer(BufferId::Activations).read(line, k))
+                }
+                None => x[..k].fill(0),
+            }
             self.stats.phase_mut(phase).x_reads += k as u64;
         }
         let Some(dy_line) = dy_line else {
@@ -430,7 +444,13 @@ impl Waves<Tag> for Io<'_> {
                 self.write_acc(Phase::Forward, y + t, &array.y_out()[..m], acc);
             }
             Tag::Backward { dx, acc, .. } => {
-                self.write_acc(phase_of(mode), dx + t, &array.dx_out()[..k], acc);
+                let phase = phase_of(mode);
+                let dx_out = &array.dx_out()[..k];
+                match dx.at(t) {
+                    Some(line) => self.write_acc(phase, line, dx_out, acc),
+                    // Padding: nothing written, counted as written.
+                    None => count_result(self.stats, phase, k as u64, acc),
+                }
             }
             _ => unreachable!("only streams have results"),
         }

@@ -21,6 +21,7 @@
 //! * [`resident`]: dense layers whose X and dY stay on chip across a
 //!   step, chained by ACT.
 //! * [`counters`]: the hardware counters of `docs/HOST.md`, as the emulator computes them.
+//! * [`window`]: the convolution address generator (WINDOW).
 
 pub mod asm;
 pub mod budget;
@@ -40,6 +41,7 @@ mod none;
 pub mod resident;
 pub mod schedule;
 pub mod stats;
+pub mod window;
 
 pub use buffer::{Buffer, BufferId, HostError};
 pub use command::{encode_program, ActFunction, BackwardMode, Command, DataBuffer};
@@ -51,3 +53,4 @@ pub use layout::Blocked;
 pub use link::HostLink;
 pub use machine::{Accelerator, Unsupported};
 pub use stats::{CommandCounters, ControlStats};
+pub use window::{Lines, Window};

@@ -13,6 +13,7 @@ use crate::controller::{
     act_line, count_result, requant_line, store_result, ActLines, Controller, Core, Resident,
 };
 use crate::error::{ErrorCode, Fault};
+use crate::window::Lines;
 use ndarray::{Array2, ArrayView2};
 use sysgrad_emulator::Phase;
 use sysgrad_isa::command::words_of;
@@ -72,7 +73,7 @@ impl Core {
             Command::LoadW { addr, m, k } => {
                 let (addr, m, k) = (addr as usize, m as usize, k as usize);
                 // All reads happen before the write-back (read-first banks).
-                let w = self.read_tile(BufferId::Weights, addr, k, m);
+                let w = self.read_tile(BufferId::Weights, Lines::Run(addr), k, m);
                 self.swap_tile(w.view());
                 self.resident = Some(Resident {
                     addr,
@@ -90,12 +91,14 @@ impl Core {
                 y_addr,
                 n,
                 accumulate,
+                window,
             } => {
                 let t = self.resident.expect(CHECKED);
-                let x = self.read_tile(BufferId::Activations, x_addr as usize, n as usize, t.k);
+                let x_lines = self.lines(x_addr, window);
+                let x = self.read_tile(BufferId::Activations, x_lines, n as usize, t.k);
                 let y = self.driver.forward(x.view()).expect(CHECKED);
                 let y = y.slice(ndarray::s![..t.m, ..]);
-                self.write_acc(Phase::Forward, y_addr as usize, y, accumulate);
+                self.write_acc(Phase::Forward, Lines::Run(y_addr.into()), y, accumulate);
             }
             Command::Backward {
                 mode,
@@ -104,7 +107,13 @@ impl Core {
                 dx_addr,
                 n,
                 accumulate,
-            } => self.backward(mode, dy_addr, x_addr, dx_addr, n, accumulate),
+                window,
+            } => {
+                let lines = [dy_addr, x_addr, dx_addr].map(|a| self.lines(a, window));
+                // dY lines follow the stream, never the window.
+                let lines = [Lines::Run(dy_addr.into()), lines[1], lines[2]];
+                self.backward(mode, lines, n, accumulate)
+            }
             Command::Drain { dw_addr } => {
                 let t = self.resident.expect(CHECKED);
                 let dw = self.driver.drain();
@@ -129,30 +138,25 @@ impl Core {
                 let (lines, count) = ActLines::of(cmd).expect("an ACT");
                 self.act(&lines, count);
             }
+            Command::Window(win) => self.window = Some(win),
             Command::Sync => self.control.syncs += 1,
             Command::Halt => {}
         }
     }
 
-    fn backward(
-        &mut self,
-        mode: BackwardMode,
-        dy_addr: u16,
-        x_addr: u16,
-        dx_addr: u16,
-        n: u16,
-        accumulate: bool,
-    ) {
+    /// The passes of `mode` over dY, X and dX `lines`.
+    fn backward(&mut self, mode: BackwardMode, lines: [Lines; 3], n: u16, accumulate: bool) {
+        let [dy_lines, x_lines, dx_lines] = lines;
         let t = self.resident.expect(CHECKED);
         let n = n as usize;
         let mut dx = None;
         for &pass in mode.passes() {
             // Each pass streams dY from the buffer again: the sequential
             // schedule reads it twice, which is the cost interleaving saves.
-            let dy = self.read_tile(BufferId::Gradients, dy_addr as usize, n, t.m);
+            let dy = self.read_tile(BufferId::Gradients, dy_lines, n, t.m);
             let x = pass
                 .computes_dw()
-                .then(|| self.read_tile(BufferId::Activations, x_addr as usize, n, t.k));
+                .then(|| self.read_tile(BufferId::Activations, x_lines, n, t.k));
             let out = self
                 .driver
                 .backward(pass, dy.view(), x.as_ref().map(|x| x.view()))
@@ -166,7 +170,7 @@ impl Core {
                 Phase::BackwardDx
             };
             let dx = dx.slice(ndarray::s![..t.k, ..]);
-            self.write_acc(phase, dx_addr as usize, dx, accumulate);
+            self.write_acc(phase, dx_lines, dx, accumulate);
         }
     }
 
@@ -183,32 +187,30 @@ impl Core {
         }
     }
 
-    /// Lanes `0..lanes` of lines `addr..addr+lines` as a `lanes x lines`
-    /// matrix (element [lane, line]).
-    fn read_tile(&mut self, id: BufferId, addr: usize, lines: usize, lanes: usize) -> Array2<i64> {
+    /// Lanes `0..lanes` of the lines of positions `0..n` as a `lanes x n`
+    /// matrix (element [lane, position]); zeros where a window's padding
+    /// reads nothing.
+    fn read_tile(&mut self, id: BufferId, lines: Lines, n: usize, lanes: usize) -> Array2<i64> {
         let buf = self.buffer_mut(id);
-        let mut t = Array2::zeros((lanes, lines));
-        for line in 0..lines {
-            for (lane, v) in buf.read(addr + line, lanes).iter().enumerate() {
-                t[[lane, line]] = *v;
+        let mut t = Array2::zeros((lanes, n));
+        for pos in 0..n {
+            let Some(line) = lines.at(pos) else { continue };
+            for (lane, v) in buf.read(line, lanes).iter().enumerate() {
+                t[[lane, pos]] = *v;
             }
         }
         t
     }
 
-    /// Writes a `lanes x lines` result tile into the accumulator buffer, or
-    /// adds it (saturating, like the PEs) to what is there, and counts the
-    /// access as `gemm` does.
-    fn write_acc(&mut self, phase: Phase, addr: usize, part: ArrayView2<i64>, accumulate: bool) {
+    /// Writes a `lanes x n` result tile into the accumulator lines of its
+    /// positions (none at a window's padding), or adds it (saturating, like
+    /// the PEs) to what is there, and counts the access as `gemm` does
+    /// (padding included: the counters follow the stream).
+    fn write_acc(&mut self, phase: Phase, lines: Lines, part: ArrayView2<i64>, accumulate: bool) {
         let fmt = self.cfg().format();
-        for (line, col) in part.columns().into_iter().enumerate() {
-            store_result(
-                &mut self.buffers,
-                addr + line,
-                &col.to_vec(),
-                accumulate,
-                fmt,
-            );
+        for (pos, col) in part.columns().into_iter().enumerate() {
+            let Some(line) = lines.at(pos) else { continue };
+            store_result(&mut self.buffers, line, &col.to_vec(), accumulate, fmt);
         }
         count_result(&mut self.driver.stats, phase, part.len() as u64, accumulate);
     }

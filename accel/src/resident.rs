@@ -111,6 +111,7 @@ pub fn forward(
                 y_addr: a16(y.line(m0, 0)),
                 n: n as u16,
                 accumulate: k0 > 0,
+                window: false,
             });
         }
     }
@@ -168,6 +169,7 @@ pub fn backward(
                 dx_addr: a16(dx.line(k0, 0)),
                 n: n as u16,
                 accumulate: m0 > 0,
+                window: false,
             });
             cmds.push(Command::Update { lr_shift });
         }

@@ -345,6 +345,7 @@ pub fn forward(
                         y_addr: a16(ylay.line(m0, 0)),
                         n: nc as u16,
                         accumulate: gk0 + k0 > 0,
+                        window: false,
                     });
                 }
             }
@@ -503,6 +504,7 @@ fn grouped(
                     dx_addr: a16(dxlay.line(k0, 0)),
                     n: n as u16,
                     accumulate: m0 > 0,
+                    window: false,
                 });
                 cmds.push(sink_command(how.sink, dwlay.line(k0, m0)));
             }
@@ -582,6 +584,7 @@ fn chunked(
                     dx_addr: a16(dxlay.base),
                     n: nc as u16,
                     accumulate: m0 > 0,
+                    window: false,
                 });
                 let last_chunk = ci + 1 == chunks.len();
                 if last_chunk {

@@ -278,6 +278,7 @@ fn bad_commands_stop_with_their_error_code_and_change_nothing() {
         y_addr,
         n,
         accumulate: false,
+        window: false,
     };
     let bwd = |mode| Command::Backward {
         mode,
@@ -286,6 +287,7 @@ fn bad_commands_stop_with_their_error_code_and_change_nothing() {
         dx_addr: 0,
         n: 4,
         accumulate: false,
+        window: false,
     };
     let e = |c: Command| c.encode();
     let tile = [load(0, 8, 4)];
@@ -340,6 +342,7 @@ fn faulting_commands_cost_only_their_decode_cycles() {
         dx_addr: 0,
         n: 1,
         accumulate: false,
+        window: false,
     }
     .encode();
     bad[1] |= 1 << 63;

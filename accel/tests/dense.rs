@@ -109,6 +109,7 @@ fn a_load_after_an_unused_tile_reads_the_weights_written_back() {
             dx_addr: 0,
             n: 1,
             accumulate: false,
+            window: false,
         },
         Command::Update { lr_shift: 0 },
         tile(0),
@@ -158,6 +159,7 @@ fn a_requant_leaves_a_loaded_tile_unused() {
             y_addr: 0,
             n: 2,
             accumulate: false,
+            window: false,
         };
         let counts = |prog: &[Command]| {
             let mut acc = Accelerator::new(cfg);
@@ -211,6 +213,7 @@ fn forward() -> impl Strategy<Value = Command> {
             y_addr,
             n,
             accumulate,
+            window: false,
         }
     })
 }
@@ -225,6 +228,7 @@ fn backward() -> impl Strategy<Value = Command> {
             dx_addr,
             n,
             accumulate,
+            window: false,
         },
     )
 }

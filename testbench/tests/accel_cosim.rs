@@ -242,6 +242,7 @@ fn single_commands_match_the_emulator() {
         dx_addr,
         n,
         accumulate,
+        window: false,
     };
     let prog = [
         Command::LoadW {
@@ -268,12 +269,14 @@ fn single_commands_match_the_emulator() {
             y_addr: 310,
             n: 1,
             accumulate: false,
+            window: false,
         },
         Command::Forward {
             x_addr: 1,
             y_addr: 310,
             n: 1,
             accumulate: true,
+            window: false,
         },
         Command::LoadW {
             addr: 0,
@@ -291,6 +294,7 @@ fn single_commands_match_the_emulator() {
             y_addr: 312,
             n: 2,
             accumulate: true,
+            window: false,
         },
         bwd(BackwardMode::Dw, 2, 0, false),
         Command::Update { lr_shift: 4 },
@@ -337,6 +341,7 @@ fn sequential_array_matches_the_emulator() {
         dx_addr: 0,
         n: 2,
         accumulate: false,
+        window: false,
     };
     let load = Command::LoadW {
         addr: 0,
@@ -362,6 +367,7 @@ fn bad_commands_fault_like_the_emulator() {
         y_addr,
         n,
         accumulate: false,
+        window: false,
     };
     let e = |cmds: &[Command]| encode_program(cmds);
     let depth = c.buffers().weights as u16;
@@ -374,6 +380,7 @@ fn bad_commands_fault_like_the_emulator() {
         dx_addr: 0,
         n: 4,
         accumulate: false,
+        window: false,
     }
     .encode();
     use ErrorCode::*;
@@ -489,6 +496,7 @@ fn dma_errors_are_reported_and_nothing_moves() {
             y_addr: 0,
             n: 300,
             accumulate: false,
+            window: false,
         },
         Command::Halt,
     ]);
@@ -731,6 +739,7 @@ fn runs_carry_state_over() {
             y_addr: 0,
             n: 6,
             accumulate: false,
+            window: false,
         },
         Command::Sync,
         Command::Halt,
@@ -744,6 +753,7 @@ fn runs_carry_state_over() {
             dx_addr: 20,
             n: 6,
             accumulate: false,
+            window: false,
         },
         Command::Update { lr_shift: 9 },
         Command::FlushW,
@@ -804,6 +814,7 @@ fn constant_lr_shift_trains_with_it_and_refuses_others() {
             dx_addr: 0,
             n: 2,
             accumulate: false,
+            window: false,
         },
         Command::Update { lr_shift: 2 },
         Command::FlushW,

@@ -149,6 +149,7 @@ fn icarus_fault_matches_the_emulator() {
             y_addr: 0,
             n: 4,
             accumulate: false,
+            window: false,
         },
     ];
     // A tile of 3 output rows on a 2-column array.

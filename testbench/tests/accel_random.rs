@@ -72,6 +72,7 @@ fn program(c: &ArrayConfig, rng: &mut Rng, len: usize) -> Vec<u64> {
                 y_addr: addr(rng, b.accumulators, n),
                 n: n as u16,
                 accumulate: rng.range(0, 1) == 1,
+                window: false,
             },
             7..=10 => Command::Backward {
                 mode: BackwardMode::ALL[rng.range(0, 3) as usize],
@@ -80,6 +81,7 @@ fn program(c: &ArrayConfig, rng: &mut Rng, len: usize) -> Vec<u64> {
                 dx_addr: addr(rng, b.accumulators, n),
                 n: n as u16,
                 accumulate: rng.range(0, 1) == 1,
+                window: false,
             },
             11 => Command::Drain {
                 dw_addr: addr(rng, b.accumulators, cols),
@@ -203,6 +205,7 @@ fn a_load_after_an_unused_tile_reads_the_weights_written_back() {
             dx_addr: 0,
             n: 1,
             accumulate: false,
+            window: false,
         },
         Command::Update { lr_shift: 0 },
         Command::LoadW {
@@ -249,6 +252,7 @@ fn a_requant_after_a_load_runs_as_documented() {
         y_addr: 0,
         n: 2,
         accumulate: false,
+        window: false,
     };
     let setup = setup(&c, &mut Rng::new(5));
     for prog in [

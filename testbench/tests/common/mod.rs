@@ -247,6 +247,7 @@ pub fn act_program(c: &ArrayConfig) -> (Setup, Vec<u64>) {
         y_addr,
         n: n as u16,
         accumulate: acc,
+        window: false,
     };
     let load = Command::LoadW {
         addr: 0,
@@ -310,6 +311,7 @@ pub fn loaded_forward(c: &ArrayConfig, n: u16) -> [Command; 2] {
             y_addr: 0,
             n,
             accumulate: false,
+            window: false,
         },
     ]
 }
