@@ -595,8 +595,6 @@ fn violates(code: ErrorCode, c: &WordIn, past_end: &Function, dst_span: Net) -> 
             .and(zext(LIMIT_BITS - LEN_BITS, f.f_len).differs(c.window.positions)),
         ErrorCode::AddressRange => address_range(c, past_end, dst_span),
         ErrorCode::WeightOverlap => weight_overlap(c, past_end),
-        // Placeholder until the RTL has the window (issue 31's RTL branch).
-        ErrorCode::NoWindow | ErrorCode::WindowLength => lit(1, 0),
         ErrorCode::UnknownOpcode | ErrorCode::ProgramEnd => {
             unreachable!("found while fetching, not by the checks")
         }

@@ -99,13 +99,16 @@ fn array_inputs(m: &mut Scope, io: &ControllerIo, s: &Seq, xw: &XWindow) -> Stre
         s.in_exec
             .and(r.ex_t.less(zext(STEP_BITS - LEN_BITS, f.f_len))),
     );
+    // X streams (and counts, padding included: the counters charge the
+    // stream the array takes); a padding position's X is 0.
     let x_on = m.flag(
         "x_on",
-        stream.and(!xw.x_pad_q).and(
+        stream.and(
             is(opcode::FORWARD)
                 .or(is(opcode::BACKWARD).and(s.x_pass_mode.differs(mode(Mode::BwdDx)))),
         ),
     );
+    let x_feed = m.flag("x_feed", x_on.and(!xw.x_pad_q));
     let dy_on = m.flag("dy_on", stream.and(is(opcode::BACKWARD)));
     let row = m.wire_of("row", STEP_BITS, s.consts.last_row - r.ex_t);
     let w_on = m.flag(
@@ -159,7 +162,13 @@ fn array_inputs(m: &mut Scope, io: &ControllerIo, s: &Seq, xw: &XWindow) -> Stre
         );
         m.gen_for(L.name(), lanes, &format!("g_{}", out.name()), lane);
     };
-    gate(R, arr(top.x_in), x_on, k_mask, bus(DmaTarget::Activations));
+    gate(
+        R,
+        arr(top.x_in),
+        x_feed,
+        k_mask,
+        bus(DmaTarget::Activations),
+    );
     gate(C, arr(top.w_in), w_on, fm_mask, bus(DmaTarget::Weights));
     gate(C, arr(top.dy_in), dy_on, m_mask, bus(DmaTarget::Gradients));
     Streams {
@@ -509,8 +518,9 @@ fn write_back(
         ],
     )]);
     (
+        // Counted as without the window (`docs/COMMANDS.md`).
         WbCount {
-            write: wb_put,
+            write: wb_write,
             ph: wb_ph,
             acc: wb_acc,
             lanes: wb_lanes,
