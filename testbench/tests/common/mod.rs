@@ -565,8 +565,27 @@ impl ConvCase {
     }
 }
 
-/// [`conv_case`] with stride 2 and padding 1 on `c`, for co-simulation.
+/// [`conv_case`] with stride 2 and padding 1 on `c`, for co-simulation:
+/// the whole accumulator buffer filled and compared (a dX written at a
+/// padding position lands at a line far from the image's).
 pub fn conv_program(c: &ArrayConfig) -> (Setup, Vec<u64>) {
-    let case = conv_case(c, Conv::on(c, 2, 1));
-    (case.setup(), encode_program(&case.program))
+    let mut case = conv_case(c, Conv::on(c, 2, 1));
+    let depth = c.buffers().accumulators;
+    let end = case.layout.acc_end;
+    let la = c.rows().max(c.cols());
+    case.fills
+        .push((BufferId::Accumulators, end, junk(depth - end, la)));
+    let mut setup = case.setup();
+    setup.compare(BufferId::Accumulators, end, depth - end);
+    (setup, encode_program(&case.program))
+}
+
+/// The 3 x 2 array of [`small`] with buffers that hold a [`conv_program`]
+/// (its images and im2col patches, its Y, dX and dW lines).
+pub fn conv_small() -> ArrayConfig {
+    accel(
+        (3, 2, Backward::Interleaved),
+        (8, 20, 4),
+        [64, 512, 64, 512, 512],
+    )
 }
