@@ -26,7 +26,7 @@ use std::path::Path;
 use sysgrad_accel::*;
 use sysgrad_config::ArrayConfig;
 use sysgrad_isa::host::{reg, status, DmaTarget};
-use sysgrad_testbench::accel::{self, HostScript};
+use sysgrad_testbench::accel::{self, HostScript, Setup};
 
 fn target(b: BufferId) -> DmaTarget {
     match b {
@@ -168,4 +168,136 @@ fn windowed_convolutions_match_the_emulator() {
 #[ignore = "needs verilator"]
 fn windowed_convolutions_match_the_emulator_on_the_dense_controller() {
     cosim_on(DENSE);
+}
+
+/// Every error a window can cause, each after real work (a WINDOW, a
+/// tile and a windowed FORWARD), co-simulated on the 3 x 2 array with
+/// room for a convolution (512-line activation and accumulator buffers)
+/// on both controllers: the same code at the same PC as the emulator,
+/// nothing written by the faulting command. Among them the `none`
+/// controller's pre-check cases: a WINDOW just before the pass that its
+/// new window makes valid, or faulty.
+fn errors_on(c: ArrayConfig) {
+    use ErrorCode::*;
+    let cv = Conv::on(&c, 1, 1);
+    let (n, px) = (cv.p() as u16, cv.pixels() as u16);
+    let depth = c.buffers().activations as u16;
+    let win = cv.window(1, 2);
+    let with = |f: &dyn Fn(&mut Window)| match win {
+        Command::Window(mut w) => {
+            f(&mut w);
+            Command::Window(w)
+        }
+        _ => unreachable!(),
+    };
+    let fwd = |x_addr: u16, n: u16, window: bool| Command::Forward {
+        x_addr,
+        y_addr: 0,
+        n,
+        accumulate: false,
+        window,
+    };
+    let dx = |dx_addr: u16| Command::Backward {
+        mode: BackwardMode::Dx,
+        dy_addr: 0,
+        x_addr: 0,
+        dx_addr,
+        n,
+        accumulate: true,
+        window: true,
+    };
+    let load = Command::LoadW {
+        addr: 0,
+        m: cv.o as u16,
+        k: cv.c as u16,
+    };
+    let prefix = encode_program(&[win, load, fwd(0, n, true)]);
+    let e = |cmds: &[Command]| encode_program(cmds);
+    let other = with(&|w| w.ow -= 1);
+    let window_words = win.encode();
+    let cases: Vec<(&str, Vec<u64>, Option<ErrorCode>)> = vec![
+        ("stride 0", e(&[with(&|w| w.stride = 0)]), Some(ZeroSize)),
+        ("images 0", e(&[with(&|w| w.images = 0)]), Some(ZeroSize)),
+        ("w 0", e(&[with(&|w| w.w = 0)]), Some(ZeroSize)),
+        (
+            "reserved bit in word 1",
+            vec![window_words[0], window_words[1] | 1 << 40],
+            Some(ReservedBits),
+        ),
+        ("WINDOW cut", window_words[..1].to_vec(), Some(ProgramEnd)),
+        ("n one short", e(&[fwd(0, n - 1, true)]), Some(WindowLength)),
+        (
+            "n of another window",
+            e(&[other, fwd(0, n, true)]),
+            Some(WindowLength),
+        ),
+        (
+            "X past the end",
+            e(&[fwd(depth - px + 1, n, true)]),
+            Some(AddressRange),
+        ),
+        (
+            "dX past the end",
+            e(&[dx(c.buffers().accumulators as u16 - px + 1)]),
+            Some(AddressRange),
+        ),
+        (
+            "n of the window just set",
+            e(&[
+                other,
+                fwd(0, n - cv.images as u16 * cv.oh() as u16, true),
+                Command::Halt,
+            ]),
+            // Valid: ends at the HALT.
+            None,
+        ),
+    ];
+    let mut setup = Setup::default();
+    setup
+        .fill(BufferId::Weights, 0, vec![vec![3, -2]; 3])
+        .fill(
+            BufferId::Activations,
+            0,
+            vec![vec![1, -1, 2]; depth as usize],
+        )
+        .compare(BufferId::Accumulators, 0, n as usize);
+    for (i, (what, bad, code)) in cases.into_iter().enumerate() {
+        let prog = [prefix.clone(), bad].concat();
+        let rep = common::model(c)
+            .cosim(&setup, &prog, 200 + i as u64, 10)
+            .unwrap_or_else(|e| panic!("{} {what}: {e}", c.tag()));
+        match rep.state {
+            State::Faulted(f) => {
+                assert_eq!((Some(f.code), f.pc), (code, prefix.len()), "{what}");
+                assert_eq!(rep.pc as usize, prefix.len(), "{what}");
+            }
+            State::Halted => assert_eq!(code, None, "{what}: halted"),
+            s => panic!("{what}: emulator state {s:?}"),
+        }
+    }
+    // No window since reset; no tile comes first.
+    for (prog, code) in [
+        (e(&[load, fwd(0, n, true)]), NoWindow),
+        (e(&[fwd(0, n, true)]), NoTile),
+    ] {
+        let rep = common::model(c).cosim(&setup, &prog, 7, 10).unwrap();
+        assert!(
+            matches!(rep.state, State::Faulted(f) if f.code == code),
+            "{}: {:?}",
+            c.tag(),
+            rep.state
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs verilator"]
+fn window_errors_fault_like_the_emulator() {
+    errors_on(common::conv_small());
+}
+
+#[test]
+#[ignore = "needs verilator"]
+fn window_errors_fault_like_the_emulator_on_the_dense_controller() {
+    errors_on(common::dense(common::conv_small()));
 }
