@@ -50,6 +50,7 @@ module sa_accel #(
 );
   genvar l;
   // Used before the logic that drives them, so declared first:
+  wire win_load;
   wire c_ctl_re;
   localparam C_AB = (C_DEPTH > 1) ? $clog2(C_DEPTH) : 1;
   wire [C_AB-1:0] c_ctl_raddr;
@@ -298,6 +299,7 @@ module sa_accel #(
   localparam [7:0] OP_SYNC = 8'd8;
   localparam [7:0] OP_HALT = 8'd9;
   localparam [7:0] OP_ACT = 8'd10;
+  localparam [7:0] OP_WINDOW = 8'd11;
   localparam [7:0] E_UNKNOWN_OPCODE = 8'd1;
   localparam [7:0] E_RESERVED_BITS = 8'd2;
   localparam [7:0] E_PROGRAM_END = 8'd3;
@@ -309,6 +311,8 @@ module sa_accel #(
   localparam [7:0] E_ADDRESS_RANGE = 8'd9;
   localparam [7:0] E_WEIGHT_OVERLAP = 8'd10;
   localparam [7:0] E_BAD_FUNCTION = 8'd11;
+  localparam [7:0] E_NO_WINDOW = 8'd12;
+  localparam [7:0] E_WINDOW_LENGTH = 8'd13;
   localparam MAX_K_I = R;
   localparam [8:0] MAX_K = MAX_K_I[8:0];
   localparam MAX_M_I = C;
@@ -371,7 +375,7 @@ module sa_accel #(
   reg pre_end;
   reg pre_known;
   reg pre_two;
-  reg [8:0] pre_bad;
+  reg [10:0] pre_bad;
   reg [63:0] q0;
   reg [63:0] alt_q;
   // The command: word 0 (and a two-word command's word 1) and its fields.
@@ -387,6 +391,7 @@ module sa_accel #(
   wire [8:0] f_m = w0[24:16];
   wire [8:0] f_k = w0[33:25];
   wire [15:0] f_x_addr = w1[15:0];
+  wire f_win = w0[51];
   wire [1:0] f_func = w0[50:49];
   wire [15:0] f_mask = w1[15:0];
   wire [8:0] f_lanes = w1[24:16];
@@ -400,7 +405,8 @@ module sa_accel #(
   wire is_sync = op == OP_SYNC;
   wire is_halt = op == OP_HALT;
   wire is_act = op == OP_ACT;
-  wire two_words = is_backward || is_act;
+  wire is_window = op == OP_WINDOW;
+  wire two_words = is_backward || is_act || is_window;
   wire reads_mask = f_func == 2'd2;
   wire [8:0] dst_lanes = f_flag ? MAX_M : MAX_K;
   wire [63:0] w0_unused = w0;
@@ -426,6 +432,85 @@ module sa_accel #(
   wire [7:0] x_f_lr_unused = x_f_lr;
   wire [8:0] x_f_m = x_w0[24:16];
   wire [8:0] x_f_k = x_w0[33:25];
+  // WINDOW: its products from word 0, in its first decode cycle.
+  reg [19:0] wn_st_hw;
+  reg [19:0] wn_st_ohow;
+  reg [15:0] wn_st_stride_w;
+  reg [15:0] wn_st_start;
+  wire [19:0] wn_st_hw_next = {{10{1'b0}}, q0[19:10]} * {{10{1'b0}}, q0[9:0]};
+  wire [19:0] wn_st_ohow_next = {{10{1'b0}}, q0[39:30]} * {{10{1'b0}}, q0[29:20]};
+  wire [15:0] wn_st_stride_w_next = {{12{1'b0}}, q0[43:40]} * {{6{1'b0}}, q0[9:0]};
+  wire [15:0] wn_st_start_next = ({{12{1'b0}}, q0[47:44]} - {{12{1'b0}}, q0[55:52]}) * {{6{1'b0}}, q0[9:0]} + {{12{1'b0}}, q0[51:48]} - {{12{1'b0}}, q0[55:52]};
+  always @(posedge clk) begin
+    if (rst) begin
+      wn_st_hw <= 20'd0;
+      wn_st_ohow <= 20'd0;
+      wn_st_stride_w <= 16'd0;
+      wn_st_start <= 16'd0;
+    end else begin
+      if (in_dec) begin
+        wn_st_hw <= wn_st_hw_next;
+        wn_st_ohow <= wn_st_ohow_next;
+        wn_st_stride_w <= wn_st_stride_w_next;
+        wn_st_start <= wn_st_start_next;
+      end
+    end
+  end
+  // WINDOW: the window and its limits, in its second decode cycle.
+  wire [35:0] wn_new_lines_full = {{20{1'b0}}, q0[15:0]} * {{16{1'b0}}, wn_st_hw};
+  wire [35:0] wn_new_positions_full = {{20{1'b0}}, q0[15:0]} * {{16{1'b0}}, wn_st_ohow};
+  wire [16:0] wn_new_x_lines = |wn_new_lines_full[35:17] ? {17{1'b1}} : wn_new_lines_full[16:0];
+  wire [16:0] wn_new_positions = |wn_new_positions_full[35:17] ? {17{1'b1}} : wn_new_positions_full[16:0];
+  // The window (WINDOW's fields and products) and its limits.
+  reg [9:0] win_w;
+  reg [9:0] win_h;
+  reg [9:0] win_ow;
+  reg [9:0] win_oh;
+  reg [3:0] win_stride;
+  reg [3:0] win_ky;
+  reg [3:0] win_kx;
+  reg [3:0] win_pad;
+  reg [15:0] win_hw;
+  reg [15:0] win_stride_w;
+  reg [15:0] win_start;
+  reg win_valid;
+  reg [16:0] win_x_lines;
+  reg [16:0] win_positions;
+  always @(posedge clk) begin
+    if (rst) begin
+      win_w <= 10'd0;
+      win_h <= 10'd0;
+      win_ow <= 10'd0;
+      win_oh <= 10'd0;
+      win_stride <= 4'd0;
+      win_ky <= 4'd0;
+      win_kx <= 4'd0;
+      win_pad <= 4'd0;
+      win_hw <= 16'd0;
+      win_stride_w <= 16'd0;
+      win_start <= 16'd0;
+      win_valid <= 1'b0;
+      win_x_lines <= 17'd0;
+      win_positions <= 17'd0;
+    end else begin
+      if (win_load) begin
+        win_w <= cmd_q[9:0];
+        win_h <= cmd_q[19:10];
+        win_ow <= cmd_q[29:20];
+        win_oh <= cmd_q[39:30];
+        win_stride <= cmd_q[43:40];
+        win_ky <= cmd_q[47:44];
+        win_kx <= cmd_q[51:48];
+        win_pad <= cmd_q[55:52];
+        win_hw <= wn_st_hw[15:0];
+        win_stride_w <= wn_st_stride_w;
+        win_start <= wn_st_start;
+        win_valid <= 1'b1;
+        win_x_lines <= wn_new_x_lines;
+        win_positions <= wn_new_positions;
+      end
+    end
+  end
   // The command memory's word, a write beat to the word read forwarded.
   wire [63:0] c_word = fwd_q ? alt_q : c_rdata;
   wire fwd = c_we[0] && c_re && (c_waddr == c_raddr);
@@ -444,6 +529,7 @@ module sa_accel #(
   wire [8:0] p_f_m = p_w0[24:16];
   wire [8:0] p_f_k = p_w0[33:25];
   wire [15:0] p_f_x_addr = p_w1[15:0];
+  wire p_f_win = p_w0[51];
   wire [1:0] p_f_func = p_w0[50:49];
   wire [15:0] p_f_mask = p_w1[15:0];
   wire [8:0] p_f_lanes = p_w1[24:16];
@@ -457,7 +543,8 @@ module sa_accel #(
   wire p_is_sync = p_op == OP_SYNC;
   wire p_is_halt = p_op == OP_HALT;
   wire p_is_act = p_op == OP_ACT;
-  wire p_two_words = p_is_backward || p_is_act;
+  wire p_is_window = p_op == OP_WINDOW;
+  wire p_two_words = p_is_backward || p_is_act || p_is_window;
   wire p_reads_mask = p_f_func == 2'd2;
   wire [8:0] p_dst_lanes = p_f_flag ? MAX_M : MAX_K;
   wire p_x_load = in_exec && is_load_w;
@@ -467,10 +554,14 @@ module sa_accel #(
   wire [15:0] p_res_addr = p_x_load ? f_addr_a : res_addr;
   wire [8:0] p_res_m = p_x_load ? f_m : res_m;
   wire [8:0] p_res_k = p_x_load ? f_k : res_k;
+  wire p_win_set = in_dec2 && is_window;
+  wire p_win_valid = p_win_set || win_valid;
+  wire [16:0] p_win_x_lines = p_win_set ? wn_new_x_lines : win_x_lines;
+  wire [16:0] p_win_positions = p_win_set ? wn_new_positions : win_positions;
   wire p_end_1 = (pc + 17'd1) >= prog_len;
   wire p_end_2 = (pc + 17'd2) >= prog_len;
   wire p_end_start = prog_start >= prog_len;
-  wire p_end = ctl_running ? ((in_exec && ((cmd_q[63:56] == OP_BACKWARD) || (cmd_q[63:56] == OP_ACT))) ? p_end_2 : p_end_1) : p_end_start;
+  wire p_end = ctl_running ? (((in_exec && ((cmd_q[63:56] == OP_BACKWARD) || (cmd_q[63:56] == OP_ACT) || (cmd_q[63:56] == OP_WINDOW))) || in_dec2) ? p_end_2 : p_end_1) : p_end_start;
   // Pre-check: the checks of the next decode cycle's command.
   function [0:0] past_end;
     input [17:0] a;
@@ -481,17 +572,19 @@ module sa_accel #(
     end
   endfunction
   wire [17:0] p_dst_span = p_f_flag ? G_DEPTH_SPAN : X_DEPTH_SPAN;
-  wire p_known_op = (p_op != 8'd0) && (p_op <= OP_ACT);
-  wire p_bad_reserved_bits = p_is_load_w ? |(p_w0 & 64'hfffffc00000000) : (p_is_flush_w ? |(p_w0 & 64'hffffffffffffff) : (p_is_forward ? |(p_w0 & 64'hfe000000000000) : (p_is_backward ? |(p_w0 & 64'hf8000000000000) || |(p_w1 & 64'hffffffffff0000) : (p_is_drain ? |(p_w0 & 64'hffffffffff0000) : (p_is_update ? |(p_w0 & 64'hffffffffffff00) : (p_is_requant ? |(p_w0 & 64'hfe000000000000) : (p_is_sync ? |(p_w0 & 64'hffffffffffffff) : (p_is_halt ? |(p_w0 & 64'hffffffffffffff) : (p_is_act ? |(p_w0 & 64'hf8000000000000) || |(p_w1 & 64'hfffffffe000000) : 1'b0)))))))));
+  wire p_known_op = (p_op != 8'd0) && (p_op <= OP_WINDOW);
+  wire p_bad_reserved_bits = p_is_load_w ? |(p_w0 & 64'hfffffc00000000) : (p_is_flush_w ? |(p_w0 & 64'hffffffffffffff) : (p_is_forward ? |(p_w0 & 64'hf6000000000000) : (p_is_backward ? |(p_w0 & 64'hf0000000000000) || |(p_w1 & 64'hffffffffff0000) : (p_is_drain ? |(p_w0 & 64'hffffffffff0000) : (p_is_update ? |(p_w0 & 64'hffffffffffff00) : (p_is_requant ? |(p_w0 & 64'hfe000000000000) : (p_is_sync ? |(p_w0 & 64'hffffffffffffff) : (p_is_halt ? |(p_w0 & 64'hffffffffffffff) : (p_is_act ? |(p_w0 & 64'hf8000000000000) || |(p_w1 & 64'hfffffffe000000) : (p_is_window ? |(p_w0 & 64'h0) || |(p_w1 & 64'hffffffffff0000) : 1'b0))))))))));
   wire p_bad_bad_function = p_is_act && (~((p_f_func == 2'd0) || (p_f_func == 2'd1) || (p_f_func == 2'd2)) || ((p_f_func == 2'd2) && (p_f_flag == 1'b0)));
-  wire p_bad_zero_size = p_is_load_w ? (p_f_m == 9'd0) || (p_f_k == 9'd0) : ((p_is_forward || p_is_backward || p_is_requant || p_is_act) && (p_f_len == 16'd0)) || (p_is_act && (p_f_lanes == 9'd0));
+  wire p_bad_zero_size = p_is_load_w ? (p_f_m == 9'd0) || (p_f_k == 9'd0) : ((p_is_forward || p_is_backward || p_is_requant || p_is_act) && (p_f_len == 16'd0)) || (p_is_act && (p_f_lanes == 9'd0)) || (p_is_window && ((p_w0[9:0] == 10'd0) || (p_w0[19:10] == 10'd0) || (p_w0[29:20] == 10'd0) || (p_w0[39:30] == 10'd0) || (p_w0[43:40] == 4'd0) || (p_w1[15:0] == 16'd0)));
   wire p_bad_tile_too_large = p_is_load_w ? (p_f_m > MAX_M) || (p_f_k > MAX_K) : p_is_act && ((p_f_lanes > p_dst_lanes) || (p_reads_mask && (p_f_lanes > MAX_K)));
   wire p_bad_lr_shift = p_is_update && ((p_f_lr > 8'd63) || ((LR_FIXED != 0) && (p_f_lr != LR_CONSTANT)));
   wire p_bad_not_interleaved = p_is_backward && (p_f_mode == 2'd3) && (INTERLEAVED == 0);
   wire p_bad_no_tile = (p_is_forward || p_is_backward || p_is_drain || p_is_update) && ~p_res_valid;
-  wire p_bad_address_range = p_is_load_w ? past_end({{2{1'b0}}, p_f_addr_a}, {{9{1'b0}}, p_f_k}, W_DEPTH_SPAN) : (p_is_forward ? past_end({{2{1'b0}}, p_f_addr_a}, {{2{1'b0}}, p_f_len}, X_DEPTH_SPAN) || past_end({{2{1'b0}}, p_f_addr_b}, {{2{1'b0}}, p_f_len}, A_DEPTH_SPAN) : (p_is_backward ? past_end({{2{1'b0}}, p_f_addr_a}, {{2{1'b0}}, p_f_len}, G_DEPTH_SPAN) || (~(p_f_mode == 2'd0) && past_end({{2{1'b0}}, p_f_x_addr}, {{2{1'b0}}, p_f_len}, X_DEPTH_SPAN)) || (~(p_f_mode == 2'd1) && past_end({{2{1'b0}}, p_f_addr_b}, {{2{1'b0}}, p_f_len}, A_DEPTH_SPAN)) : (p_is_drain ? past_end({{2{1'b0}}, p_f_addr_a}, {{9{1'b0}}, p_res_m}, A_DEPTH_SPAN) : (p_is_requant ? past_end({{2{1'b0}}, p_f_addr_a}, {{2{1'b0}}, p_f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, p_f_addr_b}, {{2{1'b0}}, p_f_len}, p_dst_span) : p_is_act && (past_end({{2{1'b0}}, p_f_addr_a}, {{2{1'b0}}, p_f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, p_f_addr_b}, {{2{1'b0}}, p_f_len}, p_dst_span) || (p_reads_mask && past_end({{2{1'b0}}, p_f_mask}, {{2{1'b0}}, p_f_len}, X_DEPTH_SPAN)))))));
+  wire p_bad_no_window = (p_is_forward || p_is_backward) && p_f_win && ~p_win_valid;
+  wire p_bad_window_length = (p_is_forward || p_is_backward) && p_f_win && ({{1{1'b0}}, p_f_len} != p_win_positions);
+  wire p_bad_address_range = p_is_load_w ? past_end({{2{1'b0}}, p_f_addr_a}, {{9{1'b0}}, p_f_k}, W_DEPTH_SPAN) : (p_is_forward ? (p_f_win ? past_end({{2{1'b0}}, p_f_addr_a}, {{1{1'b0}}, p_win_x_lines}, X_DEPTH_SPAN) : past_end({{2{1'b0}}, p_f_addr_a}, {{2{1'b0}}, p_f_len}, X_DEPTH_SPAN)) || past_end({{2{1'b0}}, p_f_addr_b}, {{2{1'b0}}, p_f_len}, A_DEPTH_SPAN) : (p_is_backward ? past_end({{2{1'b0}}, p_f_addr_a}, {{2{1'b0}}, p_f_len}, G_DEPTH_SPAN) || (~(p_f_mode == 2'd0) && (p_f_win ? past_end({{2{1'b0}}, p_f_x_addr}, {{1{1'b0}}, p_win_x_lines}, X_DEPTH_SPAN) : past_end({{2{1'b0}}, p_f_x_addr}, {{2{1'b0}}, p_f_len}, X_DEPTH_SPAN))) || (~(p_f_mode == 2'd1) && (p_f_win ? past_end({{2{1'b0}}, p_f_addr_b}, {{1{1'b0}}, p_win_x_lines}, A_DEPTH_SPAN) : past_end({{2{1'b0}}, p_f_addr_b}, {{2{1'b0}}, p_f_len}, A_DEPTH_SPAN))) : (p_is_drain ? past_end({{2{1'b0}}, p_f_addr_a}, {{9{1'b0}}, p_res_m}, A_DEPTH_SPAN) : (p_is_requant ? past_end({{2{1'b0}}, p_f_addr_a}, {{2{1'b0}}, p_f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, p_f_addr_b}, {{2{1'b0}}, p_f_len}, p_dst_span) : p_is_act && (past_end({{2{1'b0}}, p_f_addr_a}, {{2{1'b0}}, p_f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, p_f_addr_b}, {{2{1'b0}}, p_f_len}, p_dst_span) || (p_reads_mask && past_end({{2{1'b0}}, p_f_mask}, {{2{1'b0}}, p_f_len}, X_DEPTH_SPAN)))))));
   wire p_bad_weight_overlap = p_is_load_w && p_res_valid && p_res_dirty && (p_f_addr_a != p_res_addr) && past_end({{2{1'b0}}, p_res_addr}, {{9{1'b0}}, p_res_k}, {{2{1'b0}}, p_f_addr_a}) && past_end({{2{1'b0}}, p_f_addr_a}, {{9{1'b0}}, p_f_k}, {{2{1'b0}}, p_res_addr});
-  wire p_chk_bad = p_bad_reserved_bits || p_bad_bad_function || p_bad_zero_size || p_bad_tile_too_large || p_bad_lr_shift || p_bad_not_interleaved || p_bad_no_tile || p_bad_address_range || p_bad_weight_overlap;
+  wire p_chk_bad = p_bad_reserved_bits || p_bad_bad_function || p_bad_zero_size || p_bad_tile_too_large || p_bad_lr_shift || p_bad_not_interleaved || p_bad_no_tile || p_bad_no_window || p_bad_window_length || p_bad_address_range || p_bad_weight_overlap;
   wire p_go = p_second ? ~p_end && ~p_chk_bad : ~p_end && p_known_op && ~p_two_words && ~p_chk_bad;
   always @(posedge clk) begin
     if (rst) begin
@@ -503,10 +596,10 @@ module sa_accel #(
       pre_end <= 1'b0;
       pre_known <= 1'b0;
       pre_two <= 1'b0;
-      pre_bad <= 9'd0;
+      pre_bad <= 11'd0;
     end else begin
       if (~in_exec) begin
-        q0_two <= (c_word[63:56] == OP_BACKWARD) || (c_word[63:56] == OP_ACT);
+        q0_two <= (c_word[63:56] == OP_BACKWARD) || (c_word[63:56] == OP_ACT) || (c_word[63:56] == OP_WINDOW);
       end
       fwd_q <= fwd;
       pre_go <= p_go;
@@ -515,7 +608,7 @@ module sa_accel #(
       pre_end <= p_end;
       pre_known <= p_known_op;
       pre_two <= p_two_words;
-      pre_bad <= {p_bad_weight_overlap, p_bad_address_range, p_bad_no_tile, p_bad_not_interleaved, p_bad_lr_shift, p_bad_tile_too_large, p_bad_zero_size, p_bad_bad_function, p_bad_reserved_bits};
+      pre_bad <= {p_bad_weight_overlap, p_bad_address_range, p_bad_window_length, p_bad_no_window, p_bad_no_tile, p_bad_not_interleaved, p_bad_lr_shift, p_bad_tile_too_large, p_bad_zero_size, p_bad_bad_function, p_bad_reserved_bits};
     end
   end
   always @(posedge clk) begin
@@ -525,10 +618,11 @@ module sa_accel #(
   // Decode: the registered pre-check; the error code from its flags.
   wire dec_go = (in_dec || in_dec2) && pre_go;
   wire dec_fault = (in_dec || in_dec2) && pre_fault;
-  wire [7:0] pre_chk_err = pre_bad[0] ? E_RESERVED_BITS : (pre_bad[1] ? E_BAD_FUNCTION : (pre_bad[2] ? E_ZERO_SIZE : (pre_bad[3] ? E_TILE_TOO_LARGE : (pre_bad[4] ? E_LR_SHIFT : (pre_bad[5] ? E_NOT_INTERLEAVED : (pre_bad[6] ? E_NO_TILE : (pre_bad[7] ? E_ADDRESS_RANGE : (pre_bad[8] ? E_WEIGHT_OVERLAP : 8'd0))))))));
+  wire [7:0] pre_chk_err = pre_bad[0] ? E_RESERVED_BITS : (pre_bad[1] ? E_BAD_FUNCTION : (pre_bad[2] ? E_ZERO_SIZE : (pre_bad[3] ? E_TILE_TOO_LARGE : (pre_bad[4] ? E_LR_SHIFT : (pre_bad[5] ? E_NOT_INTERLEAVED : (pre_bad[6] ? E_NO_TILE : (pre_bad[7] ? E_NO_WINDOW : (pre_bad[8] ? E_WINDOW_LENGTH : (pre_bad[9] ? E_ADDRESS_RANGE : (pre_bad[10] ? E_WEIGHT_OVERLAP : 8'd0))))))))));
   wire [7:0] dec_err = (in_dec || in_dec2) ? (pre_end ? E_PROGRAM_END : (pre_second ? pre_chk_err : (~pre_known ? E_UNKNOWN_OPCODE : (pre_two ? 8'd0 : pre_chk_err)))) : 8'd0;
   // Sequencing: decode ends, execute length, the next cycle's view.
-  wire exec_begin = dec_go && ~is_sync && ~is_halt;
+  assign win_load = dec_go && is_window;
+  wire exec_begin = dec_go && ~is_sync && ~is_halt && ~is_window;
   wire [16:0] dec_end = (is_load_w || is_flush_w) ? LOAD_LEN - 17'd1 : ((is_forward || is_backward) ? {{1{1'b0}}, f_len} + (PASS_EXTRA - 17'd1) : (is_drain ? DRAIN_LEN - 17'd1 : (is_update ? UPDATE_LEN - 17'd1 : {{1{1'b0}}, f_len} - 17'd1)));
   wire ex_last = in_exec && ex_last_q;
   wire seq_more = ex_last && is_backward && (f_mode == 2'd2) && ~ex_pass;
@@ -539,9 +633,63 @@ module sa_accel #(
   wire [3:0] pass_mode = (f_mode == 2'd0) ? M_BWD_DX : ((f_mode == 2'd1) ? M_BWD_DW : ((f_mode == 2'd3) ? M_BWD_IL : (ex_pass ? M_BWD_DW : M_BWD_DX)));
   wire [3:0] x_pass_mode = (x_f_mode == 2'd0) ? M_BWD_DX : ((x_f_mode == 2'd1) ? M_BWD_DW : ((x_f_mode == 2'd3) ? M_BWD_IL : (ex_pass ? M_BWD_DW : M_BWD_DX)));
   wire [3:0] nx_pass_mode = (f_mode == 2'd0) ? M_BWD_DX : ((f_mode == 2'd1) ? M_BWD_DW : ((f_mode == 2'd3) ? M_BWD_IL : (nx_pass ? M_BWD_DW : M_BWD_DX)));
+  wire x_win = f_win && (is_forward || is_backward);
+  // Address generator gx: output position (ox, oy), input pixel (ix, iy), lines.
+  wire [15:0] gx_x0 = {{12{1'b0}}, win_kx} - {{12{1'b0}}, win_pad};
+  wire [15:0] gx_y0 = {{12{1'b0}}, win_ky} - {{12{1'b0}}, win_pad};
+  reg [9:0] gx_ox_q;
+  reg [9:0] gx_oy_q;
+  reg [15:0] gx_ix_q;
+  reg [15:0] gx_iy_q;
+  reg [15:0] gx_line_q;
+  reg [15:0] gx_row_q;
+  reg [15:0] gx_img_q;
+  wire gx_at_zero = nx_t == 17'd0;
+  wire [9:0] gx_ox = gx_at_zero ? 10'd0 : gx_ox_q;
+  wire [9:0] gx_oy = gx_at_zero ? 10'd0 : gx_oy_q;
+  wire [15:0] gx_ix = gx_at_zero ? gx_x0 : gx_ix_q;
+  wire [15:0] gx_iy = gx_at_zero ? gx_y0 : gx_iy_q;
+  wire [15:0] gx_line = gx_at_zero ? win_start : gx_line_q;
+  wire [15:0] gx_row = gx_at_zero ? win_start : gx_row_q;
+  wire [15:0] gx_img = gx_at_zero ? 16'd0 : gx_img_q;
+  wire gx_inside = ~gx_ix[15] && (gx_ix < {{6{1'b0}}, win_w}) && (~gx_iy[15] && (gx_iy < {{6{1'b0}}, win_h}));
+  wire gx_last_x = gx_ox == (win_ow - 10'd1);
+  wire gx_last_y = gx_oy == (win_oh - 10'd1);
+  wire [15:0] gx_img_next = gx_img + win_hw;
+  wire [15:0] gx_row_next = gx_last_y ? gx_img_next + win_start : gx_row + win_stride_w;
+  always @(posedge clk) begin
+    if (rst) begin
+      gx_ox_q <= 10'd0;
+      gx_oy_q <= 10'd0;
+      gx_ix_q <= 16'd0;
+      gx_iy_q <= 16'd0;
+      gx_line_q <= 16'd0;
+      gx_row_q <= 16'd0;
+      gx_img_q <= 16'd0;
+    end else begin
+      if (1'b1) begin
+        gx_ox_q <= gx_last_x ? 10'd0 : gx_ox + 10'd1;
+        gx_ix_q <= gx_last_x ? gx_x0 : gx_ix + {{12{1'b0}}, win_stride};
+        gx_line_q <= gx_last_x ? gx_row_next : gx_line + {{12{1'b0}}, win_stride};
+        gx_oy_q <= gx_last_x ? (gx_last_y ? 10'd0 : gx_oy + 10'd1) : gx_oy;
+        gx_iy_q <= gx_last_x ? (gx_last_y ? gx_y0 : gx_iy + {{12{1'b0}}, win_stride}) : gx_iy;
+        gx_row_q <= gx_last_x ? gx_row_next : gx_row;
+        gx_img_q <= (gx_last_x && gx_last_y) ? gx_img_next : gx_img;
+      end
+    end
+  end
+  reg x_pad_q;
+  always @(posedge clk) begin
+    if (rst) begin
+      x_pad_q <= 1'b0;
+    end else begin
+      x_pad_q <= x_win && ~gx_inside;
+    end
+  end
   // Array inputs, as the emulator's Driver drives them.
   wire stream = in_exec && (ex_t < {{1{1'b0}}, x_f_len});
   wire x_on = stream && (x_is_forward || (x_is_backward && (x_pass_mode != M_BWD_DX)));
+  wire x_feed = x_on && ~x_pad_q;
   wire dy_on = stream && x_is_backward;
   wire [16:0] row = LAST_ROW - ex_t;
   wire w_on = in_exec && x_is_load_w && (row < {{8{1'b0}}, x_f_k});
@@ -553,7 +701,7 @@ module sa_accel #(
   assign arr_dy_valid = dy_on;
   generate
   for (l = 0; l < R; l = l + 1) begin : g_arr_x_in
-    assign arr_x_in[l*DW +: DW] = (x_on && k_mask[l]) ? x_rdata[l*DW +: DW] : {DW{1'b0}};
+    assign arr_x_in[l*DW +: DW] = (x_feed && k_mask[l]) ? x_rdata[l*DW +: DW] : {DW{1'b0}};
   end
   endgenerate
   generate
@@ -584,8 +732,8 @@ module sa_accel #(
   wire req_wr = in_exec && is_requant;
   wire act_wr = in_exec && is_act;
   wire line_wr = req_wr || act_wr;
-  assign x_ctl_re = read_ahead && (nx_t < {{1{1'b0}}, f_len}) && (is_forward || (is_backward && (nx_pass_mode != M_BWD_DX)) || (is_act && reads_mask));
-  assign x_ctl_raddr = (is_forward ? f_addr_a[X_AB-1:0] : (is_act ? f_mask[X_AB-1:0] : f_x_addr[X_AB-1:0])) + nx_t[X_AB-1:0];
+  assign x_ctl_re = read_ahead && (nx_t < {{1{1'b0}}, f_len}) && (is_forward || (is_backward && (nx_pass_mode != M_BWD_DX)) || (is_act && reads_mask)) && (~x_win || gx_inside);
+  assign x_ctl_raddr = (is_forward ? f_addr_a[X_AB-1:0] : (is_act ? f_mask[X_AB-1:0] : f_x_addr[X_AB-1:0])) + (x_win ? gx_line[X_AB-1:0] : nx_t[X_AB-1:0]);
   wire [R-1:0] line_mask_r = is_act ? ~({R{1'b1}} << f_lanes) : {R{1'b1}};
   assign x_ctl_we = (line_wr && ~f_flag) ? line_mask_r : {R{1'b0}};
   assign x_ctl_waddr = f_addr_b[X_AB-1:0] + ex_t[X_AB-1:0];
@@ -699,12 +847,62 @@ module sa_accel #(
   reg wb_dx;
   reg [1:0] wb_ph;
   reg [8:0] wb_lanes;
+  reg wb_win;
+  reg wb_in;
+  reg [A_AB-1:0] wb_base;
+  wire wb_first = wb_wait == 10'd1;
+  // Address generator gw: output position (ox, oy), input pixel (ix, iy), lines.
+  wire [15:0] gw_x0 = {{12{1'b0}}, win_kx} - {{12{1'b0}}, win_pad};
+  wire [15:0] gw_y0 = {{12{1'b0}}, win_ky} - {{12{1'b0}}, win_pad};
+  reg [9:0] gw_ox_q;
+  reg [9:0] gw_oy_q;
+  reg [15:0] gw_ix_q;
+  reg [15:0] gw_iy_q;
+  reg [15:0] gw_line_q;
+  reg [15:0] gw_row_q;
+  reg [15:0] gw_img_q;
+  wire gw_at_zero = wb_first;
+  wire [9:0] gw_ox = gw_at_zero ? 10'd0 : gw_ox_q;
+  wire [9:0] gw_oy = gw_at_zero ? 10'd0 : gw_oy_q;
+  wire [15:0] gw_ix = gw_at_zero ? gw_x0 : gw_ix_q;
+  wire [15:0] gw_iy = gw_at_zero ? gw_y0 : gw_iy_q;
+  wire [15:0] gw_line = gw_at_zero ? win_start : gw_line_q;
+  wire [15:0] gw_row = gw_at_zero ? win_start : gw_row_q;
+  wire [15:0] gw_img = gw_at_zero ? 16'd0 : gw_img_q;
+  wire gw_inside = ~gw_ix[15] && (gw_ix < {{6{1'b0}}, win_w}) && (~gw_iy[15] && (gw_iy < {{6{1'b0}}, win_h}));
+  wire gw_last_x = gw_ox == (win_ow - 10'd1);
+  wire gw_last_y = gw_oy == (win_oh - 10'd1);
+  wire [15:0] gw_img_next = gw_img + win_hw;
+  wire [15:0] gw_row_next = gw_last_y ? gw_img_next + win_start : gw_row + win_stride_w;
+  always @(posedge clk) begin
+    if (rst) begin
+      gw_ox_q <= 10'd0;
+      gw_oy_q <= 10'd0;
+      gw_ix_q <= 16'd0;
+      gw_iy_q <= 16'd0;
+      gw_line_q <= 16'd0;
+      gw_row_q <= 16'd0;
+      gw_img_q <= 16'd0;
+    end else begin
+      if (1'b1) begin
+        gw_ox_q <= gw_last_x ? 10'd0 : gw_ox + 10'd1;
+        gw_ix_q <= gw_last_x ? gw_x0 : gw_ix + {{12{1'b0}}, win_stride};
+        gw_line_q <= gw_last_x ? gw_row_next : gw_line + {{12{1'b0}}, win_stride};
+        gw_oy_q <= gw_last_x ? (gw_last_y ? 10'd0 : gw_oy + 10'd1) : gw_oy;
+        gw_iy_q <= gw_last_x ? (gw_last_y ? gw_y0 : gw_iy + {{12{1'b0}}, win_stride}) : gw_iy;
+        gw_row_q <= gw_last_x ? gw_row_next : gw_row;
+        gw_img_q <= (gw_last_x && gw_last_y) ? gw_img_next : gw_img;
+      end
+    end
+  end
+  wire [A_AB-1:0] wb_win_line = wb_base + gw_line[A_AB-1:0];
   wire wb_begin = exec_begin && (is_forward || (is_backward && ~(f_mode == 2'd1)));
   wire wb_write = (wb_wait == 10'd0) && (wb_left != 17'd0);
-  assign wb_rd = wb_acc && (((wb_wait == 10'd1) && (wb_left != 17'd0)) || (wb_write && (wb_left > 17'd1)));
-  assign wb_raddr = wb_write ? wb_line + ~({A_AB{1'b1}} << 1) : wb_line;
+  assign wb_rd = wb_acc && ((wb_first && (wb_left != 17'd0)) || (wb_write && (wb_left > 17'd1))) && (~wb_win || gw_inside);
+  assign wb_raddr = wb_win ? wb_win_line : (wb_write ? wb_line + ~({A_AB{1'b1}} << 1) : wb_line);
+  wire wb_put = wb_write && (~wb_win || wb_in);
   wire [LA-1:0] wb_mask = ~({LA{1'b1}} << wb_lanes);
-  assign wb_we = wb_write ? wb_mask : {LA{1'b0}};
+  assign wb_we = wb_put ? wb_mask : {LA{1'b0}};
   wire [LA*AW-1:0] wb_new = wb_dx ? dx_wide : y_wide;
   generate
   for (l = 0; l < LA; l = l + 1) begin : g_wb_data
@@ -721,6 +919,9 @@ module sa_accel #(
       wb_dx <= 1'b0;
       wb_ph <= 2'd0;
       wb_lanes <= 9'd0;
+      wb_win <= 1'b0;
+      wb_in <= 1'b0;
+      wb_base <= {A_AB{1'b0}};
     end else begin
       wb_start <= wb_begin;
       if (wb_start) begin
@@ -731,13 +932,20 @@ module sa_accel #(
         wb_dx <= is_backward;
         wb_ph <= is_forward ? 2'd0 : ((f_mode == 2'd3) ? 2'd2 : 2'd1);
         wb_lanes <= is_forward ? res_m : res_k;
+        wb_win <= is_backward && f_win;
+        wb_base <= f_addr_b[A_AB-1:0];
       end else begin
         if (wb_wait != 10'd0) begin
           wb_wait <= wb_wait - 10'd1;
+          if (wb_first && wb_win) begin
+            wb_line <= wb_win_line;
+            wb_in <= gw_inside;
+          end
         end else begin
           if (wb_write) begin
             wb_left <= wb_left - 17'd1;
-            wb_line <= wb_line + ~({A_AB{1'b1}} << 1);
+            wb_line <= wb_win ? wb_win_line : wb_line + ~({A_AB{1'b1}} << 1);
+            wb_in <= gw_inside;
           end
         end
       end
@@ -792,10 +1000,15 @@ module sa_accel #(
               if (is_sync) begin
                 pc <= pc + 17'd1;
               end else begin
-                ctl_state <= S_EXEC;
-                ex_t <= 17'd0;
-                nx_t_q <= (dec_end == 17'd0) ? 17'd0 : 17'd1;
-                ex_pass <= 1'b0;
+                if (is_window) begin
+                  ctl_state <= S_DEC;
+                  pc <= pc + 17'd2;
+                end else begin
+                  ctl_state <= S_EXEC;
+                  ex_t <= 17'd0;
+                  nx_t_q <= (dec_end == 17'd0) ? 17'd0 : 17'd1;
+                  ex_pass <= 1'b0;
+                end
               end
             end
           end else begin
@@ -944,7 +1157,7 @@ module sa_accel #(
         rvalid_q <= 1'b1;
         case (s_axil_araddr)
           12'h0: begin
-            rdata_q <= 32'h53470004;
+            rdata_q <= 32'h53470005;
             rresp_q <= 2'd0;
           end
           12'h4: begin

@@ -44,7 +44,7 @@ extern "C" {
 #define SA_PACK_ACCUMULATORS             2u           /* lanes per packed beat */
 
 /* ---- AXI4-Lite registers (byte offsets) and their bits. ---- */
-#define SA_ID_VALUE                      0x53470004u  /* what ID reads */
+#define SA_ID_VALUE                      0x53470005u  /* what ID reads */
 #define SA_REG_ID                        0x000u       /* register */
 #define SA_REG_SHAPE                     0x004u       /* register */
 #define SA_REG_CTRL                      0x008u       /* register */
@@ -153,7 +153,7 @@ extern "C" {
 #define SA_ERR_UNKNOWN_OPCODE            0x01u        /* unknown opcode */
 #define SA_ERR_RESERVED_BITS             0x02u        /* a reserved or unused field is not zero */
 #define SA_ERR_PROGRAM_END               0x03u        /* the program ended before a HALT (or inside a two-word command) */
-#define SA_ERR_ZERO_SIZE                 0x04u        /* a size field (m, k, n, count or lanes) is zero */
+#define SA_ERR_ZERO_SIZE                 0x04u        /* a size field (m, k, n, count or lanes; WINDOW w, h, ow, oh, stride or images) is zero */
 #define SA_ERR_TILE_TOO_LARGE            0x05u        /* the tile is larger than the array (m > cols or k > rows), or ACT writes more lanes than its destination has */
 #define SA_ERR_LR_SHIFT                  0x06u        /* lr_shift is larger than 63 (the array's port is 6 bits), or is not the constant lr_shift the array was built with */
 #define SA_ERR_NOT_INTERLEAVED           0x07u        /* interleaved backward on an array built with backward = "sequential" */
@@ -161,6 +161,8 @@ extern "C" {
 #define SA_ERR_ADDRESS_RANGE             0x09u        /* an address range runs past the end of its buffer */
 #define SA_ERR_WEIGHT_OVERLAP            0x0Au        /* LOAD_W reads lines that the write-back of the previous tile overwrites */
 #define SA_ERR_BAD_FUNCTION              0x0Bu        /* ACT function code 3, or relu_grad (a gradient gate) into the activation buffer */
+#define SA_ERR_NO_WINDOW                 0x0Cu        /* a windowed FORWARD or BACKWARD (win = 1) before any WINDOW */
+#define SA_ERR_WINDOW_LENGTH             0x0Du        /* a windowed FORWARD or BACKWARD whose n is not the window's images x oh x ow */
 
 /* ---- Command words (docs/COMMANDS.md): opcodes, argument fields, encoders. ---- */
 #define SA_WORD_BITS                     64u          /* command word */
@@ -193,6 +195,9 @@ extern "C" {
 #define SA_FORWARD_ACC_WORD              0u           /* word of the field */
 #define SA_FORWARD_ACC_LO                48u          /* field */
 #define SA_FORWARD_ACC_BITS              1u           /* field */
+#define SA_FORWARD_WIN_WORD              0u           /* word of the field */
+#define SA_FORWARD_WIN_LO                51u          /* field */
+#define SA_FORWARD_WIN_BITS              1u           /* field */
 #define SA_OP_BACKWARD                   0x04u        /* opcode */
 #define SA_WORDS_BACKWARD                2u           /* words */
 #define SA_BACKWARD_MODE_WORD            0u           /* word of the field */
@@ -213,6 +218,9 @@ extern "C" {
 #define SA_BACKWARD_ACC_WORD             0u           /* word of the field */
 #define SA_BACKWARD_ACC_LO               48u          /* field */
 #define SA_BACKWARD_ACC_BITS             1u           /* field */
+#define SA_BACKWARD_WIN_WORD             0u           /* word of the field */
+#define SA_BACKWARD_WIN_LO               51u          /* field */
+#define SA_BACKWARD_WIN_BITS             1u           /* field */
 #define SA_OP_DRAIN                      0x05u        /* opcode */
 #define SA_WORDS_DRAIN                   1u           /* words */
 #define SA_DRAIN_DW_WORD                 0u           /* word of the field */
@@ -264,6 +272,35 @@ extern "C" {
 #define SA_ACT_LANES_WORD                1u           /* word of the field */
 #define SA_ACT_LANES_LO                  16u          /* field */
 #define SA_ACT_LANES_BITS                9u           /* field */
+#define SA_OP_WINDOW                     0x0Bu        /* opcode */
+#define SA_WORDS_WINDOW                  2u           /* words */
+#define SA_WINDOW_W_WORD                 0u           /* word of the field */
+#define SA_WINDOW_W_LO                   0u           /* field */
+#define SA_WINDOW_W_BITS                 10u          /* field */
+#define SA_WINDOW_H_WORD                 0u           /* word of the field */
+#define SA_WINDOW_H_LO                   10u          /* field */
+#define SA_WINDOW_H_BITS                 10u          /* field */
+#define SA_WINDOW_OW_WORD                0u           /* word of the field */
+#define SA_WINDOW_OW_LO                  20u          /* field */
+#define SA_WINDOW_OW_BITS                10u          /* field */
+#define SA_WINDOW_OH_WORD                0u           /* word of the field */
+#define SA_WINDOW_OH_LO                  30u          /* field */
+#define SA_WINDOW_OH_BITS                10u          /* field */
+#define SA_WINDOW_STRIDE_WORD            0u           /* word of the field */
+#define SA_WINDOW_STRIDE_LO              40u          /* field */
+#define SA_WINDOW_STRIDE_BITS            4u           /* field */
+#define SA_WINDOW_KY_WORD                0u           /* word of the field */
+#define SA_WINDOW_KY_LO                  44u          /* field */
+#define SA_WINDOW_KY_BITS                4u           /* field */
+#define SA_WINDOW_KX_WORD                0u           /* word of the field */
+#define SA_WINDOW_KX_LO                  48u          /* field */
+#define SA_WINDOW_KX_BITS                4u           /* field */
+#define SA_WINDOW_PAD_WORD               0u           /* word of the field */
+#define SA_WINDOW_PAD_LO                 52u          /* field */
+#define SA_WINDOW_PAD_BITS               4u           /* field */
+#define SA_WINDOW_IMAGES_WORD            1u           /* word of the field */
+#define SA_WINDOW_IMAGES_LO              0u           /* field */
+#define SA_WINDOW_IMAGES_BITS            16u          /* field */
 #define SA_BACKWARD_DX                   0u           /* BACKWARD mode */
 #define SA_BACKWARD_DW                   1u           /* BACKWARD mode */
 #define SA_BACKWARD_SEQUENTIAL           2u           /* BACKWARD mode */
@@ -298,25 +335,27 @@ static inline uint64_t sa_cmd_flush_w(void)
     return sa_field(SA_OP_FLUSH_W, SA_FIELD_OPCODE_LO, SA_FIELD_OPCODE_BITS);
 }
 
-/* FORWARD x y n acc: 1 word(s). */
-static inline uint64_t sa_cmd_forward(uint64_t x, uint64_t y, uint64_t n, uint64_t acc)
+/* FORWARD x y n acc win: 1 word(s). */
+static inline uint64_t sa_cmd_forward(uint64_t x, uint64_t y, uint64_t n, uint64_t acc, uint64_t win)
 {
     return sa_field(SA_OP_FORWARD, SA_FIELD_OPCODE_LO, SA_FIELD_OPCODE_BITS)
         | sa_field(x, SA_FORWARD_X_LO, SA_FORWARD_X_BITS)
         | sa_field(y, SA_FORWARD_Y_LO, SA_FORWARD_Y_BITS)
         | sa_field(n, SA_FORWARD_N_LO, SA_FORWARD_N_BITS)
-        | sa_field(acc, SA_FORWARD_ACC_LO, SA_FORWARD_ACC_BITS);
+        | sa_field(acc, SA_FORWARD_ACC_LO, SA_FORWARD_ACC_BITS)
+        | sa_field(win, SA_FORWARD_WIN_LO, SA_FORWARD_WIN_BITS);
 }
 
-/* BACKWARD mode dy x dx n acc: 2 word(s). */
-static inline void sa_cmd_backward(uint64_t w[2], uint64_t mode, uint64_t dy, uint64_t x, uint64_t dx, uint64_t n, uint64_t acc)
+/* BACKWARD mode dy x dx n acc win: 2 word(s). */
+static inline void sa_cmd_backward(uint64_t w[2], uint64_t mode, uint64_t dy, uint64_t x, uint64_t dx, uint64_t n, uint64_t acc, uint64_t win)
 {
     w[0] = sa_field(SA_OP_BACKWARD, SA_FIELD_OPCODE_LO, SA_FIELD_OPCODE_BITS)
         | sa_field(mode, SA_BACKWARD_MODE_LO, SA_BACKWARD_MODE_BITS)
         | sa_field(dy, SA_BACKWARD_DY_LO, SA_BACKWARD_DY_BITS)
         | sa_field(dx, SA_BACKWARD_DX_LO, SA_BACKWARD_DX_BITS)
         | sa_field(n, SA_BACKWARD_N_LO, SA_BACKWARD_N_BITS)
-        | sa_field(acc, SA_BACKWARD_ACC_LO, SA_BACKWARD_ACC_BITS);
+        | sa_field(acc, SA_BACKWARD_ACC_LO, SA_BACKWARD_ACC_BITS)
+        | sa_field(win, SA_BACKWARD_WIN_LO, SA_BACKWARD_WIN_BITS);
     w[1] = sa_field(x, SA_BACKWARD_X_LO, SA_BACKWARD_X_BITS);
 }
 
@@ -367,6 +406,21 @@ static inline void sa_cmd_act(uint64_t w[2], uint64_t func, uint64_t src, uint64
         | sa_field(count, SA_ACT_COUNT_LO, SA_ACT_COUNT_BITS);
     w[1] = sa_field(mask, SA_ACT_MASK_LO, SA_ACT_MASK_BITS)
         | sa_field(lanes, SA_ACT_LANES_LO, SA_ACT_LANES_BITS);
+}
+
+/* WINDOW w h ow oh stride ky kx pad images: 2 word(s). */
+static inline void sa_cmd_window(uint64_t w[2], uint64_t w, uint64_t h, uint64_t ow, uint64_t oh, uint64_t stride, uint64_t ky, uint64_t kx, uint64_t pad, uint64_t images)
+{
+    w[0] = sa_field(SA_OP_WINDOW, SA_FIELD_OPCODE_LO, SA_FIELD_OPCODE_BITS)
+        | sa_field(w, SA_WINDOW_W_LO, SA_WINDOW_W_BITS)
+        | sa_field(h, SA_WINDOW_H_LO, SA_WINDOW_H_BITS)
+        | sa_field(ow, SA_WINDOW_OW_LO, SA_WINDOW_OW_BITS)
+        | sa_field(oh, SA_WINDOW_OH_LO, SA_WINDOW_OH_BITS)
+        | sa_field(stride, SA_WINDOW_STRIDE_LO, SA_WINDOW_STRIDE_BITS)
+        | sa_field(ky, SA_WINDOW_KY_LO, SA_WINDOW_KY_BITS)
+        | sa_field(kx, SA_WINDOW_KX_LO, SA_WINDOW_KX_BITS)
+        | sa_field(pad, SA_WINDOW_PAD_LO, SA_WINDOW_PAD_BITS);
+    w[1] = sa_field(images, SA_WINDOW_IMAGES_LO, SA_WINDOW_IMAGES_BITS);
 }
 
 /* ---- The driver (sa_accel.c). ----

@@ -50,6 +50,7 @@ module sa_accel #(
 );
   genvar l;
   // Used before the logic that drives them, so declared first:
+  wire win_load;
   wire c_ctl_re;
   localparam C_AB = (C_DEPTH > 1) ? $clog2(C_DEPTH) : 1;
   wire [C_AB-1:0] c_ctl_raddr;
@@ -303,6 +304,7 @@ module sa_accel #(
   localparam [7:0] OP_SYNC = 8'd8;
   localparam [7:0] OP_HALT = 8'd9;
   localparam [7:0] OP_ACT = 8'd10;
+  localparam [7:0] OP_WINDOW = 8'd11;
   localparam [7:0] E_UNKNOWN_OPCODE = 8'd1;
   localparam [7:0] E_RESERVED_BITS = 8'd2;
   localparam [7:0] E_PROGRAM_END = 8'd3;
@@ -314,6 +316,8 @@ module sa_accel #(
   localparam [7:0] E_ADDRESS_RANGE = 8'd9;
   localparam [7:0] E_WEIGHT_OVERLAP = 8'd10;
   localparam [7:0] E_BAD_FUNCTION = 8'd11;
+  localparam [7:0] E_NO_WINDOW = 8'd12;
+  localparam [7:0] E_WINDOW_LENGTH = 8'd13;
   localparam MAX_K_I = R;
   localparam [8:0] MAX_K = MAX_K_I[8:0];
   localparam MAX_M_I = C;
@@ -363,8 +367,8 @@ module sa_accel #(
   reg dec_done;
   reg [63:0] cmd_q;
   reg [1:0] backlog_n;
-  reg [106:0] backlog0;
-  reg [106:0] backlog1;
+  reg [210:0] backlog0;
+  reg [210:0] backlog1;
   reg pend_valid;
   reg [5:0] pend_lr;
   reg resident_waits;
@@ -381,8 +385,8 @@ module sa_accel #(
   reg [7:0] err_code;
   reg [16:0] stop_pc;
   reg [1:0] q_len;
-  reg [106:0] q0;
-  reg [106:0] q1;
+  reg [210:0] q0;
+  reg [210:0] q1;
   wire queue_room = q_len != 2'd2;
   wire dec_slot = ctl_running && queue_room;
   wire backlog_push = dec_slot && (backlog_n != 2'd0);
@@ -404,6 +408,7 @@ module sa_accel #(
   wire [8:0] f_m = w0[24:16];
   wire [8:0] f_k = w0[33:25];
   wire [15:0] f_x_addr = w1[15:0];
+  wire f_win = w0[51];
   wire [1:0] f_func = w0[50:49];
   wire [15:0] f_mask = w1[15:0];
   wire [8:0] f_lanes = w1[24:16];
@@ -417,9 +422,89 @@ module sa_accel #(
   wire is_sync = op == OP_SYNC;
   wire is_halt = op == OP_HALT;
   wire is_act = op == OP_ACT;
-  wire two_words = is_backward || is_act;
+  wire is_window = op == OP_WINDOW;
+  wire two_words = is_backward || is_act || is_window;
   wire reads_mask = f_func == 2'd2;
   wire [8:0] dst_lanes = f_flag ? MAX_M : MAX_K;
+  // WINDOW: its products from word 0, in its first decode cycle.
+  reg [19:0] wn_st_hw;
+  reg [19:0] wn_st_ohow;
+  reg [15:0] wn_st_stride_w;
+  reg [15:0] wn_st_start;
+  wire [19:0] wn_st_hw_next = {{10{1'b0}}, c_rdata[19:10]} * {{10{1'b0}}, c_rdata[9:0]};
+  wire [19:0] wn_st_ohow_next = {{10{1'b0}}, c_rdata[39:30]} * {{10{1'b0}}, c_rdata[29:20]};
+  wire [15:0] wn_st_stride_w_next = {{12{1'b0}}, c_rdata[43:40]} * {{6{1'b0}}, c_rdata[9:0]};
+  wire [15:0] wn_st_start_next = ({{12{1'b0}}, c_rdata[47:44]} - {{12{1'b0}}, c_rdata[55:52]}) * {{6{1'b0}}, c_rdata[9:0]} + {{12{1'b0}}, c_rdata[51:48]} - {{12{1'b0}}, c_rdata[55:52]};
+  always @(posedge clk) begin
+    if (rst) begin
+      wn_st_hw <= 20'd0;
+      wn_st_ohow <= 20'd0;
+      wn_st_stride_w <= 16'd0;
+      wn_st_start <= 16'd0;
+    end else begin
+      if (in_dec) begin
+        wn_st_hw <= wn_st_hw_next;
+        wn_st_ohow <= wn_st_ohow_next;
+        wn_st_stride_w <= wn_st_stride_w_next;
+        wn_st_start <= wn_st_start_next;
+      end
+    end
+  end
+  // WINDOW: the window and its limits, in its second decode cycle.
+  wire [35:0] wn_new_lines_full = {{20{1'b0}}, c_rdata[15:0]} * {{16{1'b0}}, wn_st_hw};
+  wire [35:0] wn_new_positions_full = {{20{1'b0}}, c_rdata[15:0]} * {{16{1'b0}}, wn_st_ohow};
+  wire [16:0] wn_new_x_lines = |wn_new_lines_full[35:17] ? {17{1'b1}} : wn_new_lines_full[16:0];
+  wire [16:0] wn_new_positions = |wn_new_positions_full[35:17] ? {17{1'b1}} : wn_new_positions_full[16:0];
+  // The window (WINDOW's fields and products) and its limits.
+  reg [9:0] win_w;
+  reg [9:0] win_h;
+  reg [9:0] win_ow;
+  reg [9:0] win_oh;
+  reg [3:0] win_stride;
+  reg [3:0] win_ky;
+  reg [3:0] win_kx;
+  reg [3:0] win_pad;
+  reg [15:0] win_hw;
+  reg [15:0] win_stride_w;
+  reg [15:0] win_start;
+  reg win_valid;
+  reg [16:0] win_x_lines;
+  reg [16:0] win_positions;
+  always @(posedge clk) begin
+    if (rst) begin
+      win_w <= 10'd0;
+      win_h <= 10'd0;
+      win_ow <= 10'd0;
+      win_oh <= 10'd0;
+      win_stride <= 4'd0;
+      win_ky <= 4'd0;
+      win_kx <= 4'd0;
+      win_pad <= 4'd0;
+      win_hw <= 16'd0;
+      win_stride_w <= 16'd0;
+      win_start <= 16'd0;
+      win_valid <= 1'b0;
+      win_x_lines <= 17'd0;
+      win_positions <= 17'd0;
+    end else begin
+      if (win_load) begin
+        win_w <= cmd_q[9:0];
+        win_h <= cmd_q[19:10];
+        win_ow <= cmd_q[29:20];
+        win_oh <= cmd_q[39:30];
+        win_stride <= cmd_q[43:40];
+        win_ky <= cmd_q[47:44];
+        win_kx <= cmd_q[51:48];
+        win_pad <= cmd_q[55:52];
+        win_hw <= wn_st_hw[15:0];
+        win_stride_w <= wn_st_stride_w;
+        win_start <= wn_st_start;
+        win_valid <= 1'b1;
+        win_x_lines <= wn_new_x_lines;
+        win_positions <= wn_new_positions;
+      end
+    end
+  end
   // Checks, each complete before the command has any effect.
   function [0:0] past_end;
     input [17:0] a;
@@ -430,24 +515,27 @@ module sa_accel #(
     end
   endfunction
   wire [17:0] dst_span = f_flag ? G_DEPTH_SPAN : X_DEPTH_SPAN;
-  wire known_op = (op != 8'd0) && (op <= OP_ACT);
-  wire bad_reserved_bits = is_load_w ? |(w0 & 64'hfffffc00000000) : (is_flush_w ? |(w0 & 64'hffffffffffffff) : (is_forward ? |(w0 & 64'hfe000000000000) : (is_backward ? |(w0 & 64'hf8000000000000) || |(w1 & 64'hffffffffff0000) : (is_drain ? |(w0 & 64'hffffffffff0000) : (is_update ? |(w0 & 64'hffffffffffff00) : (is_requant ? |(w0 & 64'hfe000000000000) : (is_sync ? |(w0 & 64'hffffffffffffff) : (is_halt ? |(w0 & 64'hffffffffffffff) : (is_act ? |(w0 & 64'hf8000000000000) || |(w1 & 64'hfffffffe000000) : 1'b0)))))))));
+  wire known_op = (op != 8'd0) && (op <= OP_WINDOW);
+  wire bad_reserved_bits = is_load_w ? |(w0 & 64'hfffffc00000000) : (is_flush_w ? |(w0 & 64'hffffffffffffff) : (is_forward ? |(w0 & 64'hf6000000000000) : (is_backward ? |(w0 & 64'hf0000000000000) || |(w1 & 64'hffffffffff0000) : (is_drain ? |(w0 & 64'hffffffffff0000) : (is_update ? |(w0 & 64'hffffffffffff00) : (is_requant ? |(w0 & 64'hfe000000000000) : (is_sync ? |(w0 & 64'hffffffffffffff) : (is_halt ? |(w0 & 64'hffffffffffffff) : (is_act ? |(w0 & 64'hf8000000000000) || |(w1 & 64'hfffffffe000000) : (is_window ? |(w0 & 64'h0) || |(w1 & 64'hffffffffff0000) : 1'b0))))))))));
   wire bad_bad_function = is_act && (~((f_func == 2'd0) || (f_func == 2'd1) || (f_func == 2'd2)) || ((f_func == 2'd2) && (f_flag == 1'b0)));
-  wire bad_zero_size = is_load_w ? (f_m == 9'd0) || (f_k == 9'd0) : ((is_forward || is_backward || is_requant || is_act) && (f_len == 16'd0)) || (is_act && (f_lanes == 9'd0));
+  wire bad_zero_size = is_load_w ? (f_m == 9'd0) || (f_k == 9'd0) : ((is_forward || is_backward || is_requant || is_act) && (f_len == 16'd0)) || (is_act && (f_lanes == 9'd0)) || (is_window && ((w0[9:0] == 10'd0) || (w0[19:10] == 10'd0) || (w0[29:20] == 10'd0) || (w0[39:30] == 10'd0) || (w0[43:40] == 4'd0) || (w1[15:0] == 16'd0)));
   wire bad_tile_too_large = is_load_w ? (f_m > MAX_M) || (f_k > MAX_K) : is_act && ((f_lanes > dst_lanes) || (reads_mask && (f_lanes > MAX_K)));
   wire bad_lr_shift = is_update && ((f_lr > 8'd63) || ((LR_FIXED != 0) && (f_lr != LR_CONSTANT)));
   wire bad_not_interleaved = is_backward && (f_mode == 2'd3) && (INTERLEAVED == 0);
   wire bad_no_tile = (is_forward || is_backward || is_drain || is_update) && ~res_valid;
-  wire bad_address_range = is_load_w ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, f_k}, W_DEPTH_SPAN) : (is_forward ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) : (is_backward ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, G_DEPTH_SPAN) || (~(f_mode == 2'd0) && past_end({{2{1'b0}}, f_x_addr}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN)) || (~(f_mode == 2'd1) && past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN)) : (is_drain ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, res_m}, A_DEPTH_SPAN) : (is_requant ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, dst_span) : is_act && (past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, dst_span) || (reads_mask && past_end({{2{1'b0}}, f_mask}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN)))))));
+  wire bad_no_window = (is_forward || is_backward) && f_win && ~win_valid;
+  wire bad_window_length = (is_forward || is_backward) && f_win && ({{1{1'b0}}, f_len} != win_positions);
+  wire bad_address_range = is_load_w ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, f_k}, W_DEPTH_SPAN) : (is_forward ? (f_win ? past_end({{2{1'b0}}, f_addr_a}, {{1{1'b0}}, win_x_lines}, X_DEPTH_SPAN) : past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN)) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) : (is_backward ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, G_DEPTH_SPAN) || (~(f_mode == 2'd0) && (f_win ? past_end({{2{1'b0}}, f_x_addr}, {{1{1'b0}}, win_x_lines}, X_DEPTH_SPAN) : past_end({{2{1'b0}}, f_x_addr}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN))) || (~(f_mode == 2'd1) && (f_win ? past_end({{2{1'b0}}, f_addr_b}, {{1{1'b0}}, win_x_lines}, A_DEPTH_SPAN) : past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN))) : (is_drain ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, res_m}, A_DEPTH_SPAN) : (is_requant ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, dst_span) : is_act && (past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, dst_span) || (reads_mask && past_end({{2{1'b0}}, f_mask}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN)))))));
   wire bad_weight_overlap = is_load_w && res_valid && res_dirty && (f_addr_a != res_addr) && past_end({{2{1'b0}}, res_addr}, {{9{1'b0}}, res_k}, {{2{1'b0}}, f_addr_a}) && past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, f_k}, {{2{1'b0}}, res_addr});
-  wire chk_bad = bad_reserved_bits || bad_bad_function || bad_zero_size || bad_tile_too_large || bad_lr_shift || bad_not_interleaved || bad_no_tile || bad_address_range || bad_weight_overlap;
-  wire [7:0] chk_err = bad_reserved_bits ? E_RESERVED_BITS : (bad_bad_function ? E_BAD_FUNCTION : (bad_zero_size ? E_ZERO_SIZE : (bad_tile_too_large ? E_TILE_TOO_LARGE : (bad_lr_shift ? E_LR_SHIFT : (bad_not_interleaved ? E_NOT_INTERLEAVED : (bad_no_tile ? E_NO_TILE : (bad_address_range ? E_ADDRESS_RANGE : (bad_weight_overlap ? E_WEIGHT_OVERLAP : 8'd0))))))));
+  wire chk_bad = bad_reserved_bits || bad_bad_function || bad_zero_size || bad_tile_too_large || bad_lr_shift || bad_not_interleaved || bad_no_tile || bad_no_window || bad_window_length || bad_address_range || bad_weight_overlap;
+  wire [7:0] chk_err = bad_reserved_bits ? E_RESERVED_BITS : (bad_bad_function ? E_BAD_FUNCTION : (bad_zero_size ? E_ZERO_SIZE : (bad_tile_too_large ? E_TILE_TOO_LARGE : (bad_lr_shift ? E_LR_SHIFT : (bad_not_interleaved ? E_NOT_INTERLEAVED : (bad_no_tile ? E_NO_TILE : (bad_no_window ? E_NO_WINDOW : (bad_window_length ? E_WINDOW_LENGTH : (bad_address_range ? E_ADDRESS_RANGE : (bad_weight_overlap ? E_WEIGHT_OVERLAP : 8'd0))))))))));
   wire end0 = pc >= prog_len;
   wire end1 = (pc + 17'd1) >= prog_len;
   wire [7:0] dec_err = in_dec ? (end0 ? E_PROGRAM_END : (~known_op ? E_UNKNOWN_OPCODE : (two_words ? 8'd0 : chk_err))) : (in_dec2 ? (end1 ? E_PROGRAM_END : chk_err) : 8'd0);
   wire dec_final = (in_dec && (end0 || ~known_op || ~two_words)) || in_dec2;
   wire dec_go = (in_dec && ~end0 && known_op && ~two_words && ~chk_bad) || (in_dec2 && ~end1 && ~chk_bad);
   wire dec_fault = dec_final && ~dec_go;
+  assign win_load = dec_go && is_window;
   wire stop_now = dec_fault || (dec_go && is_halt);
   wire cmd_next = dec_go && ~is_halt;
   wire [16:0] pc_next = cmd_next ? pc + (two_words ? 17'd2 : 17'd1) : pc;
@@ -466,14 +554,14 @@ module sa_accel #(
   wire [5:0] lr_field = f_lr[5:0];
   wire dec_push = dec_cycle && (stop_now || (dec_go && (is_load_w || is_flush_w || is_forward || is_backward || is_drain || is_requant || is_act || (is_update && resident_waits))));
   wire push_valid = backlog_push || dec_push;
-  wire [106:0] push_entry = backlog_push ? backlog0 : (stop_now ? (resident_waits ? {K_SWAP, 64'd0, 16'd0, 9'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0} : {K_STOP, 64'd0, 16'd0, 9'd0, 1'b0, 1'b0, 6'd0, pend_valid, pend_lr}) : (is_load_w ? (resident_waits ? {K_SWAP, 64'd0, 16'd0, 9'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0} : {K_LOAD, w0, 16'd0, 9'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0}) : (is_flush_w ? {K_ZERO_LOAD, 64'd0, 16'd0, 9'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0} : ((is_forward || is_backward) ? {K_STREAM, w0, f_x_addr, 9'd0, mk_swap, mk_evict, pend_lr, mk_first, pend_lr} : (is_drain ? {K_DRAIN, w0, f_x_addr, 9'd0, mk_swap, mk_evict, pend_lr, mk_first, pend_lr} : ((is_requant || is_act) ? {K_REQUANT, w0, f_mask, is_act ? f_lanes : dst_lanes, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0} : {K_SWAP, 64'd0, 16'd0, 9'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0}))))));
-  wire [106:0] flush_swap = {K_SWAP, 64'd0, 16'd0, 9'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0};
-  wire [106:0] load_entry = {K_LOAD, w0, 16'd0, 9'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0};
-  wire [106:0] zero_entry = {K_ZERO_LOAD, 64'd0, 16'd0, 9'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0};
-  wire [106:0] last_stop = {K_STOP, 64'd0, 16'd0, 9'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0};
+  wire [210:0] push_entry = backlog_push ? backlog0 : (stop_now ? (resident_waits ? {K_SWAP, 64'd0, 16'd0, 9'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0, 104'd0} : {K_STOP, 64'd0, 16'd0, 9'd0, 1'b0, 1'b0, 6'd0, pend_valid, pend_lr, 104'd0}) : (is_load_w ? (resident_waits ? {K_SWAP, 64'd0, 16'd0, 9'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0, 104'd0} : {K_LOAD, w0, 16'd0, 9'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0, 104'd0}) : (is_flush_w ? {K_ZERO_LOAD, 64'd0, 16'd0, 9'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0, 104'd0} : ((is_forward || is_backward) ? {K_STREAM, w0, f_x_addr, 9'd0, mk_swap, mk_evict, pend_lr, mk_first, pend_lr, {win_w, win_h, win_ow, win_oh, win_stride, win_ky, win_kx, win_pad, win_hw, win_stride_w, win_start}} : (is_drain ? {K_DRAIN, w0, f_x_addr, 9'd0, mk_swap, mk_evict, pend_lr, mk_first, pend_lr, 104'd0} : ((is_requant || is_act) ? {K_REQUANT, w0, f_mask, is_act ? f_lanes : dst_lanes, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0, 104'd0} : {K_SWAP, 64'd0, 16'd0, 9'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0, 104'd0}))))));
+  wire [210:0] flush_swap = {K_SWAP, 64'd0, 16'd0, 9'd0, 1'b1, pend_valid, pend_lr, 1'b0, 6'd0, 104'd0};
+  wire [210:0] load_entry = {K_LOAD, w0, 16'd0, 9'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0, 104'd0};
+  wire [210:0] zero_entry = {K_ZERO_LOAD, 64'd0, 16'd0, 9'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0, 104'd0};
+  wire [210:0] last_stop = {K_STOP, 64'd0, 16'd0, 9'd0, 1'b0, 1'b0, 6'd0, 1'b0, 6'd0, 104'd0};
   wire [1:0] queue_pops = {{1{1'b0}}, data_take} + {{1{1'b0}}, load_take};
   wire [1:0] queue_left = q_len - queue_pops;
-  wire [2:0] q0_kind = q0[106:104];
+  wire [2:0] q0_kind = q0[210:208];
   always @(posedge clk) begin
     if (rst) begin
       ctl_running <= 1'b0;
@@ -482,8 +570,8 @@ module sa_accel #(
       dec_done <= 1'b0;
       cmd_q <= 64'd0;
       backlog_n <= 2'd0;
-      backlog0 <= 107'd0;
-      backlog1 <= 107'd0;
+      backlog0 <= 211'd0;
+      backlog1 <= 211'd0;
       pend_valid <= 1'b0;
       pend_lr <= 6'd0;
       resident_waits <= 1'b0;
@@ -500,8 +588,8 @@ module sa_accel #(
       err_code <= 8'd0;
       stop_pc <= 17'd0;
       q_len <= 2'd0;
-      q0 <= 107'd0;
-      q1 <= 107'd0;
+      q0 <= 211'd0;
+      q1 <= 211'd0;
     end else begin
       if (ctl_running) begin
         if (backlog_push) begin
@@ -598,7 +686,7 @@ module sa_accel #(
   end
   // Issue engines: the data engine, the load engine and the tiles they move.
   reg d_busy;
-  reg [106:0] d_e;
+  reg [210:0] d_e;
   reg [2:0] d_step;
   reg d_pass;
   reg [15:0] d_t;
@@ -633,25 +721,27 @@ module sa_accel #(
   wire q0_is_load = (q0_kind == K_LOAD) || (q0_kind == K_ZERO_LOAD);
   assign data_take = ctl_running && ~d_busy && (q_len != 2'd0) && ~q0_is_load;
   wire c_valid = d_busy || data_take;
-  wire [106:0] c_e = data_take ? q0 : d_e;
-  wire [2:0] c_kind = c_e[106:104];
+  wire [210:0] c_e = data_take ? q0 : d_e;
+  wire [2:0] c_kind = c_e[210:208];
   wire [2:0] c_kind_unused = c_kind;
-  wire [63:0] c_w0 = c_e[103:40];
+  wire [63:0] c_w0 = c_e[207:144];
   wire [63:0] c_w0_unused = c_w0;
-  wire [15:0] c_x_addr = c_e[39:24];
+  wire [15:0] c_x_addr = c_e[143:128];
   wire [15:0] c_x_addr_unused = c_x_addr;
-  wire [8:0] c_lanes = c_e[23:15];
+  wire [8:0] c_lanes = c_e[127:119];
   wire [8:0] c_lanes_unused = c_lanes;
-  wire [0:0] c_swap = c_e[14];
+  wire [0:0] c_swap = c_e[118];
   wire [0:0] c_swap_unused = c_swap;
-  wire [0:0] c_evict = c_e[13];
+  wire [0:0] c_evict = c_e[117];
   wire [0:0] c_evict_unused = c_evict;
-  wire [5:0] c_evict_lr = c_e[12:7];
+  wire [5:0] c_evict_lr = c_e[116:111];
   wire [5:0] c_evict_lr_unused = c_evict_lr;
-  wire [0:0] c_first = c_e[6];
+  wire [0:0] c_first = c_e[110];
   wire [0:0] c_first_unused = c_first;
-  wire [5:0] c_first_lr = c_e[5:0];
+  wire [5:0] c_first_lr = c_e[109:104];
   wire [5:0] c_first_lr_unused = c_first_lr;
+  wire [103:0] c_win = c_e[103:0];
+  wire [103:0] c_win_unused = c_win;
   wire [15:0] c_n = c_w0[47:32];
   wire c_acc = c_w0[48];
   wire [1:0] c_mode = c_w0[50:49];
@@ -712,11 +802,67 @@ module sa_accel #(
   wire [17:0] act_end = {{2{1'b0}}, act_addr} + {{9{1'b0}}, act_k};
   wire [17:0] sw_hull_lo = (swap_lines && (hull_empty || (act_start < hull_lo))) ? act_start : hull_lo;
   wire [17:0] sw_hull_hi = (swap_lines && (hull_empty || (act_end > hull_hi))) ? act_end : hull_hi;
-  wire [106:0] lh_e = data_take ? q1 : q0;
-  wire [106:0] lh_e_unused = lh_e;
-  wire [2:0] lh_kind = lh_e[106:104];
+  wire c_windowed = c_w0[51];
+  wire [9:0] cw_w = c_win[103:94];
+  wire [9:0] cw_h = c_win[93:84];
+  wire [9:0] cw_ow = c_win[83:74];
+  wire [9:0] cw_oh = c_win[73:64];
+  wire [3:0] cw_stride = c_win[63:60];
+  wire [3:0] cw_ky = c_win[59:56];
+  wire [3:0] cw_kx = c_win[55:52];
+  wire [3:0] cw_pad = c_win[51:48];
+  wire [15:0] cw_hw = c_win[47:32];
+  wire [15:0] cw_stride_w = c_win[31:16];
+  wire [15:0] cw_start = c_win[15:0];
+  // Address generator gd: output position (ox, oy), input pixel (ix, iy), lines.
+  wire [15:0] gd_x0 = {{12{1'b0}}, cw_kx} - {{12{1'b0}}, cw_pad};
+  wire [15:0] gd_y0 = {{12{1'b0}}, cw_ky} - {{12{1'b0}}, cw_pad};
+  reg [9:0] gd_ox_q;
+  reg [9:0] gd_oy_q;
+  reg [15:0] gd_ix_q;
+  reg [15:0] gd_iy_q;
+  reg [15:0] gd_line_q;
+  reg [15:0] gd_row_q;
+  reg [15:0] gd_img_q;
+  wire gd_at_zero = c_t == 16'd0;
+  wire [9:0] gd_ox = gd_at_zero ? 10'd0 : gd_ox_q;
+  wire [9:0] gd_oy = gd_at_zero ? 10'd0 : gd_oy_q;
+  wire [15:0] gd_ix = gd_at_zero ? gd_x0 : gd_ix_q;
+  wire [15:0] gd_iy = gd_at_zero ? gd_y0 : gd_iy_q;
+  wire [15:0] gd_line = gd_at_zero ? cw_start : gd_line_q;
+  wire [15:0] gd_row = gd_at_zero ? cw_start : gd_row_q;
+  wire [15:0] gd_img = gd_at_zero ? 16'd0 : gd_img_q;
+  wire gd_inside = ~gd_ix[15] && (gd_ix < {{6{1'b0}}, cw_w}) && (~gd_iy[15] && (gd_iy < {{6{1'b0}}, cw_h}));
+  wire gd_last_x = gd_ox == (cw_ow - 10'd1);
+  wire gd_last_y = gd_oy == (cw_oh - 10'd1);
+  wire [15:0] gd_img_next = gd_img + cw_hw;
+  wire [15:0] gd_row_next = gd_last_y ? gd_img_next + cw_start : gd_row + cw_stride_w;
+  always @(posedge clk) begin
+    if (rst) begin
+      gd_ox_q <= 10'd0;
+      gd_oy_q <= 10'd0;
+      gd_ix_q <= 16'd0;
+      gd_iy_q <= 16'd0;
+      gd_line_q <= 16'd0;
+      gd_row_q <= 16'd0;
+      gd_img_q <= 16'd0;
+    end else begin
+      if (do_wave && ~wave_last) begin
+        gd_ox_q <= gd_last_x ? 10'd0 : gd_ox + 10'd1;
+        gd_ix_q <= gd_last_x ? gd_x0 : gd_ix + {{12{1'b0}}, cw_stride};
+        gd_line_q <= gd_last_x ? gd_row_next : gd_line + {{12{1'b0}}, cw_stride};
+        gd_oy_q <= gd_last_x ? (gd_last_y ? 10'd0 : gd_oy + 10'd1) : gd_oy;
+        gd_iy_q <= gd_last_x ? (gd_last_y ? gd_y0 : gd_iy + {{12{1'b0}}, cw_stride}) : gd_iy;
+        gd_row_q <= gd_last_x ? gd_row_next : gd_row;
+        gd_img_q <= (gd_last_x && gd_last_y) ? gd_img_next : gd_img;
+      end
+    end
+  end
+  wire [210:0] lh_e = data_take ? q1 : q0;
+  wire [210:0] lh_e_unused = lh_e;
+  wire [2:0] lh_kind = lh_e[210:208];
   wire [2:0] lh_kind_unused = lh_kind;
-  wire [63:0] lh_w0 = lh_e[103:40];
+  wire [63:0] lh_w0 = lh_e[207:144];
   wire [63:0] lh_w0_unused = lh_w0;
   wire lh_avail = (q_len == 2'd2) || ((q_len == 2'd1) && ~data_take);
   wire lh_zero = lh_kind == K_ZERO_LOAD;
@@ -753,7 +899,7 @@ module sa_accel #(
   always @(posedge clk) begin
     if (rst) begin
       d_busy <= 1'b0;
-      d_e <= 107'd0;
+      d_e <= 211'd0;
       d_step <= 3'd0;
       d_pass <= 1'b0;
       d_t <= 16'd0;
@@ -860,6 +1006,7 @@ module sa_accel #(
   reg iq_w_on;
   reg [8:0] iq_w_lanes;
   wire wave_x = do_wave && ((c_wave_mode == M_FWD) || (c_wave_mode == M_BWD_DW) || (c_wave_mode == M_BWD_IL));
+  wire x_read = wave_x && (~c_windowed || gd_inside);
   wire wave_dy = do_wave && ~c_fwd;
   always @(posedge clk) begin
     if (rst) begin
@@ -884,7 +1031,7 @@ module sa_accel #(
       iq_update <= do_swap && c_evict;
       iq_load <= slot_now;
       iq_row <= slot_now ? lc_row[RB-1:0] : {RB{1'b0}};
-      iq_x_on <= wave_x;
+      iq_x_on <= x_read;
       iq_x_lanes <= sw_act_k;
       iq_dy_on <= wave_dy;
       iq_dy_lanes <= sw_act_m;
@@ -919,33 +1066,38 @@ module sa_accel #(
   end
   endgenerate
   // Results and weight rows, due R + C + 1 cycles after their decision.
-  reg [(RESULT_LATENCY_I+1)*30-1:0] rpipe;
-  wire [29:0] rpipe_in = {result_wave, c_acc, c_fwd ? 2'd0 : ((c_wave_mode == M_BWD_IL) ? 2'd2 : 2'd1), ~c_fwd, c_fwd ? sw_act_m : sw_act_k, c_addr_b + c_t};
+  wire dx_win = c_windowed && ~c_fwd;
+  reg [(RESULT_LATENCY_I+1)*31-1:0] rpipe;
+  wire [30:0] rpipe_in = {result_wave, c_acc, c_fwd ? 2'd0 : ((c_wave_mode == M_BWD_IL) ? 2'd2 : 2'd1), ~c_fwd, c_fwd ? sw_act_m : sw_act_k, dx_win ? c_addr_b + gd_line : c_addr_b + c_t, ~dx_win || gd_inside};
   always @(posedge clk) begin
     if (rst) begin
-      rpipe <= {((RESULT_LATENCY_I+1)*30){1'b0}};
+      rpipe <= {((RESULT_LATENCY_I+1)*31){1'b0}};
     end else begin
-      rpipe <= {rpipe[RESULT_LATENCY_I*30-1:0], rpipe_in};
+      rpipe <= {rpipe[RESULT_LATENCY_I*31-1:0], rpipe_in};
     end
   end
-  wire [0:0] wb_valid = rpipe[RESULT_LATENCY_I*30+29];
+  wire [0:0] wb_valid = rpipe[RESULT_LATENCY_I*31+30];
   wire [0:0] wb_valid_unused = wb_valid;
-  wire [0:0] wb_acc = rpipe[RESULT_LATENCY_I*30+28];
+  wire [0:0] wb_acc = rpipe[RESULT_LATENCY_I*31+29];
   wire [0:0] wb_acc_unused = wb_acc;
-  wire [1:0] wb_ph = rpipe[RESULT_LATENCY_I*30+26+1:RESULT_LATENCY_I*30+26];
+  wire [1:0] wb_ph = rpipe[RESULT_LATENCY_I*31+27+1:RESULT_LATENCY_I*31+27];
   wire [1:0] wb_ph_unused = wb_ph;
-  wire [0:0] wb_dx = rpipe[RESULT_LATENCY_I*30+25];
+  wire [0:0] wb_dx = rpipe[RESULT_LATENCY_I*31+26];
   wire [0:0] wb_dx_unused = wb_dx;
-  wire [8:0] wb_lanes = rpipe[RESULT_LATENCY_I*30+16+8:RESULT_LATENCY_I*30+16];
+  wire [8:0] wb_lanes = rpipe[RESULT_LATENCY_I*31+17+8:RESULT_LATENCY_I*31+17];
   wire [8:0] wb_lanes_unused = wb_lanes;
-  wire [15:0] wb_line = rpipe[RESULT_LATENCY_I*30+0+15:RESULT_LATENCY_I*30+0];
+  wire [15:0] wb_line = rpipe[RESULT_LATENCY_I*31+1+15:RESULT_LATENCY_I*31+1];
   wire [15:0] wb_line_unused = wb_line;
-  wire [0:0] pre_valid = rpipe[(RESULT_LATENCY_I-1)*30+29];
+  wire [0:0] wb_put = rpipe[RESULT_LATENCY_I*31+0];
+  wire [0:0] wb_put_unused = wb_put;
+  wire [0:0] pre_valid = rpipe[(RESULT_LATENCY_I-1)*31+30];
   wire [0:0] pre_valid_unused = pre_valid;
-  wire [0:0] pre_acc = rpipe[(RESULT_LATENCY_I-1)*30+28];
+  wire [0:0] pre_acc = rpipe[(RESULT_LATENCY_I-1)*31+29];
   wire [0:0] pre_acc_unused = pre_acc;
-  wire [15:0] pre_line = rpipe[(RESULT_LATENCY_I-1)*30+0+15:(RESULT_LATENCY_I-1)*30+0];
+  wire [15:0] pre_line = rpipe[(RESULT_LATENCY_I-1)*31+1+15:(RESULT_LATENCY_I-1)*31+1];
   wire [15:0] pre_line_unused = pre_line;
+  wire [0:0] pre_put = rpipe[(RESULT_LATENCY_I-1)*31+0];
+  wire [0:0] pre_put_unused = pre_put;
   reg [(RESULT_LATENCY_I+1)*26-1:0] wpipe;
   wire [25:0] wpipe_in = {evict_row, out_m, out_addr + {{7{1'b0}}, lc_row}};
   always @(posedge clk) begin
@@ -962,7 +1114,8 @@ module sa_accel #(
   wire [15:0] wd_line = wpipe[RESULT_LATENCY_I*26+0+15:RESULT_LATENCY_I*26+0];
   wire [15:0] wd_line_unused = wd_line;
   wire wb_write = wb_valid;
-  wire wb_rd = pre_valid && pre_acc;
+  wire wb_store = wb_write && wb_put;
+  wire wb_rd = pre_valid && pre_acc && pre_put;
   wire [LA*AW-1:0] y_wide;
   generate
   for (l = 0; l < LA; l = l + 1) begin : g_y_wide
@@ -1008,7 +1161,7 @@ module sa_accel #(
     end
   endfunction
   wire [LA-1:0] wb_mask = ~({LA{1'b1}} << wb_lanes);
-  wire [LA-1:0] wb_we = wb_write ? wb_mask : {LA{1'b0}};
+  wire [LA-1:0] wb_we = wb_store ? wb_mask : {LA{1'b0}};
   wire [LA*AW-1:0] wb_new = wb_dx ? dx_wide : y_wide;
   wire [LA*AW-1:0] wb_data;
   generate
@@ -1059,7 +1212,7 @@ module sa_accel #(
   wire [15:0] w_line_unused = w_line;
   wire [15:0] x_base = c_fwd ? c_addr_a : c_x_addr;
   wire [15:0] x_base_unused = x_base;
-  wire [15:0] x_line = x_base + c_t;
+  wire [15:0] x_line = c_windowed ? x_base + gd_line : x_base + c_t;
   wire [15:0] x_line_unused = x_line;
   wire [15:0] line_a_t = c_addr_a + c_t;
   wire [15:0] line_a_t_unused = line_a_t;
@@ -1071,7 +1224,7 @@ module sa_accel #(
   assign w_ctl_wdata = arr_w_out;
   // Activations and gradients: wave and ACT mask reads; REQUANT's and ACT's lines.
   wire mask_read = do_requant && c_act && c_reads_mask;
-  assign x_ctl_re = wave_x || mask_read;
+  assign x_ctl_re = x_read || mask_read;
   assign x_ctl_raddr = x_line[X_AB-1:0];
   assign x_ctl_we = (rq_write && ~rq_to_g) ? ~({R{1'b1}} << rq_lanes) : {R{1'b0}};
   assign x_ctl_waddr = rq_line[X_AB-1:0];
@@ -1223,7 +1376,7 @@ module sa_accel #(
         rvalid_q <= 1'b1;
         case (s_axil_araddr)
           12'h0: begin
-            rdata_q <= 32'h53470004;
+            rdata_q <= 32'h53470005;
             rresp_q <= 2'd0;
           end
           12'h4: begin

@@ -158,7 +158,7 @@ static const struct code_name error_names[] = {
     {SA_ERR_UNKNOWN_OPCODE, "UNKNOWN_OPCODE", "unknown opcode"},
     {SA_ERR_RESERVED_BITS, "RESERVED_BITS", "a reserved or unused field is not zero"},
     {SA_ERR_PROGRAM_END, "PROGRAM_END", "the program ended before a HALT (or inside a two-word command)"},
-    {SA_ERR_ZERO_SIZE, "ZERO_SIZE", "a size field (m, k, n, count or lanes) is zero"},
+    {SA_ERR_ZERO_SIZE, "ZERO_SIZE", "a size field (m, k, n, count or lanes; WINDOW w, h, ow, oh, stride or images) is zero"},
     {SA_ERR_TILE_TOO_LARGE, "TILE_TOO_LARGE", "the tile is larger than the array (m > cols or k > rows), or ACT writes more lanes than its destination has"},
     {SA_ERR_LR_SHIFT, "LR_SHIFT", "lr_shift is larger than 63 (the array's port is 6 bits), or is not the constant lr_shift the array was built with"},
     {SA_ERR_NOT_INTERLEAVED, "NOT_INTERLEAVED", "interleaved backward on an array built with backward = \"sequential\""},
@@ -166,6 +166,8 @@ static const struct code_name error_names[] = {
     {SA_ERR_ADDRESS_RANGE, "ADDRESS_RANGE", "an address range runs past the end of its buffer"},
     {SA_ERR_WEIGHT_OVERLAP, "WEIGHT_OVERLAP", "LOAD_W reads lines that the write-back of the previous tile overwrites"},
     {SA_ERR_BAD_FUNCTION, "BAD_FUNCTION", "ACT function code 3, or relu_grad (a gradient gate) into the activation buffer"},
+    {SA_ERR_NO_WINDOW, "NO_WINDOW", "a windowed FORWARD or BACKWARD (win = 1) before any WINDOW"},
+    {SA_ERR_WINDOW_LENGTH, "WINDOW_LENGTH", "a windowed FORWARD or BACKWARD whose n is not the window's images x oh x ow"},
 };
 
 static const struct code_name dma_error_names[] = {

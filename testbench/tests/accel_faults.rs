@@ -14,7 +14,13 @@
 //! `none`; the last two on the dense controller too (the unit itself is
 //! the same module text on both).
 //!
-//! Thirteen small Verilator builds (about 40 s each on 2 cores, cached).
+//! The address generator (WINDOW, `common::conv_program`: a convolution
+//! through windowed passes beside the same through im2col patches) on
+//! both controllers: a padding position that streams the line read last
+//! instead of zeros, the output column wrapping one position late, and
+//! dX written at padding positions.
+//!
+//! Twenty-one small Verilator builds (about 40 s each on 2 cores, cached).
 
 mod common;
 
@@ -122,7 +128,7 @@ fn missing_write_forwarding_is_caught() {
 #[ignore = "needs verilator"]
 fn a_missing_lane_mask_is_caught() {
     // Lanes past the tile's K stream the padding into the array.
-    expect_caught("(x_on && k_mask[l])", "x_on", "x_in[");
+    expect_caught("(x_feed && k_mask[l])", "x_feed", "x_in[");
 }
 
 #[test]
@@ -262,4 +268,59 @@ fn a_mask_read_from_the_wrong_line_is_caught() {
         "{K_REQUANT, w0, f_mask + 1'b1,",
         "Gradients",
     );
+}
+
+/// A fault of the address generator (`from` -> `to` in `net`'s
+/// declaration) is reported by the convolution program, naming `named`.
+fn expect_window_fault_caught(
+    c: &sysgrad_config::ArrayConfig,
+    net: &str,
+    (from, to): (&str, &str),
+    named: &str,
+) {
+    let files = common::with_fault_in(c, net, from, to);
+    let what = format!("{net}: {from}` -> `{to}");
+    expect_scenario_caught(c, files, common::conv_program, &what, named)
+}
+
+#[test]
+#[ignore = "needs verilator"]
+fn the_clean_rtl_passes_the_window_scenario() {
+    for c in [common::conv_small(), common::dense(common::conv_small())] {
+        let (setup, prog) = common::conv_program(&c);
+        let rep = common::model(c)
+            .cosim(&setup, &prog, 5, 30)
+            .unwrap_or_else(|e| panic!("{}: {e}", c.tag()));
+        assert_eq!(rep.state, State::Halted);
+    }
+}
+
+#[test]
+#[ignore = "needs verilator"]
+fn a_padding_position_that_streams_the_last_line_read_is_caught() {
+    let c = common::conv_small();
+    expect_window_fault_caught(&c, "x_feed", ("x_on && ~x_pad_q", "x_on"), "x_in[");
+    let c = common::dense(c);
+    let read = ("wave_x && (~c_windowed || gd_inside)", "wave_x");
+    expect_window_fault_caught(&c, "x_read", read, "x_in[");
+}
+
+#[test]
+#[ignore = "needs verilator"]
+fn an_output_column_that_wraps_one_late_is_caught() {
+    let c = common::conv_small();
+    expect_window_fault_caught(&c, "gx_last_x", ("(win_ow - 10'd1)", "win_ow"), "x_in[");
+    let c = common::dense(c);
+    expect_window_fault_caught(&c, "gd_last_x", ("(cw_ow - 10'd1)", "cw_ow"), "x_in[");
+}
+
+#[test]
+#[ignore = "needs verilator"]
+fn dx_written_at_padding_positions_is_caught() {
+    let c = common::conv_small();
+    let put = ("wb_write && (~wb_win || wb_in)", "wb_write");
+    expect_window_fault_caught(&c, "wb_put", put, "Accumulators");
+    let c = common::dense(c);
+    let store = ("wb_write && wb_put", "wb_write");
+    expect_window_fault_caught(&c, "wb_store", store, "Accumulators");
 }

@@ -6,7 +6,9 @@
 //!
 //! On the small 3 x 2 array (and its dense twin): a training step (LOAD_W, FORWARD, REQUANT,
 //! BACKWARD interleaved, UPDATE, FLUSH_W, HALT), every ACT function
-//! (`common::act_program`) and programs that fault after real work; a
+//! (`common::act_program`), a convolution through the address generator
+//! (`common::conv_program`: WINDOW and windowed passes beside im2col
+//! ones) and programs that fault after real work; a
 //! fault injected into `sa_accel.v` is reported. A missing `iverilog` fails the tests with the package
 //! to install; nothing is skipped.
 
@@ -168,5 +170,17 @@ fn icarus_fault_matches_the_emulator() {
             assert_ne!(rep.status & status::FAULTED, 0);
         }
         s => panic!("emulator state {s:?}"),
+    }
+}
+
+#[test]
+#[ignore = "needs iverilog"]
+fn icarus_windowed_convolution_matches_the_emulator() {
+    for c in [common::conv_small(), common::dense(common::conv_small())] {
+        let (setup, prog) = common::conv_program(&c);
+        let rep = accel::cosim_program_icarus(&c, &setup, &prog)
+            .unwrap_or_else(|e| panic!("{} under Icarus: {e}", c.tag()));
+        assert_eq!(rep.state, State::Halted);
+        assert!(rep.run_cycles > 0 && rep.words_compared > 0, "{rep:?}");
     }
 }

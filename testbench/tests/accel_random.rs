@@ -1,5 +1,6 @@
 //! Random command programs on the whole accelerator, RTL against emulator:
-//! sequences of every command (ACT with every function among them) with
+//! sequences of every command (ACT with every function among them, WINDOW
+//! and passes through the window, valid and faulting) with
 //! random sizes, addresses, modes, functions, lanes and flags (tracking the resident tile so that most commands are valid, with
 //! a few bad commands and raw words mixed in), on buffers full of random
 //! data, with random back-pressure. Every run cycle's array inputs,
@@ -44,6 +45,8 @@ fn program(c: &ArrayConfig, rng: &mut Rng, len: usize) -> Vec<u64> {
     let (r, cols) = (c.rows() as i64, c.cols() as i64);
     let mut words = Vec::new();
     let mut tile = false;
+    // The window set last (WINDOW), if any.
+    let mut win: Option<Window> = None;
     for _ in 0..len {
         let bad = rng.range(0, 79) == 0;
         // A start address with room for `n` lines (one line too far if bad).
@@ -56,7 +59,22 @@ fn program(c: &ArrayConfig, rng: &mut Rng, len: usize) -> Vec<u64> {
             }) as u16
         };
         let n = rng.range(1, 9);
-        let pick = if tile || bad { rng.range(0, 21) } else { 0 };
+        // A pass through the window half the time there is one: its n and
+        // the lines its X and dX span (`bad`: n one off, or no window).
+        let windowed = win.is_some() && rng.range(0, 1) == 1;
+        let (n, xn) = match win.filter(|_| windowed) {
+            Some(w) => {
+                let p = i64::from(w.images) * i64::from(w.oh) * i64::from(w.ow);
+                let off = if bad && rng.range(0, 1) == 0 { 1 } else { 0 };
+                (
+                    p + off,
+                    i64::from(w.images) * i64::from(w.h) * i64::from(w.w),
+                )
+            }
+            None => (n, n),
+        };
+        let windowed = windowed || (bad && rng.range(0, 3) == 0);
+        let pick = if tile || bad { rng.range(0, 23) } else { 0 };
         let cmd = match pick {
             0..=3 => {
                 let (m, k) = (rng.range(1, cols), rng.range(1, r));
@@ -68,20 +86,20 @@ fn program(c: &ArrayConfig, rng: &mut Rng, len: usize) -> Vec<u64> {
                 }
             }
             4..=6 => Command::Forward {
-                x_addr: addr(rng, b.activations, n),
+                x_addr: addr(rng, b.activations, xn),
                 y_addr: addr(rng, b.accumulators, n),
                 n: n as u16,
                 accumulate: rng.range(0, 1) == 1,
-                window: false,
+                window: windowed,
             },
             7..=10 => Command::Backward {
                 mode: BackwardMode::ALL[rng.range(0, 3) as usize],
                 dy_addr: addr(rng, b.gradients, n),
-                x_addr: addr(rng, b.activations, n),
-                dx_addr: addr(rng, b.accumulators, n),
+                x_addr: addr(rng, b.activations, xn),
+                dx_addr: addr(rng, b.accumulators, xn),
                 n: n as u16,
                 accumulate: rng.range(0, 1) == 1,
-                window: false,
+                window: windowed,
             },
             11 => Command::Drain {
                 dw_addr: addr(rng, b.accumulators, cols),
@@ -105,6 +123,13 @@ fn program(c: &ArrayConfig, rng: &mut Rng, len: usize) -> Vec<u64> {
                 Command::FlushW
             }
             18..=19 => random_act(c, rng, n, bad, addr),
+            22..=23 => {
+                let w = random_window(rng, bad);
+                if !bad {
+                    win = Some(w);
+                }
+                Command::Window(w)
+            }
             _ if bad => {
                 // A raw word: mostly an unknown opcode or reserved bits.
                 words.push(rng.next_u64());
@@ -116,6 +141,40 @@ fn program(c: &ArrayConfig, rng: &mut Rng, len: usize) -> Vec<u64> {
     }
     words.extend(Command::Halt.encode());
     words
+}
+
+/// A random WINDOW of up to 6 x 6 pixels (2 images of at most 32
+/// lines) and 4 x 4 positions,
+/// any stride, kernel element and padding of a small convolution (often
+/// all padding somewhere); if `bad`, one size 0.
+fn random_window(rng: &mut Rng, bad: bool) -> Window {
+    let mut v = |lo: i64, hi: i64| rng.range(lo, hi) as u16;
+    let mut w = Window {
+        w: v(1, 6),
+        h: v(1, 6),
+        ow: v(1, 4),
+        oh: v(1, 4),
+        stride: v(1, 3),
+        ky: v(0, 3),
+        kx: v(0, 3),
+        pad: v(0, 2),
+        images: v(1, 2),
+    };
+    // Two images only where they fit the smallest buffers' halves.
+    if w.images == 2 && 2 * w.w * w.h > 32 {
+        w.images = 1;
+    }
+    if bad {
+        match v(0, 5) {
+            0 => w.w = 0,
+            1 => w.h = 0,
+            2 => w.ow = 0,
+            3 => w.oh = 0,
+            4 => w.stride = 0,
+            _ => w.images = 0,
+        }
+    }
+    w
 }
 
 /// A random ACT of `n` lines: any function (a gate into the gradients),

@@ -8,6 +8,7 @@
 //! from `sysgrad_isa`; nothing here is a number of the command format.
 
 use super::sizes::*;
+use super::window::{Limits, LIMIT_BITS};
 use crate::array::core::Modes;
 use crate::ir::*;
 use crate::params::{
@@ -174,6 +175,8 @@ pub(super) struct Fields {
     pub f_m: Net,
     pub f_k: Net,
     pub f_x_addr: Net,
+    /// FORWARD's and BACKWARD's `win`: X (and dX) lines follow the window.
+    pub f_win: Net,
     /// ACT's function, mask line (word 1) and lanes (word 1).
     pub f_func: Net,
     pub f_mask: Net,
@@ -260,6 +263,7 @@ pub(super) fn fields_of(
         f_m: m.wire_of(&n("f_m"), TILE_BITS, slice(w0, field::TILE_M)),
         f_k: m.wire_of(&n("f_k"), TILE_BITS, slice(w0, field::TILE_K)),
         f_x_addr: m.wire_of(&n("f_x_addr"), ADDR_BITS, slice(w1, field::X_ADDR)),
+        f_win: m.flag(&n("f_win"), w0.at(field::WIN.lo)),
         f_func: m.wire_of(
             &n("f_func"),
             field::ACT_FUNC.bits,
@@ -308,17 +312,21 @@ pub(super) struct CheckIn<'a> {
     pub fields: &'a Fields,
     pub consts: &'a CommandConsts,
     pub resident: &'a Resident,
+    /// The window the command would stream through.
+    pub window: &'a Limits,
     pub pc: Net,
     pub prog_len: Net,
     pub in_dec: Net,
     pub in_dec2: Net,
 }
 
-/// What a command's own checks read: its fields and the resident tile.
+/// What a command's own checks read: its fields, the resident tile and
+/// the window.
 pub(super) struct WordIn<'a> {
     pub fields: &'a Fields,
     pub consts: &'a CommandConsts,
     pub resident: &'a Resident,
+    pub window: &'a Limits,
 }
 
 impl CheckIn<'_> {
@@ -327,6 +335,7 @@ impl CheckIn<'_> {
             fields: self.fields,
             consts: self.consts,
             resident: self.resident,
+            window: self.window,
         }
     }
 }
@@ -422,19 +431,27 @@ fn address_range(c: &WordIn, past_end: &Function, dst_span: Net) -> Expr {
     let range =
         |a: Net, l: Net, l_bits: u32, depth: Expr| past(past_end, a, ADDR_BITS, l, l_bits, depth);
     let stream = |a: Net, depth: Expr| range(a, f.f_len, LEN_BITS, depth);
+    // A windowed pass's X and dX span the window's images, not `n`.
+    let windowed = |a: Net, depth: Expr| {
+        cond(
+            f.f_win,
+            range(a, c.window.x_lines, LIMIT_BITS, depth.clone()),
+            stream(a, depth),
+        )
+    };
     let is = |op: u8| f.is(op);
     cond(
         is(opcode::LOAD_W),
         range(f.f_addr_a, f.f_k, TILE_BITS, w_span.e()),
         cond(
             is(opcode::FORWARD),
-            stream(f.f_addr_a, x_span.e()).or(stream(f.f_addr_b, a_span.e())),
+            windowed(f.f_addr_a, x_span.e()).or(stream(f.f_addr_b, a_span.e())),
             cond(
                 is(opcode::BACKWARD),
                 any_of(vec![
                     stream(f.f_addr_a, g_span.e()),
-                    (!f.mode_is(BackwardMode::Dx)).and(stream(f.f_x_addr, x_span.e())),
-                    (!f.mode_is(BackwardMode::Dw)).and(stream(f.f_addr_b, a_span.e())),
+                    (!f.mode_is(BackwardMode::Dx)).and(windowed(f.f_x_addr, x_span.e())),
+                    (!f.mode_is(BackwardMode::Dw)).and(windowed(f.f_addr_b, a_span.e())),
                 ]),
                 cond(
                     is(opcode::DRAIN),
@@ -500,6 +517,26 @@ fn bad_function(f: &Fields) -> Expr {
     f.is(opcode::ACT).and(bad)
 }
 
+/// A FORWARD or BACKWARD with `win` = 1.
+fn streams_windowed(f: &Fields) -> Expr {
+    f.is(opcode::FORWARD)
+        .or(f.is(opcode::BACKWARD))
+        .and(f.f_win)
+}
+
+/// WINDOW's sizes of which one is 0: w, h, ow, oh, stride, images.
+fn window_zero(f: &Fields) -> Expr {
+    let zero = |w: Net, fl: sysgrad_isa::command::Field| slice(w, fl).equals(lit(fl.bits, 0));
+    any_of(vec![
+        zero(f.w0, field::WIN_W),
+        zero(f.w0, field::WIN_H),
+        zero(f.w0, field::WIN_OW),
+        zero(f.w0, field::WIN_OH),
+        zero(f.w0, field::WIN_STRIDE),
+        zero(f.w1, field::WIN_IMAGES),
+    ])
+}
+
 /// The test for one checked error code.
 fn violates(code: ErrorCode, c: &WordIn, past_end: &Function, dst_span: Net) -> Expr {
     let f = c.fields;
@@ -518,7 +555,8 @@ fn violates(code: ErrorCode, c: &WordIn, past_end: &Function, dst_span: Net) -> 
                 is(opcode::ACT).e(),
             ])
             .and(zero(f.f_len, LEN_BITS))
-            .or(is(opcode::ACT).and(zero(f.f_lanes, TILE_BITS))),
+            .or(is(opcode::ACT).and(zero(f.f_lanes, TILE_BITS)))
+            .or(is(opcode::WINDOW).and(window_zero(f))),
         ),
         ErrorCode::TileTooLarge => cond(
             is(opcode::LOAD_W),
@@ -552,10 +590,11 @@ fn violates(code: ErrorCode, c: &WordIn, past_end: &Function, dst_span: Net) -> 
             is(opcode::UPDATE).e(),
         ])
         .and(!c.resident.valid),
+        ErrorCode::NoWindow => streams_windowed(f).and(!c.window.valid),
+        ErrorCode::WindowLength => streams_windowed(f)
+            .and(zext(LIMIT_BITS - LEN_BITS, f.f_len).differs(c.window.positions)),
         ErrorCode::AddressRange => address_range(c, past_end, dst_span),
         ErrorCode::WeightOverlap => weight_overlap(c, past_end),
-        // Placeholder until the RTL has the window (issue 31's RTL branch).
-        ErrorCode::NoWindow | ErrorCode::WindowLength => lit(1, 0),
         ErrorCode::UnknownOpcode | ErrorCode::ProgramEnd => {
             unreachable!("found while fetching, not by the checks")
         }

@@ -29,6 +29,7 @@ pub(crate) mod io;
 pub(crate) mod none;
 mod results;
 mod sizes;
+mod window;
 
 use crate::arith::Arithmetic;
 use crate::ir::*;

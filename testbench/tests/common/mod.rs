@@ -315,3 +315,277 @@ pub fn loaded_forward(c: &ArrayConfig, n: u16) -> [Command; 2] {
         },
     ]
 }
+
+/// A convolution for the address generator's tests: `c` input channels
+/// (lanes of a pixel), `o` output channels, `images` images of `h x w`,
+/// a `k x k` kernel.
+#[derive(Clone, Copy, Debug)]
+pub struct Conv {
+    pub c: usize,
+    pub o: usize,
+    pub h: usize,
+    pub w: usize,
+    pub k: usize,
+    pub stride: usize,
+    pub pad: usize,
+    pub images: usize,
+}
+
+impl Conv {
+    /// A 3 x 3 convolution of two 5 x 6 images with as many channels as
+    /// `cfg` takes (at most 3 in, 4 out).
+    pub fn on(cfg: &ArrayConfig, stride: usize, pad: usize) -> Conv {
+        Conv {
+            c: cfg.rows().min(3),
+            o: cfg.cols().min(4),
+            h: 5,
+            w: 6,
+            k: 3,
+            stride,
+            pad,
+            images: 2,
+        }
+    }
+    pub fn oh(&self) -> usize {
+        (self.h + 2 * self.pad - self.k) / self.stride + 1
+    }
+    pub fn ow(&self) -> usize {
+        (self.w + 2 * self.pad - self.k) / self.stride + 1
+    }
+    /// Output positions of the stream: a pass's `n`.
+    pub fn p(&self) -> usize {
+        self.images * self.oh() * self.ow()
+    }
+    pub fn pixels(&self) -> usize {
+        self.images * self.h * self.w
+    }
+    /// The input line under kernel element (ky, kx) at position t, if
+    /// inside (the contract's formula, with a division).
+    pub fn line(&self, t: usize, ky: usize, kx: usize) -> Option<usize> {
+        let per = self.oh() * self.ow();
+        let (img, oy, ox) = (t / per, (t % per) / self.ow(), t % self.ow());
+        let iy = (oy * self.stride + ky) as i64 - self.pad as i64;
+        let ix = (ox * self.stride + kx) as i64 - self.pad as i64;
+        let inside = (0..self.h as i64).contains(&iy) && (0..self.w as i64).contains(&ix);
+        inside.then(|| img * self.h * self.w + iy as usize * self.w + ix as usize)
+    }
+    pub fn elements(&self) -> Vec<(usize, usize)> {
+        (0..self.k)
+            .flat_map(|ky| (0..self.k).map(move |kx| (ky, kx)))
+            .collect()
+    }
+    /// WINDOW for kernel element (ky, kx).
+    pub fn window(&self, ky: usize, kx: usize) -> Command {
+        let v = |x: usize| x as u16;
+        Command::Window(Window {
+            w: v(self.w),
+            h: v(self.h),
+            ow: v(self.ow()),
+            oh: v(self.oh()),
+            stride: v(self.stride),
+            ky: v(ky),
+            kx: v(kx),
+            pad: v(self.pad),
+            images: v(self.images),
+        })
+    }
+}
+
+/// Where a [`conv_case`] keeps everything (line addresses): activations:
+/// the images, then each element's patches; accumulators: Y (windowed,
+/// plain), dX (windowed, interleaved: the image's lines; plain: patch
+/// lines per element), dW (windowed, plain, interleaved: `o` lines per
+/// element).
+#[derive(Debug)]
+pub struct ConvLayout {
+    pub image: usize,
+    pub patches: usize,
+    pub y_win: usize,
+    pub y_col: usize,
+    pub dx_win: usize,
+    pub dx_il: usize,
+    pub dx_col: usize,
+    pub dw_win: usize,
+    pub dw_col: usize,
+    pub dw_il: usize,
+    pub acc_end: usize,
+}
+
+impl ConvLayout {
+    fn of(cv: &Conv) -> ConvLayout {
+        let (p, e, px) = (cv.p(), cv.k * cv.k, cv.pixels());
+        let mut at = 0;
+        let mut take = |n: usize| {
+            let a = at;
+            at += n;
+            a
+        };
+        let (y_win, y_col) = (take(p), take(p));
+        let (dx_win, dx_il, dx_col) = (take(px), take(px), take(e * p));
+        let (dw_win, dw_col, dw_il) = (take(e * cv.o), take(e * cv.o), take(e * cv.o));
+        ConvLayout {
+            image: 0,
+            patches: px,
+            y_win,
+            y_col,
+            dx_win,
+            dx_il,
+            dx_col,
+            dw_win,
+            dw_col,
+            dw_il,
+            acc_end: at,
+        }
+    }
+}
+
+/// A convolution on the accelerator both ways in one program: for each
+/// kernel element, WINDOW, LOAD_W of the element's tile, a windowed
+/// FORWARD (acc after the first element) and a plain one over the host's
+/// im2col patches, a windowed DX (acc, into the zeroed image lines) and a
+/// plain one into the element's patch gradients, a windowed and a plain
+/// DW pass each DRAINed, a windowed INTERLEAVED pass DRAINed; HALT.
+pub struct ConvCase {
+    pub cv: Conv,
+    pub layout: ConvLayout,
+    /// What the buffers hold first: (buffer, line, lines).
+    pub fills: Vec<(BufferId, usize, Vec<Vec<i64>>)>,
+    pub program: Vec<Command>,
+}
+
+/// Small values from a seed, both signs.
+fn conv_values(seed: u64, lines: usize, lanes: usize) -> Vec<Vec<i64>> {
+    let mut v = seed;
+    (0..lines)
+        .map(|_| {
+            (0..lanes)
+                .map(|_| {
+                    v = (v * 37 + 11) % 251;
+                    (v % 15) as i64 - 7
+                })
+                .collect()
+        })
+        .collect()
+}
+
+pub fn conv_case(cfg: &ArrayConfig, cv: Conv) -> ConvCase {
+    let (r, p) = (cfg.rows(), cv.p());
+    let l = ConvLayout::of(&cv);
+    let image = conv_values(5 + cv.stride as u64, cv.pixels(), cv.c);
+    let mut fills = vec![
+        (BufferId::Activations, l.image, image.clone()),
+        (BufferId::Gradients, 0, conv_values(17, p, cv.o)),
+    ];
+    for (e, (ky, kx)) in cv.elements().into_iter().enumerate() {
+        // The host's im2col: the input pixel under the element, or zeros.
+        let patch = (0..p)
+            .map(|t| {
+                cv.line(t, ky, kx)
+                    .map_or(vec![0; cv.c], |i| image[i].clone())
+            })
+            .collect();
+        fills.push((BufferId::Activations, l.patches + e * p, patch));
+        // Tile e: line e*R + c holds W_e[.][c] in lanes 0..o.
+        fills.push((
+            BufferId::Weights,
+            e * r,
+            conv_values(29 + e as u64, cv.c, cv.o),
+        ));
+    }
+    // Y and plain dX hold junk (overwritten); the windowed dX images start
+    // at 0 (every element accumulates into them).
+    let la = r.max(cfg.cols());
+    let mut acc = conv_values(3, l.acc_end, la);
+    for line in &mut acc[l.dx_win..l.dx_col] {
+        *line = vec![0; la];
+    }
+    fills.push((BufferId::Accumulators, 0, acc));
+    let a16 = |x: usize| x as u16;
+    let n = a16(p);
+    let mut program = Vec::new();
+    for (e, (ky, kx)) in cv.elements().into_iter().enumerate() {
+        let patches = a16(l.patches + e * p);
+        let fwd = |x_addr, y_addr, window| Command::Forward {
+            x_addr,
+            y_addr,
+            n,
+            accumulate: e > 0,
+            window,
+        };
+        let bwd = |mode, x_addr, dx_addr, window: bool| Command::Backward {
+            mode,
+            dy_addr: 0,
+            x_addr,
+            dx_addr,
+            n,
+            accumulate: window,
+            window,
+        };
+        let drain = |at: usize| Command::Drain {
+            dw_addr: a16(at + e * cv.o),
+        };
+        use BackwardMode::*;
+        program.extend([
+            cv.window(ky, kx),
+            Command::LoadW {
+                addr: a16(e * r),
+                m: a16(cv.o),
+                k: a16(cv.c),
+            },
+            fwd(a16(l.image), a16(l.y_win), true),
+            fwd(patches, a16(l.y_col), false),
+            bwd(Dx, 0, a16(l.dx_win), true),
+            bwd(Dx, 0, a16(l.dx_col + e * p), false),
+            bwd(Dw, a16(l.image), 0, true),
+            drain(l.dw_win),
+            bwd(Dw, patches, 0, false),
+            drain(l.dw_col),
+            bwd(Interleaved, a16(l.image), a16(l.dx_il), true),
+            drain(l.dw_il),
+        ]);
+    }
+    program.push(Command::Halt);
+    ConvCase {
+        cv,
+        layout: l,
+        fills,
+        program,
+    }
+}
+
+impl ConvCase {
+    /// The fills, and every accumulator line the program uses compared.
+    pub fn setup(&self) -> Setup {
+        let mut s = Setup::default();
+        for (b, at, lines) in &self.fills {
+            s.fill(*b, *at, lines.clone());
+        }
+        s.compare(BufferId::Accumulators, 0, self.layout.acc_end);
+        s
+    }
+}
+
+/// [`conv_case`] with stride 2 and padding 1 on `c`, for co-simulation:
+/// the whole accumulator buffer filled and compared (a dX written at a
+/// padding position lands at a line far from the image's).
+pub fn conv_program(c: &ArrayConfig) -> (Setup, Vec<u64>) {
+    let mut case = conv_case(c, Conv::on(c, 2, 1));
+    let depth = c.buffers().accumulators;
+    let end = case.layout.acc_end;
+    let la = c.rows().max(c.cols());
+    case.fills
+        .push((BufferId::Accumulators, end, junk(depth - end, la)));
+    let mut setup = case.setup();
+    setup.compare(BufferId::Accumulators, end, depth - end);
+    (setup, encode_program(&case.program))
+}
+
+/// The 3 x 2 array of [`small`] with buffers that hold a [`conv_program`]
+/// (its images and im2col patches, its Y, dX and dW lines).
+pub fn conv_small() -> ArrayConfig {
+    accel(
+        (3, 2, Backward::Interleaved),
+        (8, 20, 4),
+        [64, 512, 64, 512, 512],
+    )
+}

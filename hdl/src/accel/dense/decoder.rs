@@ -8,6 +8,7 @@ use super::entry::{self, pack, Field, Kind};
 use crate::accel::commands::*;
 use crate::accel::io::ControllerIo;
 use crate::accel::sizes::*;
+use crate::accel::window::{self, Window};
 use crate::ir::*;
 use sysgrad_config::LR_SHIFT_BITS;
 use sysgrad_isa::command::opcode;
@@ -254,6 +255,7 @@ fn entries(
     cy: &Cycles,
     out: &Outcome,
     stop_now: Net,
+    win: &Window,
 ) -> Entries {
     let is = |op: u8| f.is(op);
     let waiting = r.resident_waits;
@@ -287,7 +289,12 @@ fn entries(
         )
     };
     let zero_load = || pk(Kind::ZeroLoad, &[]);
-    let stream = || pk(Kind::Stream, &with_word(marks()));
+    // A pass carries the window as it stands at its decode.
+    let stream = || {
+        let mut set = with_word(marks());
+        set.push((Field::Win, win.packed()));
+        pk(Kind::Stream, &set)
+    };
     let drain = || pk(Kind::Drain, &with_word(marks()));
     let load = || pk(Kind::Load, &[(Field::W0, f.w0.e())]);
     // REQUANT writes every lane of its destination (C of gradients, R of
@@ -544,12 +551,20 @@ pub(super) fn build(
         m: r.res_m,
         k: r.res_k,
     };
+    // WINDOW: word 0 is the read data in its first decode cycle; in its
+    // second, word 0 is in `cmd_q` and word 1 the read data. It takes no
+    // queue entry: the decoder's window is set when it goes.
+    let staged = window::staged(m, "wn", io.rst, c_rdata, cy.in_dec);
+    let win_new = window::decoded(m, "wn", r.cmd_q, c_rdata, &staged);
+    let win_load = Net::named("win_load");
+    let (win, limits) = window::registers(m, "win", io.rst, &win_new, win_load);
     let checks = checks(
         m,
         &CheckIn {
             fields: &f,
             consts,
             resident: &resident,
+            window: &limits,
             pc: r.pc,
             prog_len: io.requests.prog_len,
             in_dec: cy.in_dec,
@@ -557,8 +572,9 @@ pub(super) fn build(
         },
     );
     let out = decode_outcome(m, cy.in_dec, cy.in_dec2, &f, &checks);
+    m.define(wire_for(win_load, Width::bit()).init(out.dec_go.and(f.is(opcode::WINDOW))));
     let fe = fetch(m, io, &r, &f, &cy, &out);
-    let e = entries(m, kinds, &r, &f, &cy, &out, fe.stop_now);
+    let e = entries(m, kinds, &r, &f, &cy, &out, fe.stop_now, &win);
     let widen = |n: Net| cat([zeros(QUEUE_BITS as i64 - 1), n.e()]);
     let queue_pops = m.wire_of(
         "queue_pops",

@@ -16,6 +16,7 @@ use super::entry::{self, Field, Kind};
 use crate::accel::commands::{field_selects, pass_mode_of, reads_mask_of, CommandConsts};
 use crate::accel::io::ControllerIo;
 use crate::accel::sizes::*;
+use crate::accel::window::{self, Window};
 use crate::array::core::Modes;
 use crate::ir::*;
 use crate::params::{C, R};
@@ -155,6 +156,11 @@ pub(super) struct Engines {
     pub c_fwd: Net,
     pub c_t: Net,
     pub c_wave_mode: Net,
+    /// The pass follows its window (`win`), and where the generator is:
+    /// wave `c_t`'s line and whether it is inside.
+    pub c_win: Net,
+    pub g_line: Net,
+    pub g_inside: Net,
     pub do_swap: Net,
     pub do_update: Net,
     pub do_wave: Net,
@@ -505,6 +511,7 @@ fn data_actions(
 /// Where the data engine's entry goes next (`nx_*`), whether it is done,
 /// and whether it keeps the load engine from taking a load.
 struct Next {
+    wave_last: Net,
     c_done: Net,
     nx_step: Net,
     nx_t: Net,
@@ -602,6 +609,7 @@ fn data_next(m: &mut Scope, cur: &Current, a: &Actions, st: &States, kinds: &Enu
         ]),
     );
     Next {
+        wave_last,
         c_done,
         nx_step,
         nx_t,
@@ -1102,6 +1110,19 @@ pub(super) fn build(
     let a = data_actions(m, dec, &r, &cur, st, modes);
     let nx = data_next(m, &cur, &a, st, kinds);
     let sw = after_swap(m, &r, &cur, &a, st);
+    // The window the pass carries (its entry's, as at its decode); the
+    // generator follows `c_t`: position 0 where a pass begins, one step
+    // per wave.
+    let c_win = m.flag("c_windowed", cur.c.get(Field::W0).at(field::WIN.lo));
+    let cwin = Window::unpack(m, "cw", cur.c.get(Field::Win));
+    let gen = window::generator(
+        m,
+        "gd",
+        io.rst,
+        &cwin,
+        zero(cur.c_t, LEN_BITS),
+        a.do_wave.and(!nx.wave_last),
+    );
     let ctx = Ctx {
         dec,
         r: &r,
@@ -1129,6 +1150,9 @@ pub(super) fn build(
         c_fwd: cur.c_fwd,
         c_t: cur.c_t,
         c_wave_mode: cur.c_wave_mode,
+        c_win,
+        g_line: gen.line,
+        g_inside: gen.inside,
         c: cur.c,
         do_swap: a.do_swap,
         do_update: a.do_update,

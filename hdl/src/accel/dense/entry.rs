@@ -66,6 +66,8 @@ pub(super) enum Field {
     EvictLr,
     First,
     FirstLr,
+    /// A pass's window (`crate::accel::window`), as at its decode.
+    Win,
 }
 
 impl Field {
@@ -80,6 +82,7 @@ impl Field {
             Field::EvictLr => "evict_lr",
             Field::First => "first",
             Field::FirstLr => "first_lr",
+            Field::Win => "win",
         }
     }
 }
@@ -88,8 +91,8 @@ impl Field {
 /// word 0, word 1's activation line (BACKWARD's x address, ACT's mask),
 /// the lanes a line write writes (ACT's `lanes`; REQUANT's, all of its
 /// destination's), and the decoder's marks (swap; evict with update and
-/// its lr; update first and its lr).
-pub(super) const FIELDS: [(Field, u32); 9] = [
+/// its lr; update first and its lr), and a pass's window.
+pub(super) const FIELDS: [(Field, u32); 10] = [
     (Field::Kind, Kind::BITS),
     (Field::W0, WORD),
     (Field::XAddr, ADDR_BITS),
@@ -99,6 +102,7 @@ pub(super) const FIELDS: [(Field, u32); 9] = [
     (Field::EvictLr, LR_SHIFT_BITS),
     (Field::First, 1),
     (Field::FirstLr, LR_SHIFT_BITS),
+    (Field::Win, crate::accel::window::BITS),
 ];
 
 /// Every field, in [`FIELDS`] order.

@@ -33,6 +33,9 @@ enum PipeField {
     Dx,
     Lanes,
     Line,
+    /// The line is written: not a windowed dX's padding position (the
+    /// counters still count it, as the same pass without the window).
+    Put,
 }
 
 impl PipeField {
@@ -44,6 +47,7 @@ impl PipeField {
             PipeField::Dx => "dx",
             PipeField::Lanes => "lanes",
             PipeField::Line => "line",
+            PipeField::Put => "put",
         }
     }
 }
@@ -65,6 +69,7 @@ const RESULTS: Pipe = Pipe {
         (PipeField::Dx, 1),
         (PipeField::Lanes, TILE_BITS),
         (PipeField::Line, ADDR_BITS),
+        (PipeField::Put, 1),
     ],
 };
 
@@ -181,6 +186,7 @@ struct Issue {
     iq_w_on: Net,
     iq_w_lanes: Net,
     wave_x: Net,
+    x_read: Net,
     wave_dy: Net,
 }
 
@@ -210,7 +216,10 @@ fn issue_register(m: &mut Scope, io: &ControllerIo, e: &Engines, modes: &Modes) 
         .filter(|md| md.streams_x())
         .map(|md| e.c_wave_mode.equals(modes.of(*md)))
         .collect();
+    // A windowed wave at a padding position streams X = 0, reading
+    // nothing (`x_read`); it counts as the same pass without the window.
     let wave_x = m.flag("wave_x", e.do_wave.and(any_of(streams_x)));
+    let x_read = m.flag("x_read", wave_x.and((!e.c_win).or(e.g_inside)));
     let wave_dy = m.flag("wave_dy", e.do_wave.and(!e.c_fwd));
     let evict = e.c.get(Field::Evict);
     let mode = |md: Mode| modes.of(md);
@@ -254,7 +263,7 @@ fn issue_register(m: &mut Scope, io: &ControllerIo, e: &Engines, modes: &Modes) 
             iq_row,
             cond(e.slot_now, e.lc_row.bits(RB - 1, 0), zeros(RB)),
         ),
-        set(iq_x_on, wave_x),
+        set(iq_x_on, x_read),
         set(iq_x_lanes, e.sw_act_k),
         set(iq_dy_on, wave_dy),
         set(iq_dy_lanes, e.sw_act_m),
@@ -277,6 +286,7 @@ fn issue_register(m: &mut Scope, io: &ControllerIo, e: &Engines, modes: &Modes) 
         iq_w_on,
         iq_w_lanes,
         wave_x,
+        x_read,
         wave_dy,
     }
 }
@@ -368,7 +378,20 @@ fn write_backs(
             WbPhase::Dx.lit(),
         ),
     );
-    let pre_used = [PipeField::Valid, PipeField::Acc, PipeField::Line];
+    let pre_used = [
+        PipeField::Valid,
+        PipeField::Acc,
+        PipeField::Line,
+        PipeField::Put,
+    ];
+    // A windowed pass's dX goes to the window's lines and, at a padding
+    // position, nowhere: the line and the verdict ride down the delay line.
+    let dx_win = m.flag("dx_win", e.c_win.and(!e.c_fwd));
+    let result_line = cond(
+        dx_win,
+        line_plus(e.c_addr_b, e.g_line),
+        line_plus(e.c_addr_b, e.c_t),
+    );
     let mut results = RESULTS
         .build(
             m,
@@ -380,7 +403,8 @@ fn write_backs(
                 phase,
                 !e.c_fwd,
                 cond(e.c_fwd, e.sw_act_m, e.sw_act_k),
-                line_plus(e.c_addr_b, e.c_t),
+                result_line,
+                (!dx_win).or(e.g_inside),
             ],
             &[("wb", lat.e(), None), ("pre", lat - 1, Some(&pre_used))],
             &[],
@@ -402,9 +426,12 @@ fn write_backs(
         )
         .remove(0);
     let wb_write = m.flag("wb_write", wb.get(PipeField::Valid));
+    let wb_put = m.flag("wb_store", wb_write.and(wb.get(PipeField::Put)));
     let wb_rd = m.flag(
         "wb_rd",
-        pre.get(PipeField::Valid).and(pre.get(PipeField::Acc)),
+        pre.get(PipeField::Valid)
+            .and(pre.get(PipeField::Acc))
+            .and(pre.get(PipeField::Put)),
     );
     let top = TopPorts::new();
     let [y_wide, dx_wide, dw_wide] = ["y_wide", "dx_wide", "dw_wide"].map(Net::named);
@@ -414,7 +441,7 @@ fn write_backs(
     let accumulate = io.arith.accumulate(m);
     let unit = WriteBack {
         lanes: wb.get(PipeField::Lanes),
-        write: wb_write,
+        write: wb_put,
         dx: wb.get(PipeField::Dx),
         acc: wb.get(PipeField::Acc),
     };
@@ -524,7 +551,15 @@ fn buffer_ports(
         e.lc_addr + zext(ADDR_BITS - TILE_BITS, e.lc_row),
     );
     let x_base = lines(m, "x_base", cond(e.c_fwd, e.c_addr_a, e.c_x_addr));
-    let x_line = lines(m, "x_line", line_plus(x_base, e.c_t));
+    let x_line = lines(
+        m,
+        "x_line",
+        cond(
+            e.c_win,
+            line_plus(x_base, e.g_line),
+            line_plus(x_base, e.c_t),
+        ),
+    );
     let line_a_t = lines(m, "line_a_t", line_plus(e.c_addr_a, e.c_t));
     let top = TopPorts::new();
     let (wd_lanes, wd_line) = (wbs.wd.get(PipeField::Lanes), wbs.wd.get(PipeField::Line));
@@ -543,7 +578,7 @@ fn buffer_ports(
     m.comment("Activations and gradients: wave and ACT mask reads; REQUANT's and ACT's lines.");
     let (x, x_ab) = (ctl(DmaTarget::Activations), ab(DmaTarget::Activations));
     let mask_read = m.flag("mask_read", e.do_requant.and(e.c_act).and(e.c_reads_mask));
-    define(m, x.re, Width::bit(), iq.wave_x.or(mask_read));
+    define(m, x.re, Width::bit(), iq.x_read.or(mask_read));
     // ACT's mask line is its entry's x address (word 1) plus the line.
     define(m, x.raddr, Width::of(x_ab), low(x_ab, x_line));
     define(

@@ -17,6 +17,7 @@ use crate::accel::counters::WbCount;
 use crate::accel::io::ControllerIo;
 use crate::accel::results::*;
 use crate::accel::sizes::*;
+use crate::accel::window::{self, Position};
 use crate::array::core::TopPorts;
 use crate::ir::*;
 use crate::params::{C, DW, L, R};
@@ -48,8 +49,43 @@ pub(super) struct Datapath {
     pub wb_we: Net,
 }
 
+/// The X lines of a windowed pass: the generator at the position whose
+/// line is read this cycle (`nx_t`, streamed next cycle), and whether the
+/// position streamed this cycle is padding (its X is 0; nothing was read).
+struct XWindow {
+    x_win: Net,
+    pos: Position,
+    x_pad_q: Net,
+}
+
+fn x_window(m: &mut Scope, io: &ControllerIo, s: &Seq) -> XWindow {
+    let f = &s.fields;
+    let x_win = m.flag(
+        "x_win",
+        f.f_win
+            .and(s.is(opcode::FORWARD).or(s.is(opcode::BACKWARD))),
+    );
+    // `nx_t` is 0 in decode cycles and where a pass begins, else it
+    // counts up by one every cycle: the generator steps every cycle and
+    // starts again at 0.
+    let pos = window::generator(
+        m,
+        "gx",
+        io.rst,
+        &s.window,
+        s.nx_t.equals(lit(STEP_BITS, 0)),
+        lit(1, 1),
+    );
+    let x_pad_q = m.plain_register("x_pad_q", Width::bit(), x_win.and(!pos.inside), io.rst);
+    XWindow {
+        x_win,
+        pos,
+        x_pad_q,
+    }
+}
+
 /// `arr_*`: the array's inputs, zero outside the tile and the stream.
-fn array_inputs(m: &mut Scope, io: &ControllerIo, s: &Seq) -> Streams {
+fn array_inputs(m: &mut Scope, io: &ControllerIo, s: &Seq, xw: &XWindow) -> Streams {
     // Only in execute: the latched command's fields, so no path runs
     // from the command memory's read port to the array.
     let (r, f) = (&s.regs, &s.xfields);
@@ -63,6 +99,8 @@ fn array_inputs(m: &mut Scope, io: &ControllerIo, s: &Seq) -> Streams {
         s.in_exec
             .and(r.ex_t.less(zext(STEP_BITS - LEN_BITS, f.f_len))),
     );
+    // X streams (and counts, padding included: the counters charge the
+    // stream the array takes); a padding position's X is 0.
     let x_on = m.flag(
         "x_on",
         stream.and(
@@ -70,6 +108,7 @@ fn array_inputs(m: &mut Scope, io: &ControllerIo, s: &Seq) -> Streams {
                 .or(is(opcode::BACKWARD).and(s.x_pass_mode.differs(mode(Mode::BwdDx)))),
         ),
     );
+    let x_feed = m.flag("x_feed", x_on.and(!xw.x_pad_q));
     let dy_on = m.flag("dy_on", stream.and(is(opcode::BACKWARD)));
     let row = m.wire_of("row", STEP_BITS, s.consts.last_row - r.ex_t);
     let w_on = m.flag(
@@ -123,7 +162,13 @@ fn array_inputs(m: &mut Scope, io: &ControllerIo, s: &Seq) -> Streams {
         );
         m.gen_for(L.name(), lanes, &format!("g_{}", out.name()), lane);
     };
-    gate(R, arr(top.x_in), x_on, k_mask, bus(DmaTarget::Activations));
+    gate(
+        R,
+        arr(top.x_in),
+        x_feed,
+        k_mask,
+        bus(DmaTarget::Activations),
+    );
     gate(C, arr(top.w_in), w_on, fm_mask, bus(DmaTarget::Weights));
     gate(C, arr(top.dy_in), dy_on, m_mask, bus(DmaTarget::Gradients));
     Streams {
@@ -153,6 +198,7 @@ fn buffer_ports(
     st: &Streams,
     acc: &AccRead,
     wb: &WbEarly,
+    xw: &XWindow,
 ) -> Writes {
     let (r, f) = (&s.regs, &s.fields);
     let is = |op: u8| s.is(op);
@@ -229,11 +275,15 @@ fn buffer_ports(
         m,
         x.re,
         Width::bit(),
-        s.read_ahead.and(s.nx_t.less(n17())).and(any_of(vec![
-            is(opcode::FORWARD).e(),
-            is(opcode::BACKWARD).and(s.nx_pass_mode.differs(s.mode(Mode::BwdDx))),
-            is(opcode::ACT).and(f.reads_mask),
-        ])),
+        s.read_ahead
+            .and(s.nx_t.less(n17()))
+            .and(any_of(vec![
+                is(opcode::FORWARD).e(),
+                is(opcode::BACKWARD).and(s.nx_pass_mode.differs(s.mode(Mode::BwdDx))),
+                is(opcode::ACT).and(f.reads_mask),
+            ]))
+            // A padding position reads nothing.
+            .and((!xw.x_win).or(xw.pos.inside)),
     );
     define(
         m,
@@ -243,7 +293,7 @@ fn buffer_ports(
             is(opcode::FORWARD),
             low(x_ab, f.f_addr_a),
             cond(is(opcode::ACT), low(x_ab, f.f_mask), low(x_ab, f.f_x_addr)),
-        ) + low(x_ab, s.nx_t),
+        ) + cond(xw.x_win, low(x_ab, xw.pos.line), low(x_ab, s.nx_t)),
     );
     let x_mask = line_mask(m, R);
     define(
@@ -364,6 +414,16 @@ fn write_back(
         ("wb_lanes", int(TILE_BITS as i64)),
     ]);
     reset.extend(r2);
+    // A windowed DX pass writes dX at the window's lines (`wb_base` plus
+    // the generator's line), not at padding positions (`wb_in`). The
+    // generator runs a position ahead of `wb_line`: the accumulating read
+    // of the next line is issued in the cycle that writes this one.
+    let ([wb_win, wb_in, wb_base], r3) =
+        m.registers([("wb_win", int(1)), ("wb_in", int(1)), ("wb_base", a_ab.e())]);
+    reset.extend(r3);
+    let wb_first = m.flag("wb_first", wb_wait.equals(lit(WAIT_BITS, 1)));
+    let gw = window::generator(m, "gw", io.rst, &s.window, wb_first.e(), lit(1, 1));
+    let gw_line = m.wire_of("wb_win_line", a_ab, wb_base + low(a_ab, gw.line));
     let wb_begin = m.flag(
         "wb_begin",
         s.exec_begin
@@ -377,22 +437,25 @@ fn write_back(
     );
     m.define(
         wire_for(early.wb_rd, Width::bit()).init(
-            wb_acc.and(
-                wb_wait
-                    .equals(lit(WAIT_BITS, 1))
-                    .and(wb_left.differs(lit(STEP_BITS, 0)))
-                    .or(wb_write.and(wb_left.greater(lit(STEP_BITS, 1)))),
-            ),
+            wb_acc
+                .and(
+                    wb_first
+                        .and(wb_left.differs(lit(STEP_BITS, 0)))
+                        .or(wb_write.and(wb_left.greater(lit(STEP_BITS, 1)))),
+                )
+                .and((!wb_win).or(gw.inside)),
         ),
     );
     m.define(wire_for(early.wb_raddr, Width::of(a_ab)).init(cond(
-        wb_write,
-        early.wb_line + one(a_ab),
-        early.wb_line,
+        wb_win,
+        gw_line.e(),
+        cond(wb_write, early.wb_line + one(a_ab), early.wb_line.e()),
     )));
+    // The line written: a windowed pass's padding positions are skipped.
+    let wb_put = m.flag("wb_put", wb_write.and((!wb_win).or(wb_in)));
     let unit = WriteBack {
         lanes: wb_lanes,
-        write: wb_write,
+        write: wb_put,
         dx: wb_dx,
         acc: wb_acc,
     };
@@ -419,6 +482,8 @@ fn write_back(
             ),
         ),
         set(wb_lanes, cond(is(opcode::FORWARD), r.res_m, r.res_k)),
+        set(wb_win, is(opcode::BACKWARD).and(f.f_win)),
+        set(wb_base, low(a_ab, f.f_addr_b)),
     ];
     m.clocked(vec![if_else(
         io.rst,
@@ -430,12 +495,22 @@ fn write_back(
                 start,
                 vec![if_else(
                     wb_wait.differs(lit(WAIT_BITS, 0)),
-                    vec![set(wb_wait, wb_wait - lit(WAIT_BITS, 1))],
+                    vec![
+                        set(wb_wait, wb_wait - lit(WAIT_BITS, 1)),
+                        when(
+                            wb_first.and(wb_win),
+                            vec![set(early.wb_line, gw_line), set(wb_in, gw.inside)],
+                        ),
+                    ],
                     vec![when(
                         wb_write,
                         vec![
                             set(wb_left, wb_left - lit(STEP_BITS, 1)),
-                            set(early.wb_line, early.wb_line + one(a_ab)),
+                            set(
+                                early.wb_line,
+                                cond(wb_win, gw_line.e(), early.wb_line + one(a_ab)),
+                            ),
+                            set(wb_in, gw.inside),
                         ],
                     )],
                 )],
@@ -443,6 +518,7 @@ fn write_back(
         ],
     )]);
     (
+        // Counted as without the window (`docs/COMMANDS.md`).
         WbCount {
             write: wb_write,
             ph: wb_ph,
@@ -455,7 +531,8 @@ fn write_back(
 
 pub(super) fn build(m: &mut Scope, io: &ControllerIo, s: &Seq, acc: &AccRead) -> Datapath {
     let top = TopPorts::new();
-    let streams = array_inputs(m, io, s);
+    let xw = x_window(m, io, s);
+    let streams = array_inputs(m, io, s, &xw);
     let early = WbEarly {
         wb_rd: Net::named("wb_rd"),
         wb_raddr: Net::named("wb_raddr"),
@@ -463,7 +540,7 @@ pub(super) fn build(m: &mut Scope, io: &ControllerIo, s: &Seq, acc: &AccRead) ->
         data: WriteBackData::named(),
         dw_wide: Net::named("dw_wide"),
     };
-    let writes = buffer_ports(m, io, s, &streams, acc, &early);
+    let writes = buffer_ports(m, io, s, &streams, acc, &early, &xw);
     widen_lanes(m, io.la, early.dw_wide, io.arr.of(top.dw_out), R);
     let y_wide = Net::named("y_wide");
     widen_lanes(m, io.la, y_wide, io.arr.of(top.y_out), C);

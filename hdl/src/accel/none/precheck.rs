@@ -28,6 +28,7 @@
 use crate::accel::commands::*;
 use crate::accel::io::ControllerIo;
 use crate::accel::sizes::*;
+use crate::accel::window::{Decoded, Limits};
 use crate::ir::*;
 use sysgrad_isa::command::opcode;
 use sysgrad_isa::host::DmaTarget;
@@ -104,6 +105,9 @@ pub(super) struct PreIn<'a> {
     /// executing command's in execute.
     pub fields: &'a Fields,
     pub resident: &'a Resident,
+    /// The window registers, and a WINDOW's own in its second decode cycle.
+    pub window: &'a Limits,
+    pub win_new: &'a Decoded,
     pub res_m: Net,
     pub res_k: Net,
     pub pc: Net,
@@ -151,6 +155,27 @@ fn resident_after(m: &mut Scope, c: &PreIn) -> Resident {
     }
 }
 
+/// The window as the next decode cycle sees it: a WINDOW in its second
+/// decode cycle sets it at the end of the cycle (if it faults, nothing is
+/// decoded after it).
+fn window_after(m: &mut Scope, c: &PreIn) -> Limits {
+    let setting = m.flag("p_win_set", c.in_dec2.and(c.fields.is(opcode::WINDOW)));
+    let (w, d) = (c.window, c.win_new);
+    Limits {
+        valid: m.flag("p_win_valid", setting.or(w.valid)),
+        x_lines: m.wire_of(
+            "p_win_x_lines",
+            crate::accel::window::LIMIT_BITS,
+            cond(setting, d.x_lines, w.x_lines),
+        ),
+        positions: m.wire_of(
+            "p_win_positions",
+            crate::accel::window::LIMIT_BITS,
+            cond(setting, d.positions, w.positions),
+        ),
+    }
+}
+
 /// Whether `word` is a two-word command's word 0.
 fn two_words_of(word: Net, consts: &CommandConsts) -> Expr {
     use sysgrad_isa::command::{field, FORMATS};
@@ -187,6 +212,7 @@ pub(super) fn build(m: &mut Scope, io: &ControllerIo, c: &PreIn) -> Pre {
     let w0 = cond(from_alt, r.alt_q, mem.rdata);
     let f = fields_of(m, "p_", w0, mem.rdata.e(), c.consts);
     let resident = resident_after(m, c);
+    let window = window_after(m, c);
     // The next decode cycle's word index against `PROG_LEN`: `pc + 2`
     // after a two-word command, `pc + 1` after any other and before a
     // second word, `PROG_START` while stopped; each compare starts at
@@ -196,7 +222,9 @@ pub(super) fn build(m: &mut Scope, io: &ControllerIo, c: &PreIn) -> Pre {
     let end_1 = m.flag("p_end_1", pc_plus(1).at_least(prog_len));
     let end_2 = m.flag("p_end_2", pc_plus(2).at_least(prog_len));
     let end_start = m.flag("p_end_start", io.requests.prog_start.at_least(prog_len));
-    let x_two = c.in_exec.and(two_words_of(c.cmd_q, c.consts));
+    // A two-word command that executes, or a WINDOW (it has no execute
+    // cycle) in its second decode cycle, is followed at `pc + 2`.
+    let x_two = c.in_exec.and(two_words_of(c.cmd_q, c.consts)).or(c.in_dec2);
     let past = m.flag(
         "p_end",
         cond(c.ctl_running, cond(x_two, end_2, end_1), end_start.e()),
@@ -211,6 +239,7 @@ pub(super) fn build(m: &mut Scope, io: &ControllerIo, c: &PreIn) -> Pre {
             fields: &f,
             consts: c.consts,
             resident: &resident,
+            window: &window,
         },
     );
     // A first word goes if it is a known one-word command that passes;

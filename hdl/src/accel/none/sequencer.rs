@@ -15,6 +15,7 @@ use super::precheck::{self, Pre, PreIn};
 use crate::accel::commands::*;
 use crate::accel::io::ControllerIo;
 use crate::accel::sizes::*;
+use crate::accel::window::{self, Window};
 use crate::array::core::{mode_constants, Modes};
 use crate::ir::*;
 use crate::params::{C, R};
@@ -101,6 +102,8 @@ pub(super) struct Seq {
     pub dec_err: Net,
     /// The word a decode cycle decodes (`precheck`).
     pub q0: Net,
+    /// The window (WINDOW's registers).
+    pub window: Window,
     pub exec_begin: Net,
     pub dec_end: Net,
     pub seq_more: Net,
@@ -332,6 +335,12 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
         m: regs.res_m,
         k: regs.res_k,
     };
+    // WINDOW: word 0 is in `q0` in its first decode cycle, word 1 in its
+    // second (word 0 then latched in `cmd_q`).
+    let staged = window::staged(m, "wn", io.rst, pre_regs.q0, in_dec);
+    let win_new = window::decoded(m, "wn", regs.cmd_q, pre_regs.q0, &staged);
+    let win_load = Net::named("win_load");
+    let (window, limits) = window::registers(m, "win", io.rst, &win_new, win_load);
     let Pre {
         dec_go,
         dec_fault,
@@ -344,6 +353,8 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
             consts: &consts.cmd,
             fields: &fields,
             resident: &resident,
+            window: &limits,
+            win_new: &win_new,
             res_m: regs.res_m,
             res_k: regs.res_k,
             pc: regs.pc,
@@ -356,9 +367,16 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
     );
     m.comment("Sequencing: decode ends, execute length, the next cycle's view.");
     let is = |op: u8| fields.is(op);
+    // A WINDOW that goes sets the window at the end of its second decode
+    // cycle; the pre-check of the next command has seen it already.
+    m.define(wire_for(win_load, Width::bit()).init(dec_go.and(is(opcode::WINDOW))));
+    // SYNC, HALT and WINDOW have no execute cycle.
     let exec_begin = m.flag(
         "exec_begin",
-        dec_go.and(!is(opcode::SYNC)).and(!is(opcode::HALT)),
+        dec_go
+            .and(!is(opcode::SYNC))
+            .and(!is(opcode::HALT))
+            .and(!is(opcode::WINDOW)),
     );
     // The decoded command's last step, loaded into `ex_end` in every
     // decode cycle (`ex_end` is read only in execute, which only a
@@ -420,6 +438,7 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
         dec_fault,
         dec_err,
         q0: pre_regs.q0,
+        window,
         exec_begin,
         dec_end,
         seq_more,
@@ -455,19 +474,23 @@ fn decode_step(s: &Seq) -> Stmt {
                 vec![if_else(
                     s.is(opcode::SYNC),
                     vec![set(r.pc, pc_plus(1))],
-                    vec![
-                        set(r.ctl_state, state(State::Exec)),
-                        set(r.ex_t, lit(STEP_BITS, 0)),
-                        set(
-                            r.nx_t_q,
-                            cond(
-                                s.dec_end.equals(lit(STEP_BITS, 0)),
-                                lit(STEP_BITS, 0),
-                                lit(STEP_BITS, 1),
+                    vec![if_else(
+                        s.is(opcode::WINDOW),
+                        vec![set(r.ctl_state, state(State::Dec)), set(r.pc, pc_plus(2))],
+                        vec![
+                            set(r.ctl_state, state(State::Exec)),
+                            set(r.ex_t, lit(STEP_BITS, 0)),
+                            set(
+                                r.nx_t_q,
+                                cond(
+                                    s.dec_end.equals(lit(STEP_BITS, 0)),
+                                    lit(STEP_BITS, 0),
+                                    lit(STEP_BITS, 1),
+                                ),
                             ),
-                        ),
-                        set(r.ex_pass, lit(1, 0)),
-                    ],
+                            set(r.ex_pass, lit(1, 0)),
+                        ],
+                    )],
                 )],
             )],
             vec![if_else(
