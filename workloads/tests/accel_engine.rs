@@ -218,8 +218,24 @@ fn layers_that_stay_on_the_dma_path_say_why() {
         .iter()
         .filter_map(|l| l.gemm.as_ref().map(|g| g.residency.why.clone()))
         .collect();
-    assert!(why[0].starts_with("convolution"), "{why:?}");
+    assert!(why[0].starts_with("on the address generator"), "{why:?}");
+    assert!(why[1].starts_with("on the address generator"), "{why:?}");
     assert!(why[2].starts_with("momentum"), "{why:?}");
+    // Buffers too shallow for the first convolution's image (1 channel
+    // and the ones channel, 32 images of 8 x 8 pixels: 2048 lines).
+    let small = BufferDepths {
+        activations: 2000,
+        ..cnn.cfg.buffers()
+    };
+    let plan = compile_network(&cnn, &cnn.cfg.with_buffers(small).unwrap()).unwrap();
+    let r = &plan.layers[0].gemm.as_ref().unwrap().residency;
+    assert!(r.window.is_none(), "{}", r.why);
+    assert!(
+        r.why
+            .contains("im2col on the host: the image needs 2048 activation lines, 2000 are left"),
+        "{}",
+        r.why
+    );
 }
 
 /// On an array with R != C, Y (blocked by C) is not the next X (blocked by
