@@ -345,11 +345,14 @@ fn conv_shape(model: &Model, i: usize, g: &GemmShape) -> Option<ConvShape> {
 /// its ones channel, dY), or why it cannot run there.
 fn conv_regions(
     cfg: &ArrayConfig,
-    s: ConvShape,
+    (s, g, traffic): (ConvShape, &GemmShape, Option<ConvTraffic>),
     (sink, free): (DwSink, &Free),
 ) -> std::result::Result<(Region, Region), String> {
     let b = cfg.buffers();
     let l = ConvLayer::at_zero(cfg, s).map_err(|e| format!("im2col on the host: {e}"))?;
+    if let Some(why) = traffic.and_then(|t| costlier(cfg, &l, g, t)) {
+        return Err(why);
+    }
     let drained = if sink == DwSink::Drain {
         l.taps(cfg).len() * s.c_out
     } else {
@@ -385,6 +388,29 @@ fn conv_regions(
         len: dy_lines,
     };
     Ok((x, dy))
+}
+
+/// Why the address generator would make a convolution's step longer than
+/// im2col on the host (`None`: it does not). A windowed pass streams one
+/// kernel element over a block of input channels, so a convolution over
+/// few channels takes a pass per element where its patch matrix fits in
+/// one tile; the estimate is both passes' array cycles (a pass of n
+/// positions takes n + R + C - 1) plus the DMA beats of the two lowerings
+/// ([`ConvTraffic`]) at a beat a cycle (the 64-bit host link).
+fn costlier(cfg: &ArrayConfig, l: &ConvLayer, g: &GemmShape, t: ConvTraffic) -> Option<String> {
+    let (r, c) = (cfg.rows(), cfg.cols());
+    let pass = (g.n + r + c - 1) as u64;
+    let mb = g.m.div_ceil(c) as u64;
+    let (taps, tiles) = (l.taps(cfg).len() as u64, g.k.div_ceil(r) as u64);
+    let window = 2 * mb * taps * pass + t.controller_im2col_beats;
+    let im2col = 2 * mb * tiles * pass + t.host_im2col_beats;
+    (window > im2col).then(|| {
+        format!(
+            "im2col on the host: the address generator's {taps} passes per block of filters \
+             (a kernel element each) against the patch matrix's {tiles} would take about \
+             {window} cycles a step against {im2col}"
+        )
+    })
 }
 
 /// The lines of the three data buffers not yet taken by resident regions.
@@ -525,7 +551,10 @@ fn place(
         return;
     }
     let regions = match window {
-        Some(s) => conv_regions(cfg, s, (sink, free)),
+        Some(s) => {
+            let traffic = layers[i].gemm.as_ref().and_then(|p| p.conv);
+            conv_regions(cfg, (s, &g, traffic), (sink, free))
+        }
         None => match not_resident(cfg, &g, (sink, free)) {
             Some(why) => Err(why),
             None => Ok(dense_regions(cfg, &g, free)),
