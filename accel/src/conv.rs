@@ -144,20 +144,20 @@ impl ConvShape {
     /// The element the bias rides on: the centre if it is always inside,
     /// else the first element that is.
     pub fn bias_element(&self) -> Option<(usize, usize)> {
-        let c = self.kernel / 2;
-        let all = (0..self.kernel).flat_map(|y| (0..self.kernel).map(move |x| (y, x)));
-        std::iter::once((c, c))
-            .chain(all)
-            .find(|&(y, x)| self.always_inside(y, x))
+        self.first_element(|y, x| self.always_inside(y, x))
     }
 
     /// An element whose window reaches every pixel (the centre first).
     pub fn covering_element(&self) -> Option<(usize, usize)> {
-        let c = self.kernel / 2;
-        let all = (0..self.kernel).flat_map(|y| (0..self.kernel).map(move |x| (y, x)));
-        std::iter::once((c, c))
-            .chain(all)
-            .find(|&(y, x)| self.covers(y, x))
+        self.first_element(|y, x| self.covers(y, x))
+    }
+
+    /// The centre if `ok` holds for it, else the first element, row by
+    /// row, for which it does.
+    fn first_element(&self, ok: impl Fn(usize, usize) -> bool) -> Option<(usize, usize)> {
+        let (k, c) = (self.kernel, self.kernel / 2);
+        let all = (0..k).flat_map(|y| (0..k).map(move |x| (y, x)));
+        std::iter::once((c, c)).chain(all).find(|&(y, x)| ok(y, x))
     }
 
     /// Checks every WINDOW field and stream length against the command
@@ -339,8 +339,22 @@ impl ConvLayer {
         (self.w.cols > self.shape.host_cols()).then_some(self.shape.host_cols())
     }
 
+    /// Pairs (weight-buffer column, host column) of every weight: element
+    /// `p`'s channel `c` and the bias.
+    fn columns(&self) -> Vec<(usize, usize)> {
+        let s = &self.shape;
+        let mut cols = Vec::with_capacity(s.host_cols());
+        for (p, (ky, kx)) in self.elements().into_iter().enumerate() {
+            cols.extend((0..s.c_in).map(|c| (p * s.c_in + c, self.host_col(c, ky, kx))));
+        }
+        let bias = s.host_cols() - 1;
+        cols.push((bias, bias));
+        cols
+    }
+
     /// The weight matrix the buffer holds, from the host's (`c_out x
-    /// (c_in k k + 1)`, im2col's column order, bias last).
+    /// (c_in k k + 1)`, im2col's column order, bias last); the zero
+    /// columns, if any, after them.
     pub fn chip_weights(&self, host: ArrayView2<i64>) -> Array2<i64> {
         let s = &self.shape;
         assert_eq!(
@@ -348,16 +362,10 @@ impl ConvLayer {
             (s.c_out, s.host_cols()),
             "W is c_out x (c_in k k + 1)"
         );
-        let k = s.kernel;
         let mut chip = Array2::zeros((s.c_out, self.w.cols));
-        for (p, (ky, kx)) in self.elements().into_iter().enumerate() {
-            for c in 0..s.c_in {
-                chip.column_mut(p * s.c_in + c)
-                    .assign(&host.column((c * k + ky) * k + kx));
-            }
+        for (on_chip, on_host) in self.columns() {
+            chip.column_mut(on_chip).assign(&host.column(on_host));
         }
-        let bias = s.host_cols() - 1;
-        chip.column_mut(bias).assign(&host.column(bias));
         chip
     }
 
@@ -371,14 +379,9 @@ impl ConvLayer {
             "the layer's weight lines"
         );
         let mut host = Array2::zeros((s.c_out, s.host_cols()));
-        for (p, (ky, kx)) in self.elements().into_iter().enumerate() {
-            for c in 0..s.c_in {
-                host.column_mut(self.host_col(c, ky, kx))
-                    .assign(&chip.column(p * s.c_in + c));
-            }
+        for (on_chip, on_host) in self.columns() {
+            host.column_mut(on_host).assign(&chip.column(on_chip));
         }
-        let bias = s.host_cols() - 1;
-        host.column_mut(bias).assign(&chip.column(bias));
         host
     }
 

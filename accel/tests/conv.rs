@@ -213,6 +213,11 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
 
     let mut acc = Accelerator::new(cfg);
     let chip_w = l.chip_weights(op.w.view());
+    prop_assert_eq!(
+        &l.host_weights(chip_w.view()),
+        &op.w,
+        "the weight layout round trip"
+    );
     l.w.store(acc.buffer_mut(BufferId::Weights), chip_w.view())
         .unwrap();
     l.image

@@ -273,3 +273,45 @@ units = 10
     let run = train::train(&m, &split(&m), &on_accelerator(m.cfg, 32)).unwrap();
     assert_eq!(run.steps_checked, 2);
 }
+
+/// A convolution on the address generator with the weights updated in the
+/// PEs (plain SGD: read back through the layer's weight layout), on an
+/// array with R != C, stride 2 (no kernel element reaches every pixel, so
+/// a zero tile clears dX first) and 8 input channels on 8 rows (the ones
+/// channel takes a block of its own); both pipelinings, bit exact.
+#[test]
+fn a_strided_convolution_with_sgd_trains_on_the_address_generator() {
+    let layers = r#"
+[[layers]]
+type = "conv2d"
+filters = 8
+kernel = 3
+stride = 1
+padding = 1
+[[layers]]
+type = "relu"
+[[layers]]
+type = "conv2d"
+filters = 4
+kernel = 3
+stride = 2
+padding = 1
+[[layers]]
+type = "relu"
+[[layers]]
+type = "flatten"
+[[layers]]
+type = "dense"
+units = 10
+"#;
+    let optimizer = "[optimizer]\nkind = \"sgd\"\nlr_shift = 11\ngrad_scale_shift = 4\n";
+    let m = model(&small_model((8, 4), "", layers, optimizer, 16));
+    for pipelining in [Pipelining::None, Pipelining::Dense] {
+        let cfg = m.cfg.with_pipelining(pipelining).unwrap();
+        let plan = compile_network(&m, &cfg).unwrap();
+        let r = &plan.layers[2].gemm.as_ref().unwrap().residency;
+        assert!(r.window.is_some(), "{}", r.why);
+        let run = train::train(&m, &split(&m), &on_accelerator(cfg, 32)).unwrap();
+        assert_eq!(run.steps_checked, 2);
+    }
+}
