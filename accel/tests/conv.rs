@@ -145,11 +145,11 @@ fn reference(s: &ConvShape, op: &Operands, one: i64) -> Reference {
                     let Some((iy, ix)) = pixel(s, (oy, ox), (ky, kx)) else {
                         continue;
                     };
-                    for c in 0..s.c_in {
+                    for (c, dx_c) in dx.iter_mut().enumerate() {
                         let col = (c * k + ky) * k + kx;
                         let (wv, xv) = (op.w[(o, col)] as i128, op.x[[c, n, iy, ix]] as i128);
                         y[o][t] += wv * xv;
-                        dx[c][(n * s.h + iy) * s.w + ix] += wv * g;
+                        dx_c[(n * s.h + iy) * s.w + ix] += wv * g;
                         dw[o][col] += g * xv;
                     }
                 }
