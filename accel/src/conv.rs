@@ -583,7 +583,8 @@ pub fn forward_program(cfg: &ArrayConfig, l: &ConvLayer) -> Vec<Command> {
 
 /// The backward pass with dX (if `keep_dx`) requantized over the image's
 /// region (the image is not needed again in the step), where the host
-/// reads it.
+/// reads it: the blocks of the input channels, not a block that holds
+/// only the ones channel.
 pub fn backward_program(
     cfg: &ArrayConfig,
     l: &ConvLayer,
@@ -592,12 +593,16 @@ pub fn backward_program(
 ) -> Vec<Command> {
     let mut prog = compile_backward(cfg, l, mode, sink);
     if keep_dx {
+        let channels = Blocked {
+            rows: l.shape.c_in,
+            ..l.dx
+        };
         requant(
             &mut prog,
             l.dx.base,
             DataBuffer::Activations,
             l.image.base,
-            l.dx.lines(),
+            channels.lines(),
         );
     }
     prog

@@ -461,13 +461,26 @@ impl AccelEngine {
             schedule::run_commands(&mut e.dev, &prog)?;
             let s = l.shape;
             let dx = if keep_dx {
-                e.held.remove(&(layer, Region::X));
                 let lay = Blocked {
                     rows: s.c_in,
                     ..l.image
                 };
-                e.dev
-                    .read_matrix(BufferId::Activations, &lay, Traffic::ResultsOut)?
+                let dx = e
+                    .dev
+                    .read_matrix(BufferId::Activations, &lay, Traffic::ResultsOut)?;
+                // The region now holds dX over the blocks of input channels;
+                // a ones channel in a block of its own is still there (and
+                // is not sent again), one beside them was overwritten.
+                let key = (layer, Region::X);
+                match e.held.get_mut(&key) {
+                    Some(held) if s.c_in % l.image.lanes == 0 => {
+                        held.slice_mut(ndarray::s![..s.c_in, ..]).assign(&dx)
+                    }
+                    _ => {
+                        e.held.remove(&key);
+                    }
+                }
+                dx
             } else {
                 Array2::zeros((s.c_in, s.pixels()))
             };
