@@ -13,6 +13,8 @@
 //!   by side), over a common core (buffers, checks, faults, resident tile,
 //!   counters).
 //! * [`compile`]: programs for an FC layer in `gemm`'s tile order.
+//! * [`conv`]: programs for a convolution layer on the address generator
+//!   (WINDOW and windowed passes, per kernel element and channel block).
 //! * [`error`]: where and why a bad command stopped the controller.
 //! * [`link`], [`device`]: the host's side: DMA beats, host-link cycles,
 //!   the accelerator behind its host interface and a transcript of it.
@@ -30,6 +32,7 @@ mod checks;
 pub mod command;
 pub mod compile;
 mod controller;
+pub mod conv;
 pub mod counters;
 pub mod dense;
 pub mod device;

@@ -7,14 +7,18 @@
 //! | layer | on the accelerator | on the host |
 //! |---|---|---|
 //! | `dense` | forward: LOAD_W / FORWARD per tile, REQUANT of Y (or `ACT relu` into the next layer's X); backward: LOAD_W / BACKWARD / UPDATE or DRAIN per tile, FLUSH_W, REQUANT of dX (or `ACT relu_grad` into the previous layer's dY) | the bias row of ones appended to X (sent once when resident) |
-//! | `conv2d` | the same GEMM on the im2col patch matrix | im2col (X over the DMA), col2im of raw dX in accumulator precision, requantize |
+//! | `conv2d` | on the address generator (`sysgrad_accel::conv`): per tap LOAD_W / WINDOW / windowed FORWARD, REQUANT of Y; per tap LOAD_W / WINDOW / windowed BACKWARD / DRAIN or UPDATE, dX accumulated into the image's lines, REQUANT of dX; where it does not fit, the same GEMM on the im2col patch matrix | the ones channel beside the image (sent once); without the address generator im2col, col2im of raw dX, requantize |
 //! | `relu`, `max_pool`, `flatten` | - | element-wise, exact |
 //! | `lif` | - | membrane, spikes, BPTT over the T steps |
 //! | loss | - | softmax cross-entropy, the scaled dY |
 //!
-//! Convolutions are lowered by the host (im2col through the DMA): the
-//! controller has no im2col address generator, and [`ConvTraffic`] gives
-//! what one would save, measured against the same run's DMA.
+//! Convolutions run on the controller's address generator where their
+//! image, dY and accumulators fit (the image is read in place, a pixel per
+//! line; the host sends images, not im2col patches): their image and dY
+//! get regions of their own like a resident dense layer's X and dY
+//! ([`Residency::window`]). Where they do not fit (or a batch of another
+//! size, e.g. evaluation) the host lowers them to the im2col GEMM through
+//! the DMA. [`ConvTraffic`] gives both lowerings' DMA per step.
 //!
 //! Dense layers are made **resident** where they fit ([`Residency`]): X
 //! (with its bias row) and dY get regions of their own in the activation
@@ -32,6 +36,7 @@ use crate::model::{LayerSpec, Model, OptimizerKind};
 use crate::report::layers::{gemm_shapes, GemmShape};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use sysgrad_accel::conv::{Bases, ConvLayer, ConvShape};
 use sysgrad_accel::link::dma_beats;
 use sysgrad_accel::resident::Regions;
 use sysgrad_accel::schedule::{
@@ -81,12 +86,17 @@ pub struct Residency {
     pub gate_into: Option<usize>,
     /// Why X and dY cross the DMA, or why no neighbour is chained.
     pub why: String,
+    /// A convolution on the address generator, its image in `x` (with
+    /// the ones channel) and its dY in `dy`.
+    pub window: Option<ConvShape>,
 }
 
 /// DMA beats per training step of a convolution's input and input
-/// gradient: as lowered here (the patch matrix over the DMA both ways, raw
-/// dX of the patches out) and with an im2col address generator in the
-/// controller (the image in once per pass, dX of the image out as data).
+/// gradient in the two lowerings: im2col on the host (the patch matrix in
+/// for the forward and again for the backward pass, raw dX of the patches
+/// out for col2im) and the address generator (the image in once, kept for
+/// the backward pass, dX of the image out as data). Which one the layer
+/// uses is its [`Residency::window`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ConvTraffic {
     pub host_im2col_beats: u64,
@@ -118,11 +128,23 @@ impl NetworkPlan {
     /// (the one the plan was compiled for).
     pub fn placement(&self, cfg: &ArrayConfig) -> Placement {
         let mut resident = BTreeMap::new();
+        let mut convolutions = BTreeMap::new();
         for l in &self.layers {
             let Some(g) = &l.gemm else { continue };
             let (Some(x), Some(dy)) = (g.residency.x, g.residency.dy) else {
                 continue;
             };
+            if let Some(shape) = g.residency.window {
+                let at = Bases {
+                    weights: g.w_base,
+                    image: x.base,
+                    dy: dy.base,
+                    accumulators: 0,
+                };
+                let conv = ConvLayer::new(cfg, shape, at).expect("checked when placed");
+                convolutions.insert(l.index, conv);
+                continue;
+            }
             let s = g.shape;
             let lay = |r: Region, rows, lanes| Blocked {
                 base: r.base,
@@ -144,6 +166,7 @@ impl NetworkPlan {
         Placement {
             weight_bases: self.weight_bases(),
             resident,
+            convolutions,
             arena: Some(self.arena),
         }
     }
@@ -192,9 +215,10 @@ fn conv_traffic(
         // Patches in for the forward and again for the backward pass,
         // raw patch dX out for col2im.
         host_im2col_beats: 2 * act(g.k, g.n) + if needs_dx { acc(g.k, g.n) } else { 0 },
-        // The image (a channel per lane, a pixel per line, plus the bias
-        // row) in twice, its dX out requantized.
-        controller_im2col_beats: 2 * act(input.c + 1, pixels)
+        // The image's blocks of channels (a channel per lane, a pixel per
+        // line) in once; the ones channel rides in the last block, or, in
+        // a block of its own, is sent once per run. dX out requantized.
+        controller_im2col_beats: act(input.c, pixels)
             + if needs_dx { act(input.c, pixels) } else { 0 },
     }
 }
@@ -226,7 +250,12 @@ pub fn compile_network(model: &Model, cfg: &ArrayConfig) -> Result<NetworkPlan> 
                     k: g.k,
                     n: g.n,
                 };
-                let w_lines = g.m.div_ceil(cfg.cols()) * g.k;
+                // A convolution's W in the address generator's layout
+                // takes as many lines, or R more (the zero tile).
+                let w_cols = conv_shape(model, i, g)
+                    .and_then(|s| ConvLayer::at_zero(cfg, s).ok())
+                    .map_or(g.k, |l| l.w.cols.max(g.k));
+                let w_lines = g.m.div_ceil(cfg.cols()) * w_cols;
                 if w_lines > depth {
                     return Err(WorkloadError::model(
                         field,
@@ -286,6 +315,104 @@ pub fn compile_network(model: &Model, cfg: &ArrayConfig) -> Result<NetworkPlan> 
     })
 }
 
+/// Layer `i`'s convolution for the training batch (`None` for other layers).
+fn conv_shape(model: &Model, i: usize, g: &GemmShape) -> Option<ConvShape> {
+    let LayerSpec::Conv2d {
+        filters,
+        kernel,
+        stride,
+        padding,
+    } = model.spec.layers[i]
+    else {
+        return None;
+    };
+    let input = model.input_shape(i);
+    let mut s = ConvShape {
+        c_in: input.c,
+        c_out: filters,
+        h: input.h,
+        w: input.w,
+        kernel,
+        stride,
+        pad: padding,
+        images: 1,
+    };
+    s.images = g.n / (s.out_h() * s.out_w()).max(1);
+    Some(s)
+}
+
+/// The regions a convolution on the address generator takes (image with
+/// its ones channel, dY), or why it cannot run there.
+fn conv_regions(
+    cfg: &ArrayConfig,
+    (s, g, traffic): (ConvShape, &GemmShape, Option<ConvTraffic>),
+    (sink, free): (DwSink, &Free),
+) -> std::result::Result<(Region, Region), String> {
+    let b = cfg.buffers();
+    let l = ConvLayer::at_zero(cfg, s).map_err(|e| format!("im2col on the host: {e}"))?;
+    if let Some(why) = traffic.and_then(|t| costlier(cfg, &l, g, t)) {
+        return Err(why);
+    }
+    let drained = if sink == DwSink::Drain {
+        l.taps(cfg).len() * s.c_out
+    } else {
+        0
+    };
+    let acc = l.y.lines().max(l.dx.lines() + drained);
+    if acc > b.accumulators {
+        return Err(format!(
+            "im2col on the host: Y, or dX and the drained dW, of the whole batch need {acc} \
+             accumulator lines, the buffer has {}",
+            b.accumulators
+        ));
+    }
+    let (x_lines, dy_lines) = (l.image.lines(), l.dy.lines());
+    if free.activations + x_lines > b.activations {
+        return Err(format!(
+            "im2col on the host: the image needs {x_lines} activation lines, {} are left",
+            b.activations - free.activations
+        ));
+    }
+    if free.gradients + dy_lines > b.gradients {
+        return Err(format!(
+            "im2col on the host: dY needs {dy_lines} gradient lines, {} are left",
+            b.gradients - free.gradients
+        ));
+    }
+    let x = Region {
+        base: free.activations,
+        len: x_lines,
+    };
+    let dy = Region {
+        base: free.gradients,
+        len: dy_lines,
+    };
+    Ok((x, dy))
+}
+
+/// Why the address generator would make a convolution's step longer than
+/// im2col on the host (`None`: it does not). A windowed pass streams one
+/// kernel element over a block of input channels, so a convolution over
+/// few channels takes a pass per element where its patch matrix fits in
+/// one tile; the estimate is both passes' array cycles (a pass of n
+/// positions takes n + R + C - 1) plus the DMA beats of the two lowerings
+/// ([`ConvTraffic`]) at a beat a cycle (the 64-bit host link).
+fn costlier(cfg: &ArrayConfig, l: &ConvLayer, g: &GemmShape, t: ConvTraffic) -> Option<String> {
+    let (r, c) = (cfg.rows(), cfg.cols());
+    let pass = (g.n + r + c - 1) as u64;
+    let mb = g.m.div_ceil(c) as u64;
+    let (taps, tiles) = (l.taps(cfg).len() as u64, g.k.div_ceil(r) as u64);
+    let window = 2 * mb * taps * pass + t.controller_im2col_beats;
+    let im2col = 2 * mb * tiles * pass + t.host_im2col_beats;
+    (window > im2col).then(|| {
+        format!(
+            "im2col on the host: the address generator's {taps} passes per block of filters \
+             (a kernel element each) against the patch matrix's {tiles} would take about \
+             {window} cycles a step against {im2col}"
+        )
+    })
+}
+
 /// The lines of the three data buffers not yet taken by resident regions.
 struct Free {
     activations: usize,
@@ -309,18 +436,11 @@ impl Free {
 
 /// Why a layer's data cannot stay on chip for the whole step (`None`: it
 /// can, given the lines still free).
-fn not_resident(
-    spec: &LayerSpec,
-    cfg: &ArrayConfig,
-    g: &GemmShape,
-    (sink, free): (DwSink, &Free),
-) -> Option<String> {
+fn not_resident(cfg: &ArrayConfig, g: &GemmShape, (sink, free): (DwSink, &Free)) -> Option<String> {
     let b = cfg.buffers();
     let (kb, mb) = (g.k.div_ceil(cfg.rows()), g.m.div_ceil(cfg.cols()));
     let (x_lines, dy_lines) = (kb * g.n, mb * g.n);
-    Some(if matches!(spec, LayerSpec::Conv2d { .. }) {
-        "convolution: the host builds its im2col patches (no address generator yet)".into()
-    } else if sink == DwSink::Drain {
+    Some(if sink == DwSink::Drain {
         "momentum: dW is drained to the host's optimizer".into()
     } else if g.n > usize::from(u16::MAX) {
         format!("{} batch columns exceed a command's stream length", g.n)
@@ -347,16 +467,19 @@ fn not_resident(
 
 /// The first non-resident layer but `except` whose products would plan
 /// otherwise than with the whole buffers if `arena` were all they got.
+/// While convolutions are placed (`convs`), those after `except` are left
+/// out: they will try the address generator themselves.
 fn first_changed(
     cfg: &ArrayConfig,
     layers: &[LayerPlan],
-    (arena, except): (&Arena, usize),
+    (arena, except, convs): (&Arena, usize, bool),
     sink: DwSink,
 ) -> Option<usize> {
     layers
         .iter()
         .filter_map(|l| l.gemm.as_ref().map(|g| (l.index, g)))
         .filter(|&(j, g)| g.residency.x.is_none() && j != except)
+        .filter(|&(j, g)| !(convs && g.conv.is_some() && j > except))
         .find(|(_, g)| {
             let s = Shape {
                 m: g.shape.m,
@@ -369,64 +492,136 @@ fn first_changed(
         .map(|(i, _)| i)
 }
 
-/// Allocates resident regions in layer order and chains `dense, relu,
-/// dense`; returns the arena left for the other products.
+/// Allocates regions, first to the convolutions that fit the address
+/// generator, then to resident dense layers, each in layer order, and
+/// chains `dense, relu, dense`; returns the arena left for the other
+/// products.
 fn place_data(model: &Model, cfg: &ArrayConfig, layers: &mut [LayerPlan], sink: DwSink) -> Arena {
-    let specs = &model.spec.layers;
     let mut free = Free {
         activations: 0,
         gradients: 0,
     };
-    for i in 0..layers.len() {
-        let Some(g) = layers[i].gemm.as_ref().map(|g| g.shape) else {
-            continue;
-        };
-        if let Some(why) = not_resident(&specs[i], cfg, &g, (sink, &free)) {
-            layers[i].gemm.as_mut().expect("a product").residency.why = why;
-            continue;
+    for convs in [true, false] {
+        for i in 0..layers.len() {
+            place(model, cfg, layers, (i, convs), (sink, &mut free));
         }
-        let (kb, mb) = (g.k.div_ceil(cfg.rows()), g.m.div_ceil(cfg.cols()));
-        let x = Region {
-            base: free.activations,
-            len: kb * g.n,
-        };
-        let dy = Region {
-            base: free.gradients,
-            len: mb * g.n,
-        };
-        let taken = Free {
-            activations: x.base + x.len,
-            gradients: dy.base + dy.len,
-        };
-        // A batch of another size (the last, evaluation) takes the DMA path
-        // through what is left.
-        let s = Shape {
-            m: g.m,
-            k: g.k,
-            n: g.n,
-        };
-        let rest = taken.arena(cfg);
-        let fallback = plan_forward(cfg, &s, &rest, Output::Data)
-            .and_then(|_| plan_backward(cfg, &s, &rest, sink, Output::Data));
-        if let Err(e) = fallback {
-            layers[i].gemm.as_mut().expect("a product").residency.why =
-                format!("a batch of another size would not fit what its regions leave: {e}");
-            continue;
+        if convs {
+            replan_dma_convs(cfg, layers, &free.arena(cfg), sink);
         }
-        if let Some(j) = first_changed(cfg, layers, (&taken.arena(cfg), i), sink) {
-            layers[i].gemm.as_mut().expect("a product").residency.why = format!(
-                "its regions would leave layer {j}'s products fewer buffer lines than they use"
-            );
-            continue;
-        }
-        free = taken;
-        let r = &mut layers[i].gemm.as_mut().expect("a product").residency;
-        r.x = Some(x);
-        r.dy = Some(dy);
-        r.why = "resident".into();
     }
     chain(model, cfg, layers);
     free.arena(cfg)
+}
+
+/// The plans of the convolutions left on the DMA path, with the lines the
+/// others' regions leave them.
+fn replan_dma_convs(cfg: &ArrayConfig, layers: &mut [LayerPlan], arena: &Arena, sink: DwSink) {
+    for g in layers.iter_mut().filter_map(|l| l.gemm.as_mut()) {
+        if g.conv.is_none() || g.residency.window.is_some() {
+            continue;
+        }
+        let s = Shape {
+            m: g.shape.m,
+            k: g.shape.k,
+            n: g.shape.n,
+        };
+        if let Ok(f) = plan_forward(cfg, &s, arena, Output::Data) {
+            g.forward = f;
+        }
+        if let Ok(b) = plan_backward(cfg, &s, arena, sink, Output::Data) {
+            g.backward = b;
+        }
+    }
+}
+
+/// Gives layer `i` its regions if it is of the kind placed now (`convs`)
+/// and fits, or records why not.
+fn place(
+    model: &Model,
+    cfg: &ArrayConfig,
+    layers: &mut [LayerPlan],
+    (i, convs): (usize, bool),
+    (sink, free): (DwSink, &mut Free),
+) {
+    let Some(g) = layers[i].gemm.as_ref().map(|g| g.shape) else {
+        return;
+    };
+    let window = conv_shape(model, i, &g);
+    if window.is_some() != convs {
+        return;
+    }
+    let regions = match window {
+        Some(s) => {
+            let traffic = layers[i].gemm.as_ref().and_then(|p| p.conv);
+            conv_regions(cfg, (s, &g, traffic), (sink, free))
+        }
+        None => match not_resident(cfg, &g, (sink, free)) {
+            Some(why) => Err(why),
+            None => Ok(dense_regions(cfg, &g, free)),
+        },
+    };
+    let (x, dy) = match regions {
+        Ok(r) => r,
+        Err(why) => {
+            layers[i].gemm.as_mut().expect("a product").residency.why = why;
+            return;
+        }
+    };
+    let taken = Free {
+        activations: x.base + x.len,
+        gradients: dy.base + dy.len,
+    };
+    // A batch of another size (the last, evaluation) takes the DMA path
+    // through what is left.
+    let s = Shape {
+        m: g.m,
+        k: g.k,
+        n: g.n,
+    };
+    let rest = taken.arena(cfg);
+    let fallback = plan_forward(cfg, &s, &rest, Output::Data)
+        .and_then(|_| plan_backward(cfg, &s, &rest, sink, Output::Data));
+    if let Err(e) = fallback {
+        layers[i].gemm.as_mut().expect("a product").residency.why =
+            format!("a batch of another size would not fit what its regions leave: {e}");
+        return;
+    }
+    if let Some(j) = first_changed(cfg, layers, (&taken.arena(cfg), i, convs), sink) {
+        layers[i].gemm.as_mut().expect("a product").residency.why = format!(
+            "its regions would leave layer {j}'s products fewer buffer lines than they use"
+        );
+        return;
+    }
+    *free = taken;
+    let r = &mut layers[i].gemm.as_mut().expect("a product").residency;
+    r.x = Some(x);
+    r.dy = Some(dy);
+    r.window = window;
+    r.why = if window.is_some() {
+        "on the address generator: the image (a pixel per line, with a ones channel) and dY \
+             on chip for the step"
+            .into()
+    } else {
+        "resident".into()
+    };
+    if window.is_some() {
+        layers[i].host = "the ones channel beside the image";
+    }
+}
+
+/// A resident dense layer's X region (bias row included) and dY region
+/// from the first free lines.
+fn dense_regions(cfg: &ArrayConfig, g: &GemmShape, free: &Free) -> (Region, Region) {
+    let (kb, mb) = (g.k.div_ceil(cfg.rows()), g.m.div_ceil(cfg.cols()));
+    let x = Region {
+        base: free.activations,
+        len: kb * g.n,
+    };
+    let dy = Region {
+        base: free.gradients,
+        len: mb * g.n,
+    };
+    (x, dy)
 }
 
 /// Why `dense, relu, dense` at `i` cannot pass data by ACT (`None`: it can).

@@ -218,8 +218,30 @@ fn layers_that_stay_on_the_dma_path_say_why() {
         .iter()
         .filter_map(|l| l.gemm.as_ref().map(|g| g.residency.why.clone()))
         .collect();
-    assert!(why[0].starts_with("convolution"), "{why:?}");
+    // The first convolution (one channel: a pass per kernel element where
+    // its patch matrix is one tile) stays with im2col, the second goes to
+    // the address generator.
+    assert!(
+        why[0].starts_with("im2col on the host: the address generator's 9 passes"),
+        "{why:?}"
+    );
+    assert!(why[1].starts_with("on the address generator"), "{why:?}");
     assert!(why[2].starts_with("momentum"), "{why:?}");
+    // Buffers too shallow for the second convolution's image (16 channels
+    // and the ones channel, 32 images of 4 x 4 pixels: 2 x 512 lines).
+    let small = BufferDepths {
+        activations: 1000,
+        ..cnn.cfg.buffers()
+    };
+    let plan = compile_network(&cnn, &cnn.cfg.with_buffers(small).unwrap()).unwrap();
+    let r = &plan.layers[3].gemm.as_ref().unwrap().residency;
+    assert!(r.window.is_none(), "{}", r.why);
+    assert!(
+        r.why
+            .contains("im2col on the host: the image needs 1024 activation lines, 1000 are left"),
+        "{}",
+        r.why
+    );
 }
 
 /// On an array with R != C, Y (blocked by C) is not the next X (blocked by
@@ -250,4 +272,46 @@ units = 10
     assert!(r(1).why.contains("R != C"), "{}", r(1).why);
     let run = train::train(&m, &split(&m), &on_accelerator(m.cfg, 32)).unwrap();
     assert_eq!(run.steps_checked, 2);
+}
+
+/// A convolution on the address generator with the weights updated in the
+/// PEs (plain SGD: read back through the layer's weight layout), on an
+/// array with R != C, stride 2 (no kernel element reaches every pixel, so
+/// a zero tile clears dX first) and 8 input channels on 8 rows (the ones
+/// channel takes a block of its own); both pipelinings, bit exact.
+#[test]
+fn a_strided_convolution_with_sgd_trains_on_the_address_generator() {
+    let layers = r#"
+[[layers]]
+type = "conv2d"
+filters = 8
+kernel = 3
+stride = 1
+padding = 1
+[[layers]]
+type = "relu"
+[[layers]]
+type = "conv2d"
+filters = 4
+kernel = 3
+stride = 2
+padding = 1
+[[layers]]
+type = "relu"
+[[layers]]
+type = "flatten"
+[[layers]]
+type = "dense"
+units = 10
+"#;
+    let optimizer = "[optimizer]\nkind = \"sgd\"\nlr_shift = 11\ngrad_scale_shift = 4\n";
+    let m = model(&small_model((8, 4), "", layers, optimizer, 16));
+    for pipelining in [Pipelining::None, Pipelining::Dense] {
+        let cfg = m.cfg.with_pipelining(pipelining).unwrap();
+        let plan = compile_network(&m, &cfg).unwrap();
+        let r = &plan.layers[2].gemm.as_ref().unwrap().residency;
+        assert!(r.window.is_some(), "{}", r.why);
+        let run = train::train(&m, &split(&m), &on_accelerator(cfg, 32)).unwrap();
+        assert_eq!(run.steps_checked, 2);
+    }
 }

@@ -16,16 +16,17 @@
 //! this engine gives the weights of the array engine after every step.
 
 use crate::error::{Result, WorkloadError};
-use ndarray::{Array2, ArrayView2};
+use ndarray::{Array2, ArrayView2, ArrayView4};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use sysgrad_accel::conv::{self, ConvLayer};
 use sysgrad_accel::resident::{self, BackwardEnd, ForwardEnd, Regions};
 use sysgrad_accel::schedule::{self, Arena, BackwardOperands, Output, ScheduleError};
 use sysgrad_accel::{
     Accelerator, BackwardMode, Blocked, BufferId, Device, DeviceError, HostCounters, HostLink,
     Traffic,
 };
-use sysgrad_config::ArrayConfig;
+use sysgrad_config::{fixed, ArrayConfig};
 use sysgrad_emulator::gemm::{BackwardResult, DwSink};
 use sysgrad_emulator::{Counters, Driver, Phase, Stats};
 
@@ -46,6 +47,10 @@ pub struct Placement {
     pub weight_bases: BTreeMap<usize, usize>,
     /// The dense layers whose X and dY stay on chip for the step.
     pub resident: BTreeMap<usize, ResidentLayer>,
+    /// The convolutions run on the address generator (`sysgrad_accel::conv`):
+    /// their image and dY stay on chip for the step like a resident
+    /// layer's X and dY.
+    pub convolutions: BTreeMap<usize, ConvLayer>,
     /// The lines every other product may use (`None`: all of them).
     pub arena: Option<Arena>,
 }
@@ -185,6 +190,7 @@ pub struct AccelEngine {
     /// The weights each layer has on chip now (the host's copy of them).
     on_chip: BTreeMap<usize, (Blocked, Array2<i64>)>,
     resident: BTreeMap<usize, ResidentLayer>,
+    convs: BTreeMap<usize, ConvLayer>,
     /// What each resident layer's regions hold now (as read back or
     /// written), so equal host data is not sent again.
     held: BTreeMap<(usize, Region), Array2<i64>>,
@@ -211,6 +217,7 @@ impl AccelEngine {
             weight_bases: placement.weight_bases,
             on_chip: BTreeMap::new(),
             resident: placement.resident,
+            convs: placement.convolutions,
             held: BTreeMap::new(),
             arena: placement.arena.unwrap_or_else(|| Arena::whole(&opts.cfg)),
             mark: Mark::default(),
@@ -259,12 +266,24 @@ impl AccelEngine {
     /// The layout of `layer`'s W, sent over the DMA unless the chip holds
     /// exactly `w` there already. Layers sharing lines evict each other.
     fn weights(&mut self, layer: usize, w: ArrayView2<i64>) -> Result<Blocked> {
+        let lay = self.weights_layout(layer, w);
+        self.weights_at(layer, lay, w)?;
+        Ok(lay)
+    }
+
+    /// Where `layer`'s W (the host's matrix `w`) lives: the product's
+    /// layout, or for a convolution on the address generator its layer's.
+    fn weights_layout(&self, layer: usize, w: ArrayView2<i64>) -> Blocked {
         let (m, k) = w.dim();
         let base = self.weight_bases.get(&layer).copied().unwrap_or(0);
-        let lay = schedule::weights_layout(&self.cfg(), base, m, k);
+        schedule::weights_layout(&self.cfg(), base, m, k)
+    }
+
+    /// Sends `w` to `lay` unless the chip holds exactly it there already.
+    fn weights_at(&mut self, layer: usize, lay: Blocked, w: ArrayView2<i64>) -> Result<()> {
         if let Some((l, held)) = self.on_chip.get(&layer) {
             if *l == lay && held.view() == w {
-                return Ok(lay);
+                return Ok(());
             }
         }
         schedule::load_weights(&mut self.dev, &lay, w)
@@ -272,16 +291,18 @@ impl AccelEngine {
         self.on_chip
             .retain(|_, (l, _)| l.end() <= lay.base || lay.end() <= l.base);
         self.on_chip.insert(layer, (lay, w.to_owned()));
-        Ok(lay)
+        Ok(())
     }
 
     /// Puts `w` into `layer`'s lines without DMA, transcript or counters:
     /// for a baseline that must start from the main run's weights but is
     /// charged for its backward pass only.
     pub fn place_weights(&mut self, layer: usize, w: ArrayView2<i64>) {
-        let (m, k) = w.dim();
-        let base = self.weight_bases.get(&layer).copied().unwrap_or(0);
-        let lay = schedule::weights_layout(&self.cfg(), base, m, k);
+        let (lay, w) = match self.convs.get(&layer) {
+            Some(l) => (l.w, l.chip_weights(w)),
+            None => (self.weights_layout(layer, w), w.to_owned()),
+        };
+        let w = w.view();
         if self
             .on_chip
             .get(&layer)
@@ -308,7 +329,7 @@ impl AccelEngine {
     /// Puts `held` into `layer`'s regions without DMA, transcript or
     /// counters (as [`AccelEngine::place_weights`] does for weights).
     pub fn place_held(&mut self, layer: usize, held: Held) {
-        let Some(res) = self.resident.get(&layer).copied() else {
+        let Some(regions) = self.regions(layer) else {
             return;
         };
         for (m, region) in [(held.x, Region::X), (held.dy, Region::Dy)] {
@@ -319,7 +340,7 @@ impl AccelEngine {
                 continue;
             };
             region
-                .of(&res.regions)
+                .of(&regions)
                 .store(self.dev.acc.buffer_mut(region.buffer()), m.view())
                 .expect("held data fits its region and its word width");
             self.held.insert(key, m);
@@ -356,7 +377,7 @@ impl AccelEngine {
     /// differ from what it holds.
     fn put(&mut self, layer: usize, region: Region, m: ArrayView2<i64>) -> Result<(), DeviceError> {
         let key = (layer, region);
-        let lay = region.of(&self.resident[&layer].regions);
+        let lay = region.of(&self.regions(layer).expect("a layer with regions"));
         let blocks = resident::changed_blocks(&lay, self.held.get(&key), m);
         for (sub, rows) in blocks {
             let part = m.slice(ndarray::s![rows, ..]);
@@ -365,6 +386,132 @@ impl AccelEngine {
         }
         self.held.insert(key, m.to_owned());
         Ok(())
+    }
+
+    /// The regions `layer` keeps on chip: a resident layer's X and dY, or
+    /// a convolution's image (with its ones channel) and dY.
+    fn regions(&self, layer: usize) -> Option<Regions> {
+        if let Some(l) = self.convs.get(&layer) {
+            return Some(Regions {
+                x: l.image,
+                dy: l.dy,
+            });
+        }
+        self.resident.get(&layer).map(|r| r.regions)
+    }
+
+    /// Whether `layer`'s convolution of an image of `dim` (channels,
+    /// images, height, width) runs on the address generator: a
+    /// convolution placed there, on a batch of the size it was placed for.
+    pub fn convolves(&self, layer: usize, dim: (usize, usize, usize, usize)) -> bool {
+        self.convs.get(&layer).is_some_and(|l| {
+            let s = l.shape;
+            dim == (s.c_in, s.images, s.h, s.w)
+        })
+    }
+
+    /// `layer`'s convolution (placed by [`AccelEngine::convolves`]): the
+    /// host's W in the layer's layout, the image into its region (blocks
+    /// it holds already are not sent again), Y requantized into the dY
+    /// region and read from there.
+    pub fn conv_forward(
+        &mut self,
+        layer: usize,
+        w: ArrayView2<i64>,
+        x: ArrayView4<i64>,
+    ) -> Result<Array2<i64>> {
+        let l = self.convs[&layer];
+        let cfg = self.cfg();
+        self.weights_at(layer, l.w, l.chip_weights(w).view())?;
+        let f = cfg.format();
+        let one = fixed::from_f64(1.0, f.frac_bits, f.in_bits);
+        let run = |e: &mut Self| -> std::result::Result<Array2<i64>, DeviceError> {
+            e.put(layer, Region::X, l.image_rows(x, one).view())?;
+            schedule::run_commands(&mut e.dev, &conv::forward_program(&cfg, &l))?;
+            e.held.remove(&(layer, Region::Dy));
+            e.dev
+                .read_matrix(BufferId::Gradients, &l.dy, Traffic::ResultsOut)
+        };
+        run(self).map_err(|e| Self::err(layer, "forward")(e.into()))
+    }
+
+    /// The backward pass of `layer`'s convolution: dX of the image (`c_in
+    /// x (n h w)`) requantized over the image's region and read from
+    /// there (zeros if `out` discards it), dW drained tap by tap or W
+    /// updated in the PEs (read back by the uncounted check).
+    pub fn conv_backward(
+        &mut self,
+        layer: usize,
+        w: ArrayView2<i64>,
+        (x, dy): (ArrayView4<i64>, ArrayView2<i64>),
+        sink: DwSink,
+        out: Output,
+    ) -> Result<BackwardResult> {
+        let l = self.convs[&layer];
+        let cfg = self.cfg();
+        self.weights_at(layer, l.w, l.chip_weights(w).view())?;
+        let f = cfg.format();
+        let one = fixed::from_f64(1.0, f.frac_bits, f.in_bits);
+        let keep_dx = out != Output::Discard;
+        let mode = self.mode;
+        let run = |e: &mut Self| -> std::result::Result<BackwardResult, DeviceError> {
+            e.put(layer, Region::X, l.image_rows(x, one).view())?;
+            e.put(layer, Region::Dy, dy)?;
+            let prog = conv::backward_program(&cfg, &l, (mode, sink), keep_dx);
+            schedule::run_commands(&mut e.dev, &prog)?;
+            let s = l.shape;
+            let dx = if keep_dx {
+                let lay = Blocked {
+                    rows: s.c_in,
+                    ..l.image
+                };
+                let dx = e
+                    .dev
+                    .read_matrix(BufferId::Activations, &lay, Traffic::ResultsOut)?;
+                // The region now holds dX over the blocks of input channels;
+                // a ones channel in a block of its own is still there (and
+                // is not sent again), one beside them was overwritten.
+                let key = (layer, Region::X);
+                match e.held.get_mut(&key) {
+                    Some(held) if s.c_in % l.image.lanes == 0 => {
+                        held.slice_mut(ndarray::s![..s.c_in, ..]).assign(&dx)
+                    }
+                    _ => {
+                        e.held.remove(&key);
+                    }
+                }
+                dx
+            } else {
+                Array2::zeros((s.c_in, s.pixels()))
+            };
+            let dw = match sink {
+                DwSink::Drain => {
+                    let mut taps = Vec::new();
+                    for t in l.taps(&cfg) {
+                        let lay = l.dw_tap(&cfg, &t);
+                        let part = e.dev.read_matrix(
+                            BufferId::Accumulators,
+                            &lay,
+                            Traffic::WeightGradientsOut,
+                        )?;
+                        taps.push(part);
+                    }
+                    Some(l.host_dw(&cfg, |t| taps[t.index].clone()))
+                }
+                DwSink::Update { .. } => None,
+            };
+            let w_new = match sink {
+                DwSink::Update { .. } => {
+                    let chip = schedule::check_weights(&mut e.dev, &l.w)?;
+                    let host = l.host_weights(chip.view());
+                    e.on_chip.insert(layer, (l.w, chip));
+                    Some(host)
+                }
+                DwSink::Drain => None,
+            };
+            Ok(BackwardResult { dx, dw, w: w_new })
+        };
+        run(self).map_err(|e| Self::err(layer, "backward")(e.into()))
     }
 
     /// Region `lay` of buffer `id` as the host's copy: the debug read

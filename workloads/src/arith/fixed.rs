@@ -8,7 +8,9 @@ use super::accel::{AccelCost, AccelEngine, AccelOptions, Held, Placement};
 use super::tally::{merge, Clamps, Quantity, Tally};
 use super::{Arith, ClampGradient, Rounding, Site, Step};
 use crate::error::{Result, WorkloadError};
-use ndarray::{Array2, ArrayView2};
+use crate::net::tensor::Tensor;
+use crate::net::ConvGeom;
+use ndarray::{Array2, ArrayView2, ArrayView4};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -95,6 +97,24 @@ impl Ledger {
     }
 }
 
+/// A product's X: a matrix (X of a dense layer, im2col patches of a
+/// convolution), or the image of a convolution that the accelerator's
+/// address generator reads in place.
+#[derive(Clone, Copy)]
+enum Input<'a> {
+    Matrix(ArrayView2<'a, i64>),
+    Image(ArrayView4<'a, i64>),
+}
+
+impl<'a> Input<'a> {
+    fn matrix(self) -> ArrayView2<'a, i64> {
+        match self {
+            Input::Matrix(x) => x,
+            Input::Image(_) => unreachable!("only the accelerator takes an image"),
+        }
+    }
+}
+
 /// The array a network's products run on. The array kinds give the same
 /// bits and the same counters (`emulator/tests/fast_vs_cycle.rs`); only the
 /// clocked one can record its cycles for a replay on the RTL. The
@@ -138,16 +158,24 @@ impl ArrayModel {
         &mut self,
         layer: usize,
         w: ArrayView2<i64>,
-        x: ArrayView2<i64>,
+        x: Input,
         out: Output,
     ) -> Result<Array2<i64>> {
-        if let ArrayModel::Accel(a) = self {
-            return a.forward(layer, w, x, out);
+        match (self, x) {
+            (ArrayModel::Accel(a), Input::Matrix(x)) => a.forward(layer, w, x, out),
+            (ArrayModel::Accel(a), Input::Image(x)) => a.conv_forward(layer, w, x),
+            (array, x) => array
+                .engine()
+                .expect("an array")
+                .forward(w, x.matrix())
+                .map_err(WorkloadError::array(layer, "forward")),
         }
-        self.engine()
-            .expect("an array")
-            .forward(w, x)
-            .map_err(WorkloadError::array(layer, "forward"))
+    }
+
+    /// Whether `layer`'s convolution of an image of `dim` runs on the
+    /// image itself (the accelerator's address generator).
+    fn convolves(&self, layer: usize, dim: (usize, usize, usize, usize)) -> bool {
+        matches!(self, ArrayModel::Accel(a) if a.convolves(layer, dim))
     }
 
     /// Whether products come back as `Output` asks (the accelerator
@@ -162,16 +190,22 @@ impl ArrayModel {
         schedule: Backward,
         layer: usize,
         w: ArrayView2<i64>,
-        x: ArrayView2<i64>,
+        x: Input,
         dy: ArrayView2<i64>,
         sink: DwSink,
         out: Output,
     ) -> Result<BackwardResult> {
-        if let ArrayModel::Accel(a) = self {
-            return a.backward(layer, w, x, dy, sink, out);
+        match (&mut *self, x) {
+            (ArrayModel::Accel(a), Input::Matrix(x)) => {
+                return a.backward(layer, w, x, dy, sink, out)
+            }
+            (ArrayModel::Accel(a), Input::Image(x)) => {
+                return a.conv_backward(layer, w, (x, dy), sink, out)
+            }
+            _ => {}
         }
         let drv = self.engine().expect("an array");
-        drv.backward(schedule, w, x, dy, sink)
+        drv.backward(schedule, w, x.matrix(), dy, sink)
             .map_err(WorkloadError::array(layer, "backward"))
     }
 }
@@ -486,7 +520,7 @@ impl FixedArith {
         &mut self,
         site: Site,
         w: ArrayView2<i64>,
-        x: ArrayView2<i64>,
+        x: Input,
         out: Output,
     ) -> Result<Array2<i64>> {
         self.tally.enter(site.layer, false);
@@ -510,7 +544,7 @@ impl FixedArith {
         &mut self,
         layer: usize,
         w: ArrayView2<i64>,
-        x: ArrayView2<i64>,
+        x: Input,
         dy: ArrayView2<i64>,
         sink: DwSink,
         out: Output,
@@ -553,7 +587,7 @@ impl FixedArith {
         layer: usize,
         w: &mut Array2<i64>,
         velocity: Option<&mut Array2<i64>>,
-        (x, dy): (ArrayView2<i64>, ArrayView2<i64>),
+        (x, dy): (Input, ArrayView2<i64>),
         out: Output,
     ) -> Result<Array2<i64>> {
         // Plain SGD updates the weights inside the PEs; momentum (and a
@@ -681,7 +715,7 @@ impl Arith for FixedArith {
         w: ArrayView2<i64>,
         x: ArrayView2<i64>,
     ) -> Result<Array2<i64>> {
-        self.product(site, w, x, Output::Raw)
+        self.product(site, w, Input::Matrix(x), Output::Raw)
     }
 
     fn matmul_data(
@@ -690,7 +724,7 @@ impl Arith for FixedArith {
         w: ArrayView2<i64>,
         x: ArrayView2<i64>,
     ) -> Result<Array2<i64>> {
-        self.product(site, w, x, Output::Data)
+        self.product(site, w, Input::Matrix(x), Output::Data)
     }
 
     fn backward(
@@ -701,7 +735,7 @@ impl Arith for FixedArith {
         x: ArrayView2<i64>,
         dy: ArrayView2<i64>,
     ) -> Result<Array2<i64>> {
-        self.backward_step(layer, w, velocity, (x, dy), Output::Raw)
+        self.backward_step(layer, w, velocity, (Input::Matrix(x), dy), Output::Raw)
     }
 
     fn backward_data(
@@ -712,7 +746,7 @@ impl Arith for FixedArith {
         x: ArrayView2<i64>,
         dy: ArrayView2<i64>,
     ) -> Result<Array2<i64>> {
-        self.backward_step(layer, w, velocity, (x, dy), Output::Data)
+        self.backward_step(layer, w, velocity, (Input::Matrix(x), dy), Output::Data)
     }
 
     fn backward_weights_only(
@@ -723,7 +757,43 @@ impl Arith for FixedArith {
         x: ArrayView2<i64>,
         dy: ArrayView2<i64>,
     ) -> Result<()> {
-        self.backward_step(layer, w, velocity, (x, dy), Output::Discard)
+        self.backward_step(layer, w, velocity, (Input::Matrix(x), dy), Output::Discard)
             .map(|_| ())
+    }
+
+    fn conv_forward(
+        &mut self,
+        site: Site,
+        _geom: &ConvGeom,
+        w: ArrayView2<i64>,
+        x: &Tensor<i64>,
+    ) -> Result<Option<Array2<i64>>> {
+        if !self.array.convolves(site.layer, x.dim()) {
+            return Ok(None);
+        }
+        self.product(site, w, Input::Image(x.view()), Output::Data)
+            .map(Some)
+    }
+
+    fn conv_backward(
+        &mut self,
+        layer: usize,
+        _geom: &ConvGeom,
+        w: &mut Array2<i64>,
+        velocity: Option<&mut Array2<i64>>,
+        x: &Tensor<i64>,
+        dy: ArrayView2<i64>,
+        need_dx: bool,
+    ) -> Result<Option<Option<Array2<i64>>>> {
+        if !self.array.convolves(layer, x.dim()) {
+            return Ok(None);
+        }
+        let out = if need_dx {
+            Output::Data
+        } else {
+            Output::Discard
+        };
+        let dx = self.backward_step(layer, w, velocity, (Input::Image(x.view()), dy), out)?;
+        Ok(Some(need_dx.then_some(dx)))
     }
 }

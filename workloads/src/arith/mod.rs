@@ -19,6 +19,8 @@ pub use format::FormatArith;
 pub use tally::{Clamps, Quantity};
 
 use crate::error::Result;
+use crate::net::tensor::Tensor;
+use crate::net::ConvGeom;
 use ndarray::{Array2, ArrayView2};
 
 /// Which layer a matrix product belongs to, and why it runs.
@@ -127,6 +129,38 @@ pub trait Arith {
     ) -> Result<Array2<Self::V>> {
         let acc = self.backward(layer, w, velocity, x, dy)?;
         Ok(acc.mapv(|a| self.requantize(a)))
+    }
+
+    /// A convolution's forward pass `Y = conv(W, X)` as data (`c_out x
+    /// (n oh ow)`), when the engine runs it on the image itself (the
+    /// accelerator's address generator); `None` when the engine takes the
+    /// im2col product instead ([`Arith::matmul_data`]).
+    fn conv_forward(
+        &mut self,
+        _site: Site,
+        _geom: &ConvGeom,
+        _w: ArrayView2<Self::V>,
+        _x: &Tensor<Self::V>,
+    ) -> Result<Option<Array2<Self::V>>> {
+        Ok(None)
+    }
+
+    /// A convolution's backward pass on the image itself (as
+    /// [`Arith::conv_forward`]): applies the optimizer step and returns dX
+    /// of the image as data (`c_in x (n h w)`, `None` unless `need_dx`);
+    /// `None` when the engine takes the im2col product instead.
+    #[allow(clippy::too_many_arguments)]
+    fn conv_backward(
+        &mut self,
+        _layer: usize,
+        _geom: &ConvGeom,
+        _w: &mut Array2<Self::V>,
+        _velocity: Option<&mut Array2<Self::V>>,
+        _x: &Tensor<Self::V>,
+        _dy: ArrayView2<Self::V>,
+        _need_dx: bool,
+    ) -> Result<Option<Option<Array2<Self::V>>>> {
+        Ok(None)
     }
 
     /// [`Arith::backward`] when nothing needs dX (the first layer that

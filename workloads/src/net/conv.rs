@@ -112,7 +112,8 @@ pub struct Conv2d<V> {
     pub w: Array2<V>,
     pub velocity: Option<Array2<V>>,
     pub activity: Activity,
-    cache: Option<(Array2<V>, usize)>,
+    /// The patch matrix with its bias row, the image, and the batch size.
+    cache: Option<(Array2<V>, Tensor<V>, usize)>,
     /// The outputs the training forward pass pinned at the format's limit.
     pinned: Option<Vec<i8>>,
 }
@@ -138,12 +139,15 @@ impl<V: Copy + PartialEq + Default + Send + Sync> Conv2d<V> {
         let n = x.dim().1;
         let patches = im2col(&self.geom, x, ar.zero());
         let cols = with_bias_row(ar, patches.view());
-        let y = ar.matmul_data(site, self.w.view(), cols.view())?;
+        let y = match ar.conv_forward(site, &self.geom, self.w.view(), x)? {
+            Some(y) => y,
+            None => ar.matmul_data(site, self.w.view(), cols.view())?,
+        };
         if site.training {
             let (zero, one) = (ar.zero(), ar.quantize(1.0));
             self.activity
                 .count_inputs(patches.iter().copied(), zero, one, self.w.nrows());
-            self.cache = Some((cols, n));
+            self.cache = Some((cols, x.clone(), n));
             self.pinned = pinned_of(ar, &y);
         }
         let (co, ho, wo) = (self.w.nrows(), self.geom.out_h(), self.geom.out_w());
@@ -160,7 +164,7 @@ impl<V: Copy + PartialEq + Default + Send + Sync> Conv2d<V> {
         dy: &Tensor<V>,
         need_dx: bool,
     ) -> Result<Option<Tensor<V>>> {
-        let (cols, n) = self.cache.take().ok_or_else(|| missing_forward(layer))?;
+        let (cols, image, n) = self.cache.take().ok_or_else(|| missing_forward(layer))?;
         let co = dy.dim().0;
         let dym = dy
             .view()
@@ -170,6 +174,14 @@ impl<V: Copy + PartialEq + Default + Send + Sync> Conv2d<V> {
         let dym = dym.view();
         self.activity
             .count_gradients(dym.iter().copied(), ar.zero());
+        let (w, velocity) = (&mut self.w, self.velocity.as_mut());
+        if let Some(dx) = ar.conv_backward(layer, &self.geom, w, velocity, &image, dym, need_dx)? {
+            let g = &self.geom;
+            return Ok(dx.map(|dx| {
+                dx.into_shape_with_order((g.c_in, n, g.h, g.w))
+                    .expect("c_in x (n h w) is (c_in, n, h, w) in standard layout")
+            }));
+        }
         if !need_dx {
             ar.backward_weights_only(layer, &mut self.w, self.velocity.as_mut(), cols.view(), dym)?;
             return Ok(None);

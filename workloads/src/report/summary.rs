@@ -404,24 +404,36 @@ fn residency(model: &str, plan: &crate::compile::NetworkPlan) -> String {
     format!("\n`{model}` on chip: {}\n", layers.join("; "))
 }
 
-/// The convolutions' DMA traffic as lowered (im2col by the host) next to
-/// what an im2col address generator in the controller would move.
+/// The convolutions' DMA traffic as lowered (on the address generator, or
+/// im2col by the host) next to what the other lowering would move.
 fn conv_lowering(model: &str, plan: &crate::compile::NetworkPlan) -> String {
     let mut out = String::new();
     for l in &plan.layers {
-        let Some(c) = l.gemm.as_ref().and_then(|g| g.conv) else {
+        let Some(g) = l.gemm.as_ref() else {
             continue;
         };
-        let _ = write!(
-            out,
-            "
-`{model}` {}: im2col on the host moves {} beats of patches and patch dX per \
-             step; an im2col address generator in the controller would move {} ({} fewer)\n",
-            l.name,
-            c.host_im2col_beats,
-            c.controller_im2col_beats,
-            times(c.host_im2col_beats as f64 / c.controller_im2col_beats.max(1) as f64)
-        );
+        let Some(c) = g.conv else {
+            continue;
+        };
+        let (host, generator) = (c.host_im2col_beats, c.controller_im2col_beats);
+        let ratio = times(host as f64 / generator.max(1) as f64);
+        let _ = if g.residency.window.is_some() {
+            write!(
+                out,
+                "\n`{model}` {}: on the address generator its image and image dX move {generator} \
+                 beats per step; im2col on the host would move {host} beats of patches and patch \
+                 dX ({ratio} more)\n",
+                l.name
+            )
+        } else {
+            write!(
+                out,
+                "\n`{model}` {}: im2col on the host moves {host} beats of patches and patch dX per \
+                 step; on the address generator its image and image dX would move {generator} \
+                 ({ratio} fewer)\n",
+                l.name
+            )
+        };
     }
     out
 }
