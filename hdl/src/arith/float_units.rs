@@ -544,10 +544,13 @@ const LZC_STAGES: [u32; 5] = [16, 8, 4, 2, 1];
 /// `fp32_add(a, b)`: IEEE binary32 addition, round to nearest even,
 /// subnormals kept, one NaN, `x + (-x) = +0`.
 ///
-/// The path is kept short where that costs no bits: both exponent
-/// differences are formed beside the magnitude comparison that picks
-/// one; the smaller significand shifts in a field of its own width, the
-/// sticky bit the OR of its bits under a mask beside the shifter; the
+/// The path is kept short where that costs no bits: the operands are
+/// ordered by exponent alone (an 8-bit comparison; both exponent
+/// differences are formed beside it), and with equal exponents, where
+/// nothing is shifted, the difference is formed both ways and the
+/// nonnegative one kept, with its sign; the second significand shifts
+/// in a field of its own width, the sticky bit the OR of its bits under
+/// a mask beside the shifter; the
 /// normalisation's stages test only a probe, the sum with a marker bit
 /// at the shift that reaches the smallest normal exponent, so that they
 /// stop there with no comparison (the shift is `min(leading zeros,
@@ -560,9 +563,9 @@ pub(crate) fn add() -> Function {
     let nan_a = a.bits(30, 23).equals(hex(8, 0xFF)).and(a.bits(22, 0).any());
     let nan_b = c.bits(30, 23).equals(hex(8, 0xFF)).and(c.bits(22, 0).any());
     let inf = |v: Net| v.bits(30, 0).equals(hex(31, 0x7F80_0000));
-    let a_big = b.local("a_larger", 1);
-    let big = b.local("larger", 32);
-    let small = b.local("smaller", 32);
+    let a_big = b.local("a_first", 1);
+    let big = b.local("first", 32);
+    let small = b.local("second", 32);
     let x_a = b.local("x_a", 8);
     let x_b = b.local("x_b", 8);
     let x_big = b.local("x_larger", 8);
@@ -572,6 +575,8 @@ pub(crate) fn add() -> Function {
     let shifted = b.local("shifted", SIG_BITS);
     let aligned = b.local("aligned", SIG_BITS);
     let sum = b.local("sum", SIG_BITS + 1);
+    let diff = b.local("diff", SIG_BITS + 1);
+    let negative = b.local("negative", 1);
     let room = b.local("room", 8);
     let probe = b.local("probe", SIG_BITS);
     let norm = b.local("norm", SIG_BITS);
@@ -583,13 +588,13 @@ pub(crate) fn add() -> Function {
     // exponent, subnormals at 1.
     let significand = |v: Net| cat([v.bits(30, 23).any(), v.bits(22, 0)]);
     let exponent = |v: Net| cond(v.bits(30, 23).any(), v.bits(30, 23), lit(8, 1));
-    b.comment("Order by magnitude: the larger has the larger exponent and fraction; both");
-    b.comment("exponent differences are formed beside the comparison.");
-    b.set(a_big, a.bits(30, 0).at_least(c.bits(30, 0)));
-    b.set(big, cond(a_big, a, c));
-    b.set(small, cond(a_big, c, a));
+    b.comment("Order by exponent (first the larger), both differences formed beside the");
+    b.comment("comparison; with equal exponents a difference may come out negative, and is negated.");
     b.set(x_a, exponent(a));
     b.set(x_b, exponent(c));
+    b.set(a_big, x_a.e().at_least(x_b));
+    b.set(big, cond(a_big, a, c));
+    b.set(small, cond(a_big, c, a));
     b.set(x_big, cond(a_big, x_a, x_b));
     b.set(dist, cond(a_big, x_a - x_b, x_b - x_a));
     b.comment(
@@ -609,15 +614,19 @@ pub(crate) fn add() -> Function {
             shifted.at(0).or(field.e().bit_and(below).any()),
         ]),
     );
-    b.comment("Add or subtract (signs differ): the sum is 28 bits, a carry at the top.");
+    b.comment("Add, or subtract (signs differ) both ways: the sum is 28 bits, a carry at the");
+    b.comment("top; the difference is negative only for equal exponents (then nothing was shifted).");
     let big_ext = cat([lit(1, 0), significand(big), lit(3, 0)]);
     let small_ext = cat([lit(1, 0), aligned.e()]);
+    let same_sign = big.at(31).equals(small.at(31));
+    b.set(diff, big_ext.clone() - small_ext.clone());
+    b.set(negative, (!same_sign.clone()).and(diff.at(SIG_BITS)));
     b.set(
         sum,
         cond(
-            big.at(31).equals(small.at(31)),
+            same_sign,
             big_ext.clone() + small_ext.clone(),
-            big_ext - small_ext,
+            cond(negative, small_ext - big_ext, diff),
         ),
     );
     b.comment("Normalise: a carry shifts right by one (its bit joins the sticky one); else the");
@@ -668,7 +677,7 @@ pub(crate) fn add() -> Function {
             call(
                 ROUND_FP32_NORMAL,
                 [
-                    big.at(31),
+                    cond(negative, small.at(31), big.at(31)),
                     zext(e.e(), 8, EXP_BITS),
                     norm.e(),
                     carry_sticky.e(),
