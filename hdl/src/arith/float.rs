@@ -137,7 +137,10 @@ impl Arithmetic for Float {
             Some(s) => s.value,
             None => dw_step.e(),
         };
-        let wide = call(&units::widen_name(f.weights), [Self::low(unit.w, f.weights)]);
+        let wide = call(
+            &units::widen_name(f.weights),
+            [Self::low(unit.w, f.weights)],
+        );
         let w_diff = m.add(wire(&n("w_diff"), Width::of(AW)).init(call(FP32_SUB, [wide, sub])));
         let rounded = if self.stochastic() {
             call(

@@ -207,10 +207,7 @@ pub(crate) fn rounder(name: &str, enc: Encoding, stochastic: bool, range: Range)
             }
             // Nothing lies below `sig`: {r, ones} < {sig[g:0], zeros}
             // is {r, ones} < sig[g:0] on the top g + 1 bits.
-            None => b.set(
-                up,
-                pad_ones(r.e(), g + 1 - sb).less(t.bits(g, 0)),
-            ),
+            None => b.set(up, pad_ones(r.e(), g + 1 - sb).less(t.bits(g, 0))),
         }
     } else {
         b.comment(
@@ -589,7 +586,7 @@ pub(crate) fn add() -> Function {
     let significand = |v: Net| cat([v.bits(30, 23).any(), v.bits(22, 0)]);
     let exponent = |v: Net| cond(v.bits(30, 23).any(), v.bits(30, 23), lit(8, 1));
     b.comment("Order by exponent (first the larger), both differences formed beside the");
-    b.comment("comparison; with equal exponents a difference may come out negative, and is negated.");
+    b.comment("comparison; with equal exponents the difference may come out negative (see below).");
     b.set(x_a, exponent(a));
     b.set(x_b, exponent(c));
     b.set(a_big, x_a.e().at_least(x_b));
@@ -598,7 +595,7 @@ pub(crate) fn add() -> Function {
     b.set(x_big, cond(a_big, x_a, x_b));
     b.set(dist, cond(a_big, x_a - x_b, x_b - x_a));
     b.comment(
-        "Align: the smaller significand (with guard, round and sticky places) shifts right by",
+        "Align: the second significand (with guard, round and sticky places) shifts right by",
     );
     b.comment(
         "the exponent difference; the sticky bit is the OR of the bits shifted out, read under",
@@ -615,7 +612,9 @@ pub(crate) fn add() -> Function {
         ]),
     );
     b.comment("Add, or subtract (signs differ) both ways: the sum is 28 bits, a carry at the");
-    b.comment("top; the difference is negative only for equal exponents (then nothing was shifted).");
+    b.comment(
+        "top; the difference is negative only for equal exponents (then nothing was shifted).",
+    );
     let big_ext = cat([lit(1, 0), significand(big), lit(3, 0)]);
     let small_ext = cat([lit(1, 0), aligned.e()]);
     let same_sign = big.at(31).equals(small.at(31));
