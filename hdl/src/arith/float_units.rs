@@ -277,6 +277,53 @@ fn pad_ones(e: Expr, n: u32) -> Expr {
     }
 }
 
+/// Which way [`shift_stages`] shifts.
+#[derive(Clone, Copy)]
+enum Towards {
+    Left,
+    Right,
+}
+
+/// `{n{1'b1}}`.
+fn all_ones(n: u32) -> Expr {
+    ones(int(n.into()))
+}
+
+/// `dst = src` shifted by `amount` (a net of `bits` bits) within `width`
+/// bits, written as one stage per bit of the amount (a constant shift
+/// each) and zero for an amount past the width. Not a shift operator:
+/// Yosys's `share` pass merges the shifter cells of units never active in
+/// the same mode (a product's rounder and the update's adder), which
+/// joins their paths into one that no mode exercises but the timer
+/// measures; stages of multiplexers are not merged.
+fn shift_stages(
+    b: &mut Body,
+    dst: Net,
+    src: Expr,
+    (amount, bits): (Net, u32),
+    width: u32,
+    dir: Towards,
+) {
+    b.set(dst, src);
+    let mut k = 0;
+    while k < bits && (1u32 << k) < width {
+        let step = 1u64 << k;
+        let by = lit(64 - step.leading_zeros(), step);
+        let moved = match dir {
+            Towards::Left => dst << by,
+            Towards::Right => dst >> by,
+        };
+        b.push(when(amount.at(k), vec![blocking(dst, moved)]));
+        k += 1;
+    }
+    if k < bits {
+        b.push(when(
+            amount.bits(bits - 1, k).any(),
+            vec![blocking(dst, lit(width, 0))],
+        ));
+    }
+}
+
 /// A [`Range::Any`] rounder's shift into the subnormal range.
 struct Denormalised {
     /// The exponent is normal (no shift).
@@ -292,16 +339,15 @@ struct Denormalised {
 /// Below the normal range, `sig` shifts right by `1 - ek`. Rounding to
 /// nearest needs only whether a nonzero bit was shifted out: the OR of
 /// `sig` under a mask of the shift's low bits, beside the shifter (which
-/// needs no clamp: a shift past `sig`'s width leaves zero). The
+/// needs no clamp: a shift past `sig`'s width leaves zero). Both are
+/// [`shift_stages`]. The
 /// stochastic rounder reads every dropped bit, so it shifts `sig` into a
 /// wide field (the shift clamped to that field's low bits).
 fn denormalise(b: &mut Body, ek: Net, sig: Net, stochastic: bool) -> Denormalised {
     let normal = b.local("normal", 1);
     let shift = b.local("shift", EXP_BITS);
     let t = b.local("t", SIG_BITS);
-    b.comment(
-        "The exponent in this format's bias; below its normal range the significand shifts right.",
-    );
+    b.comment("Below the format's normal range (in its bias) the significand shifts right.");
     b.set(
         normal,
         (!ek.at(EXP_BITS - 1)).and(ek.differs(lit(EXP_BITS, 0))),
@@ -313,7 +359,14 @@ fn denormalise(b: &mut Body, ek: Net, sig: Net, stochastic: bool) -> Denormalise
             shift.greater(lit(EXP_BITS, LOW_BITS.into())),
             vec![blocking(shift, lit(EXP_BITS, LOW_BITS.into()))],
         ));
-        b.set(wide, cat([sig.e(), lit(LOW_BITS, 0)]) >> shift);
+        shift_stages(
+            b,
+            wide,
+            cat([sig.e(), lit(LOW_BITS, 0)]),
+            (shift, EXP_BITS),
+            SIG_BITS + LOW_BITS,
+            Towards::Right,
+        );
         b.set(t, wide.bits(SIG_BITS + LOW_BITS - 1, LOW_BITS));
         return Denormalised {
             normal,
@@ -323,9 +376,17 @@ fn denormalise(b: &mut Body, ek: Net, sig: Net, stochastic: bool) -> Denormalise
         };
     }
     let below = b.local("below", SIG_BITS);
+    shift_stages(b, t, sig.e(), (shift, EXP_BITS), SIG_BITS, Towards::Right);
     b.comment("The bits shifted out: sig under a mask of the shift's width, beside the shifter.");
-    b.set(t, sig >> shift);
-    b.set(below, !(ones(int(SIG_BITS.into())) << shift));
+    shift_stages(
+        b,
+        below,
+        all_ones(SIG_BITS),
+        (shift, EXP_BITS),
+        SIG_BITS,
+        Towards::Left,
+    );
+    b.set(below, !below.e());
     Denormalised {
         normal,
         t,
@@ -575,6 +636,7 @@ pub(crate) fn add() -> Function {
     let diff = b.local("diff", SIG_BITS + 1);
     let negative = b.local("negative", 1);
     let room = b.local("room", 8);
+    let mark = b.local("mark", SIG_BITS);
     let probe = b.local("probe", SIG_BITS);
     let norm = b.local("norm", SIG_BITS);
     let amount = b.local("amount", 5);
@@ -602,8 +664,23 @@ pub(crate) fn add() -> Function {
     );
     b.comment("a mask beside the shifter. A difference past the field leaves only the sticky bit.");
     b.set(field, cat([significand(small), lit(3, 0)]));
-    b.set(shifted, field >> dist);
-    b.set(below, !(ones(int(SIG_BITS.into())) << dist));
+    shift_stages(
+        &mut b,
+        shifted,
+        field.e(),
+        (dist, 8),
+        SIG_BITS,
+        Towards::Right,
+    );
+    shift_stages(
+        &mut b,
+        below,
+        all_ones(SIG_BITS),
+        (dist, 8),
+        SIG_BITS,
+        Towards::Left,
+    );
+    b.set(below, !below.e());
     b.set(
         aligned,
         cat([
@@ -632,11 +709,15 @@ pub(crate) fn add() -> Function {
     b.comment("leading zeros shift out, at most exponent - 1 of them (to the smallest normal");
     b.comment("exponent): the stages count the probe's, the sum with a one at that place.");
     b.set(room, x_big - lit(8, 1));
-    b.set(
-        probe,
-        sum.bits(SIG_BITS - 1, 0)
-            .bit_or(cat([lit(1, 1), lit(SIG_BITS - 1, 0)]) >> room),
+    shift_stages(
+        &mut b,
+        mark,
+        cat([lit(1, 1), lit(SIG_BITS - 1, 0)]),
+        (room, 8),
+        SIG_BITS,
+        Towards::Right,
     );
+    b.set(probe, sum.bits(SIG_BITS - 1, 0).bit_or(mark));
     b.set(carry_sticky, lit(1, 0));
     b.set(norm, sum.bits(SIG_BITS - 1, 0));
     b.set(amount, lit(5, 0));
