@@ -161,8 +161,8 @@ fn faults_in_the_rounding_and_the_normalisation_are_caught() {
     let faults = [
         (
             "fp32 rounding ties away from zero instead of to even",
-            "up = t[2] && (|t[1:0] || |wide[27:0] || sticky || kept[0]);",
-            "up = t[2];",
+            "up = sig[2] && (|sig[1:0] || sticky || sig[3]);",
+            "up = sig[2];",
             CYCLES,
         ),
         (
@@ -173,9 +173,21 @@ fn faults_in_the_rounding_and_the_normalisation_are_caught() {
         ),
         (
             "the aligned operand's sticky bit dropped",
-            "aligned = {wide[53:28], wide[27] || |wide[26:0]};",
-            "aligned = {wide[53:28], wide[27]};",
+            "aligned = {shifted[26:1], shifted[0] || |(field & below)};",
+            "aligned = {shifted[26:1], shifted[0]};",
             8 * CYCLES,
+        ),
+        (
+            "the adder's normalisation not stopped at the smallest normal exponent",
+            "probe = sum[26:0] | mark;",
+            "probe = sum[26:0];",
+            CYCLES,
+        ),
+        (
+            "a negative difference (equal exponents) given the first operand's sign",
+            "round_fp32_normal(negative ? second[31] : first[31],",
+            "round_fp32_normal(first[31],",
+            CYCLES,
         ),
         (
             "the stochastic rounding draws from the generator's old state",

@@ -7,7 +7,7 @@
 //! generator `sr_state`). The units are Verilog functions built from the
 //! format tables ([`super::float_units`]).
 
-use super::float_units::{self as units, FP32_ADD, FP32_OF, FP32_SCALE, FP32_SUB, FP_MUL};
+use super::float_units::{self as units, FP32_ADD, FP32_SCALE, FP32_SUB, FP_MUL};
 use super::{Arithmetic, Deferred, DeferredIn, MulOperands, Products, Sgd, SgdNets, SgdShared};
 use crate::ir::*;
 use crate::params::{AW, DW, INTERLEAVED, LR_FIXED, LR_SHIFT};
@@ -137,7 +137,10 @@ impl Arithmetic for Float {
             Some(s) => s.value,
             None => dw_step.e(),
         };
-        let wide = call(FP32_OF, [Self::unpack(unit.w, f.weights)]);
+        let wide = call(
+            &units::widen_name(f.weights),
+            [Self::low(unit.w, f.weights)],
+        );
         let w_diff = m.add(wire(&n("w_diff"), Width::of(AW)).init(call(FP32_SUB, [wide, sub])));
         let rounded = if self.stochastic() {
             call(

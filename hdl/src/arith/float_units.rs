@@ -114,8 +114,11 @@ pub(crate) fn round_name(k: FloatKind, stochastic: bool) -> String {
         format!("round_{}", k.name())
     }
 }
+pub(crate) fn widen_name(k: FloatKind) -> String {
+    format!("widen_{}", k.name())
+}
 pub(crate) const ROUND_FP32: &str = "round_fp32";
-pub(crate) const FP32_OF: &str = "fp32_of";
+pub(crate) const ROUND_FP32_NORMAL: &str = "round_fp32_normal";
 pub(crate) const FP_MUL: &str = "fp_mul";
 pub(crate) const FP32_ADD: &str = "fp32_add";
 pub(crate) const FP32_SUB: &str = "fp32_sub";
@@ -125,14 +128,28 @@ fn nan32() -> Expr {
     hex(32, FP32.nan.into())
 }
 
+/// What a rounder's caller guarantees about the exponent it passes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Range {
+    /// Any exponent: below the format's normal range the significand
+    /// shifts right into a subnormal result (a shifter in the path).
+    Any,
+    /// At least 1 in the format's bias, its smallest normal exponent,
+    /// where a significand without its leading one already is the
+    /// subnormal result: no shifter (the adder's normalised sum, a
+    /// narrowing to a format with fp32's exponent range).
+    Normal,
+}
+
 /// The rounder of format `enc` (`name`): `(sign, e, sig, sticky[, r])`,
 /// the value `sig / 2^26 * 2^(e - 127)` with `sticky` set if anything
 /// nonzero lies below `sig`, rounded to `enc` to nearest even, or with
 /// `stochastic` up with the probability of its top 16 dropped bits
 /// (`r < phi`). Subnormal results are kept; a result beyond the largest
 /// finite value is infinity, or the largest finite value in a format
-/// without infinities. NaNs and infinities are the caller's.
-pub(crate) fn rounder(name: &str, enc: Encoding, stochastic: bool) -> Function {
+/// without infinities. NaNs and infinities are the caller's. `range` is
+/// what the caller guarantees of `e`.
+pub(crate) fn rounder(name: &str, enc: Encoding, stochastic: bool, range: Range) -> Function {
     let (eb, mb) = (enc.exp_bits, enc.man_bits);
     // The packed magnitude {exponent, fraction}, with room above it to
     // see an overflow.
@@ -146,30 +163,25 @@ pub(crate) fn rounder(name: &str, enc: Encoding, stochastic: bool) -> Function {
     );
     let r = Net::named("r");
     let ek = b.local("ek", EXP_BITS);
-    let normal = b.local("normal", 1);
-    let shift = b.local("shift", EXP_BITS);
-    let wide = b.local("wide", SIG_BITS + LOW_BITS);
-    let t = b.local("t", SIG_BITS);
     let packed = b.local("kept", pw);
     let up = b.local("up", 1);
     let rounded = b.local("rounded", pw);
-    b.comment(
-        "The exponent in this format's bias; below its normal range the significand shifts right.",
-    );
     b.set(ek, e + k(EXP_BITS, enc.bias as i64 - FP32.bias as i64));
-    b.set(
-        normal,
-        (!ek.at(EXP_BITS - 1)).and(ek.differs(lit(EXP_BITS, 0))),
-    );
-    b.set(shift, cond(normal, lit(EXP_BITS, 0), k(EXP_BITS, 1) - ek));
-    b.push(when(
-        shift.greater(lit(EXP_BITS, LOW_BITS.into())),
-        vec![blocking(shift, lit(EXP_BITS, LOW_BITS.into()))],
-    ));
-    b.set(wide, cat([sig.e(), lit(LOW_BITS, 0)]) >> shift);
-    b.set(t, wide.bits(SIG_BITS + LOW_BITS - 1, LOW_BITS));
+    // The kept significand `t`, the exponent field it goes with less one
+    // (a leading one carries into it), and what lies below `t`'s last
+    // bit beyond `sig`'s own (`lost`; the stochastic rounder's `dropped`).
+    let shifted = match range {
+        Range::Normal => None,
+        Range::Any => Some(denormalise(&mut b, ek, sig, stochastic)),
+    };
+    let (t, exp_base): (Expr, Expr) = match &shifted {
+        None => (sig.e(), ek - k(EXP_BITS, 1)),
+        Some(s) => (
+            s.t.e(),
+            cond(s.normal, ek - k(EXP_BITS, 1), lit(EXP_BITS, 0)),
+        ),
+    };
     b.comment("Truncated: {exponent - 1, 0} plus {hidden bit, fraction}; a hidden 1 carries into the exponent.");
-    let exp_base = cond(normal, ek - k(EXP_BITS, 1), lit(EXP_BITS, 0));
     b.set(
         packed,
         pad_low(cat([lit(1, 0), exp_base]), mb)
@@ -184,22 +196,28 @@ pub(crate) fn rounder(name: &str, enc: Encoding, stochastic: bool) -> Function {
             "Stochastic: up iff the draw is below the top 16 dropped bits (phi), that is iff",
         );
         b.comment("{r, all ones} is below all the dropped bits.");
-        let n_dropped = g + 1 + LOW_BITS;
-        b.set(
-            up,
-            cat([r.e(), ones(int((n_dropped - sb).into()))])
-                .less(cat([t.bits(g, 0), wide.bits(LOW_BITS - 1, 0)])),
-        );
+        match shifted.as_ref().and_then(|s| s.wide) {
+            Some(wide) => {
+                let n_dropped = g + 1 + LOW_BITS;
+                b.set(
+                    up,
+                    cat([r.e(), ones(int((n_dropped - sb).into()))])
+                        .less(cat([t.bits(g, 0), wide.bits(LOW_BITS - 1, 0)])),
+                );
+            }
+            // Nothing lies below `sig`: {r, ones} < {sig[g:0], zeros}
+            // is {r, ones} < sig[g:0] on the top g + 1 bits.
+            None => b.set(up, pad_ones(r.e(), g + 1 - sb).less(t.bits(g, 0))),
+        }
     } else {
         b.comment(
             "Nearest, ties to even: up iff guard and (anything below it, or the kept bit odd).",
         );
-        let rest = t
-            .bits(g - 1, 0)
-            .any()
-            .or(wide.bits(LOW_BITS - 1, 0).any())
-            .or(sticky);
-        b.set(up, t.at(g).and(rest.or(packed.at(0))));
+        let mut rest = t.bits(g - 1, 0).any().or(sticky);
+        if let Some(lost) = shifted.and_then(|s| s.lost) {
+            rest = rest.or(lost);
+        }
+        b.set(up, t.at(g).and(rest.or(t.at(SIG_BITS - 1 - mb))));
     }
     b.set(rounded, packed + zext(up.e(), 1, pw));
     let result = Function::result(name);
@@ -218,7 +236,10 @@ pub(crate) fn rounder(name: &str, enc: Encoding, stochastic: bool) -> Function {
         )]
     };
     let limit = if enc.has_infinity {
-        rounded.at_least(lit(pw, inf_code))
+        // The infinity's fraction is zero: compare the exponent field and above.
+        rounded
+            .bits(pw - 1, mb)
+            .at_least(lit(pw - mb, (1u64 << eb) - 1))
     } else {
         rounded.greater(lit(pw, enc.max_finite.into()))
     };
@@ -245,6 +266,133 @@ pub(crate) fn rounder(name: &str, enc: Encoding, stochastic: bool) -> Function {
         f.inputs.retain(|(n, ..)| *n != sticky);
     }
     f
+}
+
+/// `{e, n ones}` (`e` itself for `n = 0`).
+fn pad_ones(e: Expr, n: u32) -> Expr {
+    if n == 0 {
+        e
+    } else {
+        cat([e, ones(int(n.into()))])
+    }
+}
+
+/// Which way [`shift_stages`] shifts.
+#[derive(Clone, Copy)]
+enum Towards {
+    Left,
+    Right,
+}
+
+/// `{n{1'b1}}`.
+fn all_ones(n: u32) -> Expr {
+    ones(int(n.into()))
+}
+
+/// `dst = src` shifted by `amount` (a net of `bits` bits) within `width`
+/// bits, written as one stage per bit of the amount (a constant shift
+/// each) and zero for an amount past the width. Not a shift operator:
+/// Yosys's `share` pass merges the shifter cells of units never active in
+/// the same mode (a product's rounder and the update's adder), which
+/// joins their paths into one that no mode exercises but the timer
+/// measures; stages of multiplexers are not merged.
+fn shift_stages(
+    b: &mut Body,
+    dst: Net,
+    src: Expr,
+    (amount, bits): (Net, u32),
+    width: u32,
+    dir: Towards,
+) {
+    b.set(dst, src);
+    let mut k = 0;
+    while k < bits && (1u32 << k) < width {
+        let step = 1u64 << k;
+        let by = lit(64 - step.leading_zeros(), step);
+        let moved = match dir {
+            Towards::Left => dst << by,
+            Towards::Right => dst >> by,
+        };
+        b.push(when(amount.at(k), vec![blocking(dst, moved)]));
+        k += 1;
+    }
+    if k < bits {
+        b.push(when(
+            amount.bits(bits - 1, k).any(),
+            vec![blocking(dst, lit(width, 0))],
+        ));
+    }
+}
+
+/// A [`Range::Any`] rounder's shift into the subnormal range.
+struct Denormalised {
+    /// The exponent is normal (no shift).
+    normal: Net,
+    /// The kept significand (`sig` shifted right).
+    t: Net,
+    /// Nearest: a nonzero bit of `sig` was shifted out of `t`.
+    lost: Option<Expr>,
+    /// Stochastic: `{sig, zeros} >> shift`, every dropped bit below `t`.
+    wide: Option<Net>,
+}
+
+/// Below the normal range, `sig` shifts right by `1 - ek`. Rounding to
+/// nearest needs only whether a nonzero bit was shifted out: the OR of
+/// `sig` under a mask of the shift's low bits, beside the shifter (which
+/// needs no clamp: a shift past `sig`'s width leaves zero). Both are
+/// [`shift_stages`]. The
+/// stochastic rounder reads every dropped bit, so it shifts `sig` into a
+/// wide field (the shift clamped to that field's low bits).
+fn denormalise(b: &mut Body, ek: Net, sig: Net, stochastic: bool) -> Denormalised {
+    let normal = b.local("normal", 1);
+    let shift = b.local("shift", EXP_BITS);
+    let t = b.local("t", SIG_BITS);
+    b.comment("Below the format's normal range (in its bias) the significand shifts right.");
+    b.set(
+        normal,
+        (!ek.at(EXP_BITS - 1)).and(ek.differs(lit(EXP_BITS, 0))),
+    );
+    b.set(shift, cond(normal, lit(EXP_BITS, 0), k(EXP_BITS, 1) - ek));
+    if stochastic {
+        let wide = b.local("wide", SIG_BITS + LOW_BITS);
+        b.push(when(
+            shift.greater(lit(EXP_BITS, LOW_BITS.into())),
+            vec![blocking(shift, lit(EXP_BITS, LOW_BITS.into()))],
+        ));
+        shift_stages(
+            b,
+            wide,
+            cat([sig.e(), lit(LOW_BITS, 0)]),
+            (shift, EXP_BITS),
+            SIG_BITS + LOW_BITS,
+            Towards::Right,
+        );
+        b.set(t, wide.bits(SIG_BITS + LOW_BITS - 1, LOW_BITS));
+        return Denormalised {
+            normal,
+            t,
+            lost: None,
+            wide: Some(wide),
+        };
+    }
+    let below = b.local("below", SIG_BITS);
+    shift_stages(b, t, sig.e(), (shift, EXP_BITS), SIG_BITS, Towards::Right);
+    b.comment("The bits shifted out: sig under a mask of the shift's width, beside the shifter.");
+    shift_stages(
+        b,
+        below,
+        all_ones(SIG_BITS),
+        (shift, EXP_BITS),
+        SIG_BITS,
+        Towards::Left,
+    );
+    b.set(below, !below.e());
+    Denormalised {
+        normal,
+        t,
+        lost: Some(sig.e().bit_and(below).any()),
+        wide: None,
+    }
 }
 
 /// `unpack_<k>(v)`: a data value of format `k` unpacked (module docs).
@@ -331,12 +479,39 @@ fn u_sig(u: Net) -> Expr {
     u.bits(7, 0)
 }
 
-/// `fp32_of(u)`: an unpacked data value as fp32 (exact: every data value
-/// is an fp32 value).
-pub(crate) fn fp32_of() -> Function {
+/// `widen_<k>(v)`: a data value of format `k` as fp32 (exact: every data
+/// value is an fp32 value). A format with fp32's exponent field (bf16)
+/// is fp32's top bits; the others' values, subnormals included, are
+/// normal in fp32: their unpacked exponent and significand go through
+/// fp32's rounder without its subnormal shifter (they round exactly).
+pub(crate) fn widen(kind: FloatKind) -> Function {
+    let enc = kind.encoding();
+    let name = widen_name(kind);
     let mut b = Body::new();
-    let u = Net::named("u");
-    let result = || Function::result(FP32_OF);
+    let v = Net::named("v");
+    let result = || Function::result(&name);
+    if enc.exp_bits == FP32.exp_bits && enc.bias == FP32.bias {
+        let bits = enc.bits();
+        let nan = v
+            .bits(bits - 2, enc.man_bits)
+            .equals(hex(enc.exp_bits, (1 << enc.exp_bits) - 1))
+            .and(v.bits(enc.man_bits - 1, 0).any());
+        b.comment("fp32's top bits; a NaN becomes the canonical one.");
+        b.push(if_else(
+            nan,
+            vec![blocking(result(), nan32())],
+            vec![blocking(result(), pad_low(v.e(), 32 - bits))],
+        ));
+        return b.function(&name, 32, vec![input("v", bits)]);
+    }
+    let smallest = 1 - enc.bias as i64 - enc.man_bits as i64;
+    assert!(
+        smallest > -(FP32.bias as i64),
+        "{}: its smallest subnormal must be an fp32 normal",
+        kind.name()
+    );
+    let u = b.local("u", UNPACKED_BITS);
+    b.set(u, call(&unpack_name(kind), [v.e()]));
     b.push(if_else(
         u_nan(u),
         vec![blocking(result(), nan32())],
@@ -349,7 +524,7 @@ pub(crate) fn fp32_of() -> Function {
                 vec![blocking(
                     result(),
                     call(
-                        ROUND_FP32,
+                        ROUND_FP32_NORMAL,
                         [
                             u_sign(u),
                             u_exp(u) + lit(EXP_BITS, FP32.bias as u64),
@@ -361,7 +536,7 @@ pub(crate) fn fp32_of() -> Function {
             )],
         )],
     ));
-    b.function(FP32_OF, 32, vec![input("u", UNPACKED_BITS)])
+    b.function(&name, 32, vec![input("v", enc.bits())])
 }
 
 /// `fp_mul(a, b)`: the product of two unpacked data values in fp32. The
@@ -372,16 +547,16 @@ pub(crate) fn mul() -> Function {
     let (a, c) = (Net::named("a"), Net::named("b"));
     let sign = b.local("sign", 1);
     let prod = b.local("prod", 16);
+    let e0 = b.local("e0", EXP_BITS);
     let e = b.local("e", EXP_BITS);
     let sig = b.local("sig", SIG_BITS);
     let result = || Function::result(FP_MUL);
     b.set(sign, u_sign(a).bit_xor(u_sign(c)));
-    b.comment("Exact significand product: its leading one at bit 15 or 14.");
+    b.comment("Exact significand product: its leading one at bit 15 or 14; the exponent for");
+    b.comment("either is formed beside the multiplier, the product's top bit picks one.");
     b.set(prod, u_sig(a) * u_sig(c));
-    b.set(
-        e,
-        u_exp(a) + u_exp(c) + lit(EXP_BITS, FP32.bias as u64) + zext(prod.at(15), 1, EXP_BITS),
-    );
+    b.set(e0, u_exp(a) + u_exp(c) + lit(EXP_BITS, FP32.bias as u64));
+    b.set(e, cond(prod.at(15), e0 + lit(EXP_BITS, 1), e0));
     b.set(
         sig,
         cond(
@@ -419,29 +594,52 @@ pub(crate) fn mul() -> Function {
 }
 
 /// The stages of the adder's leading-zero count, largest first: each
-/// shifts left by its amount if that many top bits are zero and the
-/// exponent stays normal (the count stops at the subnormal range).
+/// shifts left by its amount if that many top bits of the probe (the sum
+/// with a marker bit where the exponent would leave the normal range)
+/// are zero.
 const LZC_STAGES: [u32; 5] = [16, 8, 4, 2, 1];
 
 /// `fp32_add(a, b)`: IEEE binary32 addition, round to nearest even,
 /// subnormals kept, one NaN, `x + (-x) = +0`.
+///
+/// The path is kept short where that costs no bits: the operands are
+/// ordered by exponent alone (an 8-bit comparison; both exponent
+/// differences are formed beside it), and with equal exponents, where
+/// nothing is shifted, the difference is formed both ways and the
+/// nonnegative one kept, with its sign; the second significand shifts
+/// in a field of its own width, the sticky bit the OR of its bits under
+/// a mask beside the shifter; the
+/// normalisation's stages test only a probe, the sum with a marker bit
+/// at the shift that reaches the smallest normal exponent, so that they
+/// stop there with no comparison (the shift is `min(leading zeros,
+/// exponent - 1)`), and the exponent is corrected once after them; the
+/// rounder has no subnormal shifter (the normalised exponent is at
+/// least 1).
 pub(crate) fn add() -> Function {
     let mut b = Body::new();
     let (a, c) = (Net::named("a"), Net::named("b"));
     let nan_a = a.bits(30, 23).equals(hex(8, 0xFF)).and(a.bits(22, 0).any());
     let nan_b = c.bits(30, 23).equals(hex(8, 0xFF)).and(c.bits(22, 0).any());
     let inf = |v: Net| v.bits(30, 0).equals(hex(31, 0x7F80_0000));
-    let a_big = b.local("a_larger", 1);
-    let big = b.local("larger", 32);
-    let small = b.local("smaller", 32);
+    let a_big = b.local("a_first", 1);
+    let big = b.local("first", 32);
+    let small = b.local("second", 32);
+    let x_a = b.local("x_a", 8);
+    let x_b = b.local("x_b", 8);
     let x_big = b.local("x_larger", 8);
-    let x_small = b.local("x_smaller", 8);
     let dist = b.local("gap", 8);
-    let wide = b.local("wide", 2 * SIG_BITS);
+    let field = b.local("field", SIG_BITS);
+    let below = b.local("below", SIG_BITS);
+    let shifted = b.local("shifted", SIG_BITS);
     let aligned = b.local("aligned", SIG_BITS);
     let sum = b.local("sum", SIG_BITS + 1);
-    let norm = b.local("norm", SIG_BITS);
+    let diff = b.local("diff", SIG_BITS + 1);
+    let negative = b.local("negative", 1);
     let room = b.local("room", 8);
+    let mark = b.local("mark", SIG_BITS);
+    let probe = b.local("probe", SIG_BITS);
+    let norm = b.local("norm", SIG_BITS);
+    let amount = b.local("amount", 5);
     let e = b.local("e", 8);
     let carry_sticky = b.local("carry_sticky", 1);
     let result = || Function::result(FP32_ADD);
@@ -449,61 +647,93 @@ pub(crate) fn add() -> Function {
     // exponent, subnormals at 1.
     let significand = |v: Net| cat([v.bits(30, 23).any(), v.bits(22, 0)]);
     let exponent = |v: Net| cond(v.bits(30, 23).any(), v.bits(30, 23), lit(8, 1));
-    b.comment("Order by magnitude: the larger has the larger exponent and fraction.");
-    b.set(a_big, a.bits(30, 0).at_least(c.bits(30, 0)));
+    b.comment("Order by exponent (first the larger), both differences formed beside the");
+    b.comment("comparison; with equal exponents the difference may come out negative (see below).");
+    b.set(x_a, exponent(a));
+    b.set(x_b, exponent(c));
+    b.set(a_big, x_a.e().at_least(x_b));
     b.set(big, cond(a_big, a, c));
     b.set(small, cond(a_big, c, a));
-    b.set(x_big, exponent(big));
-    b.set(x_small, exponent(small));
-    b.set(dist, x_big - x_small);
-    b.push(when(
-        dist.greater(lit(8, SIG_BITS.into())),
-        vec![blocking(dist, lit(8, SIG_BITS.into()))],
-    ));
+    b.set(x_big, cond(a_big, x_a, x_b));
+    b.set(dist, cond(a_big, x_a - x_b, x_b - x_a));
     b.comment(
-        "Align: the smaller significand shifts right by the exponent difference; guard, round",
+        "Align: the second significand (with guard, round and sticky places) shifts right by",
     );
-    b.comment("and sticky bits below it, the sticky one the OR of everything shifted past them.");
-    b.set(
-        wide,
-        cat([significand(small), lit(3, 0), lit(SIG_BITS, 0)]) >> dist,
+    b.comment(
+        "the exponent difference; the sticky bit is the OR of the bits shifted out, read under",
     );
+    b.comment("a mask beside the shifter. A difference past the field leaves only the sticky bit.");
+    b.set(field, cat([significand(small), lit(3, 0)]));
+    shift_stages(
+        &mut b,
+        shifted,
+        field.e(),
+        (dist, 8),
+        SIG_BITS,
+        Towards::Right,
+    );
+    shift_stages(
+        &mut b,
+        below,
+        all_ones(SIG_BITS),
+        (dist, 8),
+        SIG_BITS,
+        Towards::Left,
+    );
+    b.set(below, !below.e());
     b.set(
         aligned,
         cat([
-            wide.bits(2 * SIG_BITS - 1, SIG_BITS + 1),
-            wide.at(SIG_BITS).or(wide.bits(SIG_BITS - 1, 0).any()),
+            shifted.bits(SIG_BITS - 1, 1),
+            shifted.at(0).or(field.e().bit_and(below).any()),
         ]),
     );
-    b.comment("Add or subtract (signs differ): the sum is 28 bits, a carry at the top.");
+    b.comment("Add, or subtract (signs differ) both ways: the sum is 28 bits, a carry at the");
+    b.comment(
+        "top; the difference is negative only for equal exponents (then nothing was shifted).",
+    );
     let big_ext = cat([lit(1, 0), significand(big), lit(3, 0)]);
     let small_ext = cat([lit(1, 0), aligned.e()]);
+    let same_sign = big.at(31).equals(small.at(31));
+    b.set(diff, big_ext.clone() - small_ext.clone());
+    b.set(negative, (!same_sign.clone()).and(diff.at(SIG_BITS)));
     b.set(
         sum,
         cond(
-            big.at(31).equals(small.at(31)),
+            same_sign,
             big_ext.clone() + small_ext.clone(),
-            big_ext - small_ext,
+            cond(negative, small_ext - big_ext, diff),
         ),
     );
     b.comment("Normalise: a carry shifts right by one (its bit joins the sticky one); else the");
-    b.comment("leading-zero count shifts left, stopping at the smallest normal exponent.");
-    b.set(carry_sticky, lit(1, 0));
-    b.set(e, x_big);
-    b.set(norm, sum.bits(SIG_BITS - 1, 0));
+    b.comment("leading zeros shift out, at most exponent - 1 of them (to the smallest normal");
+    b.comment("exponent): the stages count the probe's, the sum with a one at that place.");
     b.set(room, x_big - lit(8, 1));
+    shift_stages(
+        &mut b,
+        mark,
+        cat([lit(1, 1), lit(SIG_BITS - 1, 0)]),
+        (room, 8),
+        SIG_BITS,
+        Towards::Right,
+    );
+    b.set(probe, sum.bits(SIG_BITS - 1, 0).bit_or(mark));
+    b.set(carry_sticky, lit(1, 0));
+    b.set(norm, sum.bits(SIG_BITS - 1, 0));
+    b.set(amount, lit(5, 0));
     let mut lzc = Vec::new();
     for s in LZC_STAGES {
-        let top = norm.bits(SIG_BITS - 1, SIG_BITS - s);
+        let top = probe.bits(SIG_BITS - 1, SIG_BITS - s);
         lzc.push(when(
-            top.equals(lit(s, 0)).and(room.at_least(lit(8, s.into()))),
+            top.equals(lit(s, 0)),
             vec![
+                blocking(probe, probe << lit(5, s.into())),
                 blocking(norm, norm << lit(5, s.into())),
-                blocking(room, room - lit(8, s.into())),
-                blocking(e, e - lit(8, s.into())),
+                blocking(amount, amount.e().bit_or(lit(5, s.into()))),
             ],
         ));
     }
+    lzc.push(blocking(e, x_big - zext(amount.e(), 5, 8)));
     b.push(if_else(
         sum.at(SIG_BITS),
         vec![
@@ -525,9 +755,9 @@ pub(crate) fn add() -> Function {
         vec![blocking(
             result(),
             call(
-                ROUND_FP32,
+                ROUND_FP32_NORMAL,
                 [
-                    big.at(31),
+                    cond(negative, small.at(31), big.at(31)),
                     zext(e.e(), 8, EXP_BITS),
                     norm.e(),
                     carry_sticky.e(),
@@ -629,18 +859,31 @@ pub(crate) fn narrow(kind: FloatKind, stochastic: bool) -> Function {
     b.function(&name, enc.bits(), inputs)
 }
 
-/// The rounder a [`narrow`] function calls.
+/// The rounder a [`narrow`] function calls. An fp32 value's exponent
+/// (1 for a subnormal) is normal in a format whose bias is at least
+/// fp32's (bf16): that rounder has no shifter.
 pub(crate) fn narrow_core(kind: FloatKind, stochastic: bool) -> Function {
+    let enc = kind.encoding();
+    let range = if enc.bias >= FP32.bias {
+        Range::Normal
+    } else {
+        Range::Any
+    };
     rounder(
         &format!("{}_core", round_name(kind, stochastic)),
-        kind.encoding(),
+        enc,
         stochastic,
+        range,
     )
 }
 
-/// fp32's own rounder (the adder's, the multiplier's and the scale's).
-pub(crate) fn round_fp32() -> Function {
-    rounder(ROUND_FP32, FP32, false)
+/// fp32's own rounders: the multiplier's and the scale's, whose exponent
+/// may fall below the normal range, and the adder's, whose does not.
+pub(crate) fn round_fp32() -> [Function; 2] {
+    [
+        rounder(ROUND_FP32, FP32, false, Range::Any),
+        rounder(ROUND_FP32_NORMAL, FP32, false, Range::Normal),
+    ]
 }
 
 /// Every function a unit test or a PE of formats `kinds` with rounding
@@ -650,15 +893,16 @@ pub(crate) fn library(
     narrow_kinds: &[(FloatKind, bool)],
     lr_bits: u32,
 ) -> Vec<Function> {
-    let mut v = vec![round_fp32()];
+    let mut v = Vec::from(round_fp32());
     let mut seen = Vec::new();
     for kind in kinds {
         if !seen.contains(kind) {
             seen.push(*kind);
             v.push(unpack(*kind));
+            v.push(widen(*kind));
         }
     }
-    v.extend([fp32_of(), mul(), add(), sub(), scale(lr_bits)]);
+    v.extend([mul(), add(), sub(), scale(lr_bits)]);
     for (kind, sr) in narrow_kinds {
         v.push(narrow_core(*kind, *sr));
         v.push(narrow(*kind, *sr));
@@ -716,7 +960,7 @@ pub(crate) fn test_module(lr_bits: u32) -> Module {
         out(
             format!("o_widen_{}", k.name()),
             32,
-            call(FP32_OF, [unpacked(a, k)]),
+            call(&widen_name(k), [low(a, k)]),
         );
         out(
             format!("o_round_{}", k.name()),
