@@ -321,7 +321,7 @@ pub(super) fn generator(
     let xy = field::WIN_OW.bits;
     let g = |p: Part| win.get(p);
     let to_c = |p: Part, bits: u32| widen(g(p).e(), bits, cb);
-    m.comment(&format!(
+    m.comment(format!(
         "Address generator {prefix}: output position (ox, oy), input pixel (ix, iy), lines."
     ));
     let x0 = m.wire_of(

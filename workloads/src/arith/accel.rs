@@ -473,7 +473,7 @@ impl AccelEngine {
                 // is not sent again), one beside them was overwritten.
                 let key = (layer, Region::X);
                 match e.held.get_mut(&key) {
-                    Some(held) if s.c_in % l.image.lanes == 0 => {
+                    Some(held) if s.c_in.is_multiple_of(l.image.lanes) => {
                         held.slice_mut(ndarray::s![..s.c_in, ..]).assign(&dx)
                     }
                     _ => {

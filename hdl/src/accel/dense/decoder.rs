@@ -243,20 +243,30 @@ struct Entries {
     last_stop: Net,
 }
 
+/// What `entries` reads of the decoder.
+#[derive(Clone, Copy)]
+struct EntryIn<'a> {
+    r: &'a Regs,
+    f: &'a Fields,
+    cy: &'a Cycles,
+    out: &'a Outcome,
+    stop_now: Net,
+    win: &'a Window,
+}
+
 /// The entries a command queues. The marks of a data entry: a swap if the
 /// resident tile waits in the shadow registers (carrying the pending
 /// update, which then evicts with the tile it replaces), else the pending
 /// update first.
-fn entries(
-    m: &mut Scope,
-    kinds: &Enum<Kind>,
-    r: &Regs,
-    f: &Fields,
-    cy: &Cycles,
-    out: &Outcome,
-    stop_now: Net,
-    win: &Window,
-) -> Entries {
+fn entries(m: &mut Scope, kinds: &Enum<Kind>, inp: &EntryIn) -> Entries {
+    let EntryIn {
+        r,
+        f,
+        cy,
+        out,
+        stop_now,
+        win,
+    } = *inp;
     let is = |op: u8| f.is(op);
     let waiting = r.resident_waits;
     m.comment("Queue entries of the decoded command.");
@@ -574,7 +584,18 @@ pub(super) fn build(
     let out = decode_outcome(m, cy.in_dec, cy.in_dec2, &f, &checks);
     m.define(wire_for(win_load, Width::bit()).init(out.dec_go.and(f.is(opcode::WINDOW))));
     let fe = fetch(m, io, &r, &f, &cy, &out);
-    let e = entries(m, kinds, &r, &f, &cy, &out, fe.stop_now, &win);
+    let e = entries(
+        m,
+        kinds,
+        &EntryIn {
+            r: &r,
+            f: &f,
+            cy: &cy,
+            out: &out,
+            stop_now: fe.stop_now,
+            win: &win,
+        },
+    );
     let widen = |n: Net| cat([zeros(QUEUE_BITS as i64 - 1), n.e()]);
     let queue_pops = m.wire_of(
         "queue_pops",
