@@ -54,10 +54,14 @@ int main(void)
     show(w, 1);
     w[0] = sa_cmd_flush_w();
     show(w, 1);
-    w[0] = sa_cmd_forward(3, 300, 16, 1);
+    w[0] = sa_cmd_forward(3, 300, 16, 1, 0);
     show(w, 1);
-    sa_cmd_backward(w, SA_BACKWARD_INTERLEAVED, 5, 1234, 77, 16, 0);
+    w[0] = sa_cmd_forward(3, 300, 16, 0, 1);
+    show(w, 1);
+    sa_cmd_backward(w, SA_BACKWARD_INTERLEAVED, 5, 1234, 77, 16, 0, 1);
     show(w, SA_WORDS_BACKWARD);
+    sa_cmd_window(w, 8, 7, 6, 5, 2, 1, 3, 1, 4);
+    show(w, SA_WORDS_WINDOW);
     w[0] = sa_cmd_drain(40);
     show(w, 1);
     w[0] = sa_cmd_update(6);
@@ -89,7 +93,13 @@ fn expected_words() -> Vec<String> {
         vec![op(1) | 8 | 9 << 16 | 7 << 25],
         vec![op(2)],
         vec![op(3) | 3 | 300 << 16 | 16 << 32 | 1 << 48],
-        vec![op(4) | 3 << 49 | 5 | 77 << 16 | 16 << 32, 1234],
+        vec![op(3) | 3 | 300 << 16 | 16 << 32 | 1 << 51],
+        vec![op(4) | 3 << 49 | 5 | 77 << 16 | 16 << 32 | 1 << 51, 1234],
+        // WINDOW w=8 h=7 ow=6 oh=5 stride=2 ky=1 kx=3 pad=1, images=4.
+        vec![
+            op(11) | 8 | 7 << 10 | 6 << 20 | 5 << 30 | 2 << 40 | 1 << 44 | 3 << 48 | 1 << 52,
+            4,
+        ],
         vec![op(5) | 40],
         vec![op(6) | 6],
         vec![op(7) | 10 | 1 << 48 | 20 << 16 | 30 << 32],

@@ -58,6 +58,7 @@ impl Core {
             (NotInterleaved, Command::Backward { mode, .. }) => {
                 mode == BackwardMode::Interleaved && !cfg.interleaved()
             }
+            (NoGenerator, Command::Window(_)) => !cfg.has_window(),
             (
                 NoTile,
                 Command::Forward { .. }

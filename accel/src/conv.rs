@@ -94,6 +94,11 @@ pub enum ConvError {
          half the kernel {kernel}), so the bias has no element to ride on"
     )]
     NoBiasElement { kernel: usize, pad: usize },
+    #[error(
+        "the accelerator has no address generator (units.window = false in its config), so \
+         WINDOW would fault NO_GENERATOR"
+    )]
+    NoGenerator,
 }
 
 fn fits(what: &'static str, value: usize, max: usize) -> Result<(), ConvError> {
@@ -258,6 +263,9 @@ pub struct Bases {
 
 impl ConvLayer {
     pub fn new(cfg: &ArrayConfig, shape: ConvShape, at: Bases) -> Result<Self, ConvError> {
+        if !cfg.has_window() {
+            return Err(ConvError::NoGenerator);
+        }
         shape.check()?;
         let (r, c) = (cfg.rows(), cfg.cols());
         let zero_cols = if shape.covering_element().is_some() {

@@ -5,7 +5,7 @@
 //! controllers; and the window's checks.
 
 use sysgrad_accel::*;
-use sysgrad_config::{ArrayConfig, Backward, NumberFormat, Pipelining};
+use sysgrad_config::{ArrayConfig, Backward, NumberFormat, Pipelining, Units};
 
 /// A convolution: `b` images of `c_in x h x w`, `c_out` filters of
 /// `k x k`, stride `s`, padding `p`.
@@ -333,4 +333,47 @@ fn window_checks() {
     assert_eq!(fault(&[Command::Window(zero)]), ErrorCode::ZeroSize);
     // NO_TILE comes before the window's checks.
     assert_eq!(fault(&[fwd(n, 0)]), ErrorCode::NoTile);
+}
+
+/// Without the address generator (`units.window = false`) WINDOW faults
+/// NO_GENERATOR after the checks before it (a zero size first), so no
+/// window is ever set and a windowed pass faults NO_WINDOW; plain passes
+/// run as before. Both controllers.
+#[test]
+fn without_the_generator_window_faults() {
+    let c = CONVS[0];
+    let win = c.window(0, 0);
+    let n = c.positions() as u16;
+    let fwd = |window: bool| Command::Forward {
+        x_addr: 0,
+        y_addr: 0,
+        n,
+        accumulate: false,
+        window,
+    };
+    let load = load_w(&c, 0);
+    for pipelining in [Pipelining::None, Pipelining::Dense] {
+        let cfg = cfg(pipelining).with_units(Units { window: false });
+        let run = |program: &[Command]| {
+            let mut words = encode_program(program);
+            words.extend(Command::Halt.encode());
+            Accelerator::new(cfg)
+                .run(&words)
+                .map_err(|e| (e.code, e.pc))
+        };
+        assert_eq!(
+            run(&[load, Command::Window(win)]).unwrap_err(),
+            (ErrorCode::NoGenerator, 1)
+        );
+        let zero = Window { stride: 0, ..win };
+        assert_eq!(
+            run(&[Command::Window(zero)]).unwrap_err(),
+            (ErrorCode::ZeroSize, 0)
+        );
+        assert_eq!(
+            run(&[load, fwd(true)]).unwrap_err(),
+            (ErrorCode::NoWindow, 1)
+        );
+        assert!(run(&[load, fwd(false)]).is_ok(), "{pipelining:?}");
+    }
 }

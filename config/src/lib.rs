@@ -197,6 +197,32 @@ impl HostInterface {
     }
 }
 
+/// The optional units of the accelerator (`sa_accel`) around the array.
+/// Optional, like `[buffers]`: configs written before it existed stay
+/// valid and build every unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Units {
+    /// The convolution address generator (WINDOW and windowed passes,
+    /// `docs/COMMANDS.md`). Without it WINDOW faults `NO_GENERATOR`, so
+    /// no window is ever set; it costs multipliers and about a thousand
+    /// logic cells that a small FPGA (the iCE40 UP5K) does not have.
+    pub window: bool,
+}
+
+impl Default for Units {
+    fn default() -> Self {
+        Units { window: true }
+    }
+}
+
+impl Units {
+    /// Whether every field is the default (then the section is not written out).
+    pub fn is_default(&self) -> bool {
+        *self == Units::default()
+    }
+}
+
 /// The whole configuration, as read from TOML or JSON. It can only exist
 /// validated: the fields are private, [`ArrayConfig::new`] and
 /// deserialisation check every range, and the `with_*` methods return a
@@ -208,6 +234,7 @@ pub struct ArrayConfig {
     numbers: Numbers,
     buffers: BufferDepths,
     host: HostInterface,
+    units: Units,
 }
 
 /// The file form of [`ArrayConfig`], before validation.
@@ -222,6 +249,9 @@ pub(crate) struct RawConfig {
     /// Optional `[host]` section; defaults when absent.
     #[serde(default, skip_serializing_if = "HostInterface::is_default")]
     host: HostInterface,
+    /// Optional `[units]` section; every unit when absent.
+    #[serde(default, skip_serializing_if = "Units::is_default")]
+    units: Units,
 }
 
 impl TryFrom<RawConfig> for ArrayConfig {
@@ -232,6 +262,7 @@ impl TryFrom<RawConfig> for ArrayConfig {
             numbers: raw.format.numbers()?,
             buffers: raw.buffers,
             host: raw.host,
+            units: raw.units,
         };
         cfg.validate()?;
         Ok(cfg)
@@ -245,6 +276,7 @@ impl From<ArrayConfig> for RawConfig {
             format: RawFormat::from(c.numbers),
             buffers: c.buffers,
             host: c.host,
+            units: c.units,
         }
     }
 }
@@ -276,6 +308,7 @@ impl ArrayConfig {
             format: RawFormat::from(Numbers::Fixed(format)),
             buffers: BufferDepths::default(),
             host: HostInterface::default(),
+            units: Units::default(),
         }
         .try_into()
     }
@@ -328,6 +361,19 @@ impl ArrayConfig {
     /// Width of the accelerator's hardware counters (0: none).
     pub fn counter_bits(&self) -> u32 {
         self.host.counter_bits
+    }
+    /// The optional units built around the array.
+    pub fn units(&self) -> Units {
+        self.units
+    }
+    /// Whether the accelerator has the convolution address generator.
+    pub fn has_window(&self) -> bool {
+        self.units.window
+    }
+
+    /// The same configuration with other optional units.
+    pub fn with_units(self, units: Units) -> Self {
+        ArrayConfig { units, ..self }
     }
 
     pub fn pipelining(&self) -> Pipelining {
@@ -572,8 +618,9 @@ impl ArrayConfig {
         } else {
             format!("_c{}", self.host.counter_bits)
         };
+        let window = if self.units.window { "" } else { "_nw" };
         format!(
-            "sa_{}x{}_{}_{}{dense}{lr}{mul_reg}{deferred}{counters}",
+            "sa_{}x{}_{}_{}{dense}{lr}{mul_reg}{deferred}{counters}{window}",
             self.array.rows,
             self.array.cols,
             self.numbers.tag(),

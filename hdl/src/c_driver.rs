@@ -128,6 +128,12 @@ fn config_section(cfg: &ArrayConfig, out: &mut String) {
     );
     define(
         out,
+        "SA_WINDOW",
+        format!("{}u", u8::from(cfg.has_window())),
+        "the address generator: WINDOW allowed",
+    );
+    define(
+        out,
         "SA_SHAPE_VALUE",
         hex(shape::value(cfg).into()),
         "what SHAPE reads",
@@ -378,12 +384,13 @@ fn encoder(out: &mut String, f: &Format) {
     } else {
         let _ = writeln!(
             out,
-            "static inline void sa_cmd_{name}(uint64_t w[{}], {})\n{{",
+            // `words`, not `w`: WINDOW has a field named w.
+            "static inline void sa_cmd_{name}(uint64_t words[{}], {})\n{{",
             f.words(),
             params(f)
         );
         for w in 0..f.words() {
-            let _ = writeln!(out, "    w[{w}] = {};", word(w));
+            let _ = writeln!(out, "    words[{w}] = {};", word(w));
         }
         out.push_str("}\n\n");
     }

@@ -33,6 +33,8 @@ pub const G_DEPTH: P = P::new("G_DEPTH");
 pub const A_DEPTH: P = P::new("A_DEPTH");
 pub const C_DEPTH: P = P::new("C_DEPTH");
 pub const CNT_BITS: P = P::new("CNT_BITS");
+/// 1: the convolution address generator is built (`units.window`).
+pub const WINDOW: P = P::new("WINDOW");
 
 /// Genvars: PE row and column, buffer lane.
 pub const I: P = P::new("i");

@@ -24,11 +24,12 @@ pub enum ErrorCode {
     BadFunction = 0x0B,
     NoWindow = 0x0C,
     WindowLength = 0x0D,
+    NoGenerator = 0x0E,
 }
 
 impl ErrorCode {
     /// Every code, in code order.
-    pub const ALL: [ErrorCode; 13] = [
+    pub const ALL: [ErrorCode; 14] = [
         ErrorCode::UnknownOpcode,
         ErrorCode::ReservedBits,
         ErrorCode::ProgramEnd,
@@ -42,17 +43,19 @@ impl ErrorCode {
         ErrorCode::BadFunction,
         ErrorCode::NoWindow,
         ErrorCode::WindowLength,
+        ErrorCode::NoGenerator,
     ];
 
     /// The checks made on a decoded command, highest priority first
     /// (`UNKNOWN_OPCODE` and `PROGRAM_END` are found while fetching, and
     /// `RESERVED_BITS` while decoding, before any of these).
-    pub const CHECK_ORDER: [ErrorCode; 10] = [
+    pub const CHECK_ORDER: [ErrorCode; 11] = [
         ErrorCode::BadFunction,
         ErrorCode::ZeroSize,
         ErrorCode::TileTooLarge,
         ErrorCode::LrShift,
         ErrorCode::NotInterleaved,
+        ErrorCode::NoGenerator,
         ErrorCode::NoTile,
         ErrorCode::NoWindow,
         ErrorCode::WindowLength,
@@ -86,6 +89,7 @@ impl ErrorCode {
             BadFunction => "BAD_FUNCTION",
             NoWindow => "NO_WINDOW",
             WindowLength => "WINDOW_LENGTH",
+            NoGenerator => "NO_GENERATOR",
         }
     }
 
@@ -119,6 +123,9 @@ impl ErrorCode {
                 "ACT function code 3, or relu_grad (a gradient gate) into the activation buffer"
             }
             NoWindow => "a windowed FORWARD or BACKWARD (win = 1) before any WINDOW",
+            NoGenerator => {
+                "WINDOW on an accelerator built without the address generator (units.window = false)"
+            }
             WindowLength => {
                 "a windowed FORWARD or BACKWARD whose n is not the window's images x oh x ow"
             }

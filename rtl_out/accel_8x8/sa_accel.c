@@ -168,6 +168,7 @@ static const struct code_name error_names[] = {
     {SA_ERR_BAD_FUNCTION, "BAD_FUNCTION", "ACT function code 3, or relu_grad (a gradient gate) into the activation buffer"},
     {SA_ERR_NO_WINDOW, "NO_WINDOW", "a windowed FORWARD or BACKWARD (win = 1) before any WINDOW"},
     {SA_ERR_WINDOW_LENGTH, "WINDOW_LENGTH", "a windowed FORWARD or BACKWARD whose n is not the window's images x oh x ow"},
+    {SA_ERR_NO_GENERATOR, "NO_GENERATOR", "WINDOW on an accelerator built without the address generator (units.window = false)"},
 };
 
 static const struct code_name dma_error_names[] = {

@@ -20,6 +20,7 @@ extern "C" {
 #define SA_FRAC_BITS                     8u           /* fractional bits of data */
 #define SA_INTERLEAVED                   1u           /* BACKWARD interleaved allowed */
 #define SA_DENSE                         0u           /* dense pipelining */
+#define SA_WINDOW                        1u           /* the address generator: WINDOW allowed */
 #define SA_SHAPE_VALUE                   0x34401008u  /* what SHAPE reads */
 
 #define SA_DEPTH_COMMANDS                1024u        /* lines */
@@ -163,6 +164,7 @@ extern "C" {
 #define SA_ERR_BAD_FUNCTION              0x0Bu        /* ACT function code 3, or relu_grad (a gradient gate) into the activation buffer */
 #define SA_ERR_NO_WINDOW                 0x0Cu        /* a windowed FORWARD or BACKWARD (win = 1) before any WINDOW */
 #define SA_ERR_WINDOW_LENGTH             0x0Du        /* a windowed FORWARD or BACKWARD whose n is not the window's images x oh x ow */
+#define SA_ERR_NO_GENERATOR              0x0Eu        /* WINDOW on an accelerator built without the address generator (units.window = false) */
 
 /* ---- Command words (docs/COMMANDS.md): opcodes, argument fields, encoders. ---- */
 #define SA_WORD_BITS                     64u          /* command word */
@@ -347,16 +349,16 @@ static inline uint64_t sa_cmd_forward(uint64_t x, uint64_t y, uint64_t n, uint64
 }
 
 /* BACKWARD mode dy x dx n acc win: 2 word(s). */
-static inline void sa_cmd_backward(uint64_t w[2], uint64_t mode, uint64_t dy, uint64_t x, uint64_t dx, uint64_t n, uint64_t acc, uint64_t win)
+static inline void sa_cmd_backward(uint64_t words[2], uint64_t mode, uint64_t dy, uint64_t x, uint64_t dx, uint64_t n, uint64_t acc, uint64_t win)
 {
-    w[0] = sa_field(SA_OP_BACKWARD, SA_FIELD_OPCODE_LO, SA_FIELD_OPCODE_BITS)
+    words[0] = sa_field(SA_OP_BACKWARD, SA_FIELD_OPCODE_LO, SA_FIELD_OPCODE_BITS)
         | sa_field(mode, SA_BACKWARD_MODE_LO, SA_BACKWARD_MODE_BITS)
         | sa_field(dy, SA_BACKWARD_DY_LO, SA_BACKWARD_DY_BITS)
         | sa_field(dx, SA_BACKWARD_DX_LO, SA_BACKWARD_DX_BITS)
         | sa_field(n, SA_BACKWARD_N_LO, SA_BACKWARD_N_BITS)
         | sa_field(acc, SA_BACKWARD_ACC_LO, SA_BACKWARD_ACC_BITS)
         | sa_field(win, SA_BACKWARD_WIN_LO, SA_BACKWARD_WIN_BITS);
-    w[1] = sa_field(x, SA_BACKWARD_X_LO, SA_BACKWARD_X_BITS);
+    words[1] = sa_field(x, SA_BACKWARD_X_LO, SA_BACKWARD_X_BITS);
 }
 
 /* DRAIN dw: 1 word(s). */
@@ -396,22 +398,22 @@ static inline uint64_t sa_cmd_halt(void)
 }
 
 /* ACT func src dst addr count mask lanes: 2 word(s). */
-static inline void sa_cmd_act(uint64_t w[2], uint64_t func, uint64_t src, uint64_t dst, uint64_t addr, uint64_t count, uint64_t mask, uint64_t lanes)
+static inline void sa_cmd_act(uint64_t words[2], uint64_t func, uint64_t src, uint64_t dst, uint64_t addr, uint64_t count, uint64_t mask, uint64_t lanes)
 {
-    w[0] = sa_field(SA_OP_ACT, SA_FIELD_OPCODE_LO, SA_FIELD_OPCODE_BITS)
+    words[0] = sa_field(SA_OP_ACT, SA_FIELD_OPCODE_LO, SA_FIELD_OPCODE_BITS)
         | sa_field(func, SA_ACT_FUNC_LO, SA_ACT_FUNC_BITS)
         | sa_field(src, SA_ACT_SRC_LO, SA_ACT_SRC_BITS)
         | sa_field(dst, SA_ACT_DST_LO, SA_ACT_DST_BITS)
         | sa_field(addr, SA_ACT_ADDR_LO, SA_ACT_ADDR_BITS)
         | sa_field(count, SA_ACT_COUNT_LO, SA_ACT_COUNT_BITS);
-    w[1] = sa_field(mask, SA_ACT_MASK_LO, SA_ACT_MASK_BITS)
+    words[1] = sa_field(mask, SA_ACT_MASK_LO, SA_ACT_MASK_BITS)
         | sa_field(lanes, SA_ACT_LANES_LO, SA_ACT_LANES_BITS);
 }
 
 /* WINDOW w h ow oh stride ky kx pad images: 2 word(s). */
-static inline void sa_cmd_window(uint64_t w[2], uint64_t w, uint64_t h, uint64_t ow, uint64_t oh, uint64_t stride, uint64_t ky, uint64_t kx, uint64_t pad, uint64_t images)
+static inline void sa_cmd_window(uint64_t words[2], uint64_t w, uint64_t h, uint64_t ow, uint64_t oh, uint64_t stride, uint64_t ky, uint64_t kx, uint64_t pad, uint64_t images)
 {
-    w[0] = sa_field(SA_OP_WINDOW, SA_FIELD_OPCODE_LO, SA_FIELD_OPCODE_BITS)
+    words[0] = sa_field(SA_OP_WINDOW, SA_FIELD_OPCODE_LO, SA_FIELD_OPCODE_BITS)
         | sa_field(w, SA_WINDOW_W_LO, SA_WINDOW_W_BITS)
         | sa_field(h, SA_WINDOW_H_LO, SA_WINDOW_H_BITS)
         | sa_field(ow, SA_WINDOW_OW_LO, SA_WINDOW_OW_BITS)
@@ -420,7 +422,7 @@ static inline void sa_cmd_window(uint64_t w[2], uint64_t w, uint64_t h, uint64_t
         | sa_field(ky, SA_WINDOW_KY_LO, SA_WINDOW_KY_BITS)
         | sa_field(kx, SA_WINDOW_KX_LO, SA_WINDOW_KX_BITS)
         | sa_field(pad, SA_WINDOW_PAD_LO, SA_WINDOW_PAD_BITS);
-    w[1] = sa_field(images, SA_WINDOW_IMAGES_LO, SA_WINDOW_IMAGES_BITS);
+    words[1] = sa_field(images, SA_WINDOW_IMAGES_LO, SA_WINDOW_IMAGES_BITS);
 }
 
 /* ---- The driver (sa_accel.c). ----

@@ -19,7 +19,8 @@ module sa_accel #(
   parameter integer G_DEPTH = 4096,  // gradient buffer lines
   parameter integer A_DEPTH = 4096,  // accumulator buffer lines
   parameter integer C_DEPTH = 4096,  // command memory words
-  parameter integer CNT_BITS = 48  // counter width, 0..=48 (0: no counters)
+  parameter integer CNT_BITS = 48,  // counter width, 0..=48 (0: no counters)
+  parameter integer WINDOW = 1  // 1: the convolution address generator; 0: WINDOW faults NO_GENERATOR
 ) (
   input wire clk,
   input wire rst,
@@ -318,6 +319,7 @@ module sa_accel #(
   localparam [7:0] E_BAD_FUNCTION = 8'd11;
   localparam [7:0] E_NO_WINDOW = 8'd12;
   localparam [7:0] E_WINDOW_LENGTH = 8'd13;
+  localparam [7:0] E_NO_GENERATOR = 8'd14;
   localparam MAX_K_I = R;
   localparam [8:0] MAX_K = MAX_K_I[8:0];
   localparam MAX_M_I = C;
@@ -453,8 +455,8 @@ module sa_accel #(
   // WINDOW: the window and its limits, in its second decode cycle.
   wire [35:0] wn_new_lines_full = {{20{1'b0}}, c_rdata[15:0]} * {{16{1'b0}}, wn_st_hw};
   wire [35:0] wn_new_positions_full = {{20{1'b0}}, c_rdata[15:0]} * {{16{1'b0}}, wn_st_ohow};
-  wire [16:0] wn_new_x_lines = |wn_new_lines_full[35:17] ? {17{1'b1}} : wn_new_lines_full[16:0];
-  wire [16:0] wn_new_positions = |wn_new_positions_full[35:17] ? {17{1'b1}} : wn_new_positions_full[16:0];
+  wire [16:0] wn_new_x_lines = (WINDOW != 0) ? (|wn_new_lines_full[35:17] ? {17{1'b1}} : wn_new_lines_full[16:0]) : 17'd0;
+  wire [16:0] wn_new_positions = (WINDOW != 0) ? (|wn_new_positions_full[35:17] ? {17{1'b1}} : wn_new_positions_full[16:0]) : 17'd0;
   // The window (WINDOW's fields and products) and its limits.
   reg [9:0] win_w;
   reg [9:0] win_h;
@@ -487,7 +489,7 @@ module sa_accel #(
       win_x_lines <= 17'd0;
       win_positions <= 17'd0;
     end else begin
-      if (win_load) begin
+      if (win_load && (WINDOW != 0)) begin
         win_w <= cmd_q[9:0];
         win_h <= cmd_q[19:10];
         win_ow <= cmd_q[29:20];
@@ -522,13 +524,14 @@ module sa_accel #(
   wire bad_tile_too_large = is_load_w ? (f_m > MAX_M) || (f_k > MAX_K) : is_act && ((f_lanes > dst_lanes) || (reads_mask && (f_lanes > MAX_K)));
   wire bad_lr_shift = is_update && ((f_lr > 8'd63) || ((LR_FIXED != 0) && (f_lr != LR_CONSTANT)));
   wire bad_not_interleaved = is_backward && (f_mode == 2'd3) && (INTERLEAVED == 0);
+  wire bad_no_generator = is_window && ~(WINDOW != 0);
   wire bad_no_tile = (is_forward || is_backward || is_drain || is_update) && ~res_valid;
   wire bad_no_window = (is_forward || is_backward) && f_win && ~win_valid;
   wire bad_window_length = (is_forward || is_backward) && f_win && ({{1{1'b0}}, f_len} != win_positions);
   wire bad_address_range = is_load_w ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, f_k}, W_DEPTH_SPAN) : (is_forward ? (f_win ? past_end({{2{1'b0}}, f_addr_a}, {{1{1'b0}}, win_x_lines}, X_DEPTH_SPAN) : past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN)) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) : (is_backward ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, G_DEPTH_SPAN) || (~(f_mode == 2'd0) && (f_win ? past_end({{2{1'b0}}, f_x_addr}, {{1{1'b0}}, win_x_lines}, X_DEPTH_SPAN) : past_end({{2{1'b0}}, f_x_addr}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN))) || (~(f_mode == 2'd1) && (f_win ? past_end({{2{1'b0}}, f_addr_b}, {{1{1'b0}}, win_x_lines}, A_DEPTH_SPAN) : past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN))) : (is_drain ? past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, res_m}, A_DEPTH_SPAN) : (is_requant ? past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, dst_span) : is_act && (past_end({{2{1'b0}}, f_addr_a}, {{2{1'b0}}, f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, f_addr_b}, {{2{1'b0}}, f_len}, dst_span) || (reads_mask && past_end({{2{1'b0}}, f_mask}, {{2{1'b0}}, f_len}, X_DEPTH_SPAN)))))));
   wire bad_weight_overlap = is_load_w && res_valid && res_dirty && (f_addr_a != res_addr) && past_end({{2{1'b0}}, res_addr}, {{9{1'b0}}, res_k}, {{2{1'b0}}, f_addr_a}) && past_end({{2{1'b0}}, f_addr_a}, {{9{1'b0}}, f_k}, {{2{1'b0}}, res_addr});
-  wire chk_bad = bad_reserved_bits || bad_bad_function || bad_zero_size || bad_tile_too_large || bad_lr_shift || bad_not_interleaved || bad_no_tile || bad_no_window || bad_window_length || bad_address_range || bad_weight_overlap;
-  wire [7:0] chk_err = bad_reserved_bits ? E_RESERVED_BITS : (bad_bad_function ? E_BAD_FUNCTION : (bad_zero_size ? E_ZERO_SIZE : (bad_tile_too_large ? E_TILE_TOO_LARGE : (bad_lr_shift ? E_LR_SHIFT : (bad_not_interleaved ? E_NOT_INTERLEAVED : (bad_no_tile ? E_NO_TILE : (bad_no_window ? E_NO_WINDOW : (bad_window_length ? E_WINDOW_LENGTH : (bad_address_range ? E_ADDRESS_RANGE : (bad_weight_overlap ? E_WEIGHT_OVERLAP : 8'd0))))))))));
+  wire chk_bad = bad_reserved_bits || bad_bad_function || bad_zero_size || bad_tile_too_large || bad_lr_shift || bad_not_interleaved || bad_no_generator || bad_no_tile || bad_no_window || bad_window_length || bad_address_range || bad_weight_overlap;
+  wire [7:0] chk_err = bad_reserved_bits ? E_RESERVED_BITS : (bad_bad_function ? E_BAD_FUNCTION : (bad_zero_size ? E_ZERO_SIZE : (bad_tile_too_large ? E_TILE_TOO_LARGE : (bad_lr_shift ? E_LR_SHIFT : (bad_not_interleaved ? E_NOT_INTERLEAVED : (bad_no_generator ? E_NO_GENERATOR : (bad_no_tile ? E_NO_TILE : (bad_no_window ? E_NO_WINDOW : (bad_window_length ? E_WINDOW_LENGTH : (bad_address_range ? E_ADDRESS_RANGE : (bad_weight_overlap ? E_WEIGHT_OVERLAP : 8'd0)))))))))));
   wire end0 = pc >= prog_len;
   wire end1 = (pc + 17'd1) >= prog_len;
   wire [7:0] dec_err = in_dec ? (end0 ? E_PROGRAM_END : (~known_op ? E_UNKNOWN_OPCODE : (two_words ? 8'd0 : chk_err))) : (in_dec2 ? (end1 ? E_PROGRAM_END : chk_err) : 8'd0);
@@ -802,7 +805,7 @@ module sa_accel #(
   wire [17:0] act_end = {{2{1'b0}}, act_addr} + {{9{1'b0}}, act_k};
   wire [17:0] sw_hull_lo = (swap_lines && (hull_empty || (act_start < hull_lo))) ? act_start : hull_lo;
   wire [17:0] sw_hull_hi = (swap_lines && (hull_empty || (act_end > hull_hi))) ? act_end : hull_hi;
-  wire c_windowed = c_w0[51];
+  wire c_windowed = c_w0[51] && (WINDOW != 0);
   wire [9:0] cw_w = c_win[103:94];
   wire [9:0] cw_h = c_win[93:84];
   wire [9:0] cw_ow = c_win[83:74];

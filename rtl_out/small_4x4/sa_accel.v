@@ -19,7 +19,8 @@ module sa_accel #(
   parameter integer G_DEPTH = 4096,  // gradient buffer lines
   parameter integer A_DEPTH = 4096,  // accumulator buffer lines
   parameter integer C_DEPTH = 4096,  // command memory words
-  parameter integer CNT_BITS = 48  // counter width, 0..=48 (0: no counters)
+  parameter integer CNT_BITS = 48,  // counter width, 0..=48 (0: no counters)
+  parameter integer WINDOW = 1  // 1: the convolution address generator; 0: WINDOW faults NO_GENERATOR
 ) (
   input wire clk,
   input wire rst,
@@ -313,6 +314,7 @@ module sa_accel #(
   localparam [7:0] E_BAD_FUNCTION = 8'd11;
   localparam [7:0] E_NO_WINDOW = 8'd12;
   localparam [7:0] E_WINDOW_LENGTH = 8'd13;
+  localparam [7:0] E_NO_GENERATOR = 8'd14;
   localparam MAX_K_I = R;
   localparam [8:0] MAX_K = MAX_K_I[8:0];
   localparam MAX_M_I = C;
@@ -375,7 +377,7 @@ module sa_accel #(
   reg pre_end;
   reg pre_known;
   reg pre_two;
-  reg [10:0] pre_bad;
+  reg [11:0] pre_bad;
   reg [63:0] q0;
   reg [63:0] alt_q;
   // The command: word 0 (and a two-word command's word 1) and its fields.
@@ -459,8 +461,8 @@ module sa_accel #(
   // WINDOW: the window and its limits, in its second decode cycle.
   wire [35:0] wn_new_lines_full = {{20{1'b0}}, q0[15:0]} * {{16{1'b0}}, wn_st_hw};
   wire [35:0] wn_new_positions_full = {{20{1'b0}}, q0[15:0]} * {{16{1'b0}}, wn_st_ohow};
-  wire [16:0] wn_new_x_lines = |wn_new_lines_full[35:17] ? {17{1'b1}} : wn_new_lines_full[16:0];
-  wire [16:0] wn_new_positions = |wn_new_positions_full[35:17] ? {17{1'b1}} : wn_new_positions_full[16:0];
+  wire [16:0] wn_new_x_lines = (WINDOW != 0) ? (|wn_new_lines_full[35:17] ? {17{1'b1}} : wn_new_lines_full[16:0]) : 17'd0;
+  wire [16:0] wn_new_positions = (WINDOW != 0) ? (|wn_new_positions_full[35:17] ? {17{1'b1}} : wn_new_positions_full[16:0]) : 17'd0;
   // The window (WINDOW's fields and products) and its limits.
   reg [9:0] win_w;
   reg [9:0] win_h;
@@ -493,7 +495,7 @@ module sa_accel #(
       win_x_lines <= 17'd0;
       win_positions <= 17'd0;
     end else begin
-      if (win_load) begin
+      if (win_load && (WINDOW != 0)) begin
         win_w <= cmd_q[9:0];
         win_h <= cmd_q[19:10];
         win_ow <= cmd_q[29:20];
@@ -554,7 +556,7 @@ module sa_accel #(
   wire [15:0] p_res_addr = p_x_load ? f_addr_a : res_addr;
   wire [8:0] p_res_m = p_x_load ? f_m : res_m;
   wire [8:0] p_res_k = p_x_load ? f_k : res_k;
-  wire p_win_set = in_dec2 && is_window;
+  wire p_win_set = in_dec2 && is_window && (WINDOW != 0);
   wire p_win_valid = p_win_set || win_valid;
   wire [16:0] p_win_x_lines = p_win_set ? wn_new_x_lines : win_x_lines;
   wire [16:0] p_win_positions = p_win_set ? wn_new_positions : win_positions;
@@ -579,12 +581,13 @@ module sa_accel #(
   wire p_bad_tile_too_large = p_is_load_w ? (p_f_m > MAX_M) || (p_f_k > MAX_K) : p_is_act && ((p_f_lanes > p_dst_lanes) || (p_reads_mask && (p_f_lanes > MAX_K)));
   wire p_bad_lr_shift = p_is_update && ((p_f_lr > 8'd63) || ((LR_FIXED != 0) && (p_f_lr != LR_CONSTANT)));
   wire p_bad_not_interleaved = p_is_backward && (p_f_mode == 2'd3) && (INTERLEAVED == 0);
+  wire p_bad_no_generator = p_is_window && ~(WINDOW != 0);
   wire p_bad_no_tile = (p_is_forward || p_is_backward || p_is_drain || p_is_update) && ~p_res_valid;
   wire p_bad_no_window = (p_is_forward || p_is_backward) && p_f_win && ~p_win_valid;
   wire p_bad_window_length = (p_is_forward || p_is_backward) && p_f_win && ({{1{1'b0}}, p_f_len} != p_win_positions);
   wire p_bad_address_range = p_is_load_w ? past_end({{2{1'b0}}, p_f_addr_a}, {{9{1'b0}}, p_f_k}, W_DEPTH_SPAN) : (p_is_forward ? (p_f_win ? past_end({{2{1'b0}}, p_f_addr_a}, {{1{1'b0}}, p_win_x_lines}, X_DEPTH_SPAN) : past_end({{2{1'b0}}, p_f_addr_a}, {{2{1'b0}}, p_f_len}, X_DEPTH_SPAN)) || past_end({{2{1'b0}}, p_f_addr_b}, {{2{1'b0}}, p_f_len}, A_DEPTH_SPAN) : (p_is_backward ? past_end({{2{1'b0}}, p_f_addr_a}, {{2{1'b0}}, p_f_len}, G_DEPTH_SPAN) || (~(p_f_mode == 2'd0) && (p_f_win ? past_end({{2{1'b0}}, p_f_x_addr}, {{1{1'b0}}, p_win_x_lines}, X_DEPTH_SPAN) : past_end({{2{1'b0}}, p_f_x_addr}, {{2{1'b0}}, p_f_len}, X_DEPTH_SPAN))) || (~(p_f_mode == 2'd1) && (p_f_win ? past_end({{2{1'b0}}, p_f_addr_b}, {{1{1'b0}}, p_win_x_lines}, A_DEPTH_SPAN) : past_end({{2{1'b0}}, p_f_addr_b}, {{2{1'b0}}, p_f_len}, A_DEPTH_SPAN))) : (p_is_drain ? past_end({{2{1'b0}}, p_f_addr_a}, {{9{1'b0}}, p_res_m}, A_DEPTH_SPAN) : (p_is_requant ? past_end({{2{1'b0}}, p_f_addr_a}, {{2{1'b0}}, p_f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, p_f_addr_b}, {{2{1'b0}}, p_f_len}, p_dst_span) : p_is_act && (past_end({{2{1'b0}}, p_f_addr_a}, {{2{1'b0}}, p_f_len}, A_DEPTH_SPAN) || past_end({{2{1'b0}}, p_f_addr_b}, {{2{1'b0}}, p_f_len}, p_dst_span) || (p_reads_mask && past_end({{2{1'b0}}, p_f_mask}, {{2{1'b0}}, p_f_len}, X_DEPTH_SPAN)))))));
   wire p_bad_weight_overlap = p_is_load_w && p_res_valid && p_res_dirty && (p_f_addr_a != p_res_addr) && past_end({{2{1'b0}}, p_res_addr}, {{9{1'b0}}, p_res_k}, {{2{1'b0}}, p_f_addr_a}) && past_end({{2{1'b0}}, p_f_addr_a}, {{9{1'b0}}, p_f_k}, {{2{1'b0}}, p_res_addr});
-  wire p_chk_bad = p_bad_reserved_bits || p_bad_bad_function || p_bad_zero_size || p_bad_tile_too_large || p_bad_lr_shift || p_bad_not_interleaved || p_bad_no_tile || p_bad_no_window || p_bad_window_length || p_bad_address_range || p_bad_weight_overlap;
+  wire p_chk_bad = p_bad_reserved_bits || p_bad_bad_function || p_bad_zero_size || p_bad_tile_too_large || p_bad_lr_shift || p_bad_not_interleaved || p_bad_no_generator || p_bad_no_tile || p_bad_no_window || p_bad_window_length || p_bad_address_range || p_bad_weight_overlap;
   wire p_go = p_second ? ~p_end && ~p_chk_bad : ~p_end && p_known_op && ~p_two_words && ~p_chk_bad;
   always @(posedge clk) begin
     if (rst) begin
@@ -596,7 +599,7 @@ module sa_accel #(
       pre_end <= 1'b0;
       pre_known <= 1'b0;
       pre_two <= 1'b0;
-      pre_bad <= 11'd0;
+      pre_bad <= 12'd0;
     end else begin
       if (~in_exec) begin
         q0_two <= (c_word[63:56] == OP_BACKWARD) || (c_word[63:56] == OP_ACT) || (c_word[63:56] == OP_WINDOW);
@@ -608,7 +611,7 @@ module sa_accel #(
       pre_end <= p_end;
       pre_known <= p_known_op;
       pre_two <= p_two_words;
-      pre_bad <= {p_bad_weight_overlap, p_bad_address_range, p_bad_window_length, p_bad_no_window, p_bad_no_tile, p_bad_not_interleaved, p_bad_lr_shift, p_bad_tile_too_large, p_bad_zero_size, p_bad_bad_function, p_bad_reserved_bits};
+      pre_bad <= {p_bad_weight_overlap, p_bad_address_range, p_bad_window_length, p_bad_no_window, p_bad_no_tile, p_bad_no_generator, p_bad_not_interleaved, p_bad_lr_shift, p_bad_tile_too_large, p_bad_zero_size, p_bad_bad_function, p_bad_reserved_bits};
     end
   end
   always @(posedge clk) begin
@@ -618,7 +621,7 @@ module sa_accel #(
   // Decode: the registered pre-check; the error code from its flags.
   wire dec_go = (in_dec || in_dec2) && pre_go;
   wire dec_fault = (in_dec || in_dec2) && pre_fault;
-  wire [7:0] pre_chk_err = pre_bad[0] ? E_RESERVED_BITS : (pre_bad[1] ? E_BAD_FUNCTION : (pre_bad[2] ? E_ZERO_SIZE : (pre_bad[3] ? E_TILE_TOO_LARGE : (pre_bad[4] ? E_LR_SHIFT : (pre_bad[5] ? E_NOT_INTERLEAVED : (pre_bad[6] ? E_NO_TILE : (pre_bad[7] ? E_NO_WINDOW : (pre_bad[8] ? E_WINDOW_LENGTH : (pre_bad[9] ? E_ADDRESS_RANGE : (pre_bad[10] ? E_WEIGHT_OVERLAP : 8'd0))))))))));
+  wire [7:0] pre_chk_err = pre_bad[0] ? E_RESERVED_BITS : (pre_bad[1] ? E_BAD_FUNCTION : (pre_bad[2] ? E_ZERO_SIZE : (pre_bad[3] ? E_TILE_TOO_LARGE : (pre_bad[4] ? E_LR_SHIFT : (pre_bad[5] ? E_NOT_INTERLEAVED : (pre_bad[6] ? E_NO_GENERATOR : (pre_bad[7] ? E_NO_TILE : (pre_bad[8] ? E_NO_WINDOW : (pre_bad[9] ? E_WINDOW_LENGTH : (pre_bad[10] ? E_ADDRESS_RANGE : (pre_bad[11] ? E_WEIGHT_OVERLAP : 8'd0)))))))))));
   wire [7:0] dec_err = (in_dec || in_dec2) ? (pre_end ? E_PROGRAM_END : (pre_second ? pre_chk_err : (~pre_known ? E_UNKNOWN_OPCODE : (pre_two ? 8'd0 : pre_chk_err)))) : 8'd0;
   // Sequencing: decode ends, execute length, the next cycle's view.
   assign win_load = dec_go && is_window;
@@ -633,7 +636,7 @@ module sa_accel #(
   wire [3:0] pass_mode = (f_mode == 2'd0) ? M_BWD_DX : ((f_mode == 2'd1) ? M_BWD_DW : ((f_mode == 2'd3) ? M_BWD_IL : (ex_pass ? M_BWD_DW : M_BWD_DX)));
   wire [3:0] x_pass_mode = (x_f_mode == 2'd0) ? M_BWD_DX : ((x_f_mode == 2'd1) ? M_BWD_DW : ((x_f_mode == 2'd3) ? M_BWD_IL : (ex_pass ? M_BWD_DW : M_BWD_DX)));
   wire [3:0] nx_pass_mode = (f_mode == 2'd0) ? M_BWD_DX : ((f_mode == 2'd1) ? M_BWD_DW : ((f_mode == 2'd3) ? M_BWD_IL : (nx_pass ? M_BWD_DW : M_BWD_DX)));
-  wire x_win = f_win && (is_forward || is_backward);
+  wire x_win = f_win && (WINDOW != 0) && (is_forward || is_backward);
   // Address generator gx: output position (ox, oy), input pixel (ix, iy), lines.
   wire [15:0] gx_x0 = {{12{1'b0}}, win_kx} - {{12{1'b0}}, win_pad};
   wire [15:0] gx_y0 = {{12{1'b0}}, win_ky} - {{12{1'b0}}, win_pad};
@@ -932,7 +935,7 @@ module sa_accel #(
         wb_dx <= is_backward;
         wb_ph <= is_forward ? 2'd0 : ((f_mode == 2'd3) ? 2'd2 : 2'd1);
         wb_lanes <= is_forward ? res_m : res_k;
-        wb_win <= is_backward && f_win;
+        wb_win <= is_backward && f_win && (WINDOW != 0);
         wb_base <= f_addr_b[A_AB-1:0];
       end else begin
         if (wb_wait != 10'd0) begin

@@ -24,6 +24,8 @@ fn config_words(cfg: &ArrayConfig, pipelining: bool) -> String {
     } else {
         format!(" c{}", cfg.counter_bits())
     };
+    // Without the convolution address generator.
+    let window = if cfg.has_window() { "" } else { " nw" };
     let dense = if pipelining && cfg.dense() {
         " dense"
     } else {
@@ -35,7 +37,7 @@ fn config_words(cfg: &ArrayConfig, pipelining: bool) -> String {
         sysgrad_config::Numbers::Float(float) => float.tag(),
     };
     format!(
-        "{}x{} {numbers}{dense}{lr}{mul_reg}{deferred}{counters}",
+        "{}x{} {numbers}{dense}{lr}{mul_reg}{deferred}{counters}{window}",
         cfg.rows(),
         cfg.cols(),
     )

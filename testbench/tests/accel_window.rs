@@ -303,3 +303,65 @@ fn window_errors_fault_like_the_emulator() {
 fn window_errors_fault_like_the_emulator_on_the_dense_controller() {
     errors_on(common::dense(common::conv_small()));
 }
+
+/// Built without the address generator (`units.window = false`): WINDOW
+/// faults NO_GENERATOR (a zero size first), a windowed pass NO_WINDOW,
+/// and a plain pass runs, each co-simulated against the emulator; the
+/// expected codes are the contract's (COMMANDS.md, Errors).
+fn without_generator_on(c: ArrayConfig) {
+    use ErrorCode::*;
+    let c = c.with_units(sysgrad_config::Units { window: false });
+    let cv = Conv::on(&c, 1, 1);
+    let n = cv.p() as u16;
+    let win = cv.window(1, 1);
+    let zero = match win {
+        Command::Window(w) => Command::Window(Window { stride: 0, ..w }),
+        _ => unreachable!(),
+    };
+    let fwd = |window: bool| Command::Forward {
+        x_addr: 0,
+        y_addr: 0,
+        n,
+        accumulate: false,
+        window,
+    };
+    let load = Command::LoadW {
+        addr: 0,
+        m: cv.o as u16,
+        k: cv.c as u16,
+    };
+    let mut setup = Setup::default();
+    setup
+        .fill(BufferId::Weights, 0, vec![vec![3, -2]; 3])
+        .fill(BufferId::Activations, 0, vec![vec![1, -1, 2]; n as usize])
+        .compare(BufferId::Accumulators, 0, n as usize);
+    let cases = [
+        (vec![load, win], Some((NoGenerator, 1))),
+        (vec![zero], Some((ZeroSize, 0))),
+        (vec![load, fwd(true)], Some((NoWindow, 1))),
+        (vec![load, fwd(false), Command::Halt], None),
+    ];
+    for (i, (cmds, want)) in cases.into_iter().enumerate() {
+        let rep = common::model(c)
+            .cosim(&setup, &encode_program(&cmds), 300 + i as u64, 10)
+            .unwrap_or_else(|e| panic!("{} {cmds:?}: {e}", c.tag()));
+        let got = match rep.state {
+            State::Faulted(f) => Some((f.code, f.pc)),
+            State::Halted => None,
+            s => panic!("{cmds:?}: emulator state {s:?}"),
+        };
+        assert_eq!(got, want, "{} {cmds:?}", c.tag());
+    }
+}
+
+#[test]
+#[ignore = "needs verilator"]
+fn without_the_generator_window_faults_like_the_emulator() {
+    without_generator_on(common::conv_small());
+}
+
+#[test]
+#[ignore = "needs verilator"]
+fn without_the_generator_window_faults_like_the_emulator_on_the_dense_controller() {
+    without_generator_on(common::dense(common::conv_small()));
+}

@@ -583,6 +583,7 @@ fn violates(code: ErrorCode, c: &WordIn, past_end: &Function, dst_span: Net) -> 
         ErrorCode::NotInterleaved => is(opcode::BACKWARD)
             .and(f.mode_is(BackwardMode::Interleaved))
             .and(INTERLEAVED.equals(0)),
+        ErrorCode::NoGenerator => is(opcode::WINDOW).and(!super::window::present()),
         ErrorCode::NoTile => any_of(vec![
             is(opcode::FORWARD).e(),
             is(opcode::BACKWARD).e(),

@@ -33,7 +33,7 @@ mod window;
 
 use crate::arith::Arithmetic;
 use crate::ir::*;
-use crate::params::{A_DEPTH, C, CNT_BITS, C_DEPTH, G_DEPTH, L, R, W_DEPTH, X_DEPTH};
+use crate::params::{A_DEPTH, C, CNT_BITS, C_DEPTH, G_DEPTH, L, R, WINDOW, W_DEPTH, X_DEPTH};
 use io::{ArrayNets, ControlProbes, Controller, ControllerIo, HostProbes, Requests};
 use sysgrad_config::ArrayConfig;
 use sysgrad_isa::host::{Counter, DmaTarget};
@@ -227,6 +227,11 @@ pub(crate) fn build(
                     CNT_BITS.name(),
                     cfg.counter_bits().into(),
                     "counter width, 0..=48 (0: no counters)",
+                ),
+                param(
+                    WINDOW.name(),
+                    cfg.has_window().into(),
+                    "1: the convolution address generator; 0: WINDOW faults NO_GENERATOR",
                 ),
             ])
             .collect(),

@@ -15,6 +15,7 @@
 
 use super::sizes::*;
 use crate::ir::*;
+use crate::params::WINDOW;
 use sysgrad_isa::command::{field, Field};
 
 /// A generator's coordinates: `ix`, `iy` (two's complement, negative in
@@ -113,6 +114,15 @@ impl Window {
             .collect();
         Window(nets)
     }
+}
+
+/// Whether the generator is built (`units.window`). Without it WINDOW
+/// faults NO_GENERATOR and no window is ever set, so a windowed pass
+/// never runs: every place that follows a pass's `win` bit into a
+/// generator reads it through this, and the window registers load only
+/// through it, which leaves synthesis constants where the generator was.
+pub(super) fn present() -> Expr {
+    WINDOW.differs(0)
 }
 
 /// What the checks compare with: whether a WINDOW has been decoded since
@@ -227,8 +237,15 @@ pub(super) fn decoded(m: &mut Scope, prefix: &str, w0: Net, w1: Net, st: &Staged
     let wide = |v: Net| zext(prod_bits - AREA_BITS, v);
     let lines = m.wire_of(&n("lines_full"), prod_bits, images() * wide(st.hw));
     let positions = m.wire_of(&n("positions_full"), prod_bits, images() * wide(st.ohow));
-    let x_lines = m.wire_of(&n("x_lines"), LIMIT_BITS, clamp(lines, prod_bits));
-    let positions = m.wire_of(&n("positions"), LIMIT_BITS, clamp(positions, prod_bits));
+    // Read by the pre-check too (a WINDOW just before a pass), so gated
+    // here as well as at the registers.
+    let built = |v: Expr| cond(present(), v, lit(LIMIT_BITS, 0));
+    let x_lines = m.wire_of(&n("x_lines"), LIMIT_BITS, built(clamp(lines, prod_bits)));
+    let positions = m.wire_of(
+        &n("positions"),
+        LIMIT_BITS,
+        built(clamp(positions, prod_bits)),
+    );
     let window = PARTS
         .iter()
         .map(|(p, _, _, fl)| {
@@ -283,7 +300,11 @@ pub(super) fn registers(
     loads.push(set(valid, lit(1, 1)));
     loads.push(set(x_lines, d.x_lines));
     loads.push(set(positions, d.positions));
-    m.clocked(vec![if_else(rst, reset, vec![when(load, loads)])]);
+    m.clocked(vec![if_else(
+        rst,
+        reset,
+        vec![when(load.and(present()), loads)],
+    )]);
     (
         Window(parts),
         Limits {

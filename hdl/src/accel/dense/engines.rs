@@ -1113,7 +1113,13 @@ pub(super) fn build(
     // The window the pass carries (its entry's, as at its decode); the
     // generator follows `c_t`: position 0 where a pass begins, one step
     // per wave.
-    let c_win = m.flag("c_windowed", cur.c.get(Field::W0).at(field::WIN.lo));
+    let c_win = m.flag(
+        "c_windowed",
+        cur.c
+            .get(Field::W0)
+            .at(field::WIN.lo)
+            .and(window::present()),
+    );
     let cwin = Window::unpack(m, "cw", cur.c.get(Field::Win));
     let gen = window::generator(
         m,

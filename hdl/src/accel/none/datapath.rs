@@ -63,6 +63,7 @@ fn x_window(m: &mut Scope, io: &ControllerIo, s: &Seq) -> XWindow {
     let x_win = m.flag(
         "x_win",
         f.f_win
+            .and(window::present())
             .and(s.is(opcode::FORWARD).or(s.is(opcode::BACKWARD))),
     );
     // `nx_t` is 0 in decode cycles and where a pass begins, else it
@@ -482,7 +483,10 @@ fn write_back(
             ),
         ),
         set(wb_lanes, cond(is(opcode::FORWARD), r.res_m, r.res_k)),
-        set(wb_win, is(opcode::BACKWARD).and(f.f_win)),
+        set(
+            wb_win,
+            is(opcode::BACKWARD).and(f.f_win).and(window::present()),
+        ),
         set(wb_base, low(a_ab, f.f_addr_b)),
     ];
     m.clocked(vec![if_else(

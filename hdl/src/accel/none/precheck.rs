@@ -159,7 +159,12 @@ fn resident_after(m: &mut Scope, c: &PreIn) -> Resident {
 /// decode cycle sets it at the end of the cycle (if it faults, nothing is
 /// decoded after it).
 fn window_after(m: &mut Scope, c: &PreIn) -> Limits {
-    let setting = m.flag("p_win_set", c.in_dec2.and(c.fields.is(opcode::WINDOW)));
+    let setting = m.flag(
+        "p_win_set",
+        c.in_dec2
+            .and(c.fields.is(opcode::WINDOW))
+            .and(crate::accel::window::present()),
+    );
     let (w, d) = (c.window, c.win_new);
     Limits {
         valid: m.flag("p_win_valid", setting.or(w.valid)),
