@@ -9,7 +9,7 @@ use common::{cfg, float, require_tool, run, write};
 use std::process::Command;
 use std::time::Instant;
 use sysgrad_config::float::{FloatKind, Rounding};
-use sysgrad_config::{ArrayConfig, Backward, Pipelining};
+use sysgrad_config::{ArrayConfig, Backward, Pipelining, Units};
 
 fn configs() -> Vec<ArrayConfig> {
     use Backward::*;
@@ -19,9 +19,11 @@ fn configs() -> Vec<ArrayConfig> {
         // Counter widths (host.counter_bits): none, narrower than an
         // increment, exactly one register, between the two registers.
         // (Configs [4] and [5] differ in generated text only by parameters.)
+        // The first without the address generator (units.window).
         cfg(2, 3, Interleaved, 8, 24, 4)
             .with_counter_bits(0)
-            .unwrap(),
+            .unwrap()
+            .with_units(Units { window: false }),
         cfg(4, 4, Interleaved, 16, 48, 8), // widest accumulator
         cfg(5, 2, Sequential, 6, 16, 2)
             .with_counter_bits(5)
@@ -52,7 +54,8 @@ fn dense_configs() -> Vec<ArrayConfig> {
         cfg(3, 1, Interleaved, 8, 16, 0),
         cfg(5, 2, Sequential, 6, 16, 2)
             .with_counter_bits(0)
-            .unwrap(),
+            .unwrap()
+            .with_units(Units { window: false }),
         cfg(4, 4, Interleaved, 16, 48, 8)
             .with_counter_bits(7)
             .unwrap(),
