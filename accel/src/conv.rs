@@ -108,12 +108,19 @@ fn fits(what: &'static str, value: usize, max: usize) -> Result<(), ConvError> {
     Ok(())
 }
 
+/// Output positions along an axis of `size` inputs of a convolution with
+/// `kernel`, `stride` and `pad` on both sides (the kernel fits the padded
+/// axis): the one definition the compiler, the models and the networks use.
+pub fn out_size(size: usize, kernel: usize, stride: usize, pad: usize) -> usize {
+    (size + 2 * pad - kernel) / stride + 1
+}
+
 impl ConvShape {
     pub fn out_h(&self) -> usize {
-        (self.h + 2 * self.pad - self.kernel) / self.stride + 1
+        out_size(self.h, self.kernel, self.stride, self.pad)
     }
     pub fn out_w(&self) -> usize {
-        (self.w + 2 * self.pad - self.kernel) / self.stride + 1
+        out_size(self.w, self.kernel, self.stride, self.pad)
     }
     /// Output positions of the batch: the stream length of every pass.
     pub fn positions(&self) -> usize {

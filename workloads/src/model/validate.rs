@@ -220,7 +220,7 @@ fn layer_output(i: usize, layer: &LayerSpec, s: Shape, cfg: &ArrayConfig) -> Res
                     format!("0..={} (less than the kernel)", kernel - 1),
                 ));
             }
-            let out = |n: usize| (n + 2 * padding - kernel) / stride + 1;
+            let out = |n: usize| sysgrad_accel::conv::out_size(n, kernel, stride, padding);
             Ok(Shape {
                 c: filters,
                 h: out(s.h),

@@ -12,6 +12,7 @@ use crate::arith::{Arith, Site};
 use crate::error::Result;
 use ndarray::{s, Array2, Array4, ArrayView2, Axis};
 use rayon::prelude::*;
+use sysgrad_accel::conv::out_size;
 
 /// Sizes of one convolution (square kernel, same stride and padding on both axes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -26,10 +27,10 @@ pub struct ConvGeom {
 
 impl ConvGeom {
     pub fn out_h(&self) -> usize {
-        (self.h + 2 * self.padding - self.kernel) / self.stride + 1
+        out_size(self.h, self.kernel, self.stride, self.padding)
     }
     pub fn out_w(&self) -> usize {
-        (self.w + 2 * self.padding - self.kernel) / self.stride + 1
+        out_size(self.w, self.kernel, self.stride, self.padding)
     }
     /// Rows of the patch matrix (without the bias row).
     pub fn patch_len(&self) -> usize {
