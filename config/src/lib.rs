@@ -362,10 +362,6 @@ impl ArrayConfig {
     pub fn counter_bits(&self) -> u32 {
         self.host.counter_bits
     }
-    /// The optional units built around the array.
-    pub fn units(&self) -> Units {
-        self.units
-    }
     /// Whether the accelerator has the convolution address generator.
     pub fn has_window(&self) -> bool {
         self.units.window
