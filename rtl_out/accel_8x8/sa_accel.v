@@ -51,6 +51,9 @@ module sa_accel #(
 );
   genvar l;
   // Used before the logic that drives them, so declared first:
+  wire [63:0] q0_next;
+  wire p_second;
+  wire [63:0] p_w0;
   wire win_load;
   wire c_ctl_re;
   localparam C_AB = (C_DEPTH > 1) ? $clog2(C_DEPTH) : 1;
@@ -434,35 +437,50 @@ module sa_accel #(
   wire [7:0] x_f_lr_unused = x_f_lr;
   wire [8:0] x_f_m = x_w0[24:16];
   wire [8:0] x_f_k = x_w0[33:25];
+  // WINDOW: its areas a cycle ahead, its limits in its first decode cycle.
+  reg [19:0] wn_ah_hw;
+  reg [19:0] wn_ah_ohow;
+  reg [16:0] wn_ah_x_lines;
+  reg [16:0] wn_ah_positions;
+  wire [19:0] wn_ah_hw_next = {{10{1'b0}}, p_w0[19:10]} * {{10{1'b0}}, p_w0[9:0]};
+  wire [19:0] wn_ah_ohow_next = {{10{1'b0}}, p_w0[39:30]} * {{10{1'b0}}, p_w0[29:20]};
+  wire [35:0] wn_ah_next_lines_full = {{20{1'b0}}, q0_next[15:0]} * {{16{1'b0}}, wn_ah_hw};
+  wire [35:0] wn_ah_next_positions_full = {{20{1'b0}}, q0_next[15:0]} * {{16{1'b0}}, wn_ah_ohow};
+  wire [16:0] wn_ah_next_x_lines = (WINDOW != 0) ? (|wn_ah_next_lines_full[35:17] ? {17{1'b1}} : wn_ah_next_lines_full[16:0]) : 17'd0;
+  wire [16:0] wn_ah_next_positions = (WINDOW != 0) ? (|wn_ah_next_positions_full[35:17] ? {17{1'b1}} : wn_ah_next_positions_full[16:0]) : 17'd0;
+  always @(posedge clk) begin
+    if (rst) begin
+      wn_ah_hw <= 20'd0;
+      wn_ah_ohow <= 20'd0;
+      wn_ah_x_lines <= 17'd0;
+      wn_ah_positions <= 17'd0;
+    end else begin
+      if (p_second) begin
+        wn_ah_x_lines <= wn_ah_next_x_lines;
+        wn_ah_positions <= wn_ah_next_positions;
+      end else begin
+        wn_ah_hw <= wn_ah_hw_next;
+        wn_ah_ohow <= wn_ah_ohow_next;
+      end
+    end
+  end
   // WINDOW: its products from word 0, in its first decode cycle.
-  reg [19:0] wn_st_hw;
-  reg [19:0] wn_st_ohow;
   reg [15:0] wn_st_stride_w;
   reg [15:0] wn_st_start;
-  wire [19:0] wn_st_hw_next = {{10{1'b0}}, q0[19:10]} * {{10{1'b0}}, q0[9:0]};
-  wire [19:0] wn_st_ohow_next = {{10{1'b0}}, q0[39:30]} * {{10{1'b0}}, q0[29:20]};
   wire [15:0] wn_st_stride_w_next = {{12{1'b0}}, q0[43:40]} * {{6{1'b0}}, q0[9:0]};
   wire [15:0] wn_st_start_next = ({{12{1'b0}}, q0[47:44]} - {{12{1'b0}}, q0[55:52]}) * {{6{1'b0}}, q0[9:0]} + {{12{1'b0}}, q0[51:48]} - {{12{1'b0}}, q0[55:52]};
   always @(posedge clk) begin
     if (rst) begin
-      wn_st_hw <= 20'd0;
-      wn_st_ohow <= 20'd0;
       wn_st_stride_w <= 16'd0;
       wn_st_start <= 16'd0;
     end else begin
       if (in_dec) begin
-        wn_st_hw <= wn_st_hw_next;
-        wn_st_ohow <= wn_st_ohow_next;
         wn_st_stride_w <= wn_st_stride_w_next;
         wn_st_start <= wn_st_start_next;
       end
     end
   end
   // WINDOW: the window and its limits, in its second decode cycle.
-  wire [35:0] wn_new_lines_full = {{20{1'b0}}, q0[15:0]} * {{16{1'b0}}, wn_st_hw};
-  wire [35:0] wn_new_positions_full = {{20{1'b0}}, q0[15:0]} * {{16{1'b0}}, wn_st_ohow};
-  wire [16:0] wn_new_x_lines = (WINDOW != 0) ? (|wn_new_lines_full[35:17] ? {17{1'b1}} : wn_new_lines_full[16:0]) : 17'd0;
-  wire [16:0] wn_new_positions = (WINDOW != 0) ? (|wn_new_positions_full[35:17] ? {17{1'b1}} : wn_new_positions_full[16:0]) : 17'd0;
   // The window (WINDOW's fields and products) and its limits.
   reg [9:0] win_w;
   reg [9:0] win_h;
@@ -504,22 +522,22 @@ module sa_accel #(
         win_ky <= cmd_q[47:44];
         win_kx <= cmd_q[51:48];
         win_pad <= cmd_q[55:52];
-        win_hw <= wn_st_hw[15:0];
+        win_hw <= wn_ah_hw[15:0];
         win_stride_w <= wn_st_stride_w;
         win_start <= wn_st_start;
         win_valid <= 1'b1;
-        win_x_lines <= wn_new_x_lines;
-        win_positions <= wn_new_positions;
+        win_x_lines <= wn_ah_x_lines;
+        win_positions <= wn_ah_positions;
       end
     end
   end
   // The command memory's word, a write beat to the word read forwarded.
   wire [63:0] c_word = fwd_q ? alt_q : c_rdata;
   wire fwd = c_we[0] && c_re && (c_waddr == c_raddr);
-  wire [63:0] q0_next = in_exec ? q0 : c_word;
+  assign q0_next = in_exec ? q0 : c_word;
   // Pre-check: the next decode cycle's words, resident tile and place.
-  wire p_second = in_dec && q0_two;
-  wire [63:0] p_w0 = (fwd_q || in_exec || p_second) ? alt_q : c_rdata;
+  assign p_second = in_dec && q0_two;
+  assign p_w0 = (fwd_q || in_exec || p_second) ? alt_q : c_rdata;
   wire [63:0] p_w1 = c_rdata;
   wire [7:0] p_op = p_w0[63:56];
   wire [15:0] p_f_addr_a = p_w0[15:0];
@@ -558,8 +576,8 @@ module sa_accel #(
   wire [8:0] p_res_k = p_x_load ? f_k : res_k;
   wire p_win_set = in_dec2 && is_window && (WINDOW != 0);
   wire p_win_valid = p_win_set || win_valid;
-  wire [16:0] p_win_x_lines = p_win_set ? wn_new_x_lines : win_x_lines;
-  wire [16:0] p_win_positions = p_win_set ? wn_new_positions : win_positions;
+  wire [16:0] p_win_x_lines = p_win_set ? wn_ah_x_lines : win_x_lines;
+  wire [16:0] p_win_positions = p_win_set ? wn_ah_positions : win_positions;
   wire p_end_1 = (pc + 17'd1) >= prog_len;
   wire p_end_2 = (pc + 17'd2) >= prog_len;
   wire p_end_start = prog_start >= prog_len;

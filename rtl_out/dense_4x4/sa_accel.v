@@ -428,25 +428,32 @@ module sa_accel #(
   wire two_words = is_backward || is_act || is_window;
   wire reads_mask = f_func == 2'd2;
   wire [8:0] dst_lanes = f_flag ? MAX_M : MAX_K;
-  // WINDOW: its products from word 0, in its first decode cycle.
   reg [19:0] wn_st_hw;
   reg [19:0] wn_st_ohow;
-  reg [15:0] wn_st_stride_w;
-  reg [15:0] wn_st_start;
   wire [19:0] wn_st_hw_next = {{10{1'b0}}, c_rdata[19:10]} * {{10{1'b0}}, c_rdata[9:0]};
   wire [19:0] wn_st_ohow_next = {{10{1'b0}}, c_rdata[39:30]} * {{10{1'b0}}, c_rdata[29:20]};
-  wire [15:0] wn_st_stride_w_next = {{12{1'b0}}, c_rdata[43:40]} * {{6{1'b0}}, c_rdata[9:0]};
-  wire [15:0] wn_st_start_next = ({{12{1'b0}}, c_rdata[47:44]} - {{12{1'b0}}, c_rdata[55:52]}) * {{6{1'b0}}, c_rdata[9:0]} + {{12{1'b0}}, c_rdata[51:48]} - {{12{1'b0}}, c_rdata[55:52]};
   always @(posedge clk) begin
     if (rst) begin
       wn_st_hw <= 20'd0;
       wn_st_ohow <= 20'd0;
-      wn_st_stride_w <= 16'd0;
-      wn_st_start <= 16'd0;
     end else begin
       if (in_dec) begin
         wn_st_hw <= wn_st_hw_next;
         wn_st_ohow <= wn_st_ohow_next;
+      end
+    end
+  end
+  // WINDOW: its products from word 0, in its first decode cycle.
+  reg [15:0] wn_st_stride_w;
+  reg [15:0] wn_st_start;
+  wire [15:0] wn_st_stride_w_next = {{12{1'b0}}, c_rdata[43:40]} * {{6{1'b0}}, c_rdata[9:0]};
+  wire [15:0] wn_st_start_next = ({{12{1'b0}}, c_rdata[47:44]} - {{12{1'b0}}, c_rdata[55:52]}) * {{6{1'b0}}, c_rdata[9:0]} + {{12{1'b0}}, c_rdata[51:48]} - {{12{1'b0}}, c_rdata[55:52]};
+  always @(posedge clk) begin
+    if (rst) begin
+      wn_st_stride_w <= 16'd0;
+      wn_st_start <= 16'd0;
+    end else begin
+      if (in_dec) begin
         wn_st_stride_w <= wn_st_stride_w_next;
         wn_st_start <= wn_st_start_next;
       end

@@ -140,9 +140,23 @@ pub(super) struct Limits {
 /// of a WINDOW), so no product of products stands in one cycle.
 pub(super) struct Staged {
     hw: Net,
-    ohow: Net,
     stride_w: Net,
     start: Net,
+    limits: LimitsFrom,
+}
+
+/// Where a controller's WINDOW forms its limits (`images * h * w`,
+/// `images * oh * ow`), the one multiplication whose result a check reads.
+enum LimitsFrom {
+    /// In the second decode cycle, from word 1's images and `oh * ow`
+    /// staged with the others: the dense decoder, whose checks read the
+    /// window registers that the limits load.
+    SecondCycle { ohow: Net },
+    /// Registered in the first decode cycle: the `none` controller, whose
+    /// pre-check of the command after a WINDOW reads them in WINDOW's
+    /// second decode cycle (a multiplier there was the accelerator's
+    /// critical path, into `pre_go`).
+    FirstCycle { x_lines: Net, positions: Net },
 }
 
 /// `part` of WINDOW's word 0 `w0`.
@@ -159,48 +173,123 @@ fn widen(e: Expr, bits: u32, to: u32) -> Expr {
     }
 }
 
-/// The staged products of `w0` (`<prefix>_st_*`), loaded when `load`.
+/// Field `fl` of word 0 `w0`, widened to `to` bits.
+fn field_of(w0: Net, fl: Field, to: u32) -> Expr {
+    widen(part_of(w0, fl), fl.bits, to)
+}
+
+/// `h * w` and `oh * ow` of word 0 `w0`.
+fn areas_of(w0: Net) -> (Expr, Expr) {
+    let f = |fl| field_of(w0, fl, AREA_BITS);
+    (
+        f(field::WIN_H) * f(field::WIN_W),
+        f(field::WIN_OH) * f(field::WIN_OW),
+    )
+}
+
+/// The staged products of `w0` (`<prefix>_st_*`), loaded when `load`;
+/// the limits formed in the second decode cycle (the dense decoder).
 pub(super) fn staged(m: &mut Scope, prefix: &str, rst: Net, w0: Net, load: Net) -> Staged {
-    m.comment("WINDOW: its products from word 0, in its first decode cycle.");
     let n = |s: &str| format!("{prefix}_st_{s}");
-    let f = |fl: Field, to: u32| widen(part_of(w0, fl), fl.bits, to);
-    let hw_now = f(field::WIN_H, AREA_BITS) * f(field::WIN_W, AREA_BITS);
-    let ohow_now = f(field::WIN_OH, AREA_BITS) * f(field::WIN_OW, AREA_BITS);
-    let stride_w_now = f(field::WIN_STRIDE, COORD_BITS) * f(field::WIN_W, COORD_BITS);
-    // (ky - pad) * w + kx - pad, modulo 2^COORD_BITS (two's complement).
-    let start_now = (f(field::WIN_KY, COORD_BITS) - f(field::WIN_PAD, COORD_BITS))
-        * f(field::WIN_W, COORD_BITS)
-        + f(field::WIN_KX, COORD_BITS)
-        - f(field::WIN_PAD, COORD_BITS);
-    let ([hw, ohow, stride_w, start], reset) = m.registers([
+    let (hw_now, ohow_now) = areas_of(w0);
+    let ([hw, ohow], reset) = m.registers([
         (n("hw").as_str(), int(AREA_BITS as i64)),
         (n("ohow").as_str(), int(AREA_BITS as i64)),
-        (n("stride_w").as_str(), int(COORD_BITS as i64)),
-        (n("start").as_str(), int(COORD_BITS as i64)),
     ]);
     let hw_w = m.wire_of(&n("hw_next"), AREA_BITS, hw_now);
     let ohow_w = m.wire_of(&n("ohow_next"), AREA_BITS, ohow_now);
+    m.clocked(vec![if_else(
+        rst,
+        reset,
+        vec![when(load, vec![set(hw, hw_w), set(ohow, ohow_w)])],
+    )]);
+    let (stride_w, start) = staged_walk(m, prefix, rst, w0, load);
+    Staged {
+        hw,
+        stride_w,
+        start,
+        limits: LimitsFrom::SecondCycle { ohow },
+    }
+}
+
+/// What the `none` controller's pre-check reads a cycle ahead of a
+/// WINDOW's first decode cycle and in it.
+pub(super) struct Ahead {
+    /// The word the pre-check takes as the next decode cycle's word 0:
+    /// in the cycle before a command's first decode cycle, its word 0.
+    pub w0_next: Net,
+    /// In a two-word command's first decode cycle, its word 1 (what
+    /// `q0` is loaded with).
+    pub w1: Net,
+    /// A two-word command's first decode cycle.
+    pub first_of_two: Net,
+}
+
+/// The staged products of word 0 `w0` (loaded when `load`), and the
+/// limits registered in WINDOW's first decode cycle: `h * w` and
+/// `oh * ow` (`<prefix>_ah_*`) are formed from `a.w0_next` in every cycle
+/// but a two-word command's first decode one, which keeps its own for
+/// the second; in that cycle word 1's images multiply them.
+pub(super) fn staged_ahead(
+    m: &mut Scope,
+    prefix: &str,
+    rst: Net,
+    w0: Net,
+    load: Net,
+    a: &Ahead,
+) -> Staged {
+    m.comment("WINDOW: its areas a cycle ahead, its limits in its first decode cycle.");
+    let n = |s: &str| format!("{prefix}_ah_{s}");
+    let (hw_now, ohow_now) = areas_of(a.w0_next);
+    let ([hw, ohow, x_lines, positions], reset) = m.registers([
+        (n("hw").as_str(), int(AREA_BITS as i64)),
+        (n("ohow").as_str(), int(AREA_BITS as i64)),
+        (n("x_lines").as_str(), int(LIMIT_BITS as i64)),
+        (n("positions").as_str(), int(LIMIT_BITS as i64)),
+    ]);
+    let hw_w = m.wire_of(&n("hw_next"), AREA_BITS, hw_now);
+    let ohow_w = m.wire_of(&n("ohow_next"), AREA_BITS, ohow_now);
+    let (lines_w, positions_w) = limits_of(m, &n("next_"), a.w1, hw, ohow);
+    m.clocked(vec![if_else(
+        rst,
+        reset,
+        vec![if_else(
+            a.first_of_two,
+            vec![set(x_lines, lines_w), set(positions, positions_w)],
+            vec![set(hw, hw_w), set(ohow, ohow_w)],
+        )],
+    )]);
+    let (stride_w, start) = staged_walk(m, prefix, rst, w0, load);
+    Staged {
+        hw,
+        stride_w,
+        start,
+        limits: LimitsFrom::FirstCycle { x_lines, positions },
+    }
+}
+
+/// `stride * w` and position 0's line of `w0` (`<prefix>_st_*`), loaded
+/// when `load`: what the generator walks by.
+fn staged_walk(m: &mut Scope, prefix: &str, rst: Net, w0: Net, load: Net) -> (Net, Net) {
+    m.comment("WINDOW: its products from word 0, in its first decode cycle.");
+    let n = |s: &str| format!("{prefix}_st_{s}");
+    let f = |fl: Field| field_of(w0, fl, COORD_BITS);
+    let stride_w_now = f(field::WIN_STRIDE) * f(field::WIN_W);
+    // (ky - pad) * w + kx - pad, modulo 2^COORD_BITS (two's complement).
+    let start_now = (f(field::WIN_KY) - f(field::WIN_PAD)) * f(field::WIN_W) + f(field::WIN_KX)
+        - f(field::WIN_PAD);
+    let ([stride_w, start], reset) = m.registers([
+        (n("stride_w").as_str(), int(COORD_BITS as i64)),
+        (n("start").as_str(), int(COORD_BITS as i64)),
+    ]);
     let sw_w = m.wire_of(&n("stride_w_next"), COORD_BITS, stride_w_now);
     let start_w = m.wire_of(&n("start_next"), COORD_BITS, start_now);
     m.clocked(vec![if_else(
         rst,
         reset,
-        vec![when(
-            load,
-            vec![
-                set(hw, hw_w),
-                set(ohow, ohow_w),
-                set(stride_w, sw_w),
-                set(start, start_w),
-            ],
-        )],
+        vec![when(load, vec![set(stride_w, sw_w), set(start, start_w)])],
     )]);
-    Staged {
-        hw,
-        ohow,
-        stride_w,
-        start,
-    }
+    (stride_w, start)
 }
 
 /// `v` (`bits` wide) clamped to [`LIMIT_BITS`]: all ones if any bit above
@@ -214,6 +303,33 @@ fn clamp(v: Net, bits: u32) -> Expr {
     )
 }
 
+/// The limits (`<prefix>lines_full`, ...) of the images of word 1 `w1`
+/// over the areas `hw` and `ohow`: clamped, and 0 without the generator
+/// (the pre-check reads them for a WINDOW just before a pass, so they
+/// are gated here as well as at the registers).
+fn limits_of(m: &mut Scope, prefix: &str, w1: Net, hw: Net, ohow: Net) -> (Net, Net) {
+    let n = |s: &str| format!("{prefix}{s}");
+    let prod_bits = field::WIN_IMAGES.bits + AREA_BITS;
+    let images = || {
+        widen(
+            slice(w1, field::WIN_IMAGES),
+            field::WIN_IMAGES.bits,
+            prod_bits,
+        )
+    };
+    let wide = |v: Net| zext(prod_bits - AREA_BITS, v);
+    let lines = m.wire_of(&n("lines_full"), prod_bits, images() * wide(hw));
+    let positions = m.wire_of(&n("positions_full"), prod_bits, images() * wide(ohow));
+    let built = |v: Expr| cond(present(), v, lit(LIMIT_BITS, 0));
+    let x_lines = m.wire_of(&n("x_lines"), LIMIT_BITS, built(clamp(lines, prod_bits)));
+    let positions = m.wire_of(
+        &n("positions"),
+        LIMIT_BITS,
+        built(clamp(positions, prod_bits)),
+    );
+    (x_lines, positions)
+}
+
 /// A WINDOW being decoded, in its second decode cycle: word 0 `w0`, the
 /// images of word 1 `w1` and the staged products: the window it sets and
 /// its limits (`<prefix>_new_*`), valid.
@@ -225,27 +341,12 @@ pub(super) struct Decoded {
 
 pub(super) fn decoded(m: &mut Scope, prefix: &str, w0: Net, w1: Net, st: &Staged) -> Decoded {
     m.comment("WINDOW: the window and its limits, in its second decode cycle.");
-    let n = |s: &str| format!("{prefix}_new_{s}");
-    let prod_bits = field::WIN_IMAGES.bits + AREA_BITS;
-    let images = || {
-        widen(
-            slice(w1, field::WIN_IMAGES),
-            field::WIN_IMAGES.bits,
-            prod_bits,
-        )
+    let (x_lines, positions) = match st.limits {
+        LimitsFrom::SecondCycle { ohow } => {
+            limits_of(m, &format!("{prefix}_new_"), w1, st.hw, ohow)
+        }
+        LimitsFrom::FirstCycle { x_lines, positions } => (x_lines, positions),
     };
-    let wide = |v: Net| zext(prod_bits - AREA_BITS, v);
-    let lines = m.wire_of(&n("lines_full"), prod_bits, images() * wide(st.hw));
-    let positions = m.wire_of(&n("positions_full"), prod_bits, images() * wide(st.ohow));
-    // Read by the pre-check too (a WINDOW just before a pass), so gated
-    // here as well as at the registers.
-    let built = |v: Expr| cond(present(), v, lit(LIMIT_BITS, 0));
-    let x_lines = m.wire_of(&n("x_lines"), LIMIT_BITS, built(clamp(lines, prod_bits)));
-    let positions = m.wire_of(
-        &n("positions"),
-        LIMIT_BITS,
-        built(clamp(positions, prod_bits)),
-    );
     let window = PARTS
         .iter()
         .map(|(p, _, _, fl)| {

@@ -336,8 +336,14 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
         k: regs.res_k,
     };
     // WINDOW: word 0 is in `q0` in its first decode cycle, word 1 in its
-    // second (word 0 then latched in `cmd_q`).
-    let staged = window::staged(m, "wn", io.rst, pre_regs.q0, in_dec);
+    // second (word 0 then latched in `cmd_q`). Its limits are registered
+    // in the first, from the words the pre-check reads (`precheck`).
+    let ahead = window::Ahead {
+        w0_next: Net::named("p_w0"), // `fields_of`, in `precheck::build`
+        w1: Net::named("q0_next"),
+        first_of_two: Net::named("p_second"),
+    };
+    let staged = window::staged_ahead(m, "wn", io.rst, pre_regs.q0, in_dec, &ahead);
     let win_new = window::decoded(m, "wn", regs.cmd_q, pre_regs.q0, &staged);
     let win_load = Net::named("win_load");
     let (window, limits) = window::registers(m, "win", io.rst, &win_new, win_load);
