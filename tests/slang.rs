@@ -81,7 +81,8 @@ fn every_generated_module_compiles_cleanly_in_slang() {
         "configs/ holds the shipped configurations"
     );
     // Random ones: sizes up to 9, either schedule and pipelining, any
-    // format, with and without a multiplier register.
+    // format, with and without a multiplier register or the address
+    // generator.
     for seed in 0..12 {
         configs.push((format!("random_config({seed}, 9)"), random_config(seed, 9)));
     }

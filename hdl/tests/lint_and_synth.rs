@@ -160,11 +160,17 @@ fn verilator_lint_is_clean() {
         let dir = tempfile::tempdir().unwrap();
         let files = write(&cfg, dir.path());
         for top in tops {
+            let start = Instant::now();
             let out = run(
                 Command::new("verilator")
                     .args(["--lint-only", "-Wall", "--top-module", top])
                     .args(&files),
                 dir.path(),
+            );
+            eprintln!(
+                "verilator {} {top}: {:.1} s",
+                cfg.tag(),
+                start.elapsed().as_secs_f64()
             );
             assert!(
                 !out.contains("%Warning") && !out.contains("%Error"),
@@ -183,11 +189,17 @@ fn icarus_compiles_without_warnings() {
         let dir = tempfile::tempdir().unwrap();
         let files = write(&cfg, dir.path());
         for top in tops {
+            let start = Instant::now();
             let out = run(
                 Command::new("iverilog")
                     .args(["-g2012", "-Wall", "-o", "a.vvp", "-s", top])
                     .args(&files),
                 dir.path(),
+            );
+            eprintln!(
+                "iverilog {} {top}: {:.1} s",
+                cfg.tag(),
+                start.elapsed().as_secs_f64()
             );
             assert!(
                 out.trim().is_empty(),

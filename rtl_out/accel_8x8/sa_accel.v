@@ -51,9 +51,9 @@ module sa_accel #(
 );
   genvar l;
   // Used before the logic that drives them, so declared first:
-  wire [63:0] q0_next;
   wire p_second;
   wire [63:0] p_w0;
+  wire [63:0] p_w1;
   wire win_load;
   wire c_ctl_re;
   localparam C_AB = (C_DEPTH > 1) ? $clog2(C_DEPTH) : 1;
@@ -444,8 +444,8 @@ module sa_accel #(
   reg [16:0] wn_ah_positions;
   wire [19:0] wn_ah_hw_next = {{10{1'b0}}, p_w0[19:10]} * {{10{1'b0}}, p_w0[9:0]};
   wire [19:0] wn_ah_ohow_next = {{10{1'b0}}, p_w0[39:30]} * {{10{1'b0}}, p_w0[29:20]};
-  wire [35:0] wn_ah_next_lines_full = {{20{1'b0}}, q0_next[15:0]} * {{16{1'b0}}, wn_ah_hw};
-  wire [35:0] wn_ah_next_positions_full = {{20{1'b0}}, q0_next[15:0]} * {{16{1'b0}}, wn_ah_ohow};
+  wire [35:0] wn_ah_next_lines_full = {{20{1'b0}}, p_w1[15:0]} * {{16{1'b0}}, wn_ah_hw};
+  wire [35:0] wn_ah_next_positions_full = {{20{1'b0}}, p_w1[15:0]} * {{16{1'b0}}, wn_ah_ohow};
   wire [16:0] wn_ah_next_x_lines = (WINDOW != 0) ? (|wn_ah_next_lines_full[35:17] ? {17{1'b1}} : wn_ah_next_lines_full[16:0]) : 17'd0;
   wire [16:0] wn_ah_next_positions = (WINDOW != 0) ? (|wn_ah_next_positions_full[35:17] ? {17{1'b1}} : wn_ah_next_positions_full[16:0]) : 17'd0;
   always @(posedge clk) begin
@@ -534,11 +534,11 @@ module sa_accel #(
   // The command memory's word, a write beat to the word read forwarded.
   wire [63:0] c_word = fwd_q ? alt_q : c_rdata;
   wire fwd = c_we[0] && c_re && (c_waddr == c_raddr);
-  assign q0_next = in_exec ? q0 : c_word;
+  wire [63:0] q0_next = in_exec ? q0 : c_word;
   // Pre-check: the next decode cycle's words, resident tile and place.
   assign p_second = in_dec && q0_two;
   assign p_w0 = (fwd_q || in_exec || p_second) ? alt_q : c_rdata;
-  wire [63:0] p_w1 = c_rdata;
+  assign p_w1 = c_rdata;
   wire [7:0] p_op = p_w0[63:56];
   wire [15:0] p_f_addr_a = p_w0[15:0];
   wire [15:0] p_f_addr_b = p_w0[31:16];

@@ -5,12 +5,13 @@
 use crate::scenario::{self, Spec};
 use crate::Simulator;
 use std::time::{Duration, Instant};
-use sysgrad_config::{ArrayConfig, Backward, NumberFormat, Pipelining};
+use sysgrad_config::{ArrayConfig, Backward, NumberFormat, Pipelining, Units};
 use sysgrad_rng::Rng;
 
 /// A random valid configuration from `seed` (sizes up to `max_dim`,
 /// either schedule, dense or `none` pipelining, with or without a
-/// multiplier register on `none`).
+/// multiplier register on `none`, a quarter of them without the
+/// accelerator's address generator).
 pub fn random_config(seed: u64, max_dim: usize) -> ArrayConfig {
     let mut rng = Rng::new(seed ^ 0x5eed_c0f1_9000_0000);
     let r = rng.range(1, max_dim as i64) as usize;
@@ -49,6 +50,10 @@ pub fn random_config(seed: u64, max_dim: usize) -> ArrayConfig {
     .unwrap()
     .with_deferred_saturation(pipelining == Pipelining::None && rng.next_u64().is_multiple_of(2))
     .unwrap()
+    // Only `sa_accel` sees the units (the slang check compiles it).
+    .with_units(Units {
+        window: !rng.next_u64().is_multiple_of(4),
+    })
 }
 
 /// One failing case, shrunk.

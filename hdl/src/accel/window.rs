@@ -218,8 +218,10 @@ pub(super) struct Ahead {
     /// The word the pre-check takes as the next decode cycle's word 0:
     /// in the cycle before a command's first decode cycle, its word 0.
     pub w0_next: Net,
-    /// In a two-word command's first decode cycle, its word 1 (what
-    /// `q0` is loaded with).
+    /// In a two-word command's first decode cycle, its word 1 as the
+    /// pre-check reads it (the memory's read data: no forwarding mux in
+    /// front of the multiplier, whose path from the block RAM's output is
+    /// the longest this leaves).
     pub w1: Net,
     /// A two-word command's first decode cycle.
     pub first_of_two: Net,

@@ -339,8 +339,9 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
     // second (word 0 then latched in `cmd_q`). Its limits are registered
     // in the first, from the words the pre-check reads (`precheck`).
     let ahead = window::Ahead {
-        w0_next: Net::named("p_w0"), // `fields_of`, in `precheck::build`
-        w1: Net::named("q0_next"),
+        // The pre-check's words (`fields_of` in `precheck::build`).
+        w0_next: Net::named("p_w0"),
+        w1: Net::named("p_w1"),
         first_of_two: Net::named("p_second"),
     };
     let staged = window::staged_ahead(m, "wn", io.rst, pre_regs.q0, in_dec, &ahead);
