@@ -439,19 +439,23 @@ module sa_accel #(
   wire [8:0] x_f_k = x_w0[33:25];
   // WINDOW: its areas a cycle ahead, its limits in its first decode cycle.
   reg [19:0] wn_ah_hw;
-  reg [19:0] wn_ah_ohow;
+  reg [16:0] wn_ah_hw_lim;
+  reg [16:0] wn_ah_ohow_lim;
   reg [16:0] wn_ah_x_lines;
   reg [16:0] wn_ah_positions;
   wire [19:0] wn_ah_hw_next = {{10{1'b0}}, p_w0[19:10]} * {{10{1'b0}}, p_w0[9:0]};
   wire [19:0] wn_ah_ohow_next = {{10{1'b0}}, p_w0[39:30]} * {{10{1'b0}}, p_w0[29:20]};
-  wire [35:0] wn_ah_next_lines_full = {{20{1'b0}}, p_w1[15:0]} * {{16{1'b0}}, wn_ah_hw};
-  wire [35:0] wn_ah_next_positions_full = {{20{1'b0}}, p_w1[15:0]} * {{16{1'b0}}, wn_ah_ohow};
-  wire [16:0] wn_ah_next_x_lines = (WINDOW != 0) ? (|wn_ah_next_lines_full[35:17] ? {17{1'b1}} : wn_ah_next_lines_full[16:0]) : 17'd0;
-  wire [16:0] wn_ah_next_positions = (WINDOW != 0) ? (|wn_ah_next_positions_full[35:17] ? {17{1'b1}} : wn_ah_next_positions_full[16:0]) : 17'd0;
+  wire [16:0] wn_ah_hw_clamped = |wn_ah_hw_next[19:17] ? {17{1'b1}} : wn_ah_hw_next[16:0];
+  wire [16:0] wn_ah_ohow_clamped = |wn_ah_ohow_next[19:17] ? {17{1'b1}} : wn_ah_ohow_next[16:0];
+  wire [32:0] wn_ah_next_lines_full = {{17{1'b0}}, p_w1[15:0]} * {{16{1'b0}}, wn_ah_hw_lim};
+  wire [32:0] wn_ah_next_positions_full = {{17{1'b0}}, p_w1[15:0]} * {{16{1'b0}}, wn_ah_ohow_lim};
+  wire [16:0] wn_ah_next_x_lines = (WINDOW != 0) ? (|wn_ah_next_lines_full[32:17] ? {17{1'b1}} : wn_ah_next_lines_full[16:0]) : 17'd0;
+  wire [16:0] wn_ah_next_positions = (WINDOW != 0) ? (|wn_ah_next_positions_full[32:17] ? {17{1'b1}} : wn_ah_next_positions_full[16:0]) : 17'd0;
   always @(posedge clk) begin
     if (rst) begin
       wn_ah_hw <= 20'd0;
-      wn_ah_ohow <= 20'd0;
+      wn_ah_hw_lim <= 17'd0;
+      wn_ah_ohow_lim <= 17'd0;
       wn_ah_x_lines <= 17'd0;
       wn_ah_positions <= 17'd0;
     end else begin
@@ -460,7 +464,8 @@ module sa_accel #(
         wn_ah_positions <= wn_ah_next_positions;
       end else begin
         wn_ah_hw <= wn_ah_hw_next;
-        wn_ah_ohow <= wn_ah_ohow_next;
+        wn_ah_hw_lim <= wn_ah_hw_clamped;
+        wn_ah_ohow_lim <= wn_ah_ohow_clamped;
       end
     end
   end

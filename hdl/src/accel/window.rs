@@ -243,22 +243,34 @@ pub(super) fn staged_ahead(
     m.comment("WINDOW: its areas a cycle ahead, its limits in its first decode cycle.");
     let n = |s: &str| format!("{prefix}_ah_{s}");
     let (hw_now, ohow_now) = areas_of(a.w0_next);
-    let ([hw, ohow, x_lines, positions], reset) = m.registers([
+    let ([hw, hw_lim, ohow_lim, x_lines, positions], reset) = m.registers([
         (n("hw").as_str(), int(AREA_BITS as i64)),
-        (n("ohow").as_str(), int(AREA_BITS as i64)),
+        (n("hw_lim").as_str(), int(LIMIT_BITS as i64)),
+        (n("ohow_lim").as_str(), int(LIMIT_BITS as i64)),
         (n("x_lines").as_str(), int(LIMIT_BITS as i64)),
         (n("positions").as_str(), int(LIMIT_BITS as i64)),
     ]);
     let hw_w = m.wire_of(&n("hw_next"), AREA_BITS, hw_now);
     let ohow_w = m.wire_of(&n("ohow_next"), AREA_BITS, ohow_now);
-    let (lines_w, positions_w) = limits_of(m, &n("next_"), a.w1, hw, ohow);
+    // An area clamped to the limit's all ones gives the same clamped
+    // product (images >= 1 where it is read; 0 faults ZERO_SIZE), and
+    // `images * area` then fits one 18 x 18 multiplier with no adder.
+    let areas = [
+        m.wire_of(&n("hw_clamped"), LIMIT_BITS, clamp(hw_w, AREA_BITS)),
+        m.wire_of(&n("ohow_clamped"), LIMIT_BITS, clamp(ohow_w, AREA_BITS)),
+    ];
+    let (lines_w, positions_w) = limits_of(m, &n("next_"), a.w1, [hw_lim, ohow_lim], LIMIT_BITS);
     m.clocked(vec![if_else(
         rst,
         reset,
         vec![if_else(
             a.first_of_two,
             vec![set(x_lines, lines_w), set(positions, positions_w)],
-            vec![set(hw, hw_w), set(ohow, ohow_w)],
+            vec![
+                set(hw, hw_w),
+                set(hw_lim, areas[0]),
+                set(ohow_lim, areas[1]),
+            ],
         )],
     )]);
     let (stride_w, start) = staged_walk(m, prefix, rst, w0, load);
@@ -309,9 +321,9 @@ fn clamp(v: Net, bits: u32) -> Expr {
 /// over the areas `hw` and `ohow`: clamped, and 0 without the generator
 /// (the pre-check reads them for a WINDOW just before a pass, so they
 /// are gated here as well as at the registers).
-fn limits_of(m: &mut Scope, prefix: &str, w1: Net, hw: Net, ohow: Net) -> (Net, Net) {
+fn limits_of(m: &mut Scope, prefix: &str, w1: Net, areas: [Net; 2], area_bits: u32) -> (Net, Net) {
     let n = |s: &str| format!("{prefix}{s}");
-    let prod_bits = field::WIN_IMAGES.bits + AREA_BITS;
+    let prod_bits = field::WIN_IMAGES.bits + area_bits;
     let images = || {
         widen(
             slice(w1, field::WIN_IMAGES),
@@ -319,7 +331,8 @@ fn limits_of(m: &mut Scope, prefix: &str, w1: Net, hw: Net, ohow: Net) -> (Net, 
             prod_bits,
         )
     };
-    let wide = |v: Net| zext(prod_bits - AREA_BITS, v);
+    let wide = |v: Net| zext(prod_bits - area_bits, v);
+    let [hw, ohow] = areas;
     let lines = m.wire_of(&n("lines_full"), prod_bits, images() * wide(hw));
     let positions = m.wire_of(&n("positions_full"), prod_bits, images() * wide(ohow));
     let built = |v: Expr| cond(present(), v, lit(LIMIT_BITS, 0));
@@ -345,7 +358,7 @@ pub(super) fn decoded(m: &mut Scope, prefix: &str, w0: Net, w1: Net, st: &Staged
     m.comment("WINDOW: the window and its limits, in its second decode cycle.");
     let (x_lines, positions) = match st.limits {
         LimitsFrom::SecondCycle { ohow } => {
-            limits_of(m, &format!("{prefix}_new_"), w1, st.hw, ohow)
+            limits_of(m, &format!("{prefix}_new_"), w1, [st.hw, ohow], AREA_BITS)
         }
         LimitsFrom::FirstCycle { x_lines, positions } => (x_lines, positions),
     };
