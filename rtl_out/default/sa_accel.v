@@ -438,7 +438,7 @@ module sa_accel #(
   wire [8:0] x_f_m = x_w0[24:16];
   wire [8:0] x_f_k = x_w0[33:25];
   // WINDOW: its areas a cycle ahead, its limits in its first decode cycle.
-  reg [19:0] wn_ah_hw;
+  reg [15:0] wn_ah_hw;
   reg [16:0] wn_ah_hw_lim;
   reg [16:0] wn_ah_ohow_lim;
   reg [16:0] wn_ah_x_lines;
@@ -453,7 +453,7 @@ module sa_accel #(
   wire [16:0] wn_ah_next_positions = (WINDOW != 0) ? (|wn_ah_next_positions_full[32:17] ? {17{1'b1}} : wn_ah_next_positions_full[16:0]) : 17'd0;
   always @(posedge clk) begin
     if (rst) begin
-      wn_ah_hw <= 20'd0;
+      wn_ah_hw <= 16'd0;
       wn_ah_hw_lim <= 17'd0;
       wn_ah_ohow_lim <= 17'd0;
       wn_ah_x_lines <= 17'd0;
@@ -463,7 +463,7 @@ module sa_accel #(
         wn_ah_x_lines <= wn_ah_next_x_lines;
         wn_ah_positions <= wn_ah_next_positions;
       end else begin
-        wn_ah_hw <= wn_ah_hw_next;
+        wn_ah_hw <= wn_ah_hw_next[15:0];
         wn_ah_hw_lim <= wn_ah_hw_clamped;
         wn_ah_ohow_lim <= wn_ah_ohow_clamped;
       end

@@ -244,7 +244,8 @@ pub(super) fn staged_ahead(
     let n = |s: &str| format!("{prefix}_ah_{s}");
     let (hw_now, ohow_now) = areas_of(a.w0_next);
     let ([hw, hw_lim, ohow_lim, x_lines, positions], reset) = m.registers([
-        (n("hw").as_str(), int(AREA_BITS as i64)),
+        // The generator's `h * w`, modulo the address width.
+        (n("hw").as_str(), int(COORD_BITS as i64)),
         (n("hw_lim").as_str(), int(LIMIT_BITS as i64)),
         (n("ohow_lim").as_str(), int(LIMIT_BITS as i64)),
         (n("x_lines").as_str(), int(LIMIT_BITS as i64)),
@@ -267,7 +268,7 @@ pub(super) fn staged_ahead(
             a.first_of_two,
             vec![set(x_lines, lines_w), set(positions, positions_w)],
             vec![
-                set(hw, hw_w),
+                set(hw, hw_w.bits(COORD_BITS as i64 - 1, 0)),
                 set(hw_lim, areas[0]),
                 set(ohow_lim, areas[1]),
             ],
