@@ -100,37 +100,7 @@ fn rounded(k: FloatKind, acc: f32) -> f32 {
 }
 
 impl Arith for FormatArith {
-    type V = f32;
-
-    fn quantize(&self, x: f64) -> f32 {
-        x as f32
-    }
-    fn real(&self, v: f32) -> f64 {
-        f64::from(v)
-    }
-    /// Host values are fp32; rounding to a format happens where a value
-    /// enters the array or leaves it.
-    fn requantize(&self, acc: f32) -> f32 {
-        acc
-    }
-    fn acc_add(&self, a: f32, b: f32) -> f32 {
-        a + b
-    }
-    fn acc_adder(&self) -> impl Fn(f32, f32) -> f32 + Send + Sync + Copy {
-        |a, b| a + b
-    }
-    fn add(&self, a: f32, b: f32) -> f32 {
-        a + b
-    }
-    fn sub(&self, a: f32, b: f32) -> f32 {
-        a - b
-    }
-    fn mul(&self, a: f32, b: f32) -> f32 {
-        a * b
-    }
-    fn mean(&self, vals: &[f32], n: usize) -> f32 {
-        vals.iter().sum::<f32>() / n as f32
-    }
+    super::host_f32_ops!();
 
     fn matmul(
         &mut self,

@@ -6,6 +6,45 @@
 //! [`FloatArith`] is the f32 reference. The layers are written once, generic
 //! over `Arith`, so the two networks cannot drift apart in structure.
 
+/// The host-side scalar arithmetic of an [`Arith`] whose host values are
+/// fp32: the f32 reference, and the float formats, which round to a
+/// format only where a value enters or leaves the array. One definition
+/// for both impls (`super::host_f32_ops!();` at the top of each).
+macro_rules! host_f32_ops {
+    () => {
+        type V = f32;
+
+        fn quantize(&self, x: f64) -> f32 {
+            x as f32
+        }
+        fn real(&self, v: f32) -> f64 {
+            f64::from(v)
+        }
+        fn requantize(&self, acc: f32) -> f32 {
+            acc
+        }
+        fn acc_add(&self, a: f32, b: f32) -> f32 {
+            a + b
+        }
+        fn acc_adder(&self) -> impl Fn(f32, f32) -> f32 + Send + Sync + Copy {
+            |a, b| a + b
+        }
+        fn add(&self, a: f32, b: f32) -> f32 {
+            a + b
+        }
+        fn sub(&self, a: f32, b: f32) -> f32 {
+            a - b
+        }
+        fn mul(&self, a: f32, b: f32) -> f32 {
+            a * b
+        }
+        fn mean(&self, vals: &[f32], n: usize) -> f32 {
+            vals.iter().sum::<f32>() / n as f32
+        }
+    };
+}
+use host_f32_ops;
+
 pub mod accel;
 mod fixed;
 mod float;
