@@ -135,9 +135,10 @@ pub(super) struct Limits {
     pub positions: Net,
 }
 
-/// The products of WINDOW's word 0, registered in its first decode cycle
+/// The products of WINDOW's word 0, registered by its first decode cycle
 /// (whatever the word is: they are read only in the second decode cycle
-/// of a WINDOW), so no product of products stands in one cycle.
+/// of a WINDOW), so no product of products stands in one cycle; and where
+/// its limits come from.
 pub(super) struct Staged {
     hw: Net,
     stride_w: Net,
