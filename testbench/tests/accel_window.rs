@@ -277,6 +277,56 @@ fn errors_on(c: ArrayConfig) {
             s => panic!("{what}: emulator state {s:?}"),
         }
     }
+    // The window just set, as the check of the pass right after it sees
+    // it, whatever comes before the WINDOW (the `none` controller forms
+    // its limits a cycle ahead of its first decode cycle): a SYNC, another
+    // WINDOW, a pass; the X range at and one past the buffer's end.
+    let n_other = n - cv.images as u16 * cv.oh() as u16;
+    let (sync, halt) = (Command::Sync, Command::Halt);
+    let fresh: Vec<(&str, Vec<Command>, Option<(ErrorCode, usize)>)> = vec![
+        (
+            "after a SYNC",
+            vec![sync, other, fwd(0, n_other, true), halt],
+            None,
+        ),
+        (
+            "n of the earlier window after a SYNC",
+            vec![sync, other, fwd(0, n, true)],
+            Some((WindowLength, 3)),
+        ),
+        (
+            "the second of two WINDOWs",
+            vec![other, win, fwd(0, n, true), halt],
+            None,
+        ),
+        (
+            "n of the first of two WINDOWs",
+            vec![win, other, fwd(0, n, true)],
+            Some((WindowLength, 4)),
+        ),
+        (
+            "X to the end right after the WINDOW",
+            vec![other, fwd(depth - px, n_other, true), halt],
+            None,
+        ),
+        (
+            "X past the end right after the WINDOW",
+            vec![other, fwd(depth - px + 1, n_other, true)],
+            Some((AddressRange, 2)),
+        ),
+    ];
+    for (i, (what, cmds, want)) in fresh.into_iter().enumerate() {
+        let prog = [prefix.clone(), e(&cmds)].concat();
+        let rep = common::model(c)
+            .cosim(&setup, &prog, 400 + i as u64, 10)
+            .unwrap_or_else(|e| panic!("{} {what}: {e}", c.tag()));
+        let got = match rep.state {
+            State::Faulted(f) => Some((f.code, f.pc - prefix.len())),
+            State::Halted => None,
+            s => panic!("{what}: emulator state {s:?}"),
+        };
+        assert_eq!(got, want, "{} {what}", c.tag());
+    }
     // No window since reset; no tile comes first.
     for (prog, code) in [
         (e(&[load, fwd(0, n, true)]), NoWindow),
