@@ -283,7 +283,8 @@ fn errors_on(c: ArrayConfig) {
     // WINDOW, a pass; the X range at and one past the buffer's end.
     let n_other = n - cv.images as u16 * cv.oh() as u16;
     let (sync, halt) = (Command::Sync, Command::Halt);
-    let fresh: Vec<(&str, Vec<Command>, Option<(ErrorCode, usize)>)> = vec![
+    type Outcome = Option<(ErrorCode, usize)>;
+    let fresh: Vec<(&str, Vec<Command>, Outcome)> = vec![
         (
             "after a SYNC",
             vec![sync, other, fwd(0, n_other, true), halt],
