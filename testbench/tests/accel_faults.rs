@@ -30,39 +30,34 @@
 mod common;
 
 use sysgrad_accel::*;
-use sysgrad_testbench::accel::{self, AccelError};
+use sysgrad_testbench::accel::{self, AccelError, Simulator};
 
 /// The program a fault is run with: [`common::training_step`], or
 /// [`common::act_program`] for the activation unit's faults.
 type Scenario = fn(&sysgrad_config::ArrayConfig) -> (accel::Setup, Vec<u64>);
 
-/// The simulator a fault runs on (the module's comment says which).
-#[derive(Clone, Copy)]
-enum Sim {
-    Icarus,
-    Verilator,
-}
+/// The simulators a fault runs on (the module's comment says which);
+/// Verilator with back-pressure from a fixed seed.
+const ICARUS: Simulator = Simulator::Icarus;
+const VERILATOR: Simulator = Simulator::Verilator {
+    seed: 5,
+    gap_percent: 30,
+};
 
 /// What the co-simulation of `scenario` on `sim` says of `files`.
 fn run_scenario(
     c: &sysgrad_config::ArrayConfig,
     files: Vec<sysgrad_hdl::VerilogFile>,
     scenario: Scenario,
-    sim: Sim,
+    sim: Simulator,
 ) -> Result<accel::AccelReport, AccelError> {
     let (setup, prog) = scenario(c);
-    match sim {
-        Sim::Icarus => accel::cosim_runs_icarus_files(c, &files, &setup, &[&prog]),
-        Sim::Verilator => {
-            let model = accel::build_files(c, &files).unwrap_or_else(|e| panic!("{e}"));
-            model.cosim(&setup, &prog, 5, 30)
-        }
-    }
+    accel::cosim_files_on(sim, c, &files, &setup, &[&prog])
 }
 
 /// The clean RTL of `c` runs `scenario` to HALT on both simulators.
 fn clean_passes(c: &sysgrad_config::ArrayConfig, scenario: Scenario) {
-    for sim in [Sim::Icarus, Sim::Verilator] {
+    for sim in [ICARUS, VERILATOR] {
         let rep = run_scenario(c, sysgrad_hdl::generate(c), scenario, sim)
             .unwrap_or_else(|e| panic!("{}: {e}", c.tag()));
         assert_eq!(rep.state, State::Halted, "{}", c.tag());
@@ -95,7 +90,7 @@ fn expect_files_caught(
     what: &str,
     named: &str,
 ) {
-    expect_scenario_caught(c, files, common::training_step, what, named, Sim::Icarus)
+    expect_scenario_caught(c, files, common::training_step, what, named, ICARUS)
 }
 
 /// A fault of the activation unit (`from` -> `to`) is reported by the
@@ -103,7 +98,7 @@ fn expect_files_caught(
 fn expect_act_fault_caught(c: &sysgrad_config::ArrayConfig, from: &str, to: &str, named: &str) {
     let files = common::with_fault(c, from, to);
     let what = format!("{from}` -> `{to}");
-    expect_scenario_caught(c, files, common::act_program, &what, named, Sim::Icarus)
+    expect_scenario_caught(c, files, common::act_program, &what, named, ICARUS)
 }
 
 fn expect_scenario_caught(
@@ -112,7 +107,7 @@ fn expect_scenario_caught(
     scenario: Scenario,
     what: &str,
     named: &str,
-    sim: Sim,
+    sim: Simulator,
 ) {
     match run_scenario(c, files, scenario, sim) {
         Ok(_) => panic!("the fault `{what}` went unnoticed"),
@@ -295,7 +290,7 @@ fn expect_window_fault_caught(
     net: &str,
     (from, to): (&str, &str),
     named: &str,
-    sim: Sim,
+    sim: Simulator,
 ) {
     let files = common::with_fault_in(c, net, from, to);
     let what = format!("{net}: {from}` -> `{to}");
@@ -314,7 +309,7 @@ fn the_clean_rtl_passes_the_window_scenario() {
 #[ignore = "needs verilator"]
 fn a_padding_position_that_streams_the_last_line_read_is_caught() {
     let c = common::conv_small();
-    let sim = Sim::Verilator;
+    let sim = VERILATOR;
     expect_window_fault_caught(&c, "x_feed", ("x_on && ~x_pad_q", "x_on"), "x_in[", sim);
     let c = common::dense(c);
     let read = ("wave_x && (~c_windowed || gd_inside)", "wave_x");
@@ -325,7 +320,7 @@ fn a_padding_position_that_streams_the_last_line_read_is_caught() {
 #[ignore = "needs iverilog"]
 fn an_output_column_that_wraps_one_late_is_caught() {
     let c = common::conv_small();
-    let sim = Sim::Icarus;
+    let sim = ICARUS;
     expect_window_fault_caught(
         &c,
         "gx_last_x",
@@ -342,7 +337,7 @@ fn an_output_column_that_wraps_one_late_is_caught() {
 fn dx_written_at_padding_positions_is_caught() {
     let c = common::conv_small();
     let put = ("wb_write && (~wb_win || wb_in)", "wb_write");
-    let sim = Sim::Verilator;
+    let sim = VERILATOR;
     expect_window_fault_caught(&c, "wb_put", put, "Accumulators", sim);
     let c = common::dense(c);
     let store = ("wb_write && wb_put", "wb_write");

@@ -135,13 +135,23 @@ pub fn cosim_runs_on(
     setup: &Setup,
     programs: &[&[u64]],
 ) -> Result<AccelReport, AccelError> {
+    cosim_files_on(sim, cfg, &sysgrad_hdl::generate(cfg), setup, programs)
+}
+
+/// [`cosim_runs_on`] of the given Verilog files (which must contain
+/// `sa_accel.v`), e.g. with a fault injected.
+pub fn cosim_files_on(
+    sim: Simulator,
+    cfg: &ArrayConfig,
+    files: &[VerilogFile],
+    setup: &Setup,
+    programs: &[&[u64]],
+) -> Result<AccelReport, AccelError> {
     match sim {
         Simulator::Verilator { seed, gap_percent } => {
-            build(cfg)?.cosim_runs(setup, programs, seed, gap_percent)
+            build_files(cfg, files)?.cosim_runs(setup, programs, seed, gap_percent)
         }
-        Simulator::Icarus => {
-            cosim_runs_icarus_files(cfg, &sysgrad_hdl::generate(cfg), setup, programs)
-        }
+        Simulator::Icarus => cosim_runs_icarus_files(cfg, files, setup, programs),
     }
 }
 
