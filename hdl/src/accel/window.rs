@@ -149,10 +149,10 @@ pub(super) struct Staged {
 /// Where a controller's WINDOW forms its limits (`images * h * w`,
 /// `images * oh * ow`), the one multiplication whose result a check reads.
 enum LimitsFrom {
-    /// In the second decode cycle, from word 1's images and `oh * ow`
-    /// staged with the others: the dense decoder, whose checks read the
-    /// window registers that the limits load.
-    SecondCycle { ohow: Net },
+    /// In the second decode cycle, from the images of word 1 (`w1`, read
+    /// then) and `oh * ow` staged with the others: the dense decoder,
+    /// whose checks read the window registers that the limits load.
+    SecondCycle { ohow: Net, w1: Net },
     /// Registered in the first decode cycle: the `none` controller, whose
     /// pre-check of the command after a WINDOW reads them in WINDOW's
     /// second decode cycle (a multiplier there was the accelerator's
@@ -189,8 +189,9 @@ fn areas_of(w0: Net) -> (Expr, Expr) {
 }
 
 /// The staged products of `w0` (`<prefix>_st_*`), loaded when `load`;
-/// the limits formed in the second decode cycle (the dense decoder).
-pub(super) fn staged(m: &mut Scope, prefix: &str, rst: Net, w0: Net, load: Net) -> Staged {
+/// the limits formed in the second decode cycle from word 1 `w1` (the
+/// dense decoder).
+pub(super) fn staged(m: &mut Scope, prefix: &str, rst: Net, w0: Net, load: Net, w1: Net) -> Staged {
     let n = |s: &str| format!("{prefix}_st_{s}");
     let (hw_now, ohow_now) = areas_of(w0);
     let ([hw, ohow], reset) = m.registers([
@@ -209,7 +210,7 @@ pub(super) fn staged(m: &mut Scope, prefix: &str, rst: Net, w0: Net, load: Net) 
         hw,
         stride_w,
         start,
-        limits: LimitsFrom::SecondCycle { ohow },
+        limits: LimitsFrom::SecondCycle { ohow, w1 },
     }
 }
 
@@ -347,19 +348,19 @@ fn limits_of(m: &mut Scope, prefix: &str, w1: Net, areas: [Net; 2], area_bits: u
     (x_lines, positions)
 }
 
-/// A WINDOW being decoded, in its second decode cycle: word 0 `w0`, the
-/// images of word 1 `w1` and the staged products: the window it sets and
-/// its limits (`<prefix>_new_*`), valid.
+/// A WINDOW being decoded, in its second decode cycle: word 0 `w0` and
+/// the staged products: the window it sets and its limits
+/// (`<prefix>_new_*`), valid.
 pub(super) struct Decoded {
     window: Vec<(Part, Expr)>,
     pub x_lines: Net,
     pub positions: Net,
 }
 
-pub(super) fn decoded(m: &mut Scope, prefix: &str, w0: Net, w1: Net, st: &Staged) -> Decoded {
+pub(super) fn decoded(m: &mut Scope, prefix: &str, w0: Net, st: &Staged) -> Decoded {
     m.comment("WINDOW: the window and its limits, in its second decode cycle.");
     let (x_lines, positions) = match st.limits {
-        LimitsFrom::SecondCycle { ohow } => {
+        LimitsFrom::SecondCycle { ohow, w1 } => {
             limits_of(m, &format!("{prefix}_new_"), w1, [st.hw, ohow], AREA_BITS)
         }
         LimitsFrom::FirstCycle { x_lines, positions } => (x_lines, positions),

@@ -564,8 +564,8 @@ pub(super) fn build(
     // WINDOW: word 0 is the read data in its first decode cycle; in its
     // second, word 0 is in `cmd_q` and word 1 the read data. It takes no
     // queue entry: the decoder's window is set when it goes.
-    let staged = window::staged(m, "wn", io.rst, c_rdata, cy.in_dec);
-    let win_new = window::decoded(m, "wn", r.cmd_q, c_rdata, &staged);
+    let staged = window::staged(m, "wn", io.rst, c_rdata, cy.in_dec, c_rdata);
+    let win_new = window::decoded(m, "wn", r.cmd_q, &staged);
     let win_load = Net::named("win_load");
     let (win, limits) = window::registers(m, "win", io.rst, &win_new, win_load);
     let checks = checks(

@@ -345,7 +345,7 @@ pub(super) fn front(m: &mut Scope, io: &ControllerIo) -> Seq {
         first_of_two: Net::named("p_second"),
     };
     let staged = window::staged_ahead(m, "wn", io.rst, pre_regs.q0, in_dec, &ahead);
-    let win_new = window::decoded(m, "wn", regs.cmd_q, pre_regs.q0, &staged);
+    let win_new = window::decoded(m, "wn", regs.cmd_q, &staged);
     let win_load = Net::named("win_load");
     let (window, limits) = window::registers(m, "win", io.rst, &win_new, win_load);
     let Pre {
