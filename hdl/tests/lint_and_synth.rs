@@ -161,17 +161,12 @@ fn verilator_lint_is_clean() {
         let dir = tempfile::tempdir().unwrap();
         let files = write(&cfg, dir.path());
         for top in tops {
-            let start = Instant::now();
-            let out = run(
+            let out = run_timed(
+                &format!("verilator {} {top}", cfg.tag()),
                 Command::new("verilator")
                     .args(["--lint-only", "-Wall", "--top-module", top])
                     .args(&files),
                 dir.path(),
-            );
-            eprintln!(
-                "verilator {} {top}: {:.1} s",
-                cfg.tag(),
-                start.elapsed().as_secs_f64()
             );
             assert!(
                 !out.contains("%Warning") && !out.contains("%Error"),
@@ -195,17 +190,12 @@ fn icarus_compiles_without_warnings() {
         let dir = tempfile::tempdir().unwrap();
         let files = write(&cfg, dir.path());
         for top in tops {
-            let start = Instant::now();
-            let out = run(
+            let out = run_timed(
+                &format!("iverilog {} {top}", cfg.tag()),
                 Command::new("iverilog")
                     .args(["-g2012", "-Wall", "-o", "a.vvp", "-s", top])
                     .args(&files),
                 dir.path(),
-            );
-            eprintln!(
-                "iverilog {} {top}: {:.1} s",
-                cfg.tag(),
-                start.elapsed().as_secs_f64()
             );
             assert!(
                 out.trim().is_empty(),
@@ -266,15 +256,10 @@ fn yosys_synthesises_4x4_and_16x16() {
         let dir = tempfile::tempdir().unwrap();
         let files = write(&cfg, dir.path());
         let script = format!("read_verilog {}; synth -top sa_top; stat", files.join(" "));
-        let start = Instant::now();
-        let out = run(
+        let out = run_timed(
+            &format!("yosys {}", cfg.tag()),
             Command::new("yosys").args(["-q", "-p", &script, "-l", "y.log"]),
             dir.path(),
-        );
-        eprintln!(
-            "yosys {}: {:.1} s",
-            cfg.tag(),
-            start.elapsed().as_secs_f64()
         );
         let log = std::fs::read_to_string(dir.path().join("y.log")).unwrap();
         assert!(!out.contains("ERROR"), "{out}");
@@ -435,6 +420,15 @@ fn buffer_infers_block_ram() {
 
 /// The count of `cell` in the last `stat` table of a Yosys log (the
 /// synthesis crate's reader, so the tests and `sysgrad synth` agree).
+/// [`run`], printing how long the tool took under `label` (the suite's
+/// slowest tests: which configuration costs what).
+fn run_timed(label: &str, cmd: &mut Command, dir: &std::path::Path) -> String {
+    let start = Instant::now();
+    let out = run(cmd, dir);
+    eprintln!("{label}: {:.1} s", start.elapsed().as_secs_f64());
+    out
+}
+
 fn stat_count(log: &str, cell: &str) -> u64 {
     sysgrad_synth::parse_stat(log)
         .get(cell)
