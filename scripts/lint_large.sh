@@ -3,7 +3,8 @@
 # accelerator at TPU-like sizes (the suite lints 256x1 and 1x256 to cover
 # the widest fields), and Icarus compiling those two (the suite compiles
 # every other configuration of hdl/tests/lint_and_synth.rs: Icarus spends
-# 80-120 s a top elaborating their skew banks' 32,640 stage scopes).
+# 80-120 s a top, more on a loaded machine, elaborating their skew
+# banks' 32,640 stage scopes).
 # Usage: scripts/lint_large.sh [SIZE...]   (default: 128)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,25 +32,25 @@ CFG
   "$bin" gen --config "$1/config.toml" --out "$1/rtl" >/dev/null
 }
 
-# check NAME DIR TOP COMMAND...: runs the command, fails on any warning.
+# check NAME COMMAND...: runs the command, fails on any warning.
 check() {
-  local name=$1 top=$3 start out
-  shift 3
+  local name=$1 start out
+  shift
   start=$(date +%s)
   if ! out=$("$@" 2>&1); then
-    echo "$out" >&2; echo "$name $top: failed" >&2; exit 1
+    echo "$out" >&2; echo "$name: failed" >&2; exit 1
   fi
   if grep -qi "%Warning\|%Error\|warning\|error" <<<"$out"; then
-    echo "$out" >&2; echo "$name $top: warnings" >&2; exit 1
+    echo "$out" >&2; echo "$name: warnings" >&2; exit 1
   fi
-  echo "$name $top: clean ($(( $(date +%s) - start )) s)"
+  echo "$name: clean ($(( $(date +%s) - start )) s)"
 }
 
 for n in "${sizes[@]}"; do
   dir=target/lint_large/${n}x${n}
   write "$dir" "$n" "$n" interleaved 16 40 8
   for top in sa_top sa_accel; do
-    check "verilator ${n}x${n}" "$dir" "$top" \
+    check "verilator ${n}x${n} $top" \
       verilator --lint-only -Wall --top-module "$top" "$dir"/rtl/*.v
   done
 done
@@ -60,7 +61,7 @@ for shape in "256 1 interleaved" "1 256 sequential"; do
   dir=target/lint_large/${rows}x${cols}
   write "$dir" "$rows" "$cols" "$backward" 8 24 4
   for top in sa_top sa_accel; do
-    check "iverilog ${rows}x${cols}" "$dir" "$top" \
+    check "iverilog ${rows}x${cols} $top" \
       iverilog -g2012 -Wall -o "$dir/$top.vvp" -s "$top" "$dir"/rtl/*.v
   done
 done
