@@ -33,6 +33,18 @@ fn with_deep_buffers(cfg: ArrayConfig) -> ArrayConfig {
     .expect("the deepest buffers are allowed")
 }
 
+/// The case's array with `pipelining`: the multiplier register and
+/// deferred saturation a case may have are `none`-only options, turned
+/// off for the dense controller.
+fn with_pipelining(c: &Case, pipelining: Pipelining) -> ArrayConfig {
+    let none_only = pipelining == Pipelining::None;
+    c.cfg
+        .with_multiplier_register(none_only && c.cfg.multiplier_register())
+        .and_then(|c| c.with_deferred_saturation(none_only && c.deferred_saturation()))
+        .and_then(|c| c.with_pipelining(pipelining))
+        .unwrap()
+}
+
 /// What the accelerator's buffers hold after the program of
 /// [`run_on_accelerator`].
 struct AccelResults {
@@ -44,15 +56,8 @@ struct AccelResults {
 
 /// One training step of an FC layer as a command program on the
 /// accelerator, then a REQUANT of Y, read back from its buffers.
-fn run_on_accelerator(c: &Case, pipelining: Pipelining) -> AccelResults {
-    // The multiplier register and deferred saturation a case may have are
-    // `none`-only options: turned off for the dense controller.
-    let none_only = pipelining == Pipelining::None;
-    let cfg = with_deep_buffers(c.cfg)
-        .with_multiplier_register(none_only && c.cfg.multiplier_register())
-        .and_then(|c| c.with_deferred_saturation(none_only && c.deferred_saturation()))
-        .and_then(|c| c.with_pipelining(pipelining))
-        .unwrap();
+fn run_on_accelerator(c: &Case, cfg: &ArrayConfig) -> AccelResults {
+    let cfg = with_deep_buffers(*cfg);
     let (m, k) = c.w.dim();
     let l = FcLayer::new(&cfg, m, k, c.x.ncols());
     let mut acc = Accelerator::new(cfg);
@@ -95,9 +100,10 @@ proptest! {
 
     #[test]
     fn accelerator_program_equals_oracle(c in case()) {
-        let want = expected(&c);
         for pipelining in [Pipelining::None, Pipelining::Dense] {
-            let got = run_on_accelerator(&c, pipelining);
+            let cfg = with_pipelining(&c, pipelining);
+            let want = expected_on(&c, &cfg);
+            let got = run_on_accelerator(&c, &cfg);
             same("Y", &got.y, &want.y)?;
             same("dX", &got.dx, &want.dx)?;
             same("updated W", &got.w, &want.w)?;

@@ -8,6 +8,8 @@
 //! kernel's innermost loops, in other crates, which without it cannot
 //! inline them (one codegen unit per crate, no LTO).
 
+use crate::float::Rounding;
+
 /// Smallest value of an `n`-bit signed number.
 #[inline]
 pub fn min_of(n: u32) -> i64 {
@@ -48,6 +50,39 @@ pub fn round_shift(v: i64, s: u32, acc_bits: u32) -> i64 {
         0
     } else {
         (v + (1i64 << (s - 1))) >> s
+    }
+}
+
+/// The SGD step's stochastic rounding (`docs/ARCHITECTURE.md`,
+/// Stochastic rounding in fixed point): `v >> s` rounded toward +infinity
+/// with the probability of the dropped fraction, with the 16-bit draw `r`
+/// scaled to `s` bits as the offset; 0 for `s >= acc_bits`, as
+/// [`round_shift`].
+#[inline]
+pub fn sr_shift(v: i64, s: u32, acc_bits: u32, r: u32) -> i64 {
+    if s == 0 {
+        v
+    } else if s >= acc_bits {
+        0
+    } else {
+        // floor(r * 2^s / 2^16), r < 2^16 and s < 48: no overflow.
+        let r = i64::from(r & 0xFFFF);
+        let offset = if s <= 16 {
+            r >> (16 - s)
+        } else {
+            r << (s - 16)
+        };
+        (v + offset) >> s
+    }
+}
+
+/// The SGD step `dw` scaled by `2^-s`, rounded as `rounding` says (`r`
+/// is the draw stochastic rounding uses).
+#[inline]
+pub fn update_step(dw: i64, s: u32, acc_bits: u32, rounding: Rounding, r: u32) -> i64 {
+    match rounding {
+        Rounding::Nearest => round_shift(dw, s, acc_bits),
+        Rounding::Stochastic => sr_shift(dw, s, acc_bits, r),
     }
 }
 
@@ -114,6 +149,27 @@ mod tests {
         #[test]
         fn large_shifts_round_to_zero(v in -(1i64 << 39)..(1i64 << 39), s in 40u32..80) {
             prop_assert_eq!(round_shift(v, s, 40), 0);
+        }
+
+        /// Over every draw the step rounds up exactly as often as the
+        /// dropped fraction says (s <= 16), so its mean is exact.
+        #[test]
+        fn sr_shift_over_every_draw_is_exact_in_the_mean(v in -(1i64 << 39)..(1i64 << 39), s in 1u32..=16) {
+            let floor = v >> s;
+            let ups: i64 = (0..1u32 << 16).map(|r| sr_shift(v, s, 40, r) - floor).sum();
+            let fraction = v - (floor << s);
+            prop_assert_eq!(ups, fraction << (16 - s));
+        }
+
+        #[test]
+        fn sr_shift_rounds_to_a_neighbour(v in -(1i64 << 39)..(1i64 << 39), s in 0u32..60, r in 0u32..65536) {
+            let q = sr_shift(v, s, 40, r);
+            if s >= 40 {
+                prop_assert_eq!(q, 0);
+            } else {
+                prop_assert!(q == v >> s || q == (v >> s) + 1);
+                prop_assert!((q << s) - v < (1i64 << s));
+            }
         }
 
         #[test]

@@ -22,11 +22,33 @@ pub const IN_BITS: std::ops::RangeInclusive<u32> = 4..=16;
 /// Signed accumulator widths a fixed-point format may have.
 pub const ACC_BITS: std::ops::RangeInclusive<u32> = 16..=48;
 
+/// A fixed-point format with its update's rounding
+/// (`docs/ARCHITECTURE.md`, Stochastic rounding in fixed point).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FixedFormat {
+    pub widths: NumberFormat,
+    /// How the SGD update rounds its step.
+    pub rounding: Rounding,
+    /// The PEs' stochastic-rounding generators' seed.
+    pub seed: u32,
+}
+
+impl From<NumberFormat> for FixedFormat {
+    /// The format rounding its updates to nearest.
+    fn from(widths: NumberFormat) -> Self {
+        FixedFormat {
+            widths,
+            rounding: Rounding::Nearest,
+            seed: DEFAULT_SEED,
+        }
+    }
+}
+
 /// The number format of a configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Numbers {
     /// `kind = "fixed"`: two's-complement fixed point ([`crate::fixed`]).
-    Fixed(NumberFormat),
+    Fixed(FixedFormat),
     /// `kind = "float"`: bf16/FP8 data, fp32 accumulators ([`crate::float`]).
     Float(FloatFormat),
 }
@@ -38,7 +60,7 @@ impl Numbers {
     /// The widths of the words (see [`crate::ArrayConfig::format`]).
     pub fn widths(&self) -> NumberFormat {
         match self {
-            Numbers::Fixed(f) => *f,
+            Numbers::Fixed(f) => f.widths,
             Numbers::Float(f) => NumberFormat {
                 in_bits: f.data_bits(),
                 acc_bits: FLOAT_ACC_BITS,
@@ -51,9 +73,28 @@ impl Numbers {
     /// `bf16-e4m3-e5m2[-sr]`.
     pub fn tag(&self) -> String {
         match self {
-            Numbers::Fixed(f) => format!("i{}a{}f{}", f.in_bits, f.acc_bits, f.frac_bits),
+            Numbers::Fixed(f) => {
+                let w = f.widths;
+                let sr = if f.rounding.is_nearest() { "" } else { "-sr" };
+                format!("i{}a{}f{}{sr}", w.in_bits, w.acc_bits, w.frac_bits)
+            }
             Numbers::Float(f) => f.tag(),
         }
+    }
+
+    /// How the SGD update rounds, and the generators' seed.
+    pub fn update_rounding(&self) -> (Rounding, u32) {
+        match self {
+            Numbers::Fixed(f) => (f.rounding, f.seed),
+            Numbers::Float(f) => (f.rounding, f.seed),
+        }
+    }
+
+    /// The seed of the PEs' generators if the update rounds
+    /// stochastically (the PEs then have them), else `None`.
+    pub fn stochastic_seed(&self) -> Option<u32> {
+        let (rounding, seed) = self.update_rounding();
+        (!rounding.is_nearest()).then_some(seed)
     }
 
     /// The floating-point format, if this is one.
@@ -67,7 +108,7 @@ impl Numbers {
     /// Checks every field against its allowed range.
     pub(crate) fn validate(&self) -> Result<(), ConfigError> {
         match self {
-            Numbers::Fixed(f) => validate_fixed(f),
+            Numbers::Fixed(f) => validate_fixed(&f.widths),
             // Every combination of the three formats is allowed.
             Numbers::Float(_) => Ok(()),
         }
@@ -175,9 +216,11 @@ impl From<Numbers> for RawFormat {
         };
         match n {
             Numbers::Fixed(f) => RawFormat {
-                in_bits: Some(f.in_bits),
-                acc_bits: Some(f.acc_bits),
-                frac_bits: Some(f.frac_bits),
+                in_bits: Some(f.widths.in_bits),
+                acc_bits: Some(f.widths.acc_bits),
+                frac_bits: Some(f.widths.frac_bits),
+                rounding: f.rounding,
+                seed: (f.seed != DEFAULT_SEED).then_some(f.seed),
                 ..none
             },
             Numbers::Float(f) => RawFormat {
@@ -208,7 +251,6 @@ impl RawFormat {
             ("format.weights", self.weights.is_some()),
             ("format.activations", self.activations.is_some()),
             ("format.gradients", self.gradients.is_some()),
-            ("format.seed", self.seed.is_some()),
         ];
         if let Some((field, _)) = float_fields.iter().find(|(_, set)| *set) {
             return Err(out_of_range(
@@ -216,13 +258,6 @@ impl RawFormat {
                 "a value".into(),
                 "absent with kind = \"fixed\" (add kind = \"float\" for a floating-point format)"
                     .into(),
-            ));
-        }
-        if self.rounding == Rounding::Stochastic {
-            return Err(out_of_range(
-                "format.rounding",
-                "\"stochastic\"".into(),
-                "\"nearest\" with kind = \"fixed\" (stochastic rounding is built for the float formats only so far)".into(),
             ));
         }
         let need = |field: &str, v: Option<u32>| {
@@ -234,10 +269,14 @@ impl RawFormat {
                 )
             })
         };
-        Ok(Numbers::Fixed(NumberFormat {
-            in_bits: need("format.in_bits", self.in_bits)?,
-            acc_bits: need("format.acc_bits", self.acc_bits)?,
-            frac_bits: need("format.frac_bits", self.frac_bits)?,
+        Ok(Numbers::Fixed(FixedFormat {
+            widths: NumberFormat {
+                in_bits: need("format.in_bits", self.in_bits)?,
+                acc_bits: need("format.acc_bits", self.acc_bits)?,
+                frac_bits: need("format.frac_bits", self.frac_bits)?,
+            },
+            rounding: self.rounding,
+            seed: self.seed.unwrap_or(DEFAULT_SEED),
         }))
     }
 
@@ -336,12 +375,28 @@ mod tests {
     }
 
     #[test]
+    fn a_fixed_format_may_round_its_update_stochastically() {
+        let text =
+            "in_bits = 8\nacc_bits = 24\nfrac_bits = 4\nrounding = \"stochastic\"\nseed = 7\n";
+        let cfg = parse(text).unwrap();
+        let Numbers::Fixed(f) = cfg.numbers() else {
+            panic!("fixed expected")
+        };
+        assert_eq!((f.rounding, f.seed), (Rounding::Stochastic, 7));
+        assert_eq!(cfg.numbers().stochastic_seed(), Some(7));
+        assert_eq!(cfg.tag(), "sa_4x4_i8a24f4-sr_il");
+        assert_eq!(cfg.to_toml(), format!("{ARRAY}\n[format]\n{text}"));
+        let nearest = parse("in_bits = 8\nacc_bits = 24\nfrac_bits = 4\n").unwrap();
+        assert_eq!(nearest.numbers().stochastic_seed(), None);
+    }
+
+    #[test]
     fn misplaced_missing_and_unknown_fields_are_named() {
         let cases = [
             ("kind = \"float\"\nweights = \"bf16\"\nactivations = \"bf16\"\n", "format.gradients"),
             ("kind = \"float\"\nin_bits = 8\nweights = \"bf16\"\nactivations = \"bf16\"\ngradients = \"bf16\"\n", "format.in_bits"),
             ("in_bits = 8\nacc_bits = 24\nfrac_bits = 4\nweights = \"bf16\"\n", "format.weights"),
-            ("in_bits = 8\nacc_bits = 24\nfrac_bits = 4\nrounding = \"stochastic\"\n", "format.rounding"),
+            ("in_bits = 8\nacc_bits = 24\nfrac_bits = 4\nrounding = \"sometimes\"\n", "nearest"),
             ("in_bits = 8\nacc_bits = 24\n", "format.frac_bits"),
             ("kind = \"float\"\nweights = \"fp16\"\nactivations = \"bf16\"\ngradients = \"bf16\"\n", "bf16"),
             ("kind = \"posit\"\n", "fixed"),

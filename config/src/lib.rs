@@ -20,7 +20,7 @@ pub use load::{
 };
 
 use format::RawFormat;
-pub use format::{NumberFormat, Numbers, ACC_BITS, IN_BITS};
+pub use format::{FixedFormat, NumberFormat, Numbers, ACC_BITS, IN_BITS};
 use serde::{Deserialize, Serialize};
 
 /// How the backward pass computes dX and dW.
@@ -305,7 +305,7 @@ impl ArrayConfig {
                 multiplier_register: false,
                 deferred_saturation: false,
             },
-            format: RawFormat::from(Numbers::Fixed(format)),
+            format: RawFormat::from(Numbers::Fixed(format.into())),
             buffers: BufferDepths::default(),
             host: HostInterface::default(),
             units: Units::default(),
@@ -482,8 +482,16 @@ impl ArrayConfig {
     }
 
     /// The same configuration with another fixed-point format, checked.
+    /// A fixed-point configuration keeps its update's rounding.
     pub fn with_format(self, format: NumberFormat) -> Result<Self, ConfigError> {
-        self.with_numbers(Numbers::Fixed(format))
+        let fixed = match self.numbers() {
+            Numbers::Fixed(f) => FixedFormat {
+                widths: format,
+                ..f
+            },
+            Numbers::Float(_) => format.into(),
+        };
+        self.with_numbers(Numbers::Fixed(fixed))
     }
 
     /// The same configuration with another number format, checked.

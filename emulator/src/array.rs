@@ -160,6 +160,9 @@ impl Array {
     /// register (32 bits; reset to `StochasticBits::new(seed, i, j).state`),
     /// or `None` for a format without one (fixed point).
     pub fn sr_state(&self, i: usize, j: usize) -> Option<u32> {
+        // A PE that rounds to nearest has no generator register (the
+        // emulator's steps unread).
+        self.cfg().numbers().stochastic_seed()?;
         let k = i * self.cols() + j;
         each_mesh!(self, m => m.sr_state(k))
     }
@@ -202,7 +205,7 @@ impl Array {
 mod tests {
     use super::*;
     use sysgrad_config::float::{FloatFormat, FloatKind, Rounding, StochasticBits};
-    use sysgrad_config::{Backward, NumberFormat, Numbers};
+    use sysgrad_config::{Backward, FixedFormat, NumberFormat, Numbers};
     use sysgrad_isa::{Mode, ModeCode};
     use sysgrad_rng::Rng;
 
@@ -242,6 +245,17 @@ mod tests {
         v.push(f);
         v.push(f.with_multiplier_register(true).unwrap());
         v.push(f.with_pipelining(Pipelining::Dense).unwrap());
+        // Fixed point with stochastic rounding, on every mesh.
+        let sr = FixedFormat {
+            widths: config().format(),
+            rounding: Rounding::Stochastic,
+            seed: 11,
+        };
+        let s = config().with_numbers(Numbers::Fixed(sr)).unwrap();
+        v.push(s);
+        v.push(s.with_multiplier_register(true).unwrap());
+        v.push(s.with_deferred_saturation(true).unwrap());
+        v.push(s.with_pipelining(Pipelining::Dense).unwrap());
         v
     }
 
@@ -312,7 +326,10 @@ mod tests {
         assert!(matches!(Array::new(deferred), Array::NoneDeferred(_)));
         let dense = none.with_pipelining(Pipelining::Dense).unwrap();
         assert!(matches!(Array::new(dense), Array::Dense(_)));
-        let float = configs().pop().unwrap();
+        let float = configs()
+            .into_iter()
+            .find(|c| c.numbers().float().is_some() && c.dense())
+            .unwrap();
         assert!(matches!(Array::new(float), Array::DenseFloat(_)));
         let float = float.with_pipelining(Pipelining::None).unwrap();
         assert!(matches!(Array::new(float), Array::NoneFloat(_)));
@@ -320,13 +337,16 @@ mod tests {
 
     /// `sr_state` starts at `StochasticBits::new(seed, i, j)` and steps once
     /// per cycle that writes the PE's weight: each UPDATE cycle (two with
-    /// the multiplier register), nothing else; fixed point has none.
+    /// the multiplier register), nothing else; a PE that rounds to
+    /// nearest has none.
     #[test]
     fn every_update_cycle_steps_each_pes_generator_once() {
         let cfgs = configs();
         assert_eq!(Array::new(cfgs[0]).sr_state(0, 0), None);
-        for cfg in cfgs.into_iter().filter(|c| c.numbers().float().is_some()) {
-            let seed = cfg.numbers().float().unwrap().seed;
+        for cfg in cfgs {
+            let Some(seed) = cfg.numbers().stochastic_seed() else {
+                continue;
+            };
             let mut a = Array::new(cfg);
             let (r, c) = (cfg.rows(), cfg.cols());
             let mut rng = Rng::new(5);

@@ -74,7 +74,7 @@ pub(crate) fn check_values(
 ) -> Result<(), DriveError> {
     match cfg.numbers() {
         Numbers::Fixed(f) => {
-            let bits = f.in_bits;
+            let bits = f.widths.in_bits;
             // The bounds once, and a branch-free pass first: every operand
             // of every product goes through here.
             let (lo, hi) = (fixed::min_of(bits), fixed::max_of(bits));

@@ -25,7 +25,7 @@ use sysgrad_config::{fixed, float, ArrayConfig, Backward, Numbers, Pipelining};
 #[inline]
 pub(crate) fn acc_add(numbers: &Numbers, a: i64, p: i64) -> i64 {
     match numbers {
-        Numbers::Fixed(f) => fixed::acc_add(a, p, f.acc_bits),
+        Numbers::Fixed(f) => fixed::acc_add(a, p, f.widths.acc_bits),
         Numbers::Float(_) => i64::from(float::add32(a as u32, p as u32)),
     }
 }

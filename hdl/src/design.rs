@@ -35,7 +35,9 @@ pub(crate) fn variant(cfg: &ArrayConfig) -> Variant {
         Pipelining::Dense => (&DenseArray, &DenseController),
     };
     let arith: Box<dyn Arithmetic> = match cfg.numbers() {
-        Numbers::Fixed(_) => Box::new(Fixed),
+        Numbers::Fixed(format) => Box::new(Fixed {
+            rounding: format.rounding,
+        }),
         Numbers::Float(format) => Box::new(Float { format }),
     };
     Variant {

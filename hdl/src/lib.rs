@@ -37,7 +37,7 @@ mod params;
 pub mod pnr;
 mod skew;
 
-pub use arith::float::SR_STATE;
+pub use arith::SR_STATE;
 pub use files::VerilogFile;
 pub use names::{
     control_reg_name, delay_banks, delay_reg_name, dense_delay_banks, output_reg_name, pe_reg_name,

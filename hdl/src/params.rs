@@ -21,7 +21,7 @@ pub const LR_FIXED: P = P::new("LR_FIXED");
 pub const LR_SHIFT: P = P::new("LR_SHIFT");
 /// 1: a register after each multiplier (the `none` array).
 pub const MUL_REG: P = P::new("MUL_REG");
-/// The seed of the PEs' stochastic-rounding generators (float formats).
+/// The seed of the PEs' stochastic-rounding generators.
 pub const SEED: P = P::new("SEED");
 /// Bits of a load row (the dense array): max(1, ceil(log2 R)).
 pub const RB: P = P::new("RB");

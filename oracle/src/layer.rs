@@ -2,8 +2,9 @@
 //! larger than the array". Saturating adds do not associate, so each loop
 //! nest below is that section's order, written out; the comments quote it.
 
+use crate::float::{generator, xorshift};
 use crate::matrix::Matrix;
-use crate::number::{acc_add, max_of, min_of, requantize, sgd_update, Format};
+use crate::number::{acc_add, max_of, min_of, requantize, sat, sgd_update, sr_shift, Format};
 
 /// The array's shape (R = `rows`, C = `cols`) and number format: all that
 /// decides the bits of a layer's results.
@@ -12,6 +13,17 @@ pub struct Config {
     pub rows: usize,
     pub cols: usize,
     pub format: Format,
+    /// The update's rounding: to nearest (`None`) or stochastic.
+    pub stochastic: Option<Stochastic>,
+}
+
+/// "`rounding = "stochastic"`": the generators' seed, and how many cycles
+/// an UPDATE steps them ("two with the multiplier register, the first
+/// rounding"; else one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stochastic {
+    pub seed: u32,
+    pub cycles_per_update: u32,
 }
 
 /// The largest `lr_shift` (a 6-bit port).
@@ -99,14 +111,35 @@ pub fn dw(cfg: &Config, dy: &Matrix, x: &Matrix) -> Matrix {
 }
 
 /// The Update sink: "`W'[m][k] = sat(W[m][k] - round_shift(dW[m][k], F +
-/// lr_shift), DW)`", each weight once. `dw` is the raw result of [`dw`].
+/// lr_shift), DW)`", each weight once, or with stochastic rounding
+/// `sr_shift` with the draw of the PE that holds it. `dw` is the raw
+/// result of [`dw`].
 pub fn update(cfg: &Config, w: &Matrix, dw: &Matrix, lr_shift: u32) -> Matrix {
     assert_eq!(w.dim(), dw.dim(), "W and dW must have the same shape");
     assert!(lr_shift <= MAX_LR_SHIFT, "lr_shift {lr_shift} > 63");
     check_data(cfg, &[("W", w)]);
     let f = cfg.format;
-    Matrix::from_fn(w.rows(), w.cols(), |r, c| {
-        sgd_update(w[(r, c)], dw[(r, c)], lr_shift, f)
+    let k_tiles = w.cols().div_ceil(cfg.rows);
+    Matrix::from_fn(w.rows(), w.cols(), |r, c| match cfg.stochastic {
+        None => sgd_update(w[(r, c)], dw[(r, c)], lr_shift, f),
+        Some(sr) => {
+            // "`r` the draw of the PE that holds the weight, (k mod R, m
+            // mod C), in its tile's UPDATE: ... M-block outer, K-block
+            // inner", the tile's first UPDATE cycle rounding.
+            let tile = (r / cfg.cols) * k_tiles + c / cfg.rows;
+            let steps = sr.cycles_per_update as usize * tile + 1;
+            let mut state = generator(sr.seed, c % cfg.rows, r % cfg.cols);
+            for _ in 0..steps {
+                state = xorshift(state);
+            }
+            let step = sr_shift(
+                dw[(r, c)],
+                f.frac_bits + lr_shift,
+                state & 0xFFFF,
+                f.acc_bits,
+            );
+            sat(w[(r, c)] - step, f.in_bits)
+        }
     })
 }
 
@@ -141,6 +174,7 @@ mod tests {
                 acc_bits: 16,
                 frac_bits: 0,
             },
+            stochastic: None,
         }
     }
 
@@ -230,6 +264,62 @@ mod tests {
         );
         // Shift 4 + 12 = 16 = AW: nothing moves.
         assert_eq!(update(&c, &w, &dw_, 12), w);
+    }
+
+    /// 5/4 = 1.25 rounds up for the draws whose top two bits are both
+    /// set (a quarter of them): "floor(r * 2^s / 2^16)" is 3 from 49152.
+    #[test]
+    fn sr_shift_rounds_up_with_the_dropped_fraction() {
+        use crate::number::sr_shift;
+        let up = |r| sr_shift(5, 2, r, 16) == 2;
+        assert!(!up(0) && !up(49151) && up(49152) && up(65535));
+        assert_eq!((0..1u32 << 16).filter(|&r| up(r)).count(), 1 << 14);
+        assert_eq!(sr_shift(-5, 2, 65535, 16), -1);
+        assert_eq!(sr_shift(-5, 2, 0, 16), -2);
+        assert_eq!(sr_shift(7, 0, 65535, 16), 7);
+        assert_eq!(sr_shift(7, 16, 65535, 16), 0);
+    }
+
+    /// Weight (r, c) of a 3 x 5 layer on a 2 x 2 array takes the draw of
+    /// PE (c mod 2, r mod 2) at its tile's (M-block outer) UPDATE.
+    #[test]
+    fn a_stochastic_update_draws_from_the_pe_and_tile_of_the_weight() {
+        let sr = Stochastic {
+            seed: 9,
+            cycles_per_update: 2,
+        };
+        let c = Config {
+            stochastic: Some(sr),
+            ..cfg(2, 2)
+        };
+        let w = Matrix::zeros(3, 5);
+        // dW 2^14 at shift 15 (lr 15, F 0), one half: the step is 1 iff
+        // the draw's top bit is set.
+        let dw_ = Matrix::from_fn(3, 5, |_, _| 1 << 14);
+        let got = update(
+            &Config {
+                format: Format {
+                    acc_bits: 20,
+                    ..c.format
+                },
+                ..c
+            },
+            &w,
+            &dw_,
+            15,
+        );
+        for (r, col) in [(0, 0), (1, 3), (2, 4), (2, 1)] {
+            let tile = (r / 2) * 3 + col / 2;
+            let mut state = generator(9, col % 2, r % 2);
+            for _ in 0..2 * tile + 1 {
+                state = xorshift(state);
+            }
+            assert_eq!(
+                got[(r, col)],
+                -i128::from(state & 0x8000 != 0),
+                "({r}, {col})"
+            );
+        }
     }
 
     #[test]

@@ -21,6 +21,8 @@ pub mod layer;
 pub mod matrix;
 pub mod number;
 
-pub use layer::{dw, dx, forward, requantize_matrix, update, Config};
+pub use layer::{dw, dx, forward, requantize_matrix, update, Config, Stochastic};
 pub use matrix::Matrix;
-pub use number::{acc_add, max_of, min_of, requantize, round_shift, sat, sgd_update, Format};
+pub use number::{
+    acc_add, max_of, min_of, requantize, round_shift, sat, sgd_update, sr_shift, Format,
+};

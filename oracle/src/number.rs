@@ -53,6 +53,20 @@ pub fn round_shift(v: i128, s: u32, acc_bits: u32) -> i128 {
     }
 }
 
+/// "`sr_shift(v, s, r)`: `s == 0 -> v`; `1 <= s < AW -> (v + off) >>> s`
+/// with `off = floor(r * 2^s / 2^16)` ...; `s >= AW -> 0`" (Stochastic
+/// rounding in fixed point; `r` a 16-bit draw).
+pub fn sr_shift(v: i128, s: u32, r: u32, acc_bits: u32) -> i128 {
+    assert!(r < 1 << 16, "a draw has 16 bits");
+    if s == 0 {
+        v
+    } else if s >= acc_bits {
+        0
+    } else {
+        (v + ((i128::from(r) << s) >> 16)) >> s
+    }
+}
+
 /// "Requantize accumulator to data: `sat(round_shift(acc, F), DW)`."
 pub fn requantize(acc: i128, f: Format) -> i128 {
     sat(round_shift(acc, f.frac_bits, f.acc_bits), f.in_bits)

@@ -70,7 +70,7 @@ fn operand(
     rng: &mut Rng,
 ) -> ndarray::Array2<i64> {
     match cfg.numbers() {
-        Numbers::Fixed(f) => rng.matrix(size, size, f.in_bits),
+        Numbers::Fixed(f) => rng.matrix(size, size, f.widths.in_bits),
         Numbers::Float(f) => {
             let e = kind(&f).encoding();
             ndarray::Array2::from_shape_simple_fn((size, size), || {

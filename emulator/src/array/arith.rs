@@ -60,7 +60,8 @@ pub enum Product {
 /// [`PeArith::Generator`], a register of each PE that the mesh holds.
 pub trait PeArith: Copy + Debug + PartialEq + Eq + Send + Sync + 'static {
     /// The state the SGD unit of each PE keeps besides `w` (the stochastic
-    /// rounding generator's `sr_state`), `()` for a format without.
+    /// rounding generator's `sr_state`; stepped unread in a PE that rounds
+    /// to nearest).
     type Generator: Copy + Debug + PartialEq + Eq + Send + Sync + 'static;
 
     /// PE (`row`, `col`)'s generator after reset.
@@ -109,8 +110,10 @@ pub trait PeArith: Copy + Debug + PartialEq + Eq + Send + Sync + 'static {
     fn sgd(self, shown: i64, dw: i64, lr: u32, r: u32) -> i64;
 
     /// The step of an UPDATE (the scaled `dw`) that a PE with a multiplier
-    /// register computes in one cycle and holds in `prod_dw`.
-    fn step(self, dw: i64, lr: u32) -> i64;
+    /// register computes in one cycle and holds in `prod_dw`, with that
+    /// cycle's draw `r` (a format that rounds the step uses it: fixed
+    /// point; floating point rounds in [`PeArith::minus_step`]).
+    fn step(self, dw: i64, lr: u32, r: u32) -> i64;
 
     /// The `w` register after the registered `step` is subtracted from the
     /// weight `shown`, in the UPDATE cycle after it was computed, with

@@ -41,7 +41,7 @@ pub struct DenseArray<N: PeArith> {
     /// an exchange in it) and of the westmost one's operation. `step`
     /// keeps it, so that finding a row it can step whole scans nothing.
     plain_run: Vec<usize>,
-    /// Each PE's SGD generator (`sr_state`; `()` in fixed point).
+    /// Each PE's SGD generator (`sr_state`).
     pub sr_state: Vec<N::Generator>,
     arith: N,
 }
@@ -674,7 +674,7 @@ mod tests {
                     .unwrap()
                     .with_pipelining(Pipelining::Dense)
                     .unwrap();
-                let new = || DenseArray::<Fixed>::new(cfg, Fixed::new(cfg.format()));
+                let new = || DenseArray::<Fixed>::new(cfg, Fixed::new(cfg.format().into()));
                 let (mut rows_at_once, mut by_pe) = (new(), new());
                 for (t, inp) in stimulus(&cfg, &mut rng, 3000).iter().enumerate() {
                     count_paths(&rows_at_once, inp, &mut paths);

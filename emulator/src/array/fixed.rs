@@ -4,7 +4,8 @@
 //! (`docs/ARCHITECTURE.md`, Deferred saturation).
 
 use super::arith::{PeArith, Product};
-use sysgrad_config::{fixed, NumberFormat};
+use sysgrad_config::float::{Rounding, StochasticBits};
+use sysgrad_config::{fixed, FixedFormat};
 
 /// The fixed-point arithmetic of a format's PEs, with deferred saturation
 /// if `DEFERRED` (a type, so that the hot loops are compiled for one).
@@ -25,11 +26,15 @@ pub struct Fixed<const DEFERRED: bool = false> {
     in_bits: u32,
     acc_bits: u32,
     frac_bits: u32,
+    /// The update's rounding and its generators' seed.
+    rounding: Rounding,
+    seed: u32,
 }
 
 impl<const DEFERRED: bool> Fixed<DEFERRED> {
     /// The arithmetic of format `f`.
-    pub fn new(f: NumberFormat) -> Self {
+    pub fn new(format: FixedFormat) -> Self {
+        let f = format.widths;
         let range = |n| (fixed::min_of(n), fixed::max_of(n));
         Fixed {
             read: range(f.acc_bits),
@@ -37,7 +42,16 @@ impl<const DEFERRED: bool> Fixed<DEFERRED> {
             in_bits: f.in_bits,
             acc_bits: f.acc_bits,
             frac_bits: f.frac_bits,
+            rounding: format.rounding,
+            seed: format.seed,
         }
+    }
+
+    /// The step `dw * 2^-(F + lr)` as the update rounds it, unclamped.
+    #[inline(always)]
+    fn rounded_step(self, dw: i64, lr: u32, r: u32) -> i64 {
+        let s = self.frac_bits + lr;
+        fixed::update_step(self.read(dw), s, self.acc_bits, self.rounding, r)
     }
 
     /// [`PeArith::add`] for a `sum` known to be in the read range.
@@ -48,19 +62,21 @@ impl<const DEFERRED: bool> Fixed<DEFERRED> {
 }
 
 impl<const DEFERRED: bool> PeArith for Fixed<DEFERRED> {
-    /// Fixed point rounds its updates to nearest: no random bits.
-    type Generator = ();
+    /// The PE's xorshift generator: its state is the RTL's `sr_state`
+    /// (a PE that rounds to nearest has none; this one steps unread).
+    type Generator = StochasticBits;
 
-    #[inline(always)]
-    fn generator(self, _: usize, _: usize) {}
-
-    #[inline(always)]
-    fn draw(self, _: &mut ()) -> u32 {
-        0
+    fn generator(self, row: usize, col: usize) -> StochasticBits {
+        StochasticBits::new(self.seed, row, col)
     }
 
-    fn sr_state(_: &()) -> Option<u32> {
-        None
+    #[inline(always)]
+    fn draw(self, g: &mut StochasticBits) -> u32 {
+        g.draw()
+    }
+
+    fn sr_state(g: &StochasticBits) -> Option<u32> {
+        Some(g.state)
     }
 
     /// Data values have at most 16 bits (`sysgrad_config::IN_BITS`), so
@@ -135,15 +151,16 @@ impl<const DEFERRED: bool> PeArith for Fixed<DEFERRED> {
         fixed::sat(w, self.in_bits)
     }
 
-    /// `sat(w - round_shift(dw, F + lr), DW)`; with deferred saturation
-    /// the exact difference, with the step clamped ([`PeArith::step`]).
+    /// `sat(w - round_shift(dw, F + lr), DW)` (`sr_shift` with draw `r`
+    /// when stochastic); with deferred saturation the exact difference,
+    /// with the step clamped ([`PeArith::step`]).
     #[inline(always)]
-    fn sgd(self, shown: i64, dw: i64, lr: u32, _: u32) -> i64 {
+    fn sgd(self, shown: i64, dw: i64, lr: u32, r: u32) -> i64 {
         if DEFERRED {
             // ARCHITECTURE.md, Deferred saturation.
-            shown - self.step(dw, lr)
+            shown - self.step(dw, lr, r)
         } else {
-            fixed::sgd_update(shown, dw, self.frac_bits, lr, self.in_bits, self.acc_bits)
+            fixed::sat(shown - self.rounded_step(dw, lr, r), self.in_bits)
         }
     }
 
@@ -152,9 +169,8 @@ impl<const DEFERRED: bool> PeArith for Fixed<DEFERRED> {
     /// in magnitude, so a larger step saturates it alike, and the
     /// subtract is DW+2 bits wide.
     #[inline(always)]
-    fn step(self, dw: i64, lr: u32) -> i64 {
-        let rounded = fixed::round_shift(self.read(dw), self.frac_bits + lr, self.acc_bits);
-        fixed::sat(rounded, self.in_bits + 1)
+    fn step(self, dw: i64, lr: u32, r: u32) -> i64 {
+        fixed::sat(self.rounded_step(dw, lr, r), self.in_bits + 1)
     }
 
     /// Saturated to DW bits, or with deferred saturation the exact

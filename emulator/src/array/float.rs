@@ -194,7 +194,7 @@ impl PeArith for Float {
 
     /// `scale(dw, lr)`, an fp32 value in `prod_dw`.
     #[inline(always)]
-    fn step(self, dw: i64, lr: u32) -> i64 {
+    fn step(self, dw: i64, lr: u32, _: u32) -> i64 {
         i64::from(sf::scale32(bits(dw), lr))
     }
 

@@ -29,7 +29,7 @@ pub struct NoneArray<N: PeArith> {
     /// without one (zero product stages).
     pub prod_sum: Vec<i64>,
     pub prod_dw: Vec<i64>,
-    /// Each PE's SGD generator (`sr_state`; `()` in fixed point).
+    /// Each PE's SGD generator (`sr_state`).
     pub sr_state: Vec<N::Generator>,
     arith: N,
 }
@@ -180,7 +180,7 @@ impl<N: PeArith> NoneArray<N> {
             for k in 0..core.w.len() {
                 let r = arith.draw(&mut self.sr_state[k]);
                 core.w[k] = arith.minus_step(self.w_sat[k], self.prod_dw[k], r);
-                self.prod_dw[k] = arith.step(core.dw[k], lr);
+                self.prod_dw[k] = arith.step(core.dw[k], lr, r);
                 core.dw[k] = 0;
             }
         } else {
@@ -338,8 +338,9 @@ mod tests {
         for mul_reg in [false, true] {
             let at_once = config().with_multiplier_register(mul_reg).unwrap();
             let deferred = at_once.with_deferred_saturation(true).unwrap();
-            let mut a = NoneArray::<Fixed>::new(at_once, Fixed::new(at_once.format()));
-            let mut b = NoneArray::<Fixed<true>>::new(deferred, Fixed::new(deferred.format()));
+            let mut a = NoneArray::<Fixed>::new(at_once, Fixed::new(at_once.format().into()));
+            let mut b =
+                NoneArray::<Fixed<true>>::new(deferred, Fixed::new(deferred.format().into()));
             let (aw, dw_bits) = (at_once.format().acc_bits, at_once.format().in_bits);
             let mut rng = Rng::new(0xdefe);
             let (mut overflowed, mut weight_left) = (false, false);

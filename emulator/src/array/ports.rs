@@ -103,7 +103,7 @@ impl CycleInput {
         match cfg.numbers() {
             sysgrad_config::Numbers::Fixed(f) => {
                 for v in self.x.iter_mut().chain(&mut self.w).chain(&mut self.dy) {
-                    *v = rng.value(f.in_bits);
+                    *v = rng.value(f.widths.in_bits);
                 }
             }
             sysgrad_config::Numbers::Float(f) => {

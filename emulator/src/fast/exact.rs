@@ -84,7 +84,7 @@ pub fn backward(
 }
 
 /// The stochastic-rounding generators of `cfg`'s PEs after reset (none
-/// for fixed point).
+/// for a format that rounds its update to nearest).
 pub fn generators(cfg: &ArrayConfig) -> Vec<StochasticBits> {
     numbers::of(cfg).generators(cfg.rows(), cfg.cols())
 }

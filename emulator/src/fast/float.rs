@@ -15,7 +15,7 @@ use crate::array::float::{one_nan, widened};
 use crate::gemm::tiles;
 use ndarray::{Array2, ArrayView2};
 use rayon::prelude::*;
-use sysgrad_config::float::{self as sf, FloatFormat, FloatKind, StochasticBits};
+use sysgrad_config::float::{FloatFormat, FloatKind};
 
 /// `sum over tiles of (chain over the tile's terms)`: `a` is P x L, `b` is
 /// L x N, the chain of every output runs over L in blocks of `step`
@@ -87,48 +87,4 @@ pub fn dx(f: &FloatFormat, w: ArrayView2<i64>, dy: ArrayView2<i64>, cols: usize)
 pub fn dw(f: &FloatFormat, dy: ArrayView2<i64>, x: ArrayView2<i64>) -> Array2<i64> {
     let n = dy.ncols().max(1);
     chained(dy, f.gradients, x.t(), f.activations, n)
-}
-
-/// The generators of an array's PEs (`i * cols + j`), as the fast mode
-/// keeps them between layers.
-pub fn generators(f: &FloatFormat, rows: usize, cols: usize) -> Vec<StochasticBits> {
-    (0..rows * cols)
-        .map(|k| StochasticBits::new(f.seed, k / cols, k % cols))
-        .collect()
-}
-
-/// The Update sink: each tile (M-block outer, K-block inner) updated once,
-/// every PE's generator stepped `steps` times per tile (the cycles of an
-/// UPDATE, all PEs), weight `W[m][k]` rounded with the last draw of PE
-/// (k mod R, m mod C).
-#[allow(clippy::too_many_arguments)]
-pub fn update(
-    f: &FloatFormat,
-    gens: &mut [StochasticBits],
-    (rows, cols): (usize, usize),
-    steps: usize,
-    w: ArrayView2<i64>,
-    dw: ArrayView2<i64>,
-    lr_shift: u32,
-) -> Array2<i64> {
-    let (m, k) = w.dim();
-    let mut out = w.to_owned();
-    let mut draw = vec![0u32; gens.len()];
-    for (m0, mt) in tiles(m, cols) {
-        for (k0, kt) in tiles(k, rows) {
-            for (g, r) in gens.iter_mut().zip(draw.iter_mut()) {
-                for _ in 0..steps {
-                    *r = g.draw();
-                }
-            }
-            for mm in m0..m0 + mt {
-                for kk in k0..k0 + kt {
-                    let r = draw[(kk - k0) * cols + (mm - m0)];
-                    let v = sf::sgd(f, w[[mm, kk]] as u32, dw[[mm, kk]] as u32, lr_shift, r);
-                    out[[mm, kk]] = i64::from(v);
-                }
-            }
-        }
-    }
-    out
 }

@@ -4,7 +4,8 @@
 use super::{difference, oracle_config, to_oracle};
 use ndarray::Array2;
 use proptest::prelude::*;
-use sysgrad_config::{ArrayConfig, Backward, NumberFormat};
+use sysgrad_config::float::Rounding;
+use sysgrad_config::{ArrayConfig, Backward, FixedFormat, NumberFormat, Numbers};
 use sysgrad_emulator::gemm::DwSink;
 use sysgrad_oracle as oracle;
 use sysgrad_oracle::Matrix;
@@ -31,7 +32,9 @@ pub fn config_for(schedule: Backward) -> impl Strategy<Value = ArrayConfig> {
             prop_oneof![Just(Backward::Interleaved), Just(Backward::Sequential)].boxed()
         }
     };
-    let registers = (any::<bool>(), any::<bool>());
+    // A multiplier register, deferred saturation and stochastic rounding
+    // (with its seed) each on half the configurations.
+    let registers = (any::<bool>(), any::<bool>(), any::<bool>(), any::<u32>());
     (array_dim(), array_dim(), backward, 4u32..=16, registers)
         .prop_flat_map(|(r, c, backward, dw, registers)| {
             // The narrowest legal accumulator saturates on a few products at
@@ -42,19 +45,33 @@ pub fn config_for(schedule: Backward) -> impl Strategy<Value = ArrayConfig> {
             let aw = prop_oneof![2 => Just(narrowest), 1 => near, 2 => narrowest..=48u32];
             (Just((r, c, backward, dw, registers)), aw, 0..dw)
         })
-        .prop_map(|((r, c, backward, dw, (mul_reg, deferred)), aw, f)| {
-            let format = NumberFormat {
-                in_bits: dw,
-                acc_bits: aw,
-                frac_bits: f,
-            };
-            ArrayConfig::new(r, c, backward, format)
-                .unwrap()
-                .with_multiplier_register(mul_reg)
-                .unwrap()
-                .with_deferred_saturation(deferred)
-                .unwrap()
-        })
+        .prop_map(
+            |((r, c, backward, dw, (mul_reg, deferred, sr, seed)), aw, f)| {
+                let format = NumberFormat {
+                    in_bits: dw,
+                    acc_bits: aw,
+                    frac_bits: f,
+                };
+                let rounding = if sr {
+                    Rounding::Stochastic
+                } else {
+                    Rounding::Nearest
+                };
+                let fixed = FixedFormat {
+                    widths: format,
+                    rounding,
+                    seed,
+                };
+                ArrayConfig::new(r, c, backward, format)
+                    .unwrap()
+                    .with_numbers(Numbers::Fixed(fixed))
+                    .unwrap()
+                    .with_multiplier_register(mul_reg)
+                    .unwrap()
+                    .with_deferred_saturation(deferred)
+                    .unwrap()
+            },
+        )
 }
 
 /// A schedule, half of each, and a configuration that runs it.
@@ -125,7 +142,13 @@ pub struct Expected {
 }
 
 pub fn expected(c: &Case) -> Expected {
-    let cfg = oracle_config(&c.cfg);
+    expected_on(c, &c.cfg)
+}
+
+/// [`expected`] of the case's layer run on `on` (the case's array made
+/// dense, say: its update draws differently).
+pub fn expected_on(c: &Case, on: &ArrayConfig) -> Expected {
+    let cfg = oracle_config(on);
     let (w, x, dy) = (to_oracle(&c.w), to_oracle(&c.x), to_oracle(&c.dy));
     let dw = oracle::dw(&cfg, &dy, &x);
     Expected {

@@ -19,6 +19,13 @@ pub fn oracle_config(cfg: &ArrayConfig) -> oracle::Config {
             acc_bits: cfg.format().acc_bits,
             frac_bits: cfg.format().frac_bits,
         },
+        stochastic: cfg
+            .numbers()
+            .stochastic_seed()
+            .map(|seed| oracle::Stochastic {
+                seed,
+                cycles_per_update: if cfg.multiplier_register() { 2 } else { 1 },
+            }),
     }
 }
 

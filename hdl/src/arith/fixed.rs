@@ -1,16 +1,63 @@
 //! Two's-complement fixed point (`docs/ARCHITECTURE.md`, Number format):
 //! DW-bit data with FRAC fractional bits, AW-bit accumulators with 2*FRAC;
 //! products exact in 2*DW bits, sums saturated to AW bits, the SGD step
-//! rounded half up and the weight saturated to DW bits.
+//! rounded half up (or stochastically, with the PE's generator
+//! `sr_state`) and the weight saturated to DW bits.
 
 use super::{Arithmetic, Deferred, DeferredIn, MulOperands, Products, Sgd, SgdNets, SgdShared};
 use crate::ir::*;
 use crate::params::{AW, DW, FRAC, INTERLEAVED, LR_FIXED, LR_SHIFT, MUL_REG};
+use sysgrad_config::float::Rounding;
 use sysgrad_config::LR_SHIFT_BITS;
 
 /// The fixed-point format (its widths are the modules' `DW`, `AW` and
-/// `FRAC` parameters).
-pub(crate) struct Fixed;
+/// `FRAC` parameters) and how its update rounds.
+pub(crate) struct Fixed {
+    pub rounding: Rounding,
+}
+
+impl Fixed {
+    fn stochastic(&self) -> bool {
+        self.rounding == Rounding::Stochastic
+    }
+
+    /// What the step adds before its shift: one half (`2^(shamt-1)`, 0
+    /// for shamt 0: round half up), or with stochastic rounding the draw
+    /// scaled to shamt bits, `floor(r * 2^shamt / 2^16)`
+    /// (ARCHITECTURE.md, Stochastic rounding in fixed point). The first
+    /// unit of a module declares `one`, which the others share.
+    fn rounding_offset(
+        &self,
+        m: &mut Scope,
+        prefix: &str,
+        shamt: Net,
+        one: &mut Option<Net>,
+    ) -> Net {
+        let n = |s: &str| format!("{prefix}{s}");
+        if self.stochastic() {
+            m.comment("Stochastic rounding: the draw scaled to shamt bits rounds up with the dropped fraction's probability.");
+            // AW >= 16, so the draw fits AW+1 bits with a zero above it.
+            let draw = m.add(
+                wire(&n("sr_draw"), Width::of(AW + 1))
+                    .init(cat([zeros(AW - 15), super::sr_draw()])),
+            );
+            let sixteen = || lit(7, 16);
+            return m.add(wire(&n("sr_off"), Width::of(AW + 1)).init(cond(
+                shamt.at_least(sixteen()),
+                draw << (shamt - sixteen()),
+                draw >> (sixteen() - shamt),
+            )));
+        }
+        let one = *one.get_or_insert_with(|| {
+            m.add(wire("one", Width::of(AW + 1)).init(cat([zeros(AW), lit(1, 1)])))
+        });
+        m.add(wire(&n("half"), Width::of(AW + 1)).init(cond(
+            shamt.equals(lit(7, 0)),
+            zeros(AW + 1),
+            one << (shamt - lit(7, 1)),
+        )))
+    }
+}
 
 /// `{v[AW-1], v}`: an accumulator value sign-extended by one bit.
 fn widen(v: impl Into<Expr>) -> Expr {
@@ -120,23 +167,19 @@ impl Arithmetic for Fixed {
         // the barrel shifters below.
         let lr = cond(LR_FIXED.differs(0), lr_k, unit.lr);
         let shamt = m.add(wire(&n("shamt"), w7()).init(frac7 + cat([lit(1, 0), lr])));
-        let one = match shared.as_ref().and_then(|s| s.fixed) {
-            Some((_, _, one)) => one,
-            None => m.add(wire("one", Width::of(AW + 1)).init(cat([zeros(AW), lit(1, 1)]))),
-        };
+        let mut one = shared
+            .as_ref()
+            .and_then(|s| s.fixed)
+            .and_then(|(_, _, one)| one);
+        let offset = self.rounding_offset(m, unit.prefix, shamt, &mut one);
         if first {
             *shared = Some(SgdShared {
                 lr_k,
                 fixed: Some((frac7, aw7, one)),
             });
         }
-        let half = m.add(wire(&n("half"), Width::of(AW + 1)).init(cond(
-            shamt.equals(lit(7, 0)),
-            zeros(AW + 1),
-            one << (shamt - lit(7, 1)),
-        )));
         m.comment("The rounding sum cannot overflow AW+1 bits.");
-        let round = (call("$signed", [widen(unit.dw)]) + call("$signed", [half.e()])).ashr(shamt);
+        let round = (call("$signed", [widen(unit.dw)]) + call("$signed", [offset.e()])).ashr(shamt);
         let dw_round = m.signed_wire(&n("dw_round"), AW + 1, round);
         let dw_step = m.signed_wire(
             &n("dw_step"),
@@ -283,6 +326,14 @@ impl Arithmetic for Fixed {
 
     fn deferred_widths(&self) -> (Expr, Expr) {
         (AW + 1, DW + 2)
+    }
+
+    fn pe_ports(&self) -> Vec<Port> {
+        super::sr_ports(self.stochastic())
+    }
+
+    fn pe_state(&self, m: &mut Scope, rst: Net, w_written: Expr) {
+        super::sr_generator(self.stochastic(), m, rst, w_written)
     }
 
     /// An accumulator value (2F fractional bits) to data (F fractional

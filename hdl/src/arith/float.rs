@@ -11,15 +11,8 @@ use super::float_units::{self as units, FP32_ADD, FP32_SCALE, FP32_SUB, FP_MUL};
 use super::{Arithmetic, Deferred, DeferredIn, MulOperands, Products, Sgd, SgdNets, SgdShared};
 use crate::ir::*;
 use crate::params::{AW, DW, INTERLEAVED, LR_FIXED, LR_SHIFT};
-use sysgrad_config::float::{FloatFormat, FloatKind, Rounding, STOCHASTIC_BITS};
+use sysgrad_config::float::{FloatFormat, FloatKind, Rounding};
 use sysgrad_config::LR_SHIFT_BITS;
-
-/// The PE register of the stochastic rounding's generator.
-pub const SR_STATE: &str = "sr_state";
-/// The PE port that gives `sr_state` its reset value.
-pub const SR_SEED: &str = "sr_seed";
-/// The generator's next state, whose low bits are the draw.
-const SR_NEXT: &str = "sr_next";
 
 /// The floating-point format of a configuration.
 pub(crate) struct Float {
@@ -145,10 +138,7 @@ impl Arithmetic for Float {
         let rounded = if self.stochastic() {
             call(
                 &units::round_name(f.weights, true),
-                [
-                    w_diff.e(),
-                    Net::named(SR_NEXT).bits(STOCHASTIC_BITS as i64 - 1, 0),
-                ],
+                [w_diff.e(), super::sr_draw()],
             )
         } else {
             call(&units::round_name(f.weights, false), [w_diff.e()])
@@ -217,33 +207,10 @@ impl Arithmetic for Float {
     }
 
     fn pe_ports(&self) -> Vec<Port> {
-        if !self.stochastic() {
-            return vec![];
-        }
-        vec![Port {
-            dir: Dir::Input,
-            net: Net::named(SR_SEED),
-            width: Width::of(32),
-            signed: false,
-        }]
+        super::sr_ports(self.stochastic())
     }
 
-    /// `sr_state`: the PE's xorshift generator (shifts 13, 17, 5), reset
-    /// to `sr_seed`, stepped in each cycle the SGD unit writes `w`; the
-    /// draw is the low 16 bits of the new state `sr_next`.
     fn pe_state(&self, m: &mut Scope, rst: Net, w_written: Expr) {
-        if !self.stochastic() {
-            return;
-        }
-        m.comment("Stochastic rounding's xorshift generator (13, 17, 5); the draw is sr_next's low 16 bits.");
-        let state = m.reg(SR_STATE, Width::of(32));
-        let s1 = m.add(wire("sr_s1", Width::of(32)).init(state.e().bit_xor(state << lit(5, 13))));
-        let s2 = m.add(wire("sr_s2", Width::of(32)).init(s1.e().bit_xor(s1 >> lit(5, 17))));
-        let next = m.add(wire(SR_NEXT, Width::of(32)).init(s2.e().bit_xor(s2 << lit(5, 5))));
-        m.clocked(vec![if_else(
-            rst,
-            vec![set(state, Net::named(SR_SEED))],
-            vec![when(w_written, vec![set(state, next)])],
-        )]);
+        super::sr_generator(self.stochastic(), m, rst, w_written)
     }
 }

@@ -25,6 +25,56 @@ pub(crate) mod float;
 pub(crate) mod float_units;
 
 use crate::ir::*;
+use sysgrad_config::float::STOCHASTIC_BITS;
+
+/// The PE register of the stochastic rounding's generator.
+pub const SR_STATE: &str = "sr_state";
+/// The PE port that gives `sr_state` its reset value.
+pub const SR_SEED: &str = "sr_seed";
+/// The generator's next state, whose low bits are the draw.
+const SR_NEXT: &str = "sr_next";
+
+/// The draw an SGD unit that rounds stochastically reads: the low 16
+/// bits of the generator's next state (the cycle's draw).
+pub(crate) fn sr_draw() -> Expr {
+    Net::named(SR_NEXT).bits(STOCHASTIC_BITS as i64 - 1, 0)
+}
+
+/// The PE port a format that rounds stochastically adds: `sr_seed`, its
+/// generator's reset value; none for one that rounds to nearest.
+pub(crate) fn sr_ports(stochastic: bool) -> Vec<Port> {
+    if !stochastic {
+        return vec![];
+    }
+    vec![Port {
+        dir: Dir::Input,
+        net: Net::named(SR_SEED),
+        width: Width::of(32),
+        signed: false,
+    }]
+}
+
+/// `sr_state`: the PE's xorshift generator (shifts 13, 17, 5), reset to
+/// `sr_seed`, stepped in each cycle the SGD unit writes `w`; the draw is
+/// the low 16 bits of the new state `sr_next` (docs/ARCHITECTURE.md,
+/// Random bits). Nothing for a format that rounds to nearest.
+pub(crate) fn sr_generator(stochastic: bool, m: &mut Scope, rst: Net, w_written: Expr) {
+    if !stochastic {
+        return;
+    }
+    m.comment(
+        "Stochastic rounding's xorshift generator (13, 17, 5); the draw is sr_next's low 16 bits.",
+    );
+    let state = m.reg(SR_STATE, Width::of(32));
+    let s1 = m.add(wire("sr_s1", Width::of(32)).init(state.e().bit_xor(state << lit(5, 13))));
+    let s2 = m.add(wire("sr_s2", Width::of(32)).init(s1.e().bit_xor(s1 >> lit(5, 17))));
+    let next = m.add(wire(SR_NEXT, Width::of(32)).init(s2.e().bit_xor(s2 << lit(5, 5))));
+    m.clocked(vec![if_else(
+        rst,
+        vec![set(state, Net::named(SR_SEED))],
+        vec![when(w_written, vec![set(state, next)])],
+    )]);
+}
 
 /// What the multipliers compute with: the weight, the data inputs and
 /// the conditions that choose the operands (FWD, dX or dW work in this
@@ -88,8 +138,9 @@ pub(crate) struct SgdNets {
 /// share.
 pub(crate) struct SgdShared {
     pub(crate) lr_k: Const,
-    /// The fixed-point unit's: `FRAC7`, `AW7` and `one`.
-    pub(crate) fixed: Option<(Const, Const, Net)>,
+    /// The fixed-point unit's: `FRAC7`, `AW7` and `one` (rounding to
+    /// nearest only).
+    pub(crate) fixed: Option<(Const, Const, Option<Net>)>,
 }
 
 impl SgdShared {

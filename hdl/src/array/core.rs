@@ -4,7 +4,7 @@
 //! arrays indexed `i*C+j` by the PE that drives them; the edges of the
 //! mesh are wired by generate-if.
 
-use crate::arith::float::SR_SEED;
+use crate::arith::SR_SEED;
 use crate::expr::intern;
 use crate::ir::*;
 use crate::params::{AW, C, DW, FRAC, I, INTERLEAVED, J, LR_FIXED, LR_SHIFT, MUL_REG, R, SEED};
@@ -591,17 +591,15 @@ pub(crate) fn array_params(cfg: &ArrayConfig, pe: &Module) -> Vec<Param> {
     .collect()
 }
 
-/// `SEED`, the stochastic rounding's seed, for a float configuration
-/// that rounds its update stochastically.
+/// `SEED`, the stochastic rounding's seed, for a configuration that
+/// rounds its update stochastically.
 fn seed_param(cfg: &ArrayConfig) -> Option<Param> {
-    let f = cfg.numbers().float()?;
-    (!f.rounding.is_nearest()).then(|| {
-        param(
-            SEED.name(),
-            f.seed.into(),
-            "seed of the PEs' stochastic-rounding generators (sr_state)",
-        )
-    })
+    let seed = cfg.numbers().stochastic_seed()?;
+    Some(param(
+        SEED.name(),
+        seed.into(),
+        "seed of the PEs' stochastic-rounding generators (sr_state)",
+    ))
 }
 
 /// The parameters of a PE that its array overrides: data format,

@@ -358,6 +358,14 @@ pub(crate) fn module(arith: &dyn Arithmetic) -> Module {
     // there: only the driver keeps them apart), so they are not shared.
     let mut shared = None;
     let dw = regs.data.of(Flow::Dw);
+    // The SGD units write a weight in UPDATE and when a swap wave updates
+    // the leaving one; the format's state (the stochastic rounding's
+    // generator, whose draw they read) is declared before them.
+    let updates = io.mode.equals(globals.of(Mode::Update)).or(dec
+        .c_in
+        .of(WaveField::Swap)
+        .and(dec.c_in.of(WaveField::Update)));
+    arith.pe_state(&mut m, io.rst, updates);
     let update = arith.sgd_unit(
         &mut m,
         Sgd {
@@ -394,14 +402,6 @@ pub(crate) fn module(arith: &dyn Arithmetic) -> Module {
     };
     let pe = Pe { io, regs, dec };
     registers(&mut m, &pe, &acc, &products, &x, weights, &mode);
-    // The SGD units write a weight in UPDATE and when a swap wave updates
-    // the leaving one.
-    let updates = pe.io.mode.equals(mode(Mode::Update)).or(pe
-        .dec
-        .c_in
-        .of(WaveField::Swap)
-        .and(pe.dec.c_in.of(WaveField::Update)));
-    arith.pe_state(&mut m, pe.io.rst, updates);
     let (io, regs) = (&pe.io, &pe.regs);
     for (f, ..) in data_state() {
         m.assign(io.outputs.of(f), regs.data.of(f));

@@ -384,6 +384,9 @@ pub(crate) fn module(arith: &dyn Arithmetic, deferred: bool) -> Module {
         };
         arith.deferred(&mut m, r, out);
     }
+    // The format's state (the stochastic rounding's generator, whose draw
+    // the SGD unit reads) is declared before the unit; it steps in UPDATE.
+    arith.pe_state(&mut m, io.rst, io.mode.equals(modes.of(Mode::Update)));
     let sgd = arith.sgd_unit(
         &mut m,
         Sgd {
@@ -408,8 +411,6 @@ pub(crate) fn module(arith: &dyn Arithmetic, deferred: bool) -> Module {
         w_next: sgd.w_next.unwrap_or(sgd.w_diff),
     };
     registers(&mut m, &acc, &pe, &nets, &held, update);
-    let updating = pe.io.mode.equals(pe.modes.of(Mode::Update));
-    arith.pe_state(&mut m, pe.io.rst, updating);
     for (flow, ..) in state() {
         m.assign(ports.output(flow), held.read(&pe.regs, pe.regs.of(flow)));
     }
