@@ -494,6 +494,26 @@ impl ArrayConfig {
         self.with_numbers(Numbers::Fixed(fixed))
     }
 
+    /// The same configuration with its update rounded as `rounding` says,
+    /// with the generators' `seed`, checked.
+    pub fn with_update_rounding(
+        self,
+        (rounding, seed): (float::Rounding, u32),
+    ) -> Result<Self, ConfigError> {
+        self.with_numbers(match self.numbers() {
+            Numbers::Fixed(f) => Numbers::Fixed(FixedFormat {
+                rounding,
+                seed,
+                ..f
+            }),
+            Numbers::Float(f) => Numbers::Float(float::FloatFormat {
+                rounding,
+                seed,
+                ..f
+            }),
+        })
+    }
+
     /// The same configuration with another number format, checked.
     pub fn with_numbers(self, numbers: Numbers) -> Result<Self, ConfigError> {
         RawConfig {

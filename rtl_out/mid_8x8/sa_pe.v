@@ -136,7 +136,10 @@ module sa_pe #(
     assign add_dw = prod_dw;
     // An invalid column's product was registered as 0.
     assign dw_en = 1'b1;
-    assign sgd_sub = {prod_dw[DW], prod_dw[DW:0]};
+    // prod_dw clamped to DW+1 bits: a step is within them; a raw product left by a pass cut short is not.
+    wire prod_fits = (prod_dw[AW-1:DW] == {(AW-DW){1'b0}}) || (prod_dw[AW-1:DW] == {(AW-DW){1'b1}});
+    wire signed [DW:0] prod_step = prod_fits ? prod_dw[DW:0] : {prod_dw[AW-1], {(DW+1-1){~prod_dw[AW-1]}}};
+    assign sgd_sub = {prod_step[DW], prod_step};
   end else begin : g_prod
     assign add_sum = p_dx;
     assign add_dw = p_dw;

@@ -228,10 +228,12 @@ fn pe_reader(name: &str, k: usize) -> Option<Reader> {
         sysgrad_hdl::PROD_DW => Box::new(move |a| products(a).1[k]),
         "ws" => Box::new(move |a| dense!(a, d => d.ws[k])),
         "wp" => Box::new(move |a| dense!(a, d => d.wp[k])),
-        // A float PE's stochastic-rounding generator.
+        // The stochastic-rounding generator, 32 bits read back as the VCD
+        // reader gives them (sign-extended).
         sysgrad_hdl::SR_STATE => Box::new(move |a| {
             let c = a.cols();
-            a.sr_state(k / c, k % c).map_or(0, i64::from)
+            let state = a.sr_state(k / c, k % c).unwrap_or(0);
+            as_sampled(u64::from(state), 32)
         }),
         _ => {
             let field = WaveField::ALL

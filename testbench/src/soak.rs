@@ -5,6 +5,7 @@
 use crate::scenario::{self, Spec};
 use crate::Simulator;
 use std::time::{Duration, Instant};
+use sysgrad_config::float::Rounding;
 use sysgrad_config::{ArrayConfig, Backward, NumberFormat, Pipelining, Units};
 use sysgrad_rng::Rng;
 
@@ -54,6 +55,20 @@ pub fn random_config(seed: u64, max_dim: usize) -> ArrayConfig {
     .with_units(Units {
         window: !rng.next_u64().is_multiple_of(4),
     })
+    // Stochastic rounding of the update on a quarter, drawn last.
+    .with_update_rounding(stochastic_or_nearest(&mut rng))
+    .unwrap()
+}
+
+/// Stochastic rounding with a random seed one time in four, else to
+/// nearest.
+fn stochastic_or_nearest(rng: &mut Rng) -> (Rounding, u32) {
+    let seed = rng.next_u64() as u32;
+    if rng.next_u64().is_multiple_of(4) {
+        (Rounding::Stochastic, seed)
+    } else {
+        (Rounding::Nearest, seed)
+    }
 }
 
 /// One failing case, shrunk.

@@ -4,6 +4,7 @@
 
 use proptest::prelude::*;
 use std::path::PathBuf;
+use sysgrad_config::float::Rounding;
 use sysgrad_config::{ArrayConfig, Backward, NumberFormat, Pipelining};
 use sysgrad_emulator::{Array, Mode, Recording};
 use sysgrad_testbench::{icarus, scenario, stimulus, verilator, Simulator};
@@ -128,6 +129,73 @@ fn dense_configs_match_every_cycle() {
     }
 }
 
+/// `cfg` rounding its update stochastically (docs/ARCHITECTURE.md,
+/// Stochastic rounding in fixed point), with seed `seed`.
+fn stochastic(cfg: ArrayConfig, seed: u32) -> ArrayConfig {
+    cfg.with_update_rounding((Rounding::Stochastic, seed))
+        .unwrap()
+}
+
+/// The fixed format's stochastic rounding on every kind of PE (one
+/// multiplier and two, the multiplier register, deferred saturation, a
+/// constant shift, dense): a training step and random ports in every
+/// cycle, every register compared, the generators' `sr_state` among them;
+/// a training step on Icarus.
+#[test]
+#[ignore = "needs verilator, iverilog, yosys"]
+fn stochastic_rounding_matches_every_cycle() {
+    let small = load("small_4x4.toml");
+    let configs = [
+        stochastic(small, 3),
+        stochastic(load("seq_3x5.toml"), 4),
+        stochastic(load("mul_reg_4x4.toml"), 5),
+        stochastic(small.with_deferred_saturation(true).unwrap(), 6),
+        stochastic(small.with_fixed_lr_shift(Some(2)).unwrap(), 7),
+        stochastic(dense(small), 8),
+    ];
+    for (k, cfg) in configs.iter().enumerate() {
+        let has_sr = sysgrad_hdl::pe_registers(cfg)
+            .iter()
+            .any(|(n, _)| *n == sysgrad_hdl::SR_STATE);
+        assert!(has_sr, "{}: no sr_state to compare", cfg.tag());
+        check(cfg, 40 + k as u64, Simulator::Verilator);
+        let (rec, what) = scenario::random_cycles(cfg, 50 + k as u64, 400, true);
+        let dir = work(&format!("{}-random-sr", cfg.tag()));
+        if let Err(e) = sysgrad_testbench::run(cfg, &rec, Simulator::Verilator, &dir) {
+            panic!("{} {what}: {e}", cfg.tag());
+        }
+    }
+    check(&configs[2], 60, Simulator::Icarus);
+}
+
+/// Faults in the stochastic rounding's Verilog are caught by the
+/// co-simulation of random ports (many UPDATEs of random `dw`; the
+/// constant shift keeps them below AW, where a random port's mostly is
+/// not): a draw from the generator's old state, an offset scaled one bit
+/// short.
+#[test]
+#[ignore = "needs verilator, yosys"]
+fn faults_in_the_stochastic_rounding_are_caught() {
+    let cfg = stochastic(
+        load("small_4x4.toml").with_fixed_lr_shift(Some(8)).unwrap(),
+        3,
+    );
+    let faults = [
+        ("sr_next[15:0]};", "sr_state[15:0]};"),
+        ("sr_draw >> (7'd16 - shamt)", "sr_draw >> (7'd17 - shamt)"),
+    ];
+    let (rec, _) = scenario::random_cycles(&cfg, 70, 400, true);
+    for (k, (from, to)) in faults.into_iter().enumerate() {
+        let mut files = sysgrad_hdl::generate(&cfg);
+        let pe = files.iter_mut().find(|f| f.name == "sa_pe.v").unwrap();
+        assert!(pe.text.contains(from), "sa_pe.v has no `{from}`");
+        pe.text = pe.text.replacen(from, to, 1);
+        let dir = work(&format!("{}-sr-fault-{k}", cfg.tag()));
+        let caught = sysgrad_testbench::run_files(&cfg, &files, &rec, Simulator::Verilator, &dir);
+        assert!(caught.is_err(), "`{from}` -> `{to}` went unnoticed");
+    }
+}
+
 #[test]
 #[ignore = "needs iverilog"]
 fn icarus_agrees_too() {
@@ -201,9 +269,9 @@ fn random_config() -> impl Strategy<Value = ArrayConfig> {
         4u32..=16,
         0u32..=16,
         any::<u32>(),
-        (any::<bool>(), any::<bool>()),
+        (any::<bool>(), any::<bool>(), any::<bool>()),
     )
-        .prop_map(|(r, c, il, dw, extra, f, (mul_reg, deferred))| {
+        .prop_map(|(r, c, il, dw, extra, f, (mul_reg, deferred, sr))| {
             let aw = (2 * dw + extra).clamp(16, 48).max(2 * dw);
             let b = if il {
                 Backward::Interleaved
@@ -225,6 +293,12 @@ fn random_config() -> impl Strategy<Value = ArrayConfig> {
             .with_multiplier_register(mul_reg)
             .unwrap()
             .with_deferred_saturation(deferred)
+            .unwrap()
+            .with_update_rounding(if sr {
+                (Rounding::Stochastic, f)
+            } else {
+                (Rounding::Nearest, 1)
+            })
             .unwrap()
         })
 }

@@ -174,10 +174,13 @@ impl<const DEFERRED: bool> PeArith for Fixed<DEFERRED> {
     }
 
     /// Saturated to DW bits, or with deferred saturation the exact
-    /// difference.
+    /// difference. `step` is clamped to DW+1 bits first: a step is within
+    /// them, but an UPDATE right after a pass cut short finds a raw
+    /// product in `prod_dw` (ARCHITECTURE.md, Multiplier register); the
+    /// clamp saturates `w` alike and keeps the difference in DW+2 bits.
     #[inline(always)]
     fn minus_step(self, shown: i64, step: i64, _: u32) -> i64 {
-        let diff = shown - step;
+        let diff = shown - fixed::sat(step, self.in_bits + 1);
         if DEFERRED {
             diff
         } else {

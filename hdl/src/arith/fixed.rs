@@ -250,8 +250,24 @@ impl Arithmetic for Fixed {
         cat([repeat(AW - DW.e() - 1, step_q.at(DW)), step_q.e()])
     }
 
-    fn carried_subtrahend(&self, prod_dw: Net) -> Expr {
-        cat([prod_dw.at(DW), prod_dw.bits(DW, 0)])
+    /// `prod_dw` clamped to DW+1 bits, with one more sign bit: it holds
+    /// a step (within them) in every UPDATE but one right after a pass cut
+    /// short, which finds a raw product there; clamped, it saturates `w`
+    /// alike (ARCHITECTURE.md, Multiplier register).
+    fn carried_subtrahend(&self, m: &mut Scope, prod_dw: Net) -> Expr {
+        m.comment("prod_dw clamped to DW+1 bits: a step is within them; a raw product left by a pass cut short is not.");
+        let high = prod_dw.bits(AW - 1, DW);
+        let fits = m.flag("prod_fits", top_bits_agree(high, AW - DW.e()));
+        let carried = m.signed_wire(
+            "prod_step",
+            DW + 1,
+            cond(
+                fits,
+                prod_dw.bits(DW, 0),
+                clamp_value(prod_dw.at(AW - 1), DW + 1),
+            ),
+        );
+        cat([carried.at(DW), carried.e()])
     }
 
     fn narrow_subtrahend(&self, step_q: Net) -> Expr {

@@ -160,7 +160,7 @@ impl Arithmetic for Float {
         step_q.e()
     }
 
-    fn carried_subtrahend(&self, prod_dw: Net) -> Expr {
+    fn carried_subtrahend(&self, _m: &mut Scope, prod_dw: Net) -> Expr {
         prod_dw.e()
     }
 

@@ -222,7 +222,7 @@ pub(crate) trait Arithmetic {
     /// The subtrahend of an update's second cycle from the product
     /// register `prod_dw` that carried `step_q`: its step bits with one
     /// more sign bit.
-    fn carried_subtrahend(&self, prod_dw: Net) -> Expr;
+    fn carried_subtrahend(&self, m: &mut Scope, prod_dw: Net) -> Expr;
     /// The subtrahend of a one-cycle update of a deferred-saturation PE:
     /// `step_q` with one more sign bit.
     fn narrow_subtrahend(&self, step_q: Net) -> Expr;

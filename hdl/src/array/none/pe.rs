@@ -196,7 +196,8 @@ fn product_stage(
     on.assign(nets.add_dw, prod_dw);
     on.comment("An invalid column's product was registered as 0.");
     on.assign(nets.dw_en, lit(1, 1));
-    on.assign(nets.sgd_sub, arith.carried_subtrahend(prod_dw));
+    let carried = arith.carried_subtrahend(&mut on, prod_dw);
+    on.assign(nets.sgd_sub, carried);
     let mut off = Scope::new();
     off.assign(nets.add_sum, p.p_dx);
     off.assign(nets.add_dw, p.p_dw);
