@@ -6,9 +6,8 @@
 use crate::args::TrainingLimits;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
-use sysgrad_config::float::FloatFormat;
 use sysgrad_emulator::fast::EngineKind;
-use sysgrad_workloads::train::formats::{train_formats, FormatResult};
+use sysgrad_workloads::train::formats::{train_formats, FormatChoice, FormatResult};
 use sysgrad_workloads::{data, model, train};
 
 #[derive(clap::Args)]
@@ -17,15 +16,17 @@ pub struct FormatsArgs {
     /// workloads/models/mlp.toml; give it several times for several models.
     #[arg(long, value_name = "FILE", required = true)]
     pub model: Vec<PathBuf>,
-    /// Floating-point formats, comma-separated, each `W-A-G` (weights,
-    /// activations, gradients: bf16, e4m3, e5m2) or one name for all three,
-    /// then `-sr` for stochastic rounding of the in-PE update.
+    /// Formats besides f32 and the model's own, comma-separated:
+    /// floating-point ones, each `W-A-G` (weights, activations, gradients:
+    /// bf16, e4m3, e5m2) or one name for all three, then `-sr` for
+    /// stochastic rounding of the in-PE update; `fixed-sr` for the model's
+    /// own fixed-point format with its update rounded stochastically.
     #[arg(
         long,
         value_delimiter = ',',
         default_value = "bf16,bf16-sr,bf16-e4m3-e5m2,bf16-e4m3-e5m2-sr"
     )]
-    pub formats: Vec<FloatFormat>,
+    pub formats: Vec<FormatChoice>,
     /// Where the products run: `cycle` (the clocked array) or `fast` (the
     /// fast exact mode; the same bits).
     #[arg(long, default_value = "fast")]

@@ -20,7 +20,7 @@ pub use load::{
 };
 
 use format::RawFormat;
-pub use format::{FixedFormat, NumberFormat, Numbers, ACC_BITS, IN_BITS};
+pub use format::{FixedFormat, NumberFormat, Numbers, ACC_BITS, DEFAULT_SEED, IN_BITS};
 use serde::{Deserialize, Serialize};
 
 /// How the backward pass computes dX and dW.

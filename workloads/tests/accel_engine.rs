@@ -58,6 +58,31 @@ fn shipped_models_train_bit_exact_on_the_accelerator() {
     }
 }
 
+/// The PEs' stochastic rounding (the fixed format's update) draws alike
+/// on the accelerator and on the array engine: the MLP and the CNN, with
+/// and without the multiplier register, on both pipelinings, bit exact
+/// after every step.
+#[test]
+fn stochastic_rounding_trains_bit_exact_on_the_accelerator() {
+    use sysgrad_config::float::Rounding;
+    for name in ["mlp", "cnn"] {
+        let mut m = shipped(name);
+        m.cfg = m
+            .cfg
+            .with_update_rounding((Rounding::Stochastic, 9))
+            .unwrap();
+        let variants = [
+            m.cfg.with_multiplier_register(true).unwrap(),
+            m.cfg.with_pipelining(Pipelining::Dense).unwrap(),
+        ];
+        for cfg in variants {
+            let model = sysgrad_workloads::model::Model { cfg, ..m.clone() };
+            let run = train::train(&model, &split(&m), &on_accelerator(cfg, 64)).unwrap();
+            assert_eq!(run.steps_checked, 2, "{name} {}", cfg.tag());
+        }
+    }
+}
+
 /// Buffers of 160 lines (300 for W) split the CNN's convolutions (X, dX and Y of a
 /// whole batch do not fit) and share the weight buffer; still bit exact,
 /// on both pipelinings.

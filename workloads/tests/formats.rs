@@ -5,9 +5,8 @@
 mod common;
 
 use common::*;
-use sysgrad_config::float::FloatFormat;
 use sysgrad_emulator::fast::EngineKind;
-use sysgrad_workloads::train::formats::train_formats;
+use sysgrad_workloads::train::formats::{train_formats, FormatChoice};
 use sysgrad_workloads::train::TrainOptions;
 
 fn opts(train: usize, test: usize, engine: EngineKind) -> TrainOptions {
@@ -21,7 +20,7 @@ fn opts(train: usize, test: usize, engine: EngineKind) -> TrainOptions {
     }
 }
 
-fn formats(tags: &[&str]) -> Vec<FloatFormat> {
+fn formats(tags: &[&str]) -> Vec<FormatChoice> {
     tags.iter().map(|t| t.parse().unwrap()).collect()
 }
 
@@ -35,10 +34,11 @@ momentum = 0.875
 
 /// Every step's products on the clocked float array and in the fast mode
 /// give the same network: the test losses agree to the last bit, for the
-/// in-PE update (SGD) and the host's (momentum), nearest and stochastic.
+/// in-PE update (SGD) and the host's (momentum), nearest and stochastic,
+/// the fixed-point format's stochastic update too.
 #[test]
 fn the_clocked_array_and_the_fast_mode_train_the_same_bits() {
-    let fs = formats(&["bf16-sr", "bf16-e4m3-e5m2"]);
+    let fs = formats(&["bf16-sr", "bf16-e4m3-e5m2", "fixed-sr"]);
     for optimizer in [SGD, MOMENTUM] {
         let m = model(&small_model((4, 4), "", MLP_LAYERS, optimizer, 8));
         let split = split(&m);
@@ -84,7 +84,7 @@ fn all_bf16_learns_like_f32() {
 #[test]
 fn a_float_model_configuration_is_refused() {
     let m = model(&small_model((4, 4), "", MLP_LAYERS, SGD, 8));
-    let bf16: FloatFormat = "bf16".parse().unwrap();
+    let bf16: sysgrad_config::float::FloatFormat = "bf16".parse().unwrap();
     let cfg = m
         .cfg
         .with_numbers(sysgrad_config::Numbers::Float(bf16))

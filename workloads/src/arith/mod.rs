@@ -275,12 +275,12 @@ pub enum ClampGradient {
 
 /// How the host's optimizer step rounds `2^-lr_shift v` to the weights'
 /// grid (`optimizer.rounding`; momentum only: plain SGD updates inside the
-/// PEs, which round to nearest).
+/// PEs, which round as `[format] rounding` says).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Rounding {
-    /// To nearest, ties toward +infinity (as the PEs do): a step smaller
-    /// than half a weight LSB is lost, every time.
+    /// To nearest, ties toward +infinity (as the PEs do by default): a
+    /// step smaller than half a weight LSB is lost, every time.
     #[default]
     Nearest,
     /// Down or up at random, up with probability equal to the fraction

@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-use sysgrad_config::NumberFormat;
+use sysgrad_config::float::Rounding;
+use sysgrad_config::{NumberFormat, DEFAULT_SEED};
 
 /// A model. Files are read as `ModelSpec<LayerTable>` (flat layer tables,
 /// so that errors keep their position) and then converted, layer by layer,
@@ -14,7 +15,7 @@ pub struct ModelSpec<L = LayerSpec> {
     pub name: String,
     #[serde(default)]
     pub array: ArraySpec,
-    pub format: NumberFormat,
+    pub format: FormatSpec,
     #[serde(default)]
     pub input: InputSpec,
     /// Omitted with `onnx`, whose graph gives the layers.
@@ -34,6 +35,37 @@ pub struct ModelSpec<L = LayerSpec> {
     /// `inputs` in the `[[layers]]` tables (see [`super::graph`]).
     #[serde(skip)]
     pub graph: Option<Vec<super::graph::Wire>>,
+}
+
+/// `[format]`: the array's fixed-point format and how its in-PE update
+/// rounds (`docs/ARCHITECTURE.md`, Number format rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FormatSpec {
+    pub in_bits: u32,
+    pub acc_bits: u32,
+    pub frac_bits: u32,
+    /// `nearest` (the default) or `stochastic`.
+    #[serde(default, skip_serializing_if = "Rounding::is_nearest")]
+    pub rounding: Rounding,
+    /// The PEs' stochastic-rounding generators' seed (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u32>,
+}
+
+impl FormatSpec {
+    pub fn widths(&self) -> NumberFormat {
+        NumberFormat {
+            in_bits: self.in_bits,
+            acc_bits: self.acc_bits,
+            frac_bits: self.frac_bits,
+        }
+    }
+
+    /// The update's rounding and the generators' seed.
+    pub fn update_rounding(&self) -> (Rounding, u32) {
+        (self.rounding, self.seed.unwrap_or(DEFAULT_SEED))
+    }
 }
 
 /// The PE mesh the model trains on. The backward schedule is not a field:

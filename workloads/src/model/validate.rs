@@ -57,8 +57,9 @@ pub fn array_config(spec: &ModelSpec) -> Result<ArrayConfig> {
         spec.array.rows,
         spec.array.cols,
         Backward::Interleaved,
-        spec.format,
+        spec.format.widths(),
     )
+    .and_then(|cfg| cfg.with_update_rounding(spec.format.update_rounding()))
     .map_err(|e| match e {
         sysgrad_config::ConfigError::OutOfRange {
             field,

@@ -6,15 +6,41 @@
 //! loss-gradient shifts; nothing tuned per format).
 
 use super::{evaluate, limit, run_epochs, step_of, Epochs, TrainOptions};
-use crate::arith::{Arith, FixedArith, FloatArith, FormatArith, Step};
+use crate::arith::{Arith, FixedArith, FloatArith, FormatArith, Rounding as HostRounding, Step};
 use crate::data::{Sample, Split};
 use crate::error::{Result, WorkloadError};
 use crate::model::Model;
 use crate::net::{initial_weights, BatchResult, Network};
 use ndarray::Array4;
 use std::time::Instant;
-use sysgrad_config::float::FloatFormat;
-use sysgrad_config::Numbers;
+use sysgrad_config::float::{FloatFormat, Rounding};
+use sysgrad_config::{Numbers, DEFAULT_SEED};
+
+/// A number format to train in beside f32 and the model's own: the
+/// model's fixed-point format with its in-PE update rounded
+/// stochastically (`fixed-sr`), or a floating-point format of the array
+/// (its tag: `bf16-e4m3-e5m2-sr`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormatChoice {
+    FixedStochastic,
+    Float(FloatFormat),
+}
+
+/// The name of [`FormatChoice::FixedStochastic`].
+pub const FIXED_SR: &str = "fixed-sr";
+
+impl std::str::FromStr for FormatChoice {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        if s == FIXED_SR {
+            return Ok(FormatChoice::FixedStochastic);
+        }
+        s.parse().map(FormatChoice::Float).map_err(|e| {
+            format!("{e}; or {FIXED_SR:?}: the model's fixed-point format, its update rounded stochastically")
+        })
+    }
+}
 
 /// What one number format reached.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -86,7 +112,7 @@ impl<A: Arith + HasStep> Trainee for Network<A> {
 pub fn train_formats(
     model: &Model,
     split: &Split,
-    formats: &[FloatFormat],
+    formats: &[FormatChoice],
     opts: &TrainOptions,
 ) -> Result<Vec<FormatResult>> {
     let spec = &model.spec;
@@ -119,17 +145,39 @@ pub fn train_formats(
             &init,
         )),
     ];
-    for f in formats {
-        let cfg = model
-            .cfg
-            .with_numbers(Numbers::Float(*f))
-            .map_err(|e| WorkloadError::model("format", e.to_string()))?;
-        nets.push(Box::new(Network::new(
-            model,
-            FormatArith::on(opts.engine, cfg, step, spec.training.seed)?,
-            &init,
-        )));
-        names.push(f.tag());
+    let refused = |e: sysgrad_config::ConfigError| WorkloadError::model("format", e.to_string());
+    for choice in formats {
+        let net: Box<dyn Trainee> = match choice {
+            // The PEs' update and a momentum model's host step both
+            // round stochastically, as the float `-sr` rows do.
+            FormatChoice::FixedStochastic => {
+                let cfg = model
+                    .cfg
+                    .with_update_rounding((Rounding::Stochastic, DEFAULT_SEED))
+                    .map_err(refused)?;
+                names.push(cfg.numbers().tag());
+                Box::new(Network::new(
+                    model,
+                    FixedArith::on(opts.engine, cfg, step)
+                        .with_clamp_gradient(spec.optimizer.clamp_gradient)
+                        .with_rounding(HostRounding::Stochastic, spec.training.seed),
+                    &init,
+                ))
+            }
+            FormatChoice::Float(f) => {
+                let cfg = model
+                    .cfg
+                    .with_numbers(Numbers::Float(*f))
+                    .map_err(refused)?;
+                names.push(f.tag());
+                Box::new(Network::new(
+                    model,
+                    FormatArith::on(opts.engine, cfg, step, spec.training.seed)?,
+                    &init,
+                ))
+            }
+        };
+        nets.push(net);
     }
     let results: Vec<FormatResult> = names
         .into_iter()
