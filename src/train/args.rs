@@ -97,7 +97,9 @@ pub struct TrainArgs {
     pub iso_area: bool,
     /// With --iso-area: also a sequential array of the same LUTs, from the
     /// sequential / interleaved LUT ratio Yosys measures on this config's
-    /// array (minutes; Yosys works in a subfolder of -o).
+    /// array (minutes; Yosys works in a subfolder of -o). Every array of
+    /// the comparison takes this config's number format (a float one's
+    /// MACs cost float energy).
     #[arg(long, requires = "iso_area", value_name = "FILE")]
     pub iso_luts: Option<PathBuf>,
     #[command(flatten)]

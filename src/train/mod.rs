@@ -151,18 +151,24 @@ fn print_training(a: &TrainArgs, s: &TrainingSummary, wall: f64) {
 /// `--iso-area`: each topology on each config's interleaved array and on
 /// the sequential arrays sized against it.
 fn run_iso_area(a: &TrainArgs) -> Result<()> {
-    let lut_ratio = match &a.iso_luts {
+    // With --iso-luts the arrays take that config's number format too: a
+    // float config's LUT ratio is its float PE's, and its MACs cost float
+    // energy.
+    let (lut_ratio, numbers) = match &a.iso_luts {
         Some(p) => {
             let work = a.out.or(args::DEFAULT_OUT).join("iso-luts");
             let (ratio, said) = crate::synth::lut_ratio(p, &work)?;
             println!("{said}\n");
-            Some(ratio)
+            (Some(ratio), Some(crate::args::load(p)?.numbers()))
         }
-        None => None,
+        None => (None, None),
     };
     for topology in &a.workload.topology {
         for config in &a.workload.scalesim_config {
-            let inputs = topology_inputs(a, topology, config)?;
+            let mut inputs = topology_inputs(a, topology, config)?;
+            if let Some(n) = numbers {
+                inputs.numbers = n;
+            }
             let sc = &inputs.config;
             let contenders = iso_area::contenders(sc.array_height, sc.array_width, lut_ratio);
             let one = sysgrad_workloads::budget::topology(
@@ -206,6 +212,7 @@ fn topology_inputs(a: &TrainArgs, path: &Path, cfg_path: &Path) -> Result<Setup>
             path.display()
         );
     }
+    let numbers = scalesim::array_for(&config)?.numbers();
     Ok(Setup {
         topology,
         config,
@@ -213,6 +220,7 @@ fn topology_inputs(a: &TrainArgs, path: &Path, cfg_path: &Path) -> Result<Setup>
         sink: a.dw_sink.into(),
         how,
         table,
+        numbers,
     })
 }
 

@@ -7,11 +7,11 @@
 //! R x C array, and reports training cycles, accesses and energy for each.
 
 use super::report::{layer_reports, ComputeRow};
-use super::{run_topology_with, Exactness, ScaleConfig, Topology};
+use super::{array_for, run_topology_on, Exactness, ScaleConfig, Topology};
 use crate::energy::EnergyTable;
 use crate::error::{Result, WorkloadError};
 use std::fmt::Write;
-use sysgrad_config::Backward;
+use sysgrad_config::{Backward, Numbers};
 use sysgrad_emulator::count;
 use sysgrad_emulator::gemm::DwSink;
 
@@ -114,6 +114,8 @@ pub struct Setup {
     pub sink: DwSink,
     pub how: Exactness,
     pub table: EnergyTable,
+    /// The number format of every contender (its MACs' energy).
+    pub numbers: Numbers,
 }
 
 /// Runs the topology on every contender (same buffers, bandwidth, energy
@@ -125,9 +127,13 @@ pub fn measure(setup: &Setup, contenders: &[Contender]) -> Result<Vec<Measured>>
             let mut sc = setup.config.clone();
             sc.array_height = c.rows;
             sc.array_width = c.cols;
-            let run = run_topology_with(
+            let cfg = array_for(&sc)?
+                .with_numbers(setup.numbers)
+                .map_err(|e| WorkloadError::model("format", e.to_string()))?;
+            let run = run_topology_on(
                 &setup.topology,
                 &sc,
+                cfg,
                 setup.batch,
                 setup.sink,
                 setup.how,

@@ -189,7 +189,20 @@ pub fn run_topology_with(
     how: Exactness,
     table: EnergyTable,
 ) -> Result<TopologyRun> {
-    let cfg = array_for(sc)?;
+    run_topology_on(topo, sc, array_for(sc)?, batch, sink, how, table)
+}
+
+/// [`run_topology_with`] on the array `cfg` (of `sc`'s size, in a number
+/// format of one's own: the energy of its MACs follows the format).
+pub fn run_topology_on(
+    topo: &Topology,
+    sc: &ScaleConfig,
+    cfg: ArrayConfig,
+    batch: usize,
+    sink: DwSink,
+    how: Exactness,
+    table: EnergyTable,
+) -> Result<TopologyRun> {
     if batch == 0 {
         return Err(WorkloadError::out_of_range("batch", 0, "1 or more"));
     }
