@@ -235,4 +235,39 @@ mod tests {
             assert_eq!(c.backward, Backward::Sequential);
         }
     }
+
+    /// The contenders' number format changes the energy of their MACs and
+    /// nothing that is counted: bf16 multiplies and fp32 adds cost more
+    /// than 16-bit integer ones in the default table.
+    #[test]
+    fn a_float_format_costs_float_energy_and_counts_alike() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("topologies");
+        let setup = |numbers| Setup {
+            topology: super::super::load_topology(&root.join("vgg_small.csv")).unwrap(),
+            config: super::super::load_config(&root.join("sysgrad_16x16.cfg")).unwrap(),
+            batch: 1,
+            sink: DwSink::Update { lr_shift: 4 },
+            how: Exactness::FastLedger,
+            table: EnergyTable::default(),
+            numbers,
+        };
+        let config = super::super::load_config(&root.join("sysgrad_16x16.cfg")).unwrap();
+        let fixed = setup(array_for(&config).unwrap().numbers());
+        let bf16: sysgrad_config::float::FloatFormat = "bf16".parse().unwrap();
+        let float = setup(Numbers::Float(bf16));
+        let two = &contenders(16, 16, None)[..2];
+        let (a, b) = (measure(&fixed, two).unwrap(), measure(&float, two).unwrap());
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(
+                (x.cycles, x.on_chip_words, x.off_chip_words),
+                (y.cycles, y.on_chip_words, y.off_chip_words)
+            );
+            assert!(
+                y.energy_pj > x.energy_pj,
+                "{} <= {}",
+                y.energy_pj,
+                x.energy_pj
+            );
+        }
+    }
 }
