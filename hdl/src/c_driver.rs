@@ -132,6 +132,22 @@ fn config_section(cfg: &ArrayConfig, out: &mut String) {
         format!("{}u", u8::from(cfg.has_window())),
         "the address generator: WINDOW allowed",
     );
+    let (stochastic, seed) = match cfg.numbers().stochastic_seed() {
+        Some(seed) => (1, seed),
+        None => (0, 0),
+    };
+    define(
+        out,
+        "SA_STOCHASTIC_ROUNDING",
+        format!("{stochastic}u"),
+        "1: the PEs round UPDATE's step stochastically (ARCHITECTURE.md)",
+    );
+    define(
+        out,
+        "SA_SR_SEED",
+        format!("{seed}u"),
+        "their generators' seed (0 without)",
+    );
     define(
         out,
         "SA_SHAPE_VALUE",

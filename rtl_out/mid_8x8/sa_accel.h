@@ -21,6 +21,8 @@ extern "C" {
 #define SA_INTERLEAVED                   1u           /* BACKWARD interleaved allowed */
 #define SA_DENSE                         0u           /* dense pipelining */
 #define SA_WINDOW                        1u           /* the address generator: WINDOW allowed */
+#define SA_STOCHASTIC_ROUNDING           0u           /* 1: the PEs round UPDATE's step stochastically (ARCHITECTURE.md) */
+#define SA_SR_SEED                       0u           /* their generators' seed (0 without) */
 #define SA_SHAPE_VALUE                   0x34401008u  /* what SHAPE reads */
 
 #define SA_DEPTH_COMMANDS                4096u        /* lines */
