@@ -595,9 +595,13 @@ pub fn module(m: &Module) -> String {
             let n = m.params.len();
             for (k, p) in m.params.iter().enumerate() {
                 let comma = if k + 1 < n { "," } else { "" };
+                let (kind, value) = match p.bits {
+                    None => ("integer".to_string(), p.default.to_string()),
+                    Some(n) => (format!("[{}:0]", n - 1), format!("{n}'d{}", p.default)),
+                };
                 o.line(&format!(
-                    "parameter integer {} = {}{comma}  // {}",
-                    p.name, p.default, p.doc
+                    "parameter {kind} {} = {value}{comma}  // {}",
+                    p.name, p.doc
                 ));
             }
         });

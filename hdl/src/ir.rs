@@ -60,6 +60,9 @@ impl Port {
 pub struct Param {
     pub name: String,
     pub default: i64,
+    /// `Some(n)`: an `n`-bit unsigned parameter (`parameter [n-1:0]`),
+    /// for values an `integer` (32 bits, signed) cannot hold.
+    pub bits: Option<u32>,
     /// Shown as a trailing comment.
     pub doc: String,
 }
@@ -225,7 +228,16 @@ pub fn param(name: &str, default: i64, doc: &str) -> Param {
     Param {
         name: name.into(),
         default,
+        bits: None,
         doc: doc.into(),
+    }
+}
+
+/// A `bits`-bit unsigned parameter.
+pub fn param_bits(name: &str, default: i64, bits: u32, doc: &str) -> Param {
+    Param {
+        bits: Some(bits),
+        ..param(name, default, doc)
     }
 }
 

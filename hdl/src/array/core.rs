@@ -595,9 +595,11 @@ pub(crate) fn array_params(cfg: &ArrayConfig, pe: &Module) -> Vec<Param> {
 /// rounds its update stochastically.
 fn seed_param(cfg: &ArrayConfig) -> Option<Param> {
     let seed = cfg.numbers().stochastic_seed()?;
-    Some(param(
+    // 32 bits unsigned: a seed from 2^31 up does not fit an `integer`.
+    Some(param_bits(
         SEED.name(),
         seed.into(),
+        32,
         "seed of the PEs' stochastic-rounding generators (sr_state)",
     ))
 }
