@@ -136,21 +136,20 @@ fn stochastic(cfg: ArrayConfig, seed: u32) -> ArrayConfig {
         .unwrap()
 }
 
-/// The fixed format's stochastic rounding on every kind of PE (one
-/// multiplier and two, the multiplier register, deferred saturation, a
-/// constant shift, dense): a training step and random ports in every
-/// cycle, every register compared, the generators' `sr_state` among them;
-/// a training step on Icarus.
+/// The fixed format's stochastic rounding on each kind of SGD unit (the
+/// `none` PE's, with the multiplier register, with deferred saturation,
+/// the dense PE's two): a training step and random ports in every cycle,
+/// every register compared, the generators' `sr_state` among them; a
+/// training step on Icarus. (A constant shift is the fault test's; the
+/// random configurations below draw the rounding too.)
 #[test]
 #[ignore = "needs verilator, iverilog, yosys"]
 fn stochastic_rounding_matches_every_cycle() {
     let small = load("small_4x4.toml");
     let configs = [
         stochastic(small, 3),
-        stochastic(load("seq_3x5.toml"), 4),
         stochastic(load("mul_reg_4x4.toml"), 5),
         stochastic(small.with_deferred_saturation(true).unwrap(), 6),
-        stochastic(small.with_fixed_lr_shift(Some(2)).unwrap(), 7),
         stochastic(dense(small), 8),
     ];
     for (k, cfg) in configs.iter().enumerate() {
@@ -165,7 +164,7 @@ fn stochastic_rounding_matches_every_cycle() {
             panic!("{} {what}: {e}", cfg.tag());
         }
     }
-    check(&configs[2], 60, Simulator::Icarus);
+    check(&configs[1], 60, Simulator::Icarus);
 }
 
 /// Faults in the stochastic rounding's Verilog are caught by the
