@@ -5,7 +5,7 @@ use super::{difference, oracle_config, to_oracle};
 use ndarray::Array2;
 use proptest::prelude::*;
 use sysgrad_config::float::Rounding;
-use sysgrad_config::{ArrayConfig, Backward, FixedFormat, NumberFormat, Numbers};
+use sysgrad_config::{ArrayConfig, Backward, NumberFormat};
 use sysgrad_emulator::gemm::DwSink;
 use sysgrad_oracle as oracle;
 use sysgrad_oracle::Matrix;
@@ -57,14 +57,9 @@ pub fn config_for(schedule: Backward) -> impl Strategy<Value = ArrayConfig> {
                 } else {
                     Rounding::Nearest
                 };
-                let fixed = FixedFormat {
-                    widths: format,
-                    rounding,
-                    seed,
-                };
                 ArrayConfig::new(r, c, backward, format)
                     .unwrap()
-                    .with_numbers(Numbers::Fixed(fixed))
+                    .with_update_rounding((rounding, seed))
                     .unwrap()
                     .with_multiplier_register(mul_reg)
                     .unwrap()
