@@ -134,16 +134,21 @@ pub fn train_formats(
     };
     let step = step_of(model);
     let init = initial_weights(model);
+    // A fixed-point row: the array `cfg`, the host's momentum step rounded
+    // as `host` says.
+    let fixed = |cfg, host| -> Box<dyn Trainee> {
+        Box::new(Network::new(
+            model,
+            FixedArith::on(opts.engine, cfg, step)
+                .with_clamp_gradient(spec.optimizer.clamp_gradient)
+                .with_rounding(host, spec.training.seed),
+            &init,
+        ))
+    };
     let mut names = vec!["f32".to_string(), model.cfg.numbers().tag()];
     let mut nets: Vec<Box<dyn Trainee>> = vec![
         Box::new(Network::new(model, FloatArith::new(step), &init)),
-        Box::new(Network::new(
-            model,
-            FixedArith::on(opts.engine, model.cfg, step)
-                .with_clamp_gradient(spec.optimizer.clamp_gradient)
-                .with_rounding(spec.optimizer.rounding, spec.training.seed),
-            &init,
-        )),
+        fixed(model.cfg, spec.optimizer.rounding),
     ];
     let refused = |e: sysgrad_config::ConfigError| WorkloadError::model("format", e.to_string());
     for choice in formats {
@@ -156,13 +161,7 @@ pub fn train_formats(
                     .with_update_rounding((Rounding::Stochastic, DEFAULT_SEED))
                     .map_err(refused)?;
                 names.push(cfg.numbers().tag());
-                Box::new(Network::new(
-                    model,
-                    FixedArith::on(opts.engine, cfg, step)
-                        .with_clamp_gradient(spec.optimizer.clamp_gradient)
-                        .with_rounding(HostRounding::Stochastic, spec.training.seed),
-                    &init,
-                ))
+                fixed(cfg, HostRounding::Stochastic)
             }
             FormatChoice::Float(f) => {
                 let cfg = model
