@@ -85,6 +85,27 @@ fn top_bits_agree(high: Expr, count: impl Into<Expr>) -> Expr {
         .or(high.equals(ones(count)))
 }
 
+/// `v` narrowed to `width` bits (`msb` = `width - 1`, given as the
+/// generated Verilog writes it) as the signed wire `name`: taken as it is
+/// where its `count` bits from `msb` up to its sign bit `top` agree (the
+/// flag `fits`), else clamped to the end its sign names.
+fn narrowed(
+    m: &mut Scope,
+    [fits, name]: [&str; 2],
+    v: Net,
+    top: Expr,
+    [width, msb]: [Expr; 2],
+    count: Expr,
+) -> Net {
+    let high = v.bits(top.clone(), msb.clone());
+    let fits = m.flag(fits, top_bits_agree(high, count));
+    m.signed_wire(
+        name,
+        width.clone(),
+        cond(fits, v.bits(msb, 0), clamp_value(v.at(top), width)),
+    )
+}
+
 /// `v` (AW+1 bits) clamped to AW bits where its top two bits differ.
 fn clamped(v: Net) -> Expr {
     let overflowed = v.at(AW).differs(v.at(AW - 1));
@@ -206,17 +227,13 @@ impl Arithmetic for Fixed {
                 w_next: None,
             };
         }
-        let high = w_diff.bits(diff_w.clone() - 1, DW - 1);
-        let high_bits = diff_w.clone() + 1 - DW;
-        let w_fits = m.flag(&n("w_fits"), top_bits_agree(high, high_bits));
-        let w_next = m.signed_wire(
-            &n("w_next"),
-            DW,
-            cond(
-                w_fits,
-                w_diff.bits(DW - 1, 0),
-                clamp_value(w_diff.at(diff_w - 1), DW),
-            ),
+        let w_next = narrowed(
+            m,
+            [&n("w_fits"), &n("w_next")],
+            w_diff,
+            diff_w.clone() - 1,
+            [DW.e(), DW - 1],
+            diff_w + 1 - DW,
         );
         SgdNets {
             dw_step,
@@ -229,20 +246,17 @@ impl Arithmetic for Fixed {
     /// larger step saturates w alike, and the subtract in the second
     /// UPDATE cycle is DW+2 bits wide.
     fn step_clamp(&self, m: &mut Scope, dw_step: Net) -> Net {
-        let step_high = dw_step.bits(AW, DW);
         m.comment(
             "The SGD step clamped to DW+1 bits: |w| < 2^(DW-1), so a larger step saturates w alike,",
         );
         m.comment("and the subtract in the second UPDATE cycle is DW+2 bits wide.");
-        let step_fits = m.flag("step_fits", top_bits_agree(step_high, AW + 1 - DW.e()));
-        m.signed_wire(
-            "step_q",
-            DW + 1,
-            cond(
-                step_fits,
-                dw_step.bits(DW, 0),
-                clamp_value(dw_step.at(AW), DW + 1),
-            ),
+        narrowed(
+            m,
+            ["step_fits", "step_q"],
+            dw_step,
+            AW.e(),
+            [DW + 1, DW.e()],
+            AW + 1 - DW.e(),
         )
     }
 
@@ -256,16 +270,13 @@ impl Arithmetic for Fixed {
     /// alike (ARCHITECTURE.md, Multiplier register).
     fn carried_subtrahend(&self, m: &mut Scope, prod_dw: Net) -> Expr {
         m.comment("prod_dw clamped to DW+1 bits: a step is within them; a raw product left by a pass cut short is not.");
-        let high = prod_dw.bits(AW - 1, DW);
-        let fits = m.flag("prod_fits", top_bits_agree(high, AW - DW.e()));
-        let carried = m.signed_wire(
-            "prod_step",
-            DW + 1,
-            cond(
-                fits,
-                prod_dw.bits(DW, 0),
-                clamp_value(prod_dw.at(AW - 1), DW + 1),
-            ),
+        let carried = narrowed(
+            m,
+            ["prod_fits", "prod_step"],
+            prod_dw,
+            AW - 1,
+            [DW + 1, DW.e()],
+            AW - DW.e(),
         );
         cat([carried.at(DW), carried.e()])
     }
