@@ -4,7 +4,8 @@
 //! computes the same counters and the testbench drives the same offsets,
 //! so the register map is written down once. `docs/HOST.md` explains it.
 
-use sysgrad_config::ArrayConfig;
+use sysgrad_config::float::{FloatKind, FP32};
+use sysgrad_config::{ArrayConfig, Numbers};
 
 /// Width of an AXI4-Lite register and of its data bus.
 pub const AXIL_DATA_BITS: u32 = 32;
@@ -12,10 +13,11 @@ pub const AXIL_DATA_BITS: u32 = 32;
 pub const AXIL_ADDR_BITS: u32 = 12;
 /// `TDATA` width of both AXI4-Streams: one buffer word or command per beat.
 pub const STREAM_BITS: u32 = crate::command::WORD_BITS;
-/// Read-only `ID` register value: "SG" and interface version 4 (version 2
+/// Read-only `ID` register value: "SG" and interface version 6 (version 2
 /// widened the `SHAPE` fields for arrays up to 256 x 256, version 3 added
-/// `COUNTER_WIDTH`, version 4 `PROG_START`).
-pub const ID_VALUE: u32 = 0x5347_0005;
+/// `COUNTER_WIDTH`, version 4 `PROG_START`, version 5 WINDOW, version 6
+/// `FORMAT` and the float formats).
+pub const ID_VALUE: u32 = 0x5347_0006;
 
 /// Bits a counter register pair can show: the widest counter
 /// (`host.counter_bits` in the config), read as bits 31:0 and 47:32.
@@ -84,6 +86,111 @@ pub mod shape {
     }
 }
 
+/// The fields of the read-only `FORMAT` register, low to high: what the
+/// words mean (`docs/HOST.md`), which `SHAPE`'s widths do not say.
+pub mod format {
+    use crate::command::Field;
+    use sysgrad_config::float::FloatKind;
+    use sysgrad_config::{ArrayConfig, Numbers, IN_BITS};
+
+    const fn above(f: Field, bits: u32) -> Field {
+        Field {
+            lo: f.lo + f.bits,
+            bits,
+        }
+    }
+    /// 0 fixed point, 1 floating point.
+    pub const KIND: Field = Field { lo: 0, bits: 1 };
+    /// 1 if the in-PE update rounds stochastically.
+    pub const STOCHASTIC: Field = above(KIND, 1);
+    /// Fixed point's fractional bits (0 in float).
+    pub const FRAC: Field = above(STOCHASTIC, (*IN_BITS.end() - 1).ilog2() + 1);
+    /// The weights' float format ([`kind_code`]; 0 in fixed point).
+    pub const WEIGHTS: Field = above(FRAC, 2);
+    /// The activations' float format.
+    pub const ACTIVATIONS: Field = above(WEIGHTS, 2);
+    /// The gradients' float format.
+    pub const GRADIENTS: Field = above(ACTIVATIONS, 2);
+    /// Every field, high to low, with its name in the RTL.
+    pub const FIELDS: [(&str, Field); 6] = [
+        ("gradients", GRADIENTS),
+        ("activations", ACTIVATIONS),
+        ("weights", WEIGHTS),
+        ("frac_bits", FRAC),
+        ("stochastic", STOCHASTIC),
+        ("kind", KIND),
+    ];
+    const _: () = assert!(GRADIENTS.lo + GRADIENTS.bits <= super::AXIL_DATA_BITS);
+
+    /// A float format's code in the register: its place in
+    /// [`FloatKind::ALL`] (bf16 0, E4M3 1, E5M2 2).
+    pub fn kind_code(k: FloatKind) -> u64 {
+        FloatKind::ALL
+            .iter()
+            .position(|&x| x == k)
+            .expect("a float format") as u64
+    }
+
+    /// The register's value for `cfg`.
+    pub fn value(cfg: &ArrayConfig) -> u32 {
+        let n = cfg.numbers();
+        let stochastic = STOCHASTIC.put(n.stochastic_seed().is_some().into());
+        let v = match n {
+            Numbers::Fixed(f) => FRAC.put(f.widths.frac_bits.into()),
+            Numbers::Float(f) => {
+                KIND.put(1)
+                    | WEIGHTS.put(kind_code(f.weights))
+                    | ACTIVATIONS.put(kind_code(f.activations))
+                    | GRADIENTS.put(kind_code(f.gradients))
+            }
+        };
+        (v | stochastic) as u32
+    }
+}
+
+/// What a buffer word is as an integer (`docs/COMMANDS.md`, Buffers): a
+/// two's-complement value in fixed point, an unsigned bit pattern of the
+/// buffer's format in floating point. The emulator's buffers, the DMA's
+/// value check and the testbench's reading of RTL words all go through it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Word {
+    /// A signed value of this many bits.
+    Signed(u32),
+    /// A bit pattern of this many bits (never negative).
+    Pattern(u32),
+}
+
+impl Word {
+    /// Whether `v` is a word.
+    pub fn fits(self, v: i64) -> bool {
+        match self {
+            Word::Signed(bits) => sysgrad_config::fixed::fits(v, bits),
+            Word::Pattern(bits) => bits >= 63 || (0..1i64 << bits).contains(&v),
+        }
+    }
+
+    /// What a DMA write of `v` stores: `v` if it fits, else saturated
+    /// (signed) or its low bits (a pattern).
+    pub fn stored(self, v: i64) -> i64 {
+        match self {
+            Word::Signed(bits) => sysgrad_config::fixed::sat(v, bits),
+            // A pattern keeps its low bits, whatever is above them.
+            Word::Pattern(_) => self.from_raw(v as u64),
+        }
+    }
+
+    /// The word whose low bits are `raw`'s (bits above them ignored):
+    /// sign-extended, or zero-extended for a pattern.
+    pub fn from_raw(self, raw: u64) -> i64 {
+        match self {
+            Word::Signed(bits) if bits >= 64 => raw as i64,
+            Word::Signed(bits) => ((raw << (64 - bits)) as i64) >> (64 - bits),
+            Word::Pattern(bits) if bits >= 64 => raw as i64,
+            Word::Pattern(bits) => (raw & ((1u64 << bits) - 1)) as i64,
+        }
+    }
+}
+
 /// Byte offsets of the control and status registers.
 pub mod reg {
     /// R: [`super::ID_VALUE`].
@@ -118,6 +225,8 @@ pub mod reg {
     pub const DMA_CTRL: u32 = 0x02C;
     /// R: depth of the DMA target currently selected, in lines.
     pub const DMA_DEPTH: u32 = 0x030;
+    /// R: the number format, see [`super::format`].
+    pub const FORMAT: u32 = 0x034;
     /// First counter: counter `i` is at `COUNTERS + 8 i` (bits 31:0) and `+ 4` (bits 47:32).
     pub const COUNTERS: u32 = 0x100;
 }
@@ -204,13 +313,31 @@ impl DmaTarget {
         }
     }
 
-    /// Signed width of a word: data `in_bits`, accumulators `acc_bits`,
-    /// commands 64.
+    /// Stored width of a word: data `in_bits` (DW), accumulators
+    /// `acc_bits` (AW), commands 64.
     pub fn word_bits(self, cfg: &ArrayConfig) -> u32 {
         match self {
             DmaTarget::Commands => STREAM_BITS,
             DmaTarget::Accumulators => cfg.format().acc_bits,
             _ => cfg.format().in_bits,
+        }
+    }
+
+    /// What a word of this target is: a signed value of
+    /// [`DmaTarget::word_bits`] in fixed point (commands: the 64-bit word),
+    /// in a float format a pattern of the target's format (fp32 for the
+    /// accumulators).
+    pub fn word(self, cfg: &ArrayConfig) -> Word {
+        let Numbers::Float(f) = cfg.numbers() else {
+            return Word::Signed(self.word_bits(cfg));
+        };
+        let bits = |k: FloatKind| k.encoding().bits();
+        match self {
+            DmaTarget::Commands => Word::Signed(STREAM_BITS),
+            DmaTarget::Weights => Word::Pattern(bits(f.weights)),
+            DmaTarget::Activations => Word::Pattern(bits(f.activations)),
+            DmaTarget::Gradients => Word::Pattern(bits(f.gradients)),
+            DmaTarget::Accumulators => Word::Pattern(FP32.bits()),
         }
     }
 }
