@@ -8,11 +8,12 @@ use crate::args::{
     PipeliningChoice,
 };
 use anyhow::{anyhow, bail, Context, Result};
+use ndarray::Array2;
 use sysgrad_accel::{compile_layer, encode_program, Accelerator, BufferId, FcLayer};
 use sysgrad_config::budget::Estimate;
 use sysgrad_config::{ArrayConfig, Backward, Pipelining};
 use sysgrad_emulator::gemm::DwSink;
-use sysgrad_isa::host::Counter;
+use sysgrad_isa::host::{Counter, Word};
 use sysgrad_rng::Rng;
 use sysgrad_testbench::accel::Setup;
 
@@ -145,7 +146,7 @@ pub fn prepare(
         ("gradients", BufferId::Gradients, layer.dy.end()),
         ("accumulators", BufferId::Accumulators, layer.dw_t.end()),
     ];
-    let mut acc = Accelerator::try_new(cfg)?;
+    let mut acc = Accelerator::new(cfg);
     for (name, id, lines) in need {
         let depth = acc.buffer(id).depth();
         if lines > depth {
@@ -168,14 +169,14 @@ pub fn prepare(
         );
     }
     let mut rng = Rng::new(seed);
-    let bits = cfg.format().in_bits;
     let mut setup = Setup::default();
     for (id, b, rows, cols) in [
         (BufferId::Weights, &layer.w, m, k),
         (BufferId::Activations, &layer.x, k, n),
         (BufferId::Gradients, &layer.dy, m, n),
     ] {
-        let data = rng.matrix(rows, cols, bits);
+        let word = acc.buffer(id).word();
+        let data = Array2::from_shape_simple_fn((rows, cols), || random_word(&mut rng, word));
         b.store(acc.buffer_mut(id), data.view())?;
         setup.fill_blocked(id, b, data.view());
     }
@@ -190,6 +191,15 @@ pub fn prepare(
         acc,
         setup,
     })
+}
+
+/// A random word of a buffer: a signed value (one in four an extreme,
+/// [`Rng::value`]) or any bit pattern of a float format.
+fn random_word(rng: &mut Rng, word: Word) -> i64 {
+    match word {
+        Word::Signed(bits) => rng.value(bits),
+        Word::Pattern(_) => word.from_raw(rng.next_u64()),
+    }
 }
 
 /// Every counter the emulator computes, with its count after `acc` ran
@@ -437,7 +447,7 @@ pub fn run_program(a: &ProgramArgs) -> Result<()> {
         );
     }
     a.budget.admit(&run_estimate(&cfg, &program, a.rtl))?;
-    let mut acc = Accelerator::try_new(cfg)?;
+    let mut acc = Accelerator::new(cfg);
     let mut setup = Setup::default();
     let mut rng = Rng::new(a.seed);
     for id in [
@@ -446,9 +456,9 @@ pub fn run_program(a: &ProgramArgs) -> Result<()> {
         BufferId::Gradients,
     ] {
         let buf = acc.buffer_mut(id);
-        let (lines, lanes, bits) = (a.fill.min(buf.depth()), buf.lanes(), buf.bits());
+        let (lines, lanes, word) = (a.fill.min(buf.depth()), buf.lanes(), buf.word());
         let data: Vec<Vec<i64>> = (0..lines)
-            .map(|_| (0..lanes).map(|_| rng.value(bits)).collect())
+            .map(|_| (0..lanes).map(|_| random_word(&mut rng, word)).collect())
             .collect();
         for (line, values) in data.iter().enumerate() {
             for (lane, v) in values.iter().enumerate() {

@@ -3,8 +3,8 @@
 //! moves whole or partial lines (lanes `0..n`) in one cycle, so a tile
 //! never needs two accesses to one bank in a cycle.
 
-use sysgrad_config::{fixed, ArrayConfig};
-use sysgrad_isa::host::DmaTarget;
+use sysgrad_config::ArrayConfig;
+use sysgrad_isa::host::{DmaTarget, Word};
 
 /// The four buffers around the array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -49,8 +49,8 @@ pub enum HostError {
         depth: usize,
         lanes: usize,
     },
-    #[error("{value} does not fit in a {bits}-bit buffer word")]
-    ValueRange { value: i64, bits: u32 },
+    #[error("{value} is not a buffer word ({word})")]
+    ValueRange { value: i64, word: String },
 }
 
 /// One buffer: its words and how many the controller read and wrote.
@@ -58,20 +58,30 @@ pub enum HostError {
 pub struct Buffer {
     words: Vec<i64>,
     lanes: usize,
-    /// Signed width of a word; every stored value fits (the controller only
-    /// writes saturated values, the host is checked), so the array's
-    /// operand range checks can never fail halfway through a command.
+    /// Stored width of a word.
     bits: u32,
+    /// What a word is (a signed value, or a float format's pattern);
+    /// every stored value is one (the controller only writes saturated or
+    /// rounded values, the host is checked), so the array's operand range
+    /// checks can never fail halfway through a command.
+    word: Word,
     reads: u64,
     writes: u64,
 }
 
 impl Buffer {
+    /// `depth` lines of `lanes` signed `bits`-bit words.
     pub fn new(depth: usize, lanes: usize, bits: u32) -> Self {
+        Buffer::of_words(depth, lanes, bits, Word::Signed(bits))
+    }
+
+    /// `depth` lines of `lanes` `bits`-bit words that are `word`s.
+    pub fn of_words(depth: usize, lanes: usize, bits: u32, word: Word) -> Self {
         Buffer {
             words: vec![0; depth * lanes],
             lanes,
             bits,
+            word,
             reads: 0,
             writes: 0,
         }
@@ -80,7 +90,7 @@ impl Buffer {
     /// The buffer `id` of an accelerator with configuration `cfg`.
     pub fn for_config(cfg: &ArrayConfig, id: BufferId) -> Self {
         let t = id.target();
-        Buffer::new(t.depth(cfg), t.lanes(cfg), t.word_bits(cfg))
+        Buffer::of_words(t.depth(cfg), t.lanes(cfg), t.word_bits(cfg), t.word(cfg))
     }
 
     pub fn depth(&self) -> usize {
@@ -89,8 +99,13 @@ impl Buffer {
     pub fn lanes(&self) -> usize {
         self.lanes
     }
+    /// Stored width of a word (DW or AW).
     pub fn bits(&self) -> u32 {
         self.bits
+    }
+    /// What a word is.
+    pub fn word(&self) -> Word {
+        self.word
     }
     /// Words the controller read / wrote (host accesses are not counted).
     pub fn reads(&self) -> u64 {
@@ -115,7 +130,7 @@ impl Buffer {
     /// Controller write of lanes `0..values.len()` of `line`; other lanes keep
     /// their value (per-bank write enables).
     pub(crate) fn write(&mut self, line: usize, values: &[i64]) {
-        debug_assert!(values.iter().all(|v| fixed::fits(*v, self.bits)));
+        debug_assert!(values.iter().all(|v| self.word.fits(*v)));
         self.writes += values.len() as u64;
         let s = line * self.lanes;
         self.words[s..s + values.len()].copy_from_slice(values);
@@ -140,10 +155,10 @@ impl Buffer {
 
     /// Host write (not counted), refused if `value` does not fit a word.
     pub fn set(&mut self, line: usize, lane: usize, value: i64) -> Result<(), HostError> {
-        if !fixed::fits(value, self.bits) {
+        if !self.word.fits(value) {
             return Err(HostError::ValueRange {
                 value,
-                bits: self.bits,
+                word: self.word.to_string(),
             });
         }
         let i = self.index(line, lane)?;

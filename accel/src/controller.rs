@@ -8,9 +8,10 @@
 use crate::buffer::{Buffer, BufferId};
 use crate::command::{ActFunction, Command, DataBuffer};
 use crate::error::{ErrorCode, Fault};
+use crate::numbers::{self, LineArith};
 use crate::stats::ControlStats;
 use crate::window::{Lines, Window};
-use sysgrad_config::{fixed, ArrayConfig, NumberFormat};
+use sysgrad_config::ArrayConfig;
 use sysgrad_emulator::{Driver, Phase, Stats};
 use sysgrad_isa::timing;
 
@@ -47,6 +48,8 @@ pub(crate) struct Core {
     pub window: Option<Window>,
     pub control: ControlStats,
     pub state: State,
+    /// The number format's write-back, REQUANT and ReLU.
+    pub arith: Box<dyn LineArith>,
 }
 
 /// One pipelining's controller: how it runs a program on the [`Core`].
@@ -72,6 +75,7 @@ impl Core {
             window: None,
             control: ControlStats::default(),
             state: State::Ready,
+            arith: numbers::for_config(&cfg),
         }
     }
 
@@ -129,13 +133,14 @@ pub(crate) fn dst_buffer(dst: DataBuffer) -> BufferId {
 }
 
 /// Writes a result line `values` to accumulator line `line`, or with
-/// `acc` adds it (saturating, like the PEs) to what is there.
+/// `acc` adds it (as the PEs add: saturating in fixed point) to what is
+/// there.
 pub(crate) fn store_result(
     buffers: &mut [Buffer; 4],
     line: usize,
     values: &[i64],
     acc: bool,
-    fmt: NumberFormat,
+    arith: &dyn LineArith,
 ) {
     let buf = &mut buffers[BufferId::Accumulators as usize];
     let mut v = values.to_vec();
@@ -143,7 +148,7 @@ pub(crate) fn store_result(
         let old = buf.read(line, v.len());
         v.iter_mut()
             .zip(old)
-            .for_each(|(p, a)| *p = fixed::acc_add(*a, *p, fmt.acc_bits));
+            .for_each(|(p, a)| *p = arith.acc_add(*a, *p));
     }
     buf.write(line, &v);
 }
@@ -171,7 +176,7 @@ pub(crate) fn requant_line(
     src: usize,
     to: DataBuffer,
     dst: usize,
-    fmt: NumberFormat,
+    arith: &dyn LineArith,
 ) -> usize {
     let line = ActLines {
         func: ActFunction::Identity,
@@ -181,7 +186,7 @@ pub(crate) fn requant_line(
         mask: 0,
         lanes: buffers[dst_buffer(to) as usize].lanes(),
     };
-    act_line(buffers, &line, 0, fmt)
+    act_line(buffers, &line, 0, arith)
 }
 
 /// ACT's operands beside its line offset: what one line through the
@@ -231,21 +236,31 @@ pub(crate) fn act_line(
     buffers: &mut [Buffer; 4],
     a: &ActLines,
     t: usize,
-    fmt: NumberFormat,
+    arith: &dyn LineArith,
 ) -> usize {
     let q: Vec<i64> = buffers[BufferId::Accumulators as usize]
         .read(a.src + t, a.lanes)
         .iter()
-        .map(|&acc| fixed::requantize(acc, fmt.frac_bits, fmt.in_bits, fmt.acc_bits))
+        .map(|&acc| arith.requantize(acc, a.dst))
         .collect();
+    // A lane that is not kept becomes 0: +0 in every format.
     let out: Vec<i64> = match a.func {
         ActFunction::Identity => q,
-        ActFunction::Relu => q.into_iter().map(|v| v.max(0)).collect(),
+        ActFunction::Relu => q
+            .into_iter()
+            .map(|v| if arith.positive(v, a.dst) { v } else { 0 })
+            .collect(),
         ActFunction::ReluGrad => {
             let mask = buffers[BufferId::Activations as usize].read(a.mask + t, a.lanes);
             q.into_iter()
                 .zip(mask)
-                .map(|(v, &m)| if m > 0 { v } else { 0 })
+                .map(|(v, &m)| {
+                    if arith.positive(m, DataBuffer::Activations) {
+                        v
+                    } else {
+                        0
+                    }
+                })
                 .collect()
         }
     };

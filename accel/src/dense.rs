@@ -10,6 +10,7 @@ use crate::controller::{
     act_line, count_result, requant_line, store_result, ActLines, Controller, Core, Resident,
 };
 use crate::error::{ErrorCode, Fault};
+use crate::numbers::LineArith;
 use crate::stats::ControlStats;
 use crate::window::Lines;
 use sysgrad_config::ArrayConfig;
@@ -121,7 +122,7 @@ impl Controller for DenseControl {
                 buffers: &mut core.buffers,
                 stats: &mut words,
                 control: &mut core.control,
-                cfg: core.driver.cfg(),
+                arith: &*core.arith,
             };
             let stopped = self.issuer.cycle(&mut core.driver, &mut io);
             if stopped {
@@ -366,7 +367,7 @@ struct Io<'a> {
     buffers: &'a mut [Buffer; 4],
     stats: &'a mut Stats,
     control: &'a mut ControlStats,
-    cfg: ArrayConfig,
+    arith: &'a dyn LineArith,
 }
 
 impl Io<'_> {
@@ -375,9 +376,9 @@ impl Io<'_> {
     }
 
     /// Writes `values` to accumulator line `line`, or adds them to what is
-    /// there (saturating), charged to `phase` as the `none` controller does.
+    /// there (as the PEs add), charged to `phase` as the `none` controller does.
     fn write_acc(&mut self, phase: Phase, line: usize, values: &[i64], acc: bool) {
-        store_result(self.buffers, line, values, acc, self.cfg.format());
+        store_result(self.buffers, line, values, acc, self.arith);
         count_result(self.stats, phase, values.len() as u64, acc);
     }
 }
@@ -479,15 +480,15 @@ impl Waves<Tag> for Io<'_> {
     }
 
     fn requant(&mut self, tag: &Tag, t: usize) {
-        let fmt = self.cfg.format();
+        let arith = self.arith;
         match tag {
             Tag::Requant { src, dst, dst_addr } => {
-                let words = requant_line(self.buffers, src + t, *dst, dst_addr + t, fmt);
+                let words = requant_line(self.buffers, src + t, *dst, dst_addr + t, arith);
                 self.control.requant_cycles += 1;
                 self.control.requant_words += words as u64;
             }
             Tag::Act(lines) => {
-                let words = act_line(self.buffers, lines, t, fmt);
+                let words = act_line(self.buffers, lines, t, arith);
                 self.control.act_cycles += 1;
                 self.control.act_words += words as u64;
             }

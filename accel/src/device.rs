@@ -226,13 +226,13 @@ pub enum DeviceError {
         end: usize,
         depth: usize,
     },
-    #[error("{buffer} buffer line {line} lane {lane}: {value} does not fit a {bits}-bit word")]
+    #[error("{buffer} buffer line {line} lane {lane}: {value} is not a word of it ({word})")]
     Value {
         buffer: &'static str,
         line: usize,
         lane: usize,
         value: i64,
-        bits: u32,
+        word: sysgrad_isa::host::Word,
     },
     #[error("a program of {words} words at word {at} does not fit the command memory ({depth} words, buffers.commands)")]
     ProgramSize {
@@ -430,7 +430,7 @@ impl Device {
     ) -> Result<(), DeviceError> {
         self.check_range(id, addr, lines.len())?;
         let buf = self.acc.buffer_mut(id);
-        let (lanes, bits) = (buf.lanes(), buf.bits());
+        let (lanes, word) = (buf.lanes(), buf.word());
         let mut lines = lines;
         for (i, line) in lines.iter_mut().enumerate() {
             line.resize(lanes, 0);
@@ -440,7 +440,7 @@ impl Device {
                     line: addr + i,
                     lane,
                     value: v,
-                    bits,
+                    word,
                 })?;
             }
         }

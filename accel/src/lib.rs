@@ -41,6 +41,7 @@ pub mod layout;
 pub mod link;
 pub mod machine;
 mod none;
+mod numbers;
 pub mod resident;
 pub mod schedule;
 pub mod stats;
@@ -54,6 +55,6 @@ pub use device::{Device, DeviceError, HostCounters, HostOp, KeptPrograms, Traffi
 pub use error::{ErrorCode, Fault};
 pub use layout::Blocked;
 pub use link::HostLink;
-pub use machine::{Accelerator, Unsupported};
+pub use machine::Accelerator;
 pub use stats::{CommandCounters, ControlStats};
 pub use window::{Lines, Window};

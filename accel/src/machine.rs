@@ -8,7 +8,7 @@ use crate::dense::DenseControl;
 use crate::error::Fault;
 use crate::none::NoneControl;
 use crate::stats::ControlStats;
-use sysgrad_config::{ArrayConfig, Numbers, Pipelining};
+use sysgrad_config::{ArrayConfig, Pipelining};
 use sysgrad_emulator::{Driver, Phase};
 
 /// The array, its four buffers and the controller state.
@@ -25,54 +25,18 @@ fn controller(cfg: &ArrayConfig) -> Box<dyn Controller + Send> {
     }
 }
 
-/// A configuration the accelerator does not build yet.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "format.kind = \"float\" ({format}) is not taken by the accelerator yet: its buffers, \
-     controller, REQUANT/ACT and C driver are fixed point; the array (sa_top) and the \
-     emulator (sysgrad_emulator::Driver, gemm, fast) take it (docs/ARCHITECTURE.md, \
-     Floating-point formats)"
-)]
-pub struct Unsupported {
-    /// The float format's tag, e.g. `bf16-e4m3-e5m2`.
-    pub format: String,
-}
-
 impl Accelerator {
-    /// The accelerator of `cfg`; a float format is refused ([`Unsupported`]).
-    pub fn try_new(cfg: ArrayConfig) -> Result<Self, Unsupported> {
-        Accelerator::try_with_driver(Driver::new(cfg))
-    }
-
-    /// Around a given driver, e.g. [`Driver::recording`]; a float format
-    /// is refused ([`Unsupported`]): the one check of the crate, so no
-    /// fixed-point program ever runs on float data.
-    pub fn try_with_driver(driver: Driver) -> Result<Self, Unsupported> {
-        if let Numbers::Float(f) = driver.cfg().numbers() {
-            return Err(Unsupported { format: f.tag() });
-        }
-        Ok(Accelerator {
-            controller: controller(&driver.cfg()),
-            core: Core::new(driver),
-        })
-    }
-
-    /// [`Accelerator::try_new`] for a configuration known to be fixed
-    /// point.
-    ///
-    /// # Panics
-    /// With [`Unsupported`]'s message on a float format.
+    /// The accelerator of `cfg`, in its pipelining and number format.
     pub fn new(cfg: ArrayConfig) -> Self {
         Accelerator::with_driver(Driver::new(cfg))
     }
 
-    /// [`Accelerator::try_with_driver`] for a configuration known to be
-    /// fixed point.
-    ///
-    /// # Panics
-    /// With [`Unsupported`]'s message on a float format.
+    /// Around a given driver, e.g. [`Driver::recording`].
     pub fn with_driver(driver: Driver) -> Self {
-        Accelerator::try_with_driver(driver).unwrap_or_else(|e| panic!("{e}"))
+        Accelerator {
+            controller: controller(&driver.cfg()),
+            core: Core::new(driver),
+        }
     }
 
     pub fn cfg(&self) -> ArrayConfig {
@@ -130,35 +94,5 @@ impl Accelerator {
     /// indices count from word 0 of `memory`.
     pub fn run_from(&mut self, memory: &[u64], start: usize) -> Result<(), Fault> {
         self.controller.run(&mut self.core, memory, start)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use sysgrad_config::float::{FloatFormat, FloatKind, Rounding};
-
-    /// A float configuration is refused at construction, with an error
-    /// naming `format.kind` and what does take the format.
-    #[test]
-    fn a_float_configuration_is_refused() {
-        let float = FloatFormat {
-            weights: FloatKind::Bf16,
-            activations: FloatKind::E4M3,
-            gradients: FloatKind::E5M2,
-            rounding: Rounding::Nearest,
-            seed: 1,
-        };
-        let cfg = ArrayConfig::default_16x16()
-            .with_numbers(Numbers::Float(float))
-            .unwrap();
-        let err = Accelerator::try_new(cfg).err().expect("refused");
-        let msg = err.to_string();
-        assert!(msg.contains("format.kind = \"float\""), "{msg}");
-        assert!(
-            msg.contains("bf16-e4m3-e5m2") && msg.contains("emulator"),
-            "{msg}"
-        );
-        assert!(Accelerator::try_new(ArrayConfig::default_16x16()).is_ok());
     }
 }

@@ -207,20 +207,25 @@ impl Core {
     /// the PEs) to what is there, and counts the access as `gemm` does
     /// (padding included: the counters follow the stream).
     fn write_acc(&mut self, phase: Phase, lines: Lines, part: ArrayView2<i64>, accumulate: bool) {
-        let fmt = self.cfg().format();
         for (pos, col) in part.columns().into_iter().enumerate() {
             let Some(line) = lines.at(pos) else { continue };
-            store_result(&mut self.buffers, line, &col.to_vec(), accumulate, fmt);
+            store_result(
+                &mut self.buffers,
+                line,
+                &col.to_vec(),
+                accumulate,
+                &*self.arith,
+            );
         }
         count_result(&mut self.driver.stats, phase, part.len() as u64, accumulate);
     }
 
     /// One line per cycle through the requantizer; the array idles.
     fn requant(&mut self, src: usize, dst: DataBuffer, dst_addr: usize, count: usize) {
-        let fmt = self.cfg().format();
         let mut words = 0;
         for line in 0..count {
-            words += requant_line(&mut self.buffers, src + line, dst, dst_addr + line, fmt);
+            let arith = &*self.arith;
+            words += requant_line(&mut self.buffers, src + line, dst, dst_addr + line, arith);
         }
         let cycles = self.cost(timing::REQUANT, count);
         self.driver.idle(cycles);
@@ -230,9 +235,8 @@ impl Core {
 
     /// One line per cycle through the activation unit; the array idles.
     fn act(&mut self, lines: &ActLines, count: usize) {
-        let fmt = self.cfg().format();
         let words: usize = (0..count)
-            .map(|t| act_line(&mut self.buffers, lines, t, fmt))
+            .map(|t| act_line(&mut self.buffers, lines, t, &*self.arith))
             .sum();
         let cycles = self.cost(timing::REQUANT, count);
         self.driver.idle(cycles);

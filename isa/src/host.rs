@@ -160,6 +160,15 @@ pub enum Word {
     Pattern(u32),
 }
 
+impl std::fmt::Display for Word {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Word::Signed(bits) => write!(f, "a signed {bits}-bit value"),
+            Word::Pattern(bits) => write!(f, "a {bits}-bit pattern, 0..2^{bits}"),
+        }
+    }
+}
+
 impl Word {
     /// Whether `v` is a word.
     pub fn fits(self, v: i64) -> bool {

@@ -10,16 +10,19 @@
 //! Runs on the 3 x 2 array of `accel_faults.rs` and the 8 x 8 array of
 //! `accel_cosim.rs` (same configurations, so the cached Verilator builds
 //! are shared), 16 programs each, and on the 3 x 2 with a multiplier
-//! register, with 7-bit counters and densely pipelined.
+//! register, with 7-bit counters, densely pipelined, and in float formats
+//! (all-bf16 rounding stochastically; bf16/E4M3/E5M2 on the dense array).
 
 mod common;
 
 use common::model;
 use proptest::prelude::*;
 use sysgrad_accel::*;
-use sysgrad_config::{fixed, ArrayConfig};
+use sysgrad_config::float::FloatKind;
+use sysgrad_config::{fixed, ArrayConfig, Numbers};
 use sysgrad_rng::Rng;
 use sysgrad_testbench::accel::Setup;
+use sysgrad_testbench::scenario::float_word;
 
 fn check(c: ArrayConfig, seed: u64, len: usize, gap: u32) -> Result<(), TestCaseError> {
     let mut rng = Rng::new(seed);
@@ -219,6 +222,24 @@ fn random_act(
     }
 }
 
+/// A random word of buffer `id`: in fixed point a value of at most 12
+/// bits, saturated to the word; in a float format a pattern of the
+/// buffer's format, a quarter of them edge values (fp32 accumulators: a
+/// bf16 value's pattern with random low bits).
+fn random_word(c: &ArrayConfig, id: BufferId, bits: u32, rng: &mut Rng) -> i64 {
+    let Numbers::Float(f) = c.numbers() else {
+        return fixed::sat(rng.value(bits.min(12)), bits);
+    };
+    match id {
+        BufferId::Weights => float_word(rng, f.weights),
+        BufferId::Activations => float_word(rng, f.activations),
+        BufferId::Gradients => float_word(rng, f.gradients),
+        BufferId::Accumulators => {
+            float_word(rng, FloatKind::Bf16) << 16 | rng.below(1 << 16) as i64
+        }
+    }
+}
+
 /// Every buffer full of random in-range words, and all of it compared.
 fn setup(c: &ArrayConfig, rng: &mut Rng) -> Setup {
     let acc = Accelerator::new(*c);
@@ -228,10 +249,7 @@ fn setup(c: &ArrayConfig, rng: &mut Rng) -> Setup {
         let lines = (0..buf.depth())
             .map(|_| {
                 (0..buf.lanes())
-                    .map(|_| {
-                        let v = rng.value(buf.bits().min(12));
-                        fixed::sat(v, buf.bits())
-                    })
+                    .map(|_| random_word(c, id, buf.bits(), rng))
                     .collect()
             })
             .collect();
@@ -368,6 +386,25 @@ proptest! {
             .with_counter_bits(7)
             .unwrap()
             .with_units(sysgrad_config::Units { window: false });
+        check(c, seed, len, gap)?;
+    }
+
+    #[test]
+    #[ignore = "needs verilator"]
+    fn random_programs_match_the_emulator_on_3x2_in_bf16_rounding_stochastically(
+        seed in any::<u64>(), len in 1usize..60, gap in 0u32..50,
+    ) {
+        let c = common::float(common::small(), [FloatKind::Bf16; 3], true);
+        check(c, seed, len, gap)?;
+    }
+
+    #[test]
+    #[ignore = "needs verilator"]
+    fn random_programs_match_the_emulator_on_dense_3x2_in_bf16_e4m3_e5m2(
+        seed in any::<u64>(), len in 1usize..60, gap in 0u32..50,
+    ) {
+        let kinds = [FloatKind::Bf16, FloatKind::E4M3, FloatKind::E5M2];
+        let c = common::float(common::dense(common::small()), kinds, false);
         check(c, seed, len, gap)?;
     }
 

@@ -688,6 +688,19 @@ pub fn accelerator_config(model: &Model, cfg: &ArrayConfig) -> Result<ArrayConfi
             format!("is {got}, the model's is {want} (they must agree)"),
         )
     };
+    if let sysgrad_config::Numbers::Float(f) = cfg.numbers() {
+        return Err(WorkloadError::model(
+            "format.kind",
+            format!(
+                "is \"float\" ({}): training through the accelerator (--engine accel or rtl) \
+                 is fixed point only, its host side (splitting products through the DMA, \
+                 pooling, the LIF dynamics, momentum) computing on signed words; the float \
+                 sa_accel runs programs (`sysgrad accel`), and a float model trains on the \
+                 array (`sysgrad formats`, engines array and fast)",
+                f.tag()
+            ),
+        ));
+    }
     if (cfg.rows(), cfg.cols()) != (m.rows(), m.cols()) {
         return Err(differs(
             "array.rows x array.cols",

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod cases;
+pub mod float_cases;
 
 use ndarray::Array2;
 use sysgrad_config::ArrayConfig;

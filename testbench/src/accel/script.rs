@@ -10,10 +10,11 @@ pub fn pack(group: &[i64], bits: u32) -> u64 {
     })
 }
 
-/// The `per` signed values of a packed beat.
-pub fn unpack(beat: u64, per: usize, bits: u32) -> Vec<i64> {
+/// The `per` words of a packed beat, `bits` apart (sign-extended, or a
+/// float format's patterns: `word`).
+pub fn unpack(beat: u64, per: usize, bits: u32, word: host::Word) -> Vec<i64> {
     (0..per as u32)
-        .map(|i| stimulus::from_bits(beat >> (i * bits), bits))
+        .map(|i| word.from_raw(beat >> (i * bits)))
         .collect()
 }
 
@@ -38,8 +39,8 @@ pub struct StreamRead {
     lanes: usize,
     /// Beats of a line.
     beats: usize,
-    /// Packed reads: (lanes per beat, word bits).
-    packing: Option<(usize, u32)>,
+    /// Packed reads: (lanes per beat, field bits, what a word is).
+    packing: Option<(usize, u32, host::Word)>,
 }
 
 /// The reads of every counter; see [`HostResult::counters`].
@@ -216,7 +217,9 @@ impl HostScript {
         self.dma_request(target.code(), addr as u32, count as u32, ctrl);
         let mut s = self.take(count * lanes.div_ceil(per), lanes);
         s.beats = lanes.div_ceil(per);
-        s.packing = self.packed.then(|| (per, target.word_bits(&self.cfg)));
+        s.packing = self
+            .packed
+            .then(|| (per, target.word_bits(&self.cfg), target.word(&self.cfg)));
         self.poll();
         s
     }
@@ -325,7 +328,7 @@ impl HostResult {
     pub fn stream(&self, s: StreamRead) -> Option<&Stream> {
         self.streams.get(s.index)
     }
-    /// A DMA read's beats as lines of signed words.
+    /// A DMA read's beats as lines of words.
     pub fn lines(&self, s: StreamRead) -> Option<Vec<Vec<i64>>> {
         let st = self.stream(s)?;
         Some(
@@ -333,9 +336,9 @@ impl HostResult {
                 .chunks(s.beats.max(1))
                 .map(|line| match s.packing {
                     None => line.iter().map(|b| *b as i64).collect(),
-                    Some((per, bits)) => line
+                    Some((per, bits, word)) => line
                         .iter()
-                        .flat_map(|b| unpack(*b, per, bits))
+                        .flat_map(|b| unpack(*b, per, bits, word))
                         .take(s.lanes)
                         .collect(),
                 })

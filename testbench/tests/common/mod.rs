@@ -47,6 +47,29 @@ pub fn square() -> ArrayConfig {
     )
 }
 
+/// `cfg` in the float format `weights`/`activations`/`gradients`, the
+/// update rounding stochastically if `stochastic` (seed 7).
+pub fn float(
+    cfg: ArrayConfig,
+    [weights, activations, gradients]: [sysgrad_config::float::FloatKind; 3],
+    stochastic: bool,
+) -> ArrayConfig {
+    use sysgrad_config::float::{FloatFormat, Rounding};
+    let format = FloatFormat {
+        weights,
+        activations,
+        gradients,
+        rounding: if stochastic {
+            Rounding::Stochastic
+        } else {
+            Rounding::Nearest
+        },
+        seed: 7,
+    };
+    cfg.with_numbers(sysgrad_config::Numbers::Float(format))
+        .unwrap()
+}
+
 /// `cfg` with the dense controller and array.
 pub fn dense(cfg: ArrayConfig) -> ArrayConfig {
     cfg.with_pipelining(sysgrad_config::Pipelining::Dense)
