@@ -160,6 +160,28 @@ fn the_accelerator_must_match_the_model() {
     assert!(e.contains("accelerator config format"), "{e}");
 }
 
+/// Training through a float accelerator is refused by name (the engine's
+/// host side computes on fixed-point words), not run on its patterns.
+#[test]
+fn training_through_a_float_accelerator_is_refused() {
+    let m = shipped("mlp");
+    let bf16: sysgrad_config::float::FloatFormat = "bf16".parse().unwrap();
+    let cfg = m
+        .cfg
+        .with_numbers(sysgrad_config::Numbers::Float(bf16))
+        .unwrap();
+    let opts = AccelOptions {
+        cfg,
+        link: HostLink::default(),
+        record_trace: false,
+    };
+    let e = train::build_on_accelerator(&m, opts)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("format.kind") && e.contains("fixed point only"), "{e}");
+}
+
 /// Resident dense layers (`compile::Residency`): the MLP's hidden layer
 /// passes Y and dX by ACT, bit exact on both pipelinings.
 #[test]
