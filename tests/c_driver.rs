@@ -132,7 +132,10 @@ fn header_and_driver_compile_warning_free_and_encode_as_documented() {
         eprintln!("clang is not installed: checked with gcc only");
     }
     let mut checked = 0;
-    for entry in std::fs::read_dir(root().join("configs")).unwrap() {
+    let shipped = ["configs", "configs/float"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(root().join(d)).unwrap());
+    for entry in shipped {
         let path = entry.unwrap().path();
         if path.extension().is_none_or(|e| e != "toml") {
             continue;
@@ -240,6 +243,29 @@ fn fc_step_and_a_fault_through_the_c_driver_on_verilator() {
         .unwrap();
     assert_eq!(rep.runs, 1);
     assert!(rep.counters_compared > 30);
+}
+
+/// A float accelerator (bf16 weights, E4M3 activations, E5M2 gradients,
+/// the update rounding stochastically) through the C driver: its FC step,
+/// interleaved and sequential, every word read back (patterns,
+/// zero-extended) and every counter equal to the emulator's; `sa_open`
+/// checks `FORMAT`. (One pipelining and no host-script run: the random
+/// float programs of `testbench/tests/accel_random.rs` cover the RTL.)
+#[test]
+#[ignore = "needs verilator, gcc"]
+fn a_float_fc_step_through_the_c_driver_on_verilator() {
+    let out = run(Command::new(env!("CARGO_BIN_EXE_sysgrad"))
+        .args(["accel", "--config", "configs/float/fp8_sr_4x4.toml"])
+        .args(["--pipelining", "none", "--c-driver"])
+        .args(["--m", "9", "--k", "6", "--n", "5"])
+        .current_dir(root()));
+    for run in ["none interleaved", "none sequential"] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("C driver, {run} step")))
+            .unwrap_or_else(|| panic!("no C driver line for {run}:\n{out}"));
+        assert!(line.contains("counters equal"), "{line}");
+    }
 }
 
 /// One training step of a small MLP (4x4 array, none and dense

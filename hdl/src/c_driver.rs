@@ -1,7 +1,8 @@
 //! The C host driver of `sa_accel`, generated with the RTL: `sa_accel.h`
 //! (register offsets, status and control bits, DMA codes, counter indices,
 //! opcodes and command encoders, error-code names, the configuration's
-//! shape) and `sa_accel.c` (DMA in and out, program load, start, wait with
+//! shape and number format, and what its words are: signed values or a
+//! float format's patterns) and `sa_accel.c` (DMA in and out, program load, start, wait with
 //! a timeout, fault decoding, counter read-out). Every number comes from
 //! the isa crate's tables, the ones the RTL is generated from; the driver
 //! reaches the hardware only through two functions the user supplies (a
@@ -10,12 +11,13 @@
 
 use crate::files::VerilogFile;
 use std::fmt::Write;
-use sysgrad_config::ArrayConfig;
+use sysgrad_config::float::FloatKind;
+use sysgrad_config::{ArrayConfig, Numbers};
 use sysgrad_isa::command::{ActFunction, Field, Format, FORMATS, WORD_BITS};
 use sysgrad_isa::error::CODE_BITS;
 use sysgrad_isa::host::{
-    self, ctrl, lanes_per_beat, reg, shape, status, Counter, DmaError, DmaTarget, DMA_PACKED,
-    DMA_READ, DMA_WRITE, ID_VALUE,
+    self, ctrl, format, lanes_per_beat, reg, shape, status, Counter, DmaError, DmaTarget, Word,
+    DMA_PACKED, DMA_READ, DMA_WRITE, ID_VALUE,
 };
 use sysgrad_isa::{BackwardMode, DataBuffer, ErrorCode};
 
@@ -77,6 +79,11 @@ const DMA_ERRORS: [DmaError; 4] = [
 
 fn config_section(cfg: &ArrayConfig, out: &mut String) {
     let f = cfg.format();
+    // A float format's words are patterns, not signed values.
+    let signed = match DmaTarget::Accumulators.word(cfg) {
+        Word::Signed(_) => "signed ",
+        Word::Pattern(_) => "",
+    };
     out.push_str("/* ---- The configuration this accelerator was generated for. ---- */\n");
     define(
         out,
@@ -100,13 +107,13 @@ fn config_section(cfg: &ArrayConfig, out: &mut String) {
         out,
         "SA_IN_BITS",
         format!("{}u", f.in_bits),
-        "signed data width",
+        &format!("{signed}data width"),
     );
     define(
         out,
         "SA_ACC_BITS",
         format!("{}u", f.acc_bits),
-        "signed accumulator width",
+        &format!("{signed}accumulator width"),
     );
     define(
         out,
@@ -154,6 +161,7 @@ fn config_section(cfg: &ArrayConfig, out: &mut String) {
         hex(shape::value(cfg).into()),
         "what SHAPE reads",
     );
+    format_section(cfg, out);
     out.push('\n');
     for t in DmaTarget::ALL {
         let n = target_name(t);
@@ -173,7 +181,13 @@ fn config_section(cfg: &ArrayConfig, out: &mut String) {
             out,
             &format!("SA_WORD_BITS_{n}"),
             format!("{}u", t.word_bits(cfg)),
-            "signed word width",
+            word_bits_meaning(t.word(cfg)),
+        );
+        define(
+            out,
+            &format!("SA_PATTERN_BITS_{n}"),
+            format!("{}u", pattern_bits(t.word(cfg))),
+            "bits of a word's pattern, zero-extended (0: a signed word)",
         );
         define(
             out,
@@ -183,6 +197,70 @@ fn config_section(cfg: &ArrayConfig, out: &mut String) {
         );
     }
     out.push('\n');
+}
+
+/// The bits of a pattern word, 0 for a signed one.
+fn pattern_bits(w: Word) -> u32 {
+    match w {
+        Word::Signed(_) => 0,
+        Word::Pattern(bits) => bits,
+    }
+}
+
+fn word_bits_meaning(w: Word) -> &'static str {
+    match w {
+        Word::Signed(_) => "signed word width",
+        Word::Pattern(_) => "word width (a pattern in its low SA_PATTERN_BITS_* bits)",
+    }
+}
+
+/// The number format: what `FORMAT` reads, its tag, whether buffer words
+/// are patterns, and in a float format each data role's format (a
+/// `SA_FLOAT_*` code and its name).
+fn format_section(cfg: &ArrayConfig, out: &mut String) {
+    let n = cfg.numbers();
+    define(
+        out,
+        "SA_FORMAT_VALUE",
+        hex(format::value(cfg).into()),
+        "what FORMAT reads (sa_open checks it)",
+    );
+    define(
+        out,
+        "SA_FORMAT_TAG",
+        format!("\"{}\"", n.tag()),
+        "the number format",
+    );
+    let patterns = DmaTarget::ALL
+        .iter()
+        .any(|t| matches!(t.word(cfg), Word::Pattern(_)));
+    define(
+        out,
+        "SA_WORDS_ARE_PATTERNS",
+        format!("{}u", u8::from(patterns)),
+        "1: data words are float patterns (SA_PATTERN_BITS_*), never negative",
+    );
+    let Numbers::Float(f) = n else {
+        return;
+    };
+    for (role, k) in [
+        ("WEIGHTS", f.weights),
+        ("ACTIVATIONS", f.activations),
+        ("GRADIENTS", f.gradients),
+    ] {
+        define(
+            out,
+            &format!("SA_FORMAT_{role}"),
+            format!("{}u", format::kind_code(k)),
+            &format!("SA_FLOAT_{}", upper(k.name())),
+        );
+        define(
+            out,
+            &format!("SA_FORMAT_{role}_NAME"),
+            format!("\"{}\"", k.name()),
+            "its float format",
+        );
+    }
 }
 
 fn field_define(out: &mut String, prefix: &str, f: Field, what: &str) {
@@ -207,6 +285,7 @@ fn register_section(out: &mut String) {
         ("DMA_COUNT", reg::DMA_COUNT),
         ("DMA_CTRL", reg::DMA_CTRL),
         ("DMA_DEPTH", reg::DMA_DEPTH),
+        ("FORMAT", reg::FORMAT),
         ("COUNTERS", reg::COUNTERS),
     ] {
         define(
@@ -251,6 +330,22 @@ fn register_section(out: &mut String) {
     );
     for (name, f) in shape::FIELDS.iter().rev() {
         field_define(out, &format!("SA_SHAPE_{}", upper(name)), *f, "SHAPE field");
+    }
+    for (name, f) in format::FIELDS.iter().rev() {
+        field_define(
+            out,
+            &format!("SA_FORMAT_{}", upper(name)),
+            *f,
+            "FORMAT field",
+        );
+    }
+    for k in FloatKind::ALL {
+        define(
+            out,
+            &format!("SA_FLOAT_{}", upper(k.name())),
+            format!("{}u", format::kind_code(k)),
+            "FORMAT's code of a float format",
+        );
     }
     out.push('\n');
     out.push_str("/* DMA: DMA_CTRL values, targets and error codes. */\n");
@@ -540,7 +635,8 @@ fn tables() -> String {
                 "DMA_COUNT is 0 or the lines run past the target's depth; nothing moved"
             }
             DmaError::Value => {
-                "a written beat did not fit the target's word and was stored saturated"
+                "a written beat did not fit the target's word and was stored saturated \
+                 (a pattern: with the bits above it cleared)"
             }
             DmaError::Busy => {
                 "DMA_CTRL written while the controller runs or a DMA is busy; ignored"
@@ -568,6 +664,10 @@ fn tables() -> String {
     out.push_str("};\n\nstatic const unsigned target_bits[SA_TARGET_COUNT] = {\n");
     for t in DmaTarget::ALL {
         let _ = writeln!(out, "    SA_WORD_BITS_{},", target_name(t));
+    }
+    out.push_str("};\n\nstatic const unsigned target_pattern[SA_TARGET_COUNT] = {\n");
+    for t in DmaTarget::ALL {
+        let _ = writeln!(out, "    SA_PATTERN_BITS_{},", target_name(t));
     }
     out.push_str("};\n\nstatic const unsigned target_pack[SA_TARGET_COUNT] = {\n");
     for t in DmaTarget::ALL {

@@ -75,9 +75,8 @@ pub fn accel_top_name() -> &'static str {
 
 /// The IR of every module of `cfg`, leaves first: the PE and `sa_top` of
 /// its pipelining (a dense array's with the wave ports), the skew bank,
-/// the buffer bank, the requantizer and `sa_accel`.
-/// A float configuration has the array's modules only
-/// ([`accel_refusal`]).
+/// the buffer bank, the requantizer and `sa_accel`, in every number
+/// format.
 pub fn modules(cfg: &ArrayConfig) -> Vec<ir::Module> {
     design::modules(cfg)
 }
@@ -90,8 +89,10 @@ pub fn float_units_module() -> ir::Module {
 }
 
 /// Why `cfg` gets no accelerator (`sa_accel`, its C driver), if it does
-/// not: a float configuration, until the accelerator carries the format.
-/// The error names `format.kind`.
+/// not. None is refused today: the accelerator carries fixed point and
+/// the float formats alike (a float one since interface version 6), so
+/// this is always `None`; callers that print the reason stay ready for a
+/// refusal to come back.
 pub fn accel_refusal(cfg: &ArrayConfig) -> Option<String> {
     design::accel_refusal(cfg)
 }
@@ -108,8 +109,8 @@ pub fn generate(cfg: &ArrayConfig) -> Vec<VerilogFile> {
 }
 
 /// The C host driver of `cfg`'s accelerator (`sa_accel.h`, `sa_accel.c`;
-/// [`c_driver`]): every configuration has one.
-/// A float configuration has none ([`accel_refusal`]).
+/// [`c_driver`]): every configuration with an accelerator
+/// ([`accel_refusal`]) has one.
 pub fn host_driver(cfg: &ArrayConfig) -> Vec<VerilogFile> {
     if accel_refusal(cfg).is_some() {
         return vec![];

@@ -1,5 +1,6 @@
 //! The generated floating-point units (`sa_fp_units`: unpack and widen,
-//! multiply, add, subtract, scale, round to nearest and stochastically)
+//! multiply, add, subtract, scale, round to nearest and stochastically,
+//! the activation unit's test of a positive value)
 //! against the soft-float reference `sysgrad_config::float`, which shares
 //! no code with the generator: edge values of every format (zeros,
 //! subnormals, the smallest normal, the largest finite, infinities, NaNs,
@@ -163,6 +164,9 @@ fn expected(port: &str, v: Vector) -> u32 {
         ["widen", k] => widen(kind(k), data(kind(k), v.a)),
         ["round", k] => round_to(kind(k), v.a),
         ["sr", k] => round_stochastic(kind(k), v.a, v.r),
+        // docs/COMMANDS.md: positive is `v > 0` on the value, as IEEE
+        // compares (a NaN never is).
+        ["positive", k] => u32::from(f32::from_bits(widen(kind(k), data(kind(k), v.a))) > 0.0),
         ["mul", ka, kb] => {
             let (ka, kb) = (kind(ka), kind(kb));
             mul32(widen(ka, data(ka, v.a)), widen(kb, data(kb, v.b)))

@@ -69,9 +69,10 @@ fn dense_configs() -> Vec<ArrayConfig> {
     .collect()
 }
 
-/// Floating-point arrays (the array alone: the accelerator refuses them):
-/// all-bf16 and bf16/E4M3/E5M2, all-FP8, both roundings, both
-/// pipelinings, one multiplier or two, with the multiplier register.
+/// Floating-point configurations: all-bf16 and bf16/E4M3/E5M2 (one
+/// format for REQUANT's two destinations, or two), all-FP8, both
+/// roundings, both pipelinings, one multiplier or two, with the
+/// multiplier register.
 fn float_configs() -> Vec<ArrayConfig> {
     use Backward::*;
     use FloatKind::*;
@@ -122,31 +123,33 @@ fn configs_and_tops() -> Vec<(ArrayConfig, &'static [&'static str])> {
         .collect()
 }
 
-/// The float arrays (`sa_top` only: no accelerator) are `verilator -Wall`
-/// clean and compile in Icarus without warnings.
+/// The float configurations, the array alone and the accelerator around
+/// it, are `verilator -Wall` clean and compile in Icarus without
+/// warnings.
 #[test]
 #[ignore = "needs verilator, iverilog"]
-fn float_arrays_lint_clean_and_compile_without_warnings() {
+fn float_configurations_lint_clean_and_compile_without_warnings() {
     require_tool("verilator");
     require_tool("iverilog");
     for cfg in float_configs() {
         let dir = tempfile::tempdir().unwrap();
         let files = write(&cfg, dir.path());
-        assert!(!files.iter().any(|f| f.contains("accel")), "{}", cfg.tag());
-        let lint = run(
-            Command::new("verilator")
-                .args(["--lint-only", "-Wall", "--top-module", "sa_top"])
-                .args(&files),
-            dir.path(),
-        );
-        assert!(!lint.contains("%Warning"), "{}: {lint}", cfg.tag());
-        let icarus = run(
-            Command::new("iverilog")
-                .args(["-g2012", "-Wall", "-o", "a.vvp", "-s", "sa_top"])
-                .args(&files),
-            dir.path(),
-        );
-        assert!(icarus.trim().is_empty(), "{}: {icarus}", cfg.tag());
+        for top in TOPS {
+            let lint = run(
+                Command::new("verilator")
+                    .args(["--lint-only", "-Wall", "--top-module", top])
+                    .args(&files),
+                dir.path(),
+            );
+            assert!(!lint.contains("%Warning"), "{} {top}: {lint}", cfg.tag());
+            let icarus = run(
+                Command::new("iverilog")
+                    .args(["-g2012", "-Wall", "-o", "a.vvp", "-s", top])
+                    .args(&files),
+                dir.path(),
+            );
+            assert!(icarus.trim().is_empty(), "{} {top}: {icarus}", cfg.tag());
+        }
     }
 }
 

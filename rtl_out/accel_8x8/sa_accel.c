@@ -174,7 +174,7 @@ static const struct code_name error_names[] = {
 static const struct code_name dma_error_names[] = {
     {SA_DMA_ERR_BAD_TARGET, "BAD_TARGET", "DMA_TARGET names no buffer; nothing moved"},
     {SA_DMA_ERR_RANGE, "RANGE", "DMA_COUNT is 0 or the lines run past the target's depth; nothing moved"},
-    {SA_DMA_ERR_VALUE, "VALUE", "a written beat did not fit the target's word and was stored saturated"},
+    {SA_DMA_ERR_VALUE, "VALUE", "a written beat did not fit the target's word and was stored saturated (a pattern: with the bits above it cleared)"},
     {SA_DMA_ERR_BUSY, "BUSY", "DMA_CTRL written while the controller runs or a DMA is busy; ignored"},
 };
 
@@ -200,6 +200,14 @@ static const unsigned target_bits[SA_TARGET_COUNT] = {
     SA_WORD_BITS_ACTIVATIONS,
     SA_WORD_BITS_GRADIENTS,
     SA_WORD_BITS_ACCUMULATORS,
+};
+
+static const unsigned target_pattern[SA_TARGET_COUNT] = {
+    SA_PATTERN_BITS_COMMANDS,
+    SA_PATTERN_BITS_WEIGHTS,
+    SA_PATTERN_BITS_ACTIVATIONS,
+    SA_PATTERN_BITS_GRADIENTS,
+    SA_PATTERN_BITS_ACCUMULATORS,
 };
 
 static const unsigned target_pack[SA_TARGET_COUNT] = {
@@ -242,7 +250,7 @@ static sa_result reg_read(sa_dev *dev, uint32_t offset, uint32_t *value)
 
 sa_result sa_open(sa_dev *dev, const sa_io *io)
 {
-    uint32_t id = 0, shape = 0, counter_width = 0;
+    uint32_t id = 0, shape = 0, counter_width = 0, format = 0;
     if (!dev || !io || !io->reg || !io->stream) return SA_E_ARG;
     dev->io = *io;
     dev->poll_limit = DEFAULT_POLL_LIMIT;
@@ -253,7 +261,9 @@ sa_result sa_open(sa_dev *dev, const sa_io *io)
     if (id != SA_ID_VALUE) return SA_E_ID;
     TRY(reg_read(dev, SA_REG_SHAPE, &shape));
     TRY(reg_read(dev, SA_REG_COUNTER_WIDTH, &counter_width));
-    return shape == SA_SHAPE_VALUE && counter_width == SA_COUNTER_BITS ? SA_OK : SA_E_SHAPE;
+    if (shape != SA_SHAPE_VALUE || counter_width != SA_COUNTER_BITS) return SA_E_SHAPE;
+    TRY(reg_read(dev, SA_REG_FORMAT, &format));
+    return format == SA_FORMAT_VALUE ? SA_OK : SA_E_FORMAT;
 }
 
 unsigned sa_target_lanes(unsigned target)
@@ -333,6 +343,15 @@ static int64_t from_field(uint64_t u, unsigned bits)
     return (int64_t)u;
 }
 
+/* A word of `target` from the low `bits` bits of u: a pattern (a float
+   format's data, SA_PATTERN_BITS_*) zero-extended, a signed word
+   sign-extended. */
+static int64_t word_of(uint64_t u, unsigned target, unsigned bits)
+{
+    if (target >= SA_TARGET_COUNT || target_pattern[target] == 0u) return from_field(u, bits);
+    return (int64_t)(bits >= 64u ? u : u & ((UINT64_C(1) << bits) - 1u));
+}
+
 /* The beat carrying lanes first .. first + per of a line: packed, the
    lanes' low `bits` bits side by side; unpacked, one sign-extended word. */
 static uint64_t beat_of(const int64_t *line, unsigned lanes, unsigned bits, unsigned per,
@@ -392,11 +411,11 @@ sa_result sa_dma_read(sa_dev *dev, unsigned target, unsigned line, unsigned line
             int64_t *out = words + (size_t)l * lanes;
             /* Packed beats have zeros above the lanes, even with one lane a beat. */
             if (!dev->packed) {
-                out[first] = from_field(beats[b], 64u);
+                out[first] = word_of(beats[b], target, 64u);
                 continue;
             }
             for (i = 0; i < per && first + i < lanes; ++i)
-                out[first + i] = from_field(beats[b] >> (i * bits), bits);
+                out[first + i] = word_of(beats[b] >> (i * bits), target, bits);
         }
         done += n;
     }
@@ -489,9 +508,10 @@ sa_result sa_clear_counters(sa_dev *dev)
 
 const char *sa_result_name(sa_result r)
 {
-    static const char *const names[] = {"SA_OK",     "SA_E_BUS", "SA_E_STREAM",
-                                        "SA_E_ID",   "SA_E_SHAPE", "SA_E_ARG",
-                                        "SA_E_DMA",  "SA_E_TIMEOUT", "SA_E_FAULT"};
+    static const char *const names[] = {"SA_OK",     "SA_E_BUS",     "SA_E_STREAM",
+                                        "SA_E_ID",   "SA_E_SHAPE",   "SA_E_ARG",
+                                        "SA_E_DMA",  "SA_E_TIMEOUT", "SA_E_FAULT",
+                                        "SA_E_FORMAT"};
     return (unsigned)r < ARRAY_LEN(names) ? names[r] : NULL;
 }
 

@@ -24,30 +24,38 @@ extern "C" {
 #define SA_STOCHASTIC_ROUNDING           0u           /* 1: the PEs round UPDATE's step stochastically (ARCHITECTURE.md) */
 #define SA_SR_SEED                       0u           /* their generators' seed (0 without) */
 #define SA_SHAPE_VALUE                   0x34402010u  /* what SHAPE reads */
+#define SA_FORMAT_VALUE                  0x20u        /* what FORMAT reads (sa_open checks it) */
+#define SA_FORMAT_TAG                    "i16a40f8"   /* the number format */
+#define SA_WORDS_ARE_PATTERNS            0u           /* 1: data words are float patterns (SA_PATTERN_BITS_*), never negative */
 
 #define SA_DEPTH_COMMANDS                4096u        /* lines */
 #define SA_LANES_COMMANDS                1u           /* lanes (words) per line */
 #define SA_WORD_BITS_COMMANDS            64u          /* signed word width */
+#define SA_PATTERN_BITS_COMMANDS         0u           /* bits of a word's pattern, zero-extended (0: a signed word) */
 #define SA_PACK_COMMANDS                 1u           /* lanes per packed beat */
 #define SA_DEPTH_WEIGHTS                 4096u        /* lines */
 #define SA_LANES_WEIGHTS                 16u          /* lanes (words) per line */
 #define SA_WORD_BITS_WEIGHTS             16u          /* signed word width */
+#define SA_PATTERN_BITS_WEIGHTS          0u           /* bits of a word's pattern, zero-extended (0: a signed word) */
 #define SA_PACK_WEIGHTS                  4u           /* lanes per packed beat */
 #define SA_DEPTH_ACTIVATIONS             4096u        /* lines */
 #define SA_LANES_ACTIVATIONS             16u          /* lanes (words) per line */
 #define SA_WORD_BITS_ACTIVATIONS         16u          /* signed word width */
+#define SA_PATTERN_BITS_ACTIVATIONS      0u           /* bits of a word's pattern, zero-extended (0: a signed word) */
 #define SA_PACK_ACTIVATIONS              4u           /* lanes per packed beat */
 #define SA_DEPTH_GRADIENTS               4096u        /* lines */
 #define SA_LANES_GRADIENTS               16u          /* lanes (words) per line */
 #define SA_WORD_BITS_GRADIENTS           16u          /* signed word width */
+#define SA_PATTERN_BITS_GRADIENTS        0u           /* bits of a word's pattern, zero-extended (0: a signed word) */
 #define SA_PACK_GRADIENTS                4u           /* lanes per packed beat */
 #define SA_DEPTH_ACCUMULATORS            4096u        /* lines */
 #define SA_LANES_ACCUMULATORS            16u          /* lanes (words) per line */
 #define SA_WORD_BITS_ACCUMULATORS        40u          /* signed word width */
+#define SA_PATTERN_BITS_ACCUMULATORS     0u           /* bits of a word's pattern, zero-extended (0: a signed word) */
 #define SA_PACK_ACCUMULATORS             1u           /* lanes per packed beat */
 
 /* ---- AXI4-Lite registers (byte offsets) and their bits. ---- */
-#define SA_ID_VALUE                      0x53470005u  /* what ID reads */
+#define SA_ID_VALUE                      0x53470006u  /* what ID reads */
 #define SA_REG_ID                        0x000u       /* register */
 #define SA_REG_SHAPE                     0x004u       /* register */
 #define SA_REG_CTRL                      0x008u       /* register */
@@ -61,6 +69,7 @@ extern "C" {
 #define SA_REG_DMA_COUNT                 0x028u       /* register */
 #define SA_REG_DMA_CTRL                  0x02Cu       /* register */
 #define SA_REG_DMA_DEPTH                 0x030u       /* register */
+#define SA_REG_FORMAT                    0x034u       /* register */
 #define SA_REG_COUNTERS                  0x100u       /* register */
 #define SA_CTRL_START                    0x1u         /* CTRL bit */
 #define SA_CTRL_CLEAR                    0x2u         /* CTRL bit */
@@ -85,6 +94,21 @@ extern "C" {
 #define SA_SHAPE_DENSE_BITS              1u           /* SHAPE field */
 #define SA_SHAPE_MUL_REG_LO              31u          /* SHAPE field */
 #define SA_SHAPE_MUL_REG_BITS            1u           /* SHAPE field */
+#define SA_FORMAT_KIND_LO                0u           /* FORMAT field */
+#define SA_FORMAT_KIND_BITS              1u           /* FORMAT field */
+#define SA_FORMAT_STOCHASTIC_LO          1u           /* FORMAT field */
+#define SA_FORMAT_STOCHASTIC_BITS        1u           /* FORMAT field */
+#define SA_FORMAT_FRAC_BITS_LO           2u           /* FORMAT field */
+#define SA_FORMAT_FRAC_BITS_BITS         4u           /* FORMAT field */
+#define SA_FORMAT_WEIGHTS_LO             6u           /* FORMAT field */
+#define SA_FORMAT_WEIGHTS_BITS           2u           /* FORMAT field */
+#define SA_FORMAT_ACTIVATIONS_LO         8u           /* FORMAT field */
+#define SA_FORMAT_ACTIVATIONS_BITS       2u           /* FORMAT field */
+#define SA_FORMAT_GRADIENTS_LO           10u          /* FORMAT field */
+#define SA_FORMAT_GRADIENTS_BITS         2u           /* FORMAT field */
+#define SA_FLOAT_BF16                    0u           /* FORMAT's code of a float format */
+#define SA_FLOAT_E4M3                    1u           /* FORMAT's code of a float format */
+#define SA_FLOAT_E5M2                    2u           /* FORMAT's code of a float format */
 
 /* DMA: DMA_CTRL values, targets and error codes. */
 #define SA_DMA_WRITE                     1u           /* s_axis -> target */
@@ -461,7 +485,8 @@ typedef enum sa_result {
     SA_E_ARG,     /* a NULL pointer, or more program words than command memory */
     SA_E_DMA,     /* the accelerator refused or saturated a transfer (sa_last_dma_error) */
     SA_E_TIMEOUT, /* still RUNNING or DMA_BUSY after poll_limit STATUS reads */
-    SA_E_FAULT    /* the program stopped at a bad command (sa_run.error, .pc) */
+    SA_E_FAULT,   /* the program stopped at a bad command (sa_run.error, .pc) */
+    SA_E_FORMAT   /* FORMAT differs from SA_FORMAT_VALUE: its words mean other numbers */
 } sa_result;
 
 typedef struct sa_dev {
@@ -483,12 +508,16 @@ typedef struct sa_run {
     int halted, faulted;
 } sa_run;
 
-/* Checks ID and SHAPE and sets the defaults. */
+/* Checks ID, SHAPE and COUNTER_WIDTH, then FORMAT (SA_E_FORMAT: another
+   number format, whose words this header would misread), and sets the
+   defaults. */
 sa_result sa_open(sa_dev *dev, const sa_io *io);
 
 /* DMA of `lines` lines from line `line` of `target` (SA_TARGET_*): `words`
-   holds lines x sa_target_lanes(target) signed words, line after line. A
-   write waits until the accelerator has taken every beat. */
+   holds lines x sa_target_lanes(target) words, line after line: signed
+   values, or where SA_PATTERN_BITS_<target> is nonzero (a float format)
+   bit patterns, which a read zero-extends. A write waits until the
+   accelerator has taken every beat. */
 sa_result sa_dma_write(sa_dev *dev, unsigned target, unsigned line, unsigned lines,
                        const int64_t *words);
 sa_result sa_dma_read(sa_dev *dev, unsigned target, unsigned line, unsigned lines, int64_t *words);

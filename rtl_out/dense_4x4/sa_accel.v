@@ -1314,6 +1314,8 @@ module sa_accel #(
   localparam [31:0] G_DEPTH_REG = G_DEPTH_REG_I[31:0];
   localparam A_DEPTH_REG_I = A_DEPTH;
   localparam [31:0] A_DEPTH_REG = A_DEPTH_REG_I[31:0];
+  localparam FRAC4_I = FRAC;
+  localparam [3:0] FRAC4 = FRAC4_I[3:0];
   reg bvalid_q;
   reg [1:0] bresp_q;
   reg [31:0] dma_target_q;
@@ -1386,7 +1388,7 @@ module sa_accel #(
         rvalid_q <= 1'b1;
         case (s_axil_araddr)
           12'h0: begin
-            rdata_q <= 32'h53470005;
+            rdata_q <= 32'h53470006;
             rresp_q <= 2'd0;
           end
           12'h4: begin
@@ -1427,6 +1429,10 @@ module sa_accel #(
           end
           12'h30: begin
             rdata_q <= tgt_depth;
+            rresp_q <= 2'd0;
+          end
+          12'h34: begin
+            rdata_q <= {20'd0, 2'd0, 2'd0, 2'd0, FRAC4, 1'b0, 1'b0};
             rresp_q <= 2'd0;
           end
           12'h100: begin

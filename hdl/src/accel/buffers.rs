@@ -7,7 +7,8 @@
 use crate::buffer::BufferPorts;
 use crate::ir::*;
 use crate::params::{AW, A_DEPTH, C, C_DEPTH, DW, G_DEPTH, L, R, W_DEPTH, X_DEPTH};
-use sysgrad_isa::host::DmaTarget;
+use sysgrad_config::ArrayConfig;
+use sysgrad_isa::host::{self, DmaTarget};
 
 /// How many lanes (banks) a buffer has.
 #[derive(Clone, Copy)]
@@ -125,6 +126,52 @@ impl Buf {
     }
 }
 
+/// What a data buffer's words are to the DMA (`sysgrad_isa::host::Word`
+/// of its target, `docs/HOST.md`): a signed value as wide as the word
+/// (fixed point), or a pattern of a float format in its low bits, zeros
+/// above (so a beat is checked, stored and read back by different rules).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct BeatWord {
+    /// The word width parameter: `DW` or `AW`.
+    pub width: P,
+    /// Its value for this configuration (`DmaTarget::word_bits`): how
+    /// much zero padding a pattern has above it.
+    pub width_bits: u32,
+    pub word: host::Word,
+}
+
+impl BeatWord {
+    fn of(b: &Buf, cfg: &ArrayConfig) -> BeatWord {
+        BeatWord {
+            width: match b.word {
+                Word::Acc => AW,
+                _ => DW,
+            },
+            width_bits: b.target.word_bits(cfg),
+            word: b.target.word(cfg),
+        }
+    }
+    /// The names of its nets: `dw` or `aw` for a signed word,
+    /// `dw_p8` for an 8-bit pattern in a DW-bit word.
+    pub fn suffix(self) -> String {
+        let w = self.width.name().to_lowercase();
+        match self.word {
+            host::Word::Signed(_) => w,
+            host::Word::Pattern(bits) => format!("{w}_p{bits}"),
+        }
+    }
+    /// The bits of a word that a pattern leaves clear, if any: a packed
+    /// write's field is stored under the mask of the pattern's bits.
+    pub fn pattern_mask(self) -> Option<Expr> {
+        match self.word {
+            host::Word::Pattern(bits) if bits < self.width_bits => {
+                Some(hex(self.width_bits, (1u64 << bits) - 1))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// The controller's side of one buffer's ports (`<b>_ctl_*`): driven by
 /// the controller, read by the mux, which is built first.
 #[derive(Clone, Copy)]
@@ -185,14 +232,18 @@ pub(super) struct DmaNets {
     /// A packed write beat's lanes placed in the line, per word width.
     pub dma_pkw_dw: Net,
     pub dma_pkw_aw: Net,
-    /// A single write beat's value saturated to the word, per width.
-    pub dma_val_dw: Net,
-    pub dma_val_aw: Net,
+    /// What each data buffer's words are, in DMA target order.
+    words: Vec<(DmaTarget, BeatWord)>,
 }
 
 impl DmaNets {
-    pub fn named() -> DmaNets {
+    pub fn named(cfg: &ArrayConfig) -> DmaNets {
         let n = Net::named;
+        let words = BUFFERS
+            .iter()
+            .filter(|b| !matches!(b.word, Word::Command))
+            .map(|b| (b.target, BeatWord::of(b, cfg)))
+            .collect();
         DmaNets {
             dma_on: n("dma_on"),
             dma_tgt: n("dma_tgt"),
@@ -204,9 +255,33 @@ impl DmaNets {
             dma_packed: n("dma_packed"),
             dma_pkw_dw: n("dma_pkw_dw"),
             dma_pkw_aw: n("dma_pkw_aw"),
-            dma_val_dw: n("dma_val_dw"),
-            dma_val_aw: n("dma_val_aw"),
+            words,
         }
+    }
+    /// What the words of data buffer `t` are.
+    pub fn word(&self, t: DmaTarget) -> BeatWord {
+        self.words
+            .iter()
+            .find(|(k, _)| *k == t)
+            .expect("a data buffer")
+            .1
+    }
+    /// The kinds of word of the data buffers, each once, in target order
+    /// (the DMA checks a write beat once per kind).
+    pub fn kinds(&self) -> Vec<BeatWord> {
+        let mut kinds: Vec<BeatWord> = Vec::new();
+        for (_, w) in &self.words {
+            if !kinds.contains(w) {
+                kinds.push(*w);
+            }
+        }
+        kinds
+    }
+    /// `dma_val_<suffix>`: a single write beat as a word of kind `w`
+    /// (saturated, or its pattern's bits), which the host interface
+    /// defines.
+    pub fn value(&self, w: BeatWord) -> Net {
+        Net::named(&format!("dma_val_{}", w.suffix()))
     }
 }
 
@@ -263,15 +338,18 @@ fn buffer(
     let dma_value = match b.word {
         Word::Command => tdata.e(),
         Word::Data | Word::Acc => {
-            let (pkw, val) = match b.word {
-                Word::Acc => (dma.dma_pkw_aw, dma.dma_val_aw),
-                _ => (dma.dma_pkw_dw, dma.dma_val_dw),
+            let pkw = match b.word {
+                Word::Acc => dma.dma_pkw_aw,
+                _ => dma.dma_pkw_dw,
             };
-            cond(
-                dma.dma_packed,
-                pkw.bits(b.bus(la) - 1, 0),
-                repeat(lanes(), val),
-            )
+            let word = dma.word(b.target);
+            let fields = pkw.bits(b.bus(la) - 1, 0);
+            // A pattern's field keeps its pattern's bits (docs/HOST.md).
+            let packed = match word.pattern_mask() {
+                Some(mask) => fields.bit_and(repeat(lanes(), mask)),
+                None => fields,
+            };
+            cond(dma.dma_packed, packed, repeat(lanes(), dma.value(word)))
         }
     };
     // Who holds the read port: the DMA while it transfers; for the

@@ -1,21 +1,23 @@
 //! The host side of `sa_accel` (`docs/HOST.md`): the AXI4-Lite register
 //! file and the DMA engine between the AXI4-Streams and the buffers.
 //!
-//! The DMA moves one buffer lane per beat. A write takes a beat whenever
+//! The DMA moves one buffer lane per beat, a word as its target's words
+//! are ([`BeatWord`]: signed values in fixed point, sign-extended; a float
+//! format's patterns, zero-extended). A write takes a beat whenever
 //! one is offered. A read is a two-stage pipeline, the bank's registered
 //! read data (`s1_*`) and the stream's output register (`m_*`), each
 //! advancing only when the next stage has room, so `m_axis_tdata` holds
 //! still under back-pressure and the stream still moves a beat per cycle.
 
-use super::buffers::{Buf, Buffers, DmaNets, BUFFERS};
+use super::buffers::{BeatWord, Buf, Buffers, DmaNets, BUFFERS};
 use super::counters::{CounterRegs, HostCounts};
 use super::io::{HostProbes, Requests, Status};
 use super::sizes::{sized_const, ADDR_BITS, TILE_BITS};
 use crate::ir::*;
-use crate::params::{AW, CNT_BITS, DW, INTERLEAVED};
+use crate::params::{AW, CNT_BITS, DW, FRAC, INTERLEAVED};
 use sysgrad_isa::host::{
-    reg, shape, status, Counter, DmaError, DmaTarget, AXIL_ADDR_BITS, AXIL_DATA_BITS, DMA_READ,
-    DMA_WRITE, ID_VALUE, STREAM_BITS,
+    format, reg, shape, status, Counter, DmaError, DmaTarget, Word, AXIL_ADDR_BITS, AXIL_DATA_BITS,
+    DMA_READ, DMA_WRITE, ID_VALUE, STREAM_BITS,
 };
 
 /// A DMA target code (`DMA_TARGET`'s low bits).
@@ -152,6 +154,11 @@ pub(super) struct HostIo<'a> {
     /// SHAPE's dense and mul_reg bits.
     pub shape_dense: bool,
     pub shape_mul_reg: Expr,
+    /// What `FORMAT` reads (`sysgrad_isa::host::format::value`), and
+    /// whether its frac_bits come from the `FRAC` parameter (the format
+    /// has one) rather than from the value.
+    pub format_value: u32,
+    pub frac_param: bool,
 }
 
 /// What the host interface gives the counters and the formal checks.
@@ -177,6 +184,8 @@ struct Consts {
     p_dw: Const,
     p_aw: Const,
     depth_regs: Vec<Const>,
+    /// `FRAC` in `FORMAT`'s frac_bits field, if the modules take `FRAC`.
+    frac: Option<Const>,
 }
 
 /// Per-target value of the selected DMA target, as a mux on `sel` (3
@@ -198,7 +207,7 @@ fn sext64(e: Expr, sign: Expr, w: P) -> Expr {
     cat([repeat(int(64) - w, sign), e])
 }
 
-fn constants(m: &mut Scope) -> Consts {
+fn constants(m: &mut Scope, io: &HostIo) -> Consts {
     m.comment("Host interface: registers (docs/HOST.md).");
     let dw5 = sized_const(m, "DW5", shape::IN_BITS_FIELD.bits, DW.e()).1;
     let aw6 = sized_const(m, "AW6", shape::ACC_BITS_FIELD.bits, AW.e()).1;
@@ -215,6 +224,10 @@ fn constants(m: &mut Scope) -> Consts {
             sized_const(m, &name, 32, b.depth.e()).1
         })
         .collect();
+    let frac = io.frac_param.then(|| {
+        let name = format!("FRAC{}", format::FRAC.bits);
+        sized_const(m, &name, format::FRAC.bits, FRAC.e()).1
+    });
     Consts {
         dw5,
         aw6,
@@ -223,6 +236,7 @@ fn constants(m: &mut Scope) -> Consts {
         p_dw,
         p_aw,
         depth_regs,
+        frac,
     }
 }
 
@@ -352,6 +366,24 @@ fn shape_value(io: &HostIo, consts: &Consts) -> Expr {
     Expr::Concat(parts)
 }
 
+/// `FORMAT` from the fields of `sysgrad_isa::host::format`, high to low,
+/// zero above the top field: each the configuration's constant, but
+/// frac_bits the `FRAC` parameter where the modules take it (as `SHAPE`
+/// reads `DW` and `AW`).
+fn format_value(io: &HostIo, consts: &Consts) -> Expr {
+    let value = |name: &str, f: sysgrad_isa::command::Field| match (name, consts.frac) {
+        ("frac_bits", Some(frac)) => frac.e(),
+        _ => lit(f.bits, f.get(io.format_value.into())),
+    };
+    let top = format::GRADIENTS.lo + format::GRADIENTS.bits;
+    let mut parts: Vec<Expr> = (top < AXIL_DATA_BITS)
+        .then(|| lit(AXIL_DATA_BITS - top, 0))
+        .into_iter()
+        .collect();
+    parts.extend(format::FIELDS.iter().map(|(name, f)| value(name, *f)));
+    Expr::Concat(parts)
+}
+
 /// The AXI4-Lite read channel: one register per offset, SLVERR elsewhere.
 fn axil_read(m: &mut Scope, io: &HostIo, consts: &Consts, w: &Written, early: &Early) {
     let (p, st) = (io.ports, io.status);
@@ -395,6 +427,7 @@ fn axil_read(m: &mut Scope, io: &HostIo, consts: &Consts, w: &Written, early: &E
         r(reg::DMA_ADDR, w.dma_addr_q.e()),
         r(reg::DMA_COUNT, w.dma_count_q.e()),
         r(reg::DMA_DEPTH, early.tgt_depth.e()),
+        r(reg::FORMAT, format_value(io, consts)),
     ];
     for c in Counter::ALL {
         for half in 0..2 {
@@ -565,20 +598,51 @@ fn dma_lanes(m: &mut Scope, io: &HostIo, consts: &Consts, regs: &DmaRegs) -> (Ne
     (dma_step, lane_last)
 }
 
-/// Whether the beat fits a signed `w`-bit word, and its saturated value
-/// (`dma_val_<w>`).
-fn beat_value(m: &mut Scope, t: Net, w: P, val: Net) -> Net {
-    let lw = w.name().to_lowercase();
-    let fits = m.flag(
-        &format!("fits_{lw}"),
-        sext64(t.bits(w - 1, 0), t.at(w - 1), w).equals(t),
-    );
-    m.define(wire_for(val, Width::of(w)).init(cond(
-        fits,
-        t.bits(w - 1, 0),
-        clamp_value(t.at(63), w),
-    )));
-    fits
+/// Whether the write beat `t` fits a word of kind `w`, and the word it
+/// stores (`dma_val_<w>`): a signed word (as wide as its parameter)
+/// saturated; a pattern of `b` bits fits when no bit above them is set,
+/// and keeps them, zeros above.
+fn beat_value(m: &mut Scope, t: Net, w: BeatWord, val: Net) -> Net {
+    let fits_name = format!("fits_{}", w.suffix());
+    let width = w.width;
+    match w.word {
+        Word::Signed(_) => {
+            let fits = m.flag(
+                &fits_name,
+                sext64(t.bits(width - 1, 0), t.at(width - 1), width).equals(t),
+            );
+            m.define(wire_for(val, Width::of(width)).init(cond(
+                fits,
+                t.bits(width - 1, 0),
+                clamp_value(t.at(63), width),
+            )));
+            fits
+        }
+        Word::Pattern(bits) => {
+            let fits = m.flag(
+                &fits_name,
+                t.bits(63, bits as i64).equals(zeros(64 - bits as i64)),
+            );
+            let pattern = t.bits(bits as i64 - 1, 0);
+            let pad = w.width_bits - bits;
+            let word = if pad == 0 {
+                pattern
+            } else {
+                cat([lit(pad, 0), pattern])
+            };
+            m.define(wire_for(val, Width::of(width)).init(word));
+            fits
+        }
+    }
+}
+
+/// A word of kind `w` (`part`, its top bit `sign`) as a 64-bit read beat:
+/// sign-extended, or a pattern's word zero-extended.
+fn beat_of_word(w: BeatWord, part: Expr, sign: Expr) -> Expr {
+    match w.word {
+        Word::Signed(_) => sext64(part, sign, w.width),
+        Word::Pattern(_) => cat([zeros(int(64) - w.width), part]),
+    }
 }
 
 /// The read data of each buffer shifted to the beat's first lane, and
@@ -639,21 +703,29 @@ fn dma_write_packing(
     m: &mut Scope,
     io: &HostIo,
     regs: &DmaRegs,
-    fits: [Net; 2],
+    fits: &[(BeatWord, Net)],
     dma_step: Net,
 ) -> Net {
     let d = io.dma;
     let la = io.la;
+    let fits_of = |t: DmaTarget| {
+        let w = d.word(t);
+        let (_, net) = fits
+            .iter()
+            .find(|(k, _)| *k == w)
+            .expect("a check per kind");
+        net.e()
+    };
     let beat_fits = m.flag(
         "beat_fits",
         d.dma_packed.or(by_target(
             d.dma_tgt,
             [
                 lit(1, 1),
-                fits[0].e(),
-                fits[0].e(),
-                fits[0].e(),
-                fits[1].e(),
+                fits_of(DmaTarget::Weights),
+                fits_of(DmaTarget::Activations),
+                fits_of(DmaTarget::Gradients),
+                fits_of(DmaTarget::Accumulators),
             ],
             lit(1, 1),
         )),
@@ -697,9 +769,16 @@ fn dma_read_pipeline(
 ) -> ReadPipe {
     let d = io.dma;
     let p = io.ports;
-    let sel_lane = |bus: Net, w: P| {
+    // Unpacked: lane s1_lane of target `t`'s read data as a beat.
+    let sel_lane = |t: DmaTarget| {
+        let bus = match t {
+            DmaTarget::Accumulators => io.a_rd,
+            _ => io.bufs.of(t).rdata,
+        };
+        let word = d.word(t);
+        let w = word.width;
         let base = || regs.s1_lane * w;
-        sext64(bus.part(base(), w), bus.at(base() + w - 1), w)
+        beat_of_word(word, bus.part(base(), w), bus.at(base() + w - 1))
     };
     // Packed: the beat's lanes from s1_lane on, zero above them.
     let read_lanes = |rx: Net, mask: Const, single: Expr| {
@@ -717,7 +796,6 @@ fn dma_read_pipeline(
     m.define(wire_for(d.dma_rd_hold, Width::bit()).init(dma_issue.or(regs.s1_v)));
     let dma_advance = m.flag("dma_advance", dma_wbeat.or(dma_issue));
     let dma_last_line = m.flag("dma_last_line", regs.dma_left.equals(lit(COUNT_BITS, 1)));
-    let bus = |t: DmaTarget| io.bufs.of(t).rdata;
     let [w_rx, x_rx, g_rx, a_rx] = rx;
     let [pm_dw, pm_aw] = pmask;
     let dma_rsel = m.wire_of(
@@ -727,10 +805,10 @@ fn dma_read_pipeline(
             d.dma_tgt,
             [
                 io.bufs.of(DmaTarget::Commands).rdata.e(),
-                read_lanes(w_rx, pm_dw, sel_lane(bus(DmaTarget::Weights), DW)),
-                read_lanes(x_rx, pm_dw, sel_lane(bus(DmaTarget::Activations), DW)),
-                read_lanes(g_rx, pm_dw, sel_lane(bus(DmaTarget::Gradients), DW)),
-                read_lanes(a_rx, pm_aw, sel_lane(io.a_rd, AW)),
+                read_lanes(w_rx, pm_dw, sel_lane(DmaTarget::Weights)),
+                read_lanes(x_rx, pm_dw, sel_lane(DmaTarget::Activations)),
+                read_lanes(g_rx, pm_dw, sel_lane(DmaTarget::Gradients)),
+                read_lanes(a_rx, pm_aw, sel_lane(DmaTarget::Accumulators)),
             ],
             zeros(64),
         ),
@@ -866,9 +944,13 @@ fn dma(m: &mut Scope, io: &HostIo, consts: &Consts, w: &Written, early: &Early) 
     m.assign(io.ports.s_tready, d.dma_on.and(!regs.dma_dir));
     m.define(wire_for(d.dma_wbeat, Width::bit()).init(io.ports.s_tvalid.and(io.ports.s_tready)));
     let t = io.ports.s_tdata;
-    let fits = [(DW, d.dma_val_dw), (AW, d.dma_val_aw)].map(|(w, val)| beat_value(m, t, w, val));
+    let fits: Vec<(BeatWord, Net)> = d
+        .kinds()
+        .into_iter()
+        .map(|w| (w, beat_value(m, t, w, d.value(w))))
+        .collect();
     let (pmask, rx) = dma_read_lanes(m, io, consts, &regs);
-    let beat_fits = dma_write_packing(m, io, &regs, fits, lane.0);
+    let beat_fits = dma_write_packing(m, io, &regs, &fits, lane.0);
     let rp = dma_read_pipeline(m, io, &regs, pmask, rx, d.dma_wbeat);
     let m_v = regs.m_v;
     let dma_dir = regs.dma_dir;
@@ -896,7 +978,7 @@ pub(super) fn build(m: &mut Scope, io: &HostIo) -> HostOut {
         tgt_depth: Net::named("tgt_depth"),
         dma_target_sel: Net::named("dma_target_sel"),
     };
-    let consts = constants(m);
+    let consts = constants(m, io);
     let w = axil_write(m, io, &consts);
     axil_read(m, io, &consts, &w, &early);
     let (m_v, dma_dir) = dma(m, io, &consts, &w, &early);

@@ -117,7 +117,7 @@ pub(crate) fn build(
     let la = m.localparam("LA", Width::bit(), cond(R.greater(C), R, C));
     let arr = array_instance(&mut m, top, ports.clk, ports.rst);
     let ctl = buffers::CtlPorts::named();
-    let dma = buffers::DmaNets::named();
+    let dma = buffers::DmaNets::named(cfg);
     let requests = Requests::named();
     let counter_regs = counters::CounterRegs::named();
     let bufs = buffers::build(&mut m, la, &ctl, &dma, ports.s_tdata, ports.clk);
@@ -153,6 +153,8 @@ pub(crate) fn build(
             la,
             shape_dense,
             shape_mul_reg,
+            format_value: sysgrad_isa::host::format::value(cfg),
+            frac_param: arith.has_frac(),
         },
     );
     let counts = &built.counts;

@@ -5,7 +5,9 @@
 
 use super::activation::{self, ActIn};
 use super::buffers::BufNets;
+use super::io::ControllerIo;
 use super::sizes::lane_mask;
+use crate::arith::{REQUANT_IN, REQUANT_OUT, REQUANT_TO_GRAD};
 use crate::ir::*;
 use crate::params::{AW, DW, L};
 
@@ -58,17 +60,17 @@ impl AccRead {
 }
 
 /// Accumulator read data with same-cycle write forwarding (`a`: the
-/// accumulator buffer's ports), REQUANT (`requant`, the number format's
-/// module, one instance per lane) and the activation unit (reading `act`).
+/// accumulator buffer's ports), REQUANT (`io.requant`, the number
+/// format's module, one instance per lane, its ports connected by name)
+/// and the activation unit (reading `act`).
 pub(super) fn accumulator_read(
     m: &mut Scope,
-    rst: Net,
-    la: Const,
+    io: &ControllerIo,
     a: &BufNets,
-    requant: &Module,
     act: &ActIn,
     out: &AccRead,
 ) {
+    let (rst, la, requant) = (io.rst, io.la, io.requant);
     m.comment("A lane written in the cycle it is read reads the new word.");
     let a_fwd_q = m.reg_of("a_fwd_q", la);
     let a_fwd_data_q = m.reg_of("a_fwd_data_q", la * AW);
@@ -95,12 +97,13 @@ pub(super) fn accumulator_read(
         .ports
         .iter()
         .map(|p| {
-            let lane = if p.dir == Dir::Input {
-                a_rd.lane(L, AW)
-            } else {
-                rq_out.lane(L, DW)
+            let e = match p.name() {
+                REQUANT_IN => a_rd.lane(L, AW),
+                REQUANT_OUT => rq_out.lane(L, DW),
+                REQUANT_TO_GRAD => act.to_grad.e(),
+                other => panic!("sa_requant's port {other} has no connection"),
             };
-            (p.name().to_string(), lane)
+            (p.name().to_string(), e)
         })
         .collect();
     lane.instance(Instance {
@@ -114,7 +117,7 @@ pub(super) fn accumulator_read(
         conns,
     });
     m.gen_for(L.name(), la, "g_a_rd", lane);
-    activation::build(m, la, rq_out, act, out.act_out);
+    activation::build(m, la, rq_out, act, io.arith, out.act_out);
 }
 
 /// A write-back unit's state, as the data of its line needs it.

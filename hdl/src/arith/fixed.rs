@@ -4,11 +4,15 @@
 //! rounded half up (or stochastically, with the PE's generator
 //! `sr_state`) and the weight saturated to DW bits.
 
-use super::{Arithmetic, Deferred, DeferredIn, MulOperands, Products, Sgd, SgdNets, SgdShared};
+use super::{
+    Arithmetic, DataLane, Deferred, DeferredIn, MulOperands, Products, Sgd, SgdNets, SgdShared,
+    REQUANT_IN, REQUANT_MODULE, REQUANT_OUT,
+};
 use crate::ir::*;
 use crate::params::{AW, DW, FRAC, INTERLEAVED, LR_FIXED, LR_SHIFT, MUL_REG};
 use sysgrad_config::float::Rounding;
 use sysgrad_config::LR_SHIFT_BITS;
+use sysgrad_isa::command::DataBuffer;
 
 /// The fixed-point format (its widths are the modules' `DW`, `AW` and
 /// `FRAC` parameters) and how its update rounds.
@@ -363,12 +367,24 @@ impl Arithmetic for Fixed {
         super::sr_generator(self.stochastic(), m, rst, w_written)
     }
 
+    /// A two's-complement word is positive where its sign is clear and
+    /// some bit is set; both data buffers hold such words.
+    fn positive(&self, word: DataLane, _buffer: DataBuffer) -> Expr {
+        (!word.top()).and(word.word().any())
+    }
+
+    /// Where the sign is clear: a zero, which is not positive, is kept as
+    /// the 0 that dropping it would write, so the sign alone decides.
+    fn relu_keeps(&self, word: DataLane, _to_grad: Net) -> Expr {
+        !word.top()
+    }
+
     /// An accumulator value (2F fractional bits) to data (F fractional
     /// bits): round half up at shift FRAC, then saturate to DW bits.
     /// `fixed::requantize` is the same rule in Rust.
     fn requant(&self) -> Module {
-        let a = input("a", Width::of(AW)).signed();
-        let q = output("q", Width::of(DW)).signed();
+        let a = input(REQUANT_IN, Width::of(AW)).signed();
+        let q = output(REQUANT_OUT, Width::of(DW)).signed();
         let (an, qn) = (a.net, q.net);
         let mut m = Scope::new();
         let one = m.localparam("ONE", Width::of(AW + 1), int(1));
@@ -384,7 +400,7 @@ impl Arithmetic for Fixed {
         let fits = m.flag("fits", top_bits_agree(high, AW + 2 - DW.e()));
         m.assign(qn, cond(fits, r.bits(DW - 1, 0), clamp_value(r.at(AW), DW)));
         Module {
-            name: "sa_requant".into(),
+            name: REQUANT_MODULE.into(),
             doc: vec![
                 "sa_requant: accumulator to data, round half up at FRAC, saturate (REQUANT)."
                     .into(),

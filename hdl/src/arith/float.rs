@@ -8,11 +8,15 @@
 //! format tables ([`super::float_units`]).
 
 use super::float_units::{self as units, FP32_ADD, FP32_SCALE, FP32_SUB, FP_MUL};
-use super::{Arithmetic, Deferred, DeferredIn, MulOperands, Products, Sgd, SgdNets, SgdShared};
+use super::{
+    Arithmetic, DataLane, Deferred, DeferredIn, MulOperands, Products, Sgd, SgdNets, SgdShared,
+    REQUANT_IN, REQUANT_MODULE, REQUANT_OUT, REQUANT_TO_GRAD,
+};
 use crate::ir::*;
 use crate::params::{AW, DW, INTERLEAVED, LR_FIXED, LR_SHIFT};
-use sysgrad_config::float::{FloatFormat, FloatKind, Rounding};
+use sysgrad_config::float::{FloatFormat, FloatKind, Rounding, FP32};
 use sysgrad_config::LR_SHIFT_BITS;
+use sysgrad_isa::command::DataBuffer;
 
 /// The floating-point format of a configuration.
 pub(crate) struct Float {
@@ -41,6 +45,41 @@ impl Float {
 
     fn unpack(v: Expr, k: FloatKind) -> Expr {
         call(&units::unpack_name(k), [Self::low(v, k)])
+    }
+
+    /// The format of a data buffer's words (REQUANT's and ACT's
+    /// destinations; the activation buffer holds relu_grad's mask).
+    fn kind(&self, buffer: DataBuffer) -> FloatKind {
+        match buffer {
+            DataBuffer::Activations => self.format.activations,
+            DataBuffer::Gradients => self.format.gradients,
+        }
+    }
+
+    /// The data buffers' formats, each once (one if they are the same).
+    fn buffer_kinds(&self) -> Vec<FloatKind> {
+        let mut kinds: Vec<FloatKind> = DataBuffer::ALL.map(|b| self.kind(b)).into();
+        kinds.dedup();
+        kinds
+    }
+
+    /// Whether REQUANT's two destinations round alike (one format), so
+    /// that `sa_requant` and ReLU need not know the destination.
+    fn one_destination_format(&self) -> bool {
+        self.buffer_kinds().len() == 1
+    }
+
+    /// `per(Gradients)` where `to_grad`, else `per(Activations)`; one of
+    /// them if the buffers share a format.
+    fn by_destination(&self, to_grad: Expr, per: impl Fn(DataBuffer) -> Expr) -> Expr {
+        if self.one_destination_format() {
+            return per(DataBuffer::Activations);
+        }
+        cond(
+            to_grad,
+            per(DataBuffer::Gradients),
+            per(DataBuffer::Activations),
+        )
     }
 }
 
@@ -195,11 +234,63 @@ impl Arithmetic for Float {
         (AW.e(), DW.e())
     }
 
-    /// REQUANT's destination format differs by destination (Y or dX):
-    /// the accelerator is refused for a float configuration, so there is
-    /// no `sa_requant`.
+    /// REQUANT and ACT round the fp32 accumulator to the destination
+    /// buffer's format, to nearest even (`round_<k>`; `docs/COMMANDS.md`,
+    /// Floating point), the pattern in the low bits of a DW-bit word.
+    /// The destination is the port `to_grad` where the two buffers'
+    /// formats differ; with one format it is not needed.
     fn requant(&self) -> Module {
-        unreachable!("the accelerator is refused for a float configuration")
+        let a = input(REQUANT_IN, Width::of(AW));
+        let q = output(REQUANT_OUT, Width::of(DW));
+        let to_grad = input(REQUANT_TO_GRAD, Width::bit());
+        let mut m = Scope::new();
+        for k in self.buffer_kinds() {
+            m.function(units::narrow_core(k, false));
+            m.function(units::narrow(k, false));
+        }
+        let rounded = |b: DataBuffer| {
+            let k = self.kind(b);
+            self.word(call(&units::round_name(k, false), [a.net.e()]), k)
+        };
+        m.assign(q.net, self.by_destination(to_grad.net.e(), rounded));
+        let mut ports = vec![a];
+        if !self.one_destination_format() {
+            ports.push(to_grad);
+        }
+        ports.push(q);
+        Module {
+            name: REQUANT_MODULE.into(),
+            doc: vec![
+                "sa_requant: fp32 accumulator to the destination's format, nearest even (REQUANT)."
+                    .into(),
+            ],
+            params: vec![
+                param(DW.name(), self.format.data_bits().into(), "data width"),
+                param(AW.name(), FP32.bits().into(), "accumulator width (fp32)"),
+            ],
+            ports,
+            genvars: vec![],
+            items: m.into_items(),
+        }
+    }
+
+    /// `positive_<k>` of each data buffer's format.
+    fn sign_tests(&self, m: &mut Scope) {
+        for k in self.buffer_kinds() {
+            m.function(units::positive(k));
+        }
+    }
+
+    /// The pattern in the word's low bits is positive in its buffer's
+    /// format: sign clear, not a zero, not a NaN.
+    fn positive(&self, word: DataLane, buffer: DataBuffer) -> Expr {
+        let k = self.kind(buffer);
+        call(&units::positive_name(k), [word.low(k.encoding().bits())])
+    }
+
+    /// Positive in the destination's format: `-0` and a NaN become `+0`.
+    fn relu_keeps(&self, word: DataLane, to_grad: Net) -> Expr {
+        self.by_destination(to_grad.e(), |b| self.positive(word, b))
     }
 
     fn has_frac(&self) -> bool {

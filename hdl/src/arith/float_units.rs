@@ -117,6 +117,9 @@ pub(crate) fn round_name(k: FloatKind, stochastic: bool) -> String {
 pub(crate) fn widen_name(k: FloatKind) -> String {
     format!("widen_{}", k.name())
 }
+pub(crate) fn positive_name(k: FloatKind) -> String {
+    format!("positive_{}", k.name())
+}
 pub(crate) const ROUND_FP32: &str = "round_fp32";
 pub(crate) const ROUND_FP32_NORMAL: &str = "round_fp32_normal";
 pub(crate) const FP_MUL: &str = "fp_mul";
@@ -458,18 +461,44 @@ pub(crate) fn unpack(kind: FloatKind) -> Function {
     b.function(&name, UNPACKED_BITS, vec![input("v", enc.bits())])
 }
 
-/// Bits of an unpacked value.
+/// `positive_<k>(v)`: whether a value of format `k` is greater than 0
+/// (`docs/COMMANDS.md`, Floating point): its sign clear and neither a
+/// zero nor a NaN (`+inf` is positive). It reads [`unpack`]'s flags, so
+/// the NaN and zero encodings are the format table's, read once (under a
+/// mask: a local holding the whole unpacked value would leave its other
+/// bits unread); the module that declares it declares `unpack_<k>` too.
+pub(crate) fn positive(kind: FloatKind) -> Function {
+    let name = positive_name(kind);
+    let mut b = Body::new();
+    let flags = [U_NAN, U_ZERO, U_SIGN]
+        .iter()
+        .fold(0u64, |m, bit| m | 1 << bit);
+    b.comment("Positive: none of nan, zero and sign set.");
+    b.set(
+        Function::result(&name),
+        call(&unpack_name(kind), [Net::named("v").e()])
+            .bit_and(hex(UNPACKED_BITS, flags))
+            .equals(lit(UNPACKED_BITS, 0)),
+    );
+    b.function(&name, 1, vec![input("v", kind.encoding().bits())])
+}
+
+/// Bits of an unpacked value: the flags, then the sign.
+const U_NAN: u32 = 21;
+const U_INF: u32 = 20;
+const U_ZERO: u32 = 19;
+const U_SIGN: u32 = 18;
 fn u_nan(u: Net) -> Expr {
-    u.at(21)
+    u.at(U_NAN)
 }
 fn u_inf(u: Net) -> Expr {
-    u.at(20)
+    u.at(U_INF)
 }
 fn u_zero(u: Net) -> Expr {
-    u.at(19)
+    u.at(U_ZERO)
 }
 fn u_sign(u: Net) -> Expr {
-    u.at(18)
+    u.at(U_SIGN)
 }
 /// The exponent sign-extended to the rounder's width.
 fn u_exp(u: Net) -> Expr {
@@ -917,8 +946,8 @@ pub(crate) const TEST_MODULE: &str = "sa_fp_units";
 /// for the unit tests: inputs `in_a`, `in_b` (fp32 or a data value in the low
 /// bits), `in_r` (a draw) and `in_lr`; outputs `o_add = fp32_add(a, b)`,
 /// `o_sub`, `o_scale = fp32_scale(a, lr)`, per format `k` `o_widen_k`
-/// (of `a`), `o_round_k` and `o_sr_k` (of `a`, with `r`), and per pair `o_mul_ka_kb`
-/// (of `a` in `ka` and `b` in `kb`).
+/// (of `a`), `o_round_k` and `o_sr_k` (of `a`, with `r`), `o_positive_k`
+/// (of `a`), and per pair `o_mul_ka_kb` (of `a` in `ka` and `b` in `kb`).
 pub(crate) fn test_module(lr_bits: u32) -> Module {
     let all = FloatKind::ALL;
     let narrow: Vec<(FloatKind, bool)> =
@@ -926,6 +955,9 @@ pub(crate) fn test_module(lr_bits: u32) -> Module {
     let mut m = Scope::new();
     for f in library(&all, &narrow, lr_bits) {
         m.function(f);
+    }
+    for k in all {
+        m.function(positive(k));
     }
     let port = |dir, name: &str, bits: u32| Port {
         dir,
@@ -971,6 +1003,11 @@ pub(crate) fn test_module(lr_bits: u32) -> Module {
             format!("o_sr_{}", k.name()),
             bits,
             call(&round_name(k, true), [a.e(), r.e()]),
+        );
+        out(
+            format!("o_positive_{}", k.name()),
+            1,
+            call(&positive_name(k), [low(a, k)]),
         );
     }
     for ka in all {

@@ -1,7 +1,8 @@
 //! The number format's seam: every arithmetic unit the PEs and the
 //! accelerator emit (the saturating accumulate, the multipliers, the SGD
-//! update, deferred saturation's clamps and exact sums, REQUANT) goes
-//! through one trait, [`Arithmetic`]. The PEs build the dataflow around
+//! update, deferred saturation's clamps and exact sums, REQUANT and the
+//! activation unit's test of a positive word) goes through one trait,
+//! [`Arithmetic`]. The PEs build the dataflow around
 //! the units (which register takes which product in which mode); the
 //! format decides what a product, a sum and an update are.
 //!
@@ -16,7 +17,9 @@
 //! whose units declare the outputs the PEs read ([`Products`],
 //! [`SgdNets`], [`Deferred`]) and whose registers beside the PE's own
 //! (the stochastic rounding's `sr_state`) come through
-//! [`Arithmetic::pe_ports`] and [`Arithmetic::pe_state`]; the emulator
+//! [`Arithmetic::pe_ports`] and [`Arithmetic::pe_state`], and whose
+//! `sa_requant` has the ports the accelerator connects by name
+//! ([`REQUANT_IN`], [`REQUANT_OUT`], [`REQUANT_TO_GRAD`]); the emulator
 //! gets the same format as its own implementation, so the co-simulation
 //! compares the two.
 
@@ -25,7 +28,9 @@ pub(crate) mod float;
 pub(crate) mod float_units;
 
 use crate::ir::*;
+use crate::params::{DW, L};
 use sysgrad_config::float::STOCHASTIC_BITS;
+use sysgrad_isa::command::DataBuffer;
 
 /// The PE register of the stochastic rounding's generator.
 pub const SR_STATE: &str = "sr_state";
@@ -74,6 +79,37 @@ pub(crate) fn sr_generator(stochastic: bool, m: &mut Scope, rst: Net, w_written:
         vec![set(state, Net::named(SR_SEED))],
         vec![when(w_written, vec![set(state, next)])],
     )]);
+}
+
+/// The requantizer's module name, whatever its format.
+pub(crate) const REQUANT_MODULE: &str = "sa_requant";
+
+/// `sa_requant`'s ports, which the accelerator connects by name: the
+/// accumulator word in, the data word out, and the destination (1: the
+/// gradient buffer), which only a format that rounds the two
+/// destinations differently has ([`Arithmetic::requant`]).
+pub(crate) const REQUANT_IN: &str = "a";
+pub(crate) const REQUANT_OUT: &str = "q";
+pub(crate) const REQUANT_TO_GRAD: &str = "to_grad";
+
+/// Lane `L` (the generate loop's variable) of a bus of DW-bit data
+/// words, as the activation unit tests it.
+#[derive(Clone, Copy)]
+pub(crate) struct DataLane(pub Net);
+
+impl DataLane {
+    /// The lane's word: `bus[L*DW +: DW]`.
+    pub fn word(self) -> Expr {
+        self.0.lane(L, DW)
+    }
+    /// The lane's low `bits` bits (a pattern): `bus[L*DW +: bits]`.
+    pub fn low(self, bits: u32) -> Expr {
+        self.0.part(L * DW, int(i64::from(bits)))
+    }
+    /// The lane's top bit (a fixed-point word's sign).
+    pub fn top(self) -> Expr {
+        self.0.at(L * DW + (DW - 1))
+    }
 }
 
 /// What the multipliers compute with: the weight, the data inputs and
@@ -235,8 +271,22 @@ pub(crate) trait Arithmetic {
     fn deferred(&self, m: &mut Scope, regs: DeferredIn, out: &Deferred);
     /// The widths of a deferred-saturation PE's accumulators and weight.
     fn deferred_widths(&self) -> (Expr, Expr);
-    /// `sa_requant`: one lane of REQUANT, accumulator to data.
+    /// `sa_requant`: one lane of REQUANT, accumulator to data. Its ports
+    /// are [`REQUANT_IN`], [`REQUANT_OUT`] and, if the destinations'
+    /// formats differ, [`REQUANT_TO_GRAD`].
     fn requant(&self) -> Module;
+    /// Declares what [`Arithmetic::positive`] and
+    /// [`Arithmetic::relu_keeps`] call, in the activation unit's module
+    /// (nothing where they are plain expressions).
+    fn sign_tests(&self, _m: &mut Scope) {}
+    /// Whether `word`, a word of `buffer`, stands for a value greater than
+    /// 0: relu_grad's mask passes its lane (`docs/COMMANDS.md`, ACT).
+    fn positive(&self, word: DataLane, buffer: DataBuffer) -> Expr;
+    /// Whether ReLU keeps `word`, REQUANT's result for the gradient buffer
+    /// where `to_grad` (else the activation buffer): where it is positive
+    /// (a format may keep a word that dropping would write alike, its 0).
+    /// A word ReLU drops becomes 0.
+    fn relu_keeps(&self, word: DataLane, to_grad: Net) -> Expr;
     /// The width of the subtrahend an SGD unit takes from the product
     /// stage (`SGD_W`), with or without deferred saturation, and the
     /// comment that says why.

@@ -32,7 +32,8 @@ typedef enum sa_result {
     SA_E_ARG,     /* a NULL pointer, or more program words than command memory */
     SA_E_DMA,     /* the accelerator refused or saturated a transfer (sa_last_dma_error) */
     SA_E_TIMEOUT, /* still RUNNING or DMA_BUSY after poll_limit STATUS reads */
-    SA_E_FAULT    /* the program stopped at a bad command (sa_run.error, .pc) */
+    SA_E_FAULT,   /* the program stopped at a bad command (sa_run.error, .pc) */
+    SA_E_FORMAT   /* FORMAT differs from SA_FORMAT_VALUE: its words mean other numbers */
 } sa_result;
 
 typedef struct sa_dev {
@@ -54,12 +55,16 @@ typedef struct sa_run {
     int halted, faulted;
 } sa_run;
 
-/* Checks ID and SHAPE and sets the defaults. */
+/* Checks ID, SHAPE and COUNTER_WIDTH, then FORMAT (SA_E_FORMAT: another
+   number format, whose words this header would misread), and sets the
+   defaults. */
 sa_result sa_open(sa_dev *dev, const sa_io *io);
 
 /* DMA of `lines` lines from line `line` of `target` (SA_TARGET_*): `words`
-   holds lines x sa_target_lanes(target) signed words, line after line. A
-   write waits until the accelerator has taken every beat. */
+   holds lines x sa_target_lanes(target) words, line after line: signed
+   values, or where SA_PATTERN_BITS_<target> is nonzero (a float format)
+   bit patterns, which a read zero-extends. A write waits until the
+   accelerator has taken every beat. */
 sa_result sa_dma_write(sa_dev *dev, unsigned target, unsigned line, unsigned lines,
                        const int64_t *words);
 sa_result sa_dma_read(sa_dev *dev, unsigned target, unsigned line, unsigned lines, int64_t *words);

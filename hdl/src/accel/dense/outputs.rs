@@ -673,9 +673,10 @@ pub(super) fn build(
     let a = io.bufs.of(DmaTarget::Accumulators);
     let act = ActIn {
         func: lw.rq_func,
+        to_grad: lw.rq_to_g,
         mask: io.bufs.of(DmaTarget::Activations).rdata,
     };
-    accumulator_read(m, io.rst, io.la, &a, io.requant, &act, acc);
+    accumulator_read(m, io, &a, &act, acc);
     Outputs {
         wb: WbCount {
             write: wbs.wb_write,

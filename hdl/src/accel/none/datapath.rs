@@ -553,9 +553,10 @@ pub(super) fn build(m: &mut Scope, io: &ControllerIo, s: &Seq, acc: &AccRead) ->
     let a = io.bufs.of(DmaTarget::Accumulators);
     let act = ActIn {
         func: s.fields.f_func,
+        to_grad: s.fields.f_flag,
         mask: io.bufs.of(DmaTarget::Activations).rdata,
     };
-    accumulator_read(m, io.rst, io.la, &a, io.requant, &act, acc);
+    accumulator_read(m, io, &a, &act, acc);
     let (wb, wb_begin) = write_back(m, io, s, &early, [y_wide, dx_wide], acc);
     Datapath {
         streams,
