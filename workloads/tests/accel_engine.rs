@@ -179,7 +179,10 @@ fn training_through_a_float_accelerator_is_refused() {
         .err()
         .unwrap()
         .to_string();
-    assert!(e.contains("format.kind") && e.contains("fixed point only"), "{e}");
+    assert!(
+        e.contains("format.kind") && e.contains("fixed point only"),
+        "{e}"
+    );
 }
 
 /// Resident dense layers (`compile::Residency`): the MLP's hidden layer
