@@ -11,43 +11,20 @@
 #[path = "../../emulator/tests/common/mod.rs"]
 mod common;
 
-use common::difference;
 use common::float_cases::{case_from, expected, oracle_kind, Case};
+use common::{difference, with_deep_buffers, with_pipelining};
 use ndarray::Array2;
 use proptest::prelude::*;
 use sysgrad_accel::{
     compile_layer, encode_program, Accelerator, ActFunction, BufferId, Command, DataBuffer, FcLayer,
 };
-use sysgrad_config::{ArrayConfig, BufferDepths, Pipelining, MAX_BUFFER_DEPTH};
+use sysgrad_config::{ArrayConfig, Pipelining};
 use sysgrad_emulator::gemm::DwSink;
 use sysgrad_oracle::float as of;
 use sysgrad_oracle::Matrix;
 
 /// Layers per run (each on both controllers).
 const CASES: u32 = 48;
-
-fn with_deep_buffers(cfg: ArrayConfig) -> ArrayConfig {
-    cfg.with_buffers(BufferDepths {
-        weights: MAX_BUFFER_DEPTH,
-        activations: MAX_BUFFER_DEPTH,
-        gradients: MAX_BUFFER_DEPTH,
-        accumulators: MAX_BUFFER_DEPTH,
-        ..cfg.buffers()
-    })
-    .expect("the deepest buffers are allowed")
-}
-
-/// The case's array with `pipelining` (the multiplier register is a
-/// `none`-only option).
-fn with_pipelining(c: &Case, pipelining: Pipelining) -> ArrayConfig {
-    let none_only = pipelining == Pipelining::None;
-    let cfg = c
-        .cfg
-        .with_multiplier_register(none_only && c.cfg.multiplier_register())
-        .and_then(|cfg| cfg.with_pipelining(pipelining))
-        .unwrap();
-    with_deep_buffers(cfg)
-}
 
 /// Whether the pattern `bits` of format `k` stands for a value greater
 /// than 0, as IEEE compares (the oracle's conversion).
@@ -189,7 +166,7 @@ proptest! {
     fn a_float_training_step_and_its_activations_equal_the_oracle(seed in any::<u64>()) {
         let c = case_from(seed);
         for pipelining in [Pipelining::None, Pipelining::Dense] {
-            run(&c, with_pipelining(&c, pipelining))?;
+            run(&c, with_deep_buffers(with_pipelining(&c.cfg, pipelining)))?;
         }
     }
 }

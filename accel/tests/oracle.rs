@@ -8,42 +8,17 @@
 mod common;
 
 use common::cases::*;
-use common::oracle_config;
+use common::{oracle_config, with_deep_buffers, with_pipelining};
 use ndarray::Array2;
 use proptest::prelude::*;
 use sysgrad_accel::{
     compile_layer, encode_program, Accelerator, Blocked, BufferId, Command, DataBuffer, FcLayer,
 };
-use sysgrad_config::{ArrayConfig, BufferDepths, Pipelining, MAX_BUFFER_DEPTH};
+use sysgrad_config::{ArrayConfig, Pipelining};
 use sysgrad_oracle as oracle;
 
 /// Layers per run: about 0.4 s in `--release` on two cores.
 const ACCEL_CASES: u32 = 32;
-
-/// Buffers deep enough for any layer of the cases (at most 3 * 64 * 64
-/// accumulator lines on a 1 x 1 array).
-fn with_deep_buffers(cfg: ArrayConfig) -> ArrayConfig {
-    cfg.with_buffers(BufferDepths {
-        weights: MAX_BUFFER_DEPTH,
-        activations: MAX_BUFFER_DEPTH,
-        gradients: MAX_BUFFER_DEPTH,
-        accumulators: MAX_BUFFER_DEPTH,
-        ..cfg.buffers()
-    })
-    .expect("the deepest buffers are allowed")
-}
-
-/// The case's array with `pipelining`: the multiplier register and
-/// deferred saturation a case may have are `none`-only options, turned
-/// off for the dense controller.
-fn with_pipelining(c: &Case, pipelining: Pipelining) -> ArrayConfig {
-    let none_only = pipelining == Pipelining::None;
-    c.cfg
-        .with_multiplier_register(none_only && c.cfg.multiplier_register())
-        .and_then(|c| c.with_deferred_saturation(none_only && c.deferred_saturation()))
-        .and_then(|c| c.with_pipelining(pipelining))
-        .unwrap()
-}
 
 /// What the accelerator's buffers hold after the program of
 /// [`run_on_accelerator`].
@@ -101,7 +76,7 @@ proptest! {
     #[test]
     fn accelerator_program_equals_oracle(c in case()) {
         for pipelining in [Pipelining::None, Pipelining::Dense] {
-            let cfg = with_pipelining(&c, pipelining);
+            let cfg = with_pipelining(&c.cfg, pipelining);
             let want = expected_on(&c, &cfg);
             let got = run_on_accelerator(&c, &cfg);
             same("Y", &got.y, &want.y)?;

@@ -7,8 +7,32 @@ pub mod cases;
 pub mod float_cases;
 
 use ndarray::Array2;
-use sysgrad_config::ArrayConfig;
+use sysgrad_config::{ArrayConfig, BufferDepths, Pipelining, MAX_BUFFER_DEPTH};
 use sysgrad_oracle::{self as oracle, Matrix};
+
+/// `cfg` with every buffer as deep as allowed, so that any layer of the
+/// cases fits (at most 3 * 64 * 64 accumulator lines on a 1 x 1 array).
+pub fn with_deep_buffers(cfg: ArrayConfig) -> ArrayConfig {
+    cfg.with_buffers(BufferDepths {
+        weights: MAX_BUFFER_DEPTH,
+        activations: MAX_BUFFER_DEPTH,
+        gradients: MAX_BUFFER_DEPTH,
+        accumulators: MAX_BUFFER_DEPTH,
+        ..cfg.buffers()
+    })
+    .expect("the deepest buffers are allowed")
+}
+
+/// `cfg` with `pipelining`: the multiplier register and deferred
+/// saturation it may have are `none`-only options, turned off for the
+/// dense controller.
+pub fn with_pipelining(cfg: &ArrayConfig, pipelining: Pipelining) -> ArrayConfig {
+    let none_only = pipelining == Pipelining::None;
+    cfg.with_multiplier_register(none_only && cfg.multiplier_register())
+        .and_then(|c| c.with_deferred_saturation(none_only && c.deferred_saturation()))
+        .and_then(|c| c.with_pipelining(pipelining))
+        .unwrap()
+}
 
 /// The oracle's view of a configuration: array shape and number format.
 pub fn oracle_config(cfg: &ArrayConfig) -> oracle::Config {
