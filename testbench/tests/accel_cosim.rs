@@ -586,8 +586,9 @@ fn register_file_answers_as_documented() {
     let id = s.read_reg(reg::ID);
     let shape = s.read_reg(reg::SHAPE);
     let counter_width = s.read_reg(reg::COUNTER_WIDTH);
+    let format = s.read_reg(reg::FORMAT);
     // Unmapped offsets and the write-only CTRL and DMA_CTRL.
-    let unreadable: Vec<_> = [0x03C, 0x034, 0x038, 0x0FC, 0xFFC, reg::CTRL, reg::DMA_CTRL]
+    let unreadable: Vec<_> = [0x03C, 0x038, 0x0FC, 0xFFC, reg::CTRL, reg::DMA_CTRL]
         .map(|a| s.read_reg(a))
         .to_vec();
     let past_counters = s.read_reg(Counter::ALL.last().unwrap().offset() + 8);
@@ -596,6 +597,7 @@ fn register_file_answers_as_documented() {
         .write_reg(reg::SHAPE, 0)
         .write_reg(reg::STATUS, 0xff)
         .write_reg(reg::COUNTER_WIDTH, 1)
+        .write_reg(reg::FORMAT, 1)
         .write_reg(0x03C, 1)
         .write_reg(Counter::Commands.offset(), 5);
     let id_after = s.read_reg(reg::ID);
@@ -644,6 +646,14 @@ fn register_file_answers_as_documented() {
     );
     assert_eq!(res.value(shape), Some(want_shape), "SHAPE");
     assert_eq!(res.value(counter_width), Some(48), "COUNTER_WIDTH");
+    // docs/HOST.md: kind [0] (0: fixed point), stochastic [1], frac_bits [5:2].
+    let want_format = c.format().frac_bits << 2;
+    assert_eq!(
+        host::format::value(&c),
+        want_format,
+        "the table agrees with the page"
+    );
+    assert_eq!(res.value(format), Some(want_format), "FORMAT");
     for r in unreadable.iter().chain([&past_counters]) {
         let v = res.reg(*r).unwrap();
         assert_eq!(v.resp, SLVERR, "read of {:#x}", v.addr);
@@ -657,6 +667,7 @@ fn register_file_answers_as_documented() {
             reg::SHAPE,
             reg::STATUS,
             0x018,
+            reg::FORMAT,
             0x03C,
             Counter::Commands.offset()
         ]
