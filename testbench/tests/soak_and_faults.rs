@@ -24,7 +24,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 #[ignore = "needs verilator, yosys"]
 fn randomised_soak() {
     // SYSGRAD_SOAK_SECONDS bounds the run; SYSGRAD_SOAK_SEED replays one.
-    let seconds = env_u64("SYSGRAD_SOAK_SECONDS", 90);
+    let seconds = env_u64("SYSGRAD_SOAK_SECONDS", 60);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
