@@ -12,6 +12,10 @@
 //!   driver's tile operations) or [`dense`] (decodes and issues waves side
 //!   by side), over a common core (buffers, checks, faults, resident tile,
 //!   counters).
+//! * `numbers`: what the controller computes on buffer words in the
+//!   configuration's number format (the write-back's sum, REQUANT's
+//!   rounding, ReLU's test of a positive word), one `LineArith` chosen
+//!   once per accelerator.
 //! * [`compile`]: programs for an FC layer in `gemm`'s tile order.
 //! * [`conv`]: programs for a convolution layer on the address generator
 //!   (WINDOW and windowed passes, per kernel element and channel block).
