@@ -27,8 +27,5 @@ pub fn run(a: &GenArgs) -> Result<()> {
     for f in files {
         println!("wrote {}", f.display());
     }
-    if let Some(why) = sysgrad_hdl::accel_refusal(&cfg) {
-        println!("array only: {why}");
-    }
     crate::run_dir::finish(&dir)
 }

@@ -142,9 +142,6 @@ fn header_and_driver_compile_warning_free_and_encode_as_documented() {
         }
         let cfg = load_config(&path).unwrap();
         let files = sysgrad_hdl::host_driver(&cfg);
-        if files.is_empty() {
-            continue;
-        }
         let d = dir.path().join(cfg.tag());
         std::fs::create_dir_all(&d).unwrap();
         for f in &files {

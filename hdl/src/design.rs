@@ -81,35 +81,9 @@ pub(crate) fn array(cfg: &ArrayConfig) -> (Module, Module) {
     (pe, top)
 }
 
-/// Why `cfg` has no accelerator: none is refused one today (the
-/// accelerator carries every number format), so always `None`; the
-/// callers that print a reason keep working if a refusal comes back.
-pub(crate) fn accel_refusal(_cfg: &ArrayConfig) -> Option<String> {
-    None
-}
-
-/// The modules of the array alone, leaves first: the PE, the skew bank
-/// and `sa_top`.
-pub(crate) fn array_modules(cfg: &ArrayConfig) -> Vec<Module> {
-    let (pe, top) = array(cfg);
-    vec![pe, skew::module(), top]
-}
-
-/// Every module of `cfg`; the array's alone if it has no accelerator
-/// ([`accel_refusal`]).
-pub(crate) fn modules(cfg: &ArrayConfig) -> Vec<Module> {
-    match accel_refusal(cfg) {
-        None => design(cfg).modules(),
-        Some(_) => array_modules(cfg),
-    }
-}
-
-/// Every module of `cfg` (one refused an accelerator,
-/// [`accel_refusal`], is a caller's bug).
+/// Every module of `cfg`: the array and the accelerator around it, in
+/// its pipelining and number format.
 pub(crate) fn design(cfg: &ArrayConfig) -> Design {
-    if let Some(why) = accel_refusal(cfg) {
-        panic!("{why}");
-    }
     let v = variant(cfg);
     let (pe, top) = array(cfg);
     let accel::Accel { module, formal } = accel::build(cfg, &top, v.controller, &*v.arith);

@@ -78,7 +78,7 @@ pub fn accel_top_name() -> &'static str {
 /// the buffer bank, the requantizer and `sa_accel`, in every number
 /// format.
 pub fn modules(cfg: &ArrayConfig) -> Vec<ir::Module> {
-    design::modules(cfg)
+    design::design(cfg).modules()
 }
 
 /// `sa_fp_units`: every floating-point unit of every format side by side
@@ -86,15 +86,6 @@ pub fn modules(cfg: &ArrayConfig) -> Vec<ir::Module> {
 /// reference (`sysgrad_config::float`).
 pub fn float_units_module() -> ir::Module {
     arith::float_units::test_module(sysgrad_config::LR_SHIFT_BITS)
-}
-
-/// Why `cfg` gets no accelerator (`sa_accel`, its C driver), if it does
-/// not. None is refused today: the accelerator carries fixed point and
-/// the float formats alike (a float one since interface version 6), so
-/// this is always `None`; callers that print the reason stay ready for a
-/// refusal to come back.
-pub fn accel_refusal(cfg: &ArrayConfig) -> Option<String> {
-    design::accel_refusal(cfg)
 }
 
 /// The Verilog files of `cfg` (deterministic: same config, same bytes).
@@ -109,12 +100,8 @@ pub fn generate(cfg: &ArrayConfig) -> Vec<VerilogFile> {
 }
 
 /// The C host driver of `cfg`'s accelerator (`sa_accel.h`, `sa_accel.c`;
-/// [`c_driver`]): every configuration with an accelerator
-/// ([`accel_refusal`]) has one.
+/// [`c_driver`]): every configuration has one.
 pub fn host_driver(cfg: &ArrayConfig) -> Vec<VerilogFile> {
-    if accel_refusal(cfg).is_some() {
-        return vec![];
-    }
     c_driver::files(cfg)
 }
 
