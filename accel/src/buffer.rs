@@ -70,13 +70,8 @@ pub struct Buffer {
 }
 
 impl Buffer {
-    /// `depth` lines of `lanes` signed `bits`-bit words.
-    pub fn new(depth: usize, lanes: usize, bits: u32) -> Self {
-        Buffer::of_words(depth, lanes, bits, Word::Signed(bits))
-    }
-
     /// `depth` lines of `lanes` `bits`-bit words that are `word`s.
-    pub fn of_words(depth: usize, lanes: usize, bits: u32, word: Word) -> Self {
+    pub fn new(depth: usize, lanes: usize, bits: u32, word: Word) -> Self {
         Buffer {
             words: vec![0; depth * lanes],
             lanes,
@@ -90,7 +85,7 @@ impl Buffer {
     /// The buffer `id` of an accelerator with configuration `cfg`.
     pub fn for_config(cfg: &ArrayConfig, id: BufferId) -> Self {
         let t = id.target();
-        Buffer::of_words(t.depth(cfg), t.lanes(cfg), t.word_bits(cfg), t.word(cfg))
+        Buffer::new(t.depth(cfg), t.lanes(cfg), t.word_bits(cfg), t.word(cfg))
     }
 
     pub fn depth(&self) -> usize {

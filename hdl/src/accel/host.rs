@@ -371,8 +371,8 @@ fn shape_value(io: &HostIo, consts: &Consts) -> Expr {
 /// frac_bits the `FRAC` parameter where the modules take it (as `SHAPE`
 /// reads `DW` and `AW`).
 fn format_value(io: &HostIo, consts: &Consts) -> Expr {
-    let value = |name: &str, f: sysgrad_isa::command::Field| match (name, consts.frac) {
-        ("frac_bits", Some(frac)) => frac.e(),
+    let value = |f: sysgrad_isa::command::Field| match consts.frac {
+        Some(frac) if f == format::FRAC => frac.e(),
         _ => lit(f.bits, f.get(io.format_value.into())),
     };
     let top = format::GRADIENTS.lo + format::GRADIENTS.bits;
@@ -380,7 +380,7 @@ fn format_value(io: &HostIo, consts: &Consts) -> Expr {
         .then(|| lit(AXIL_DATA_BITS - top, 0))
         .into_iter()
         .collect();
-    parts.extend(format::FIELDS.iter().map(|(name, f)| value(name, *f)));
+    parts.extend(format::FIELDS.iter().map(|(_, f)| value(*f)));
     Expr::Concat(parts)
 }
 
